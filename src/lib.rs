@@ -1,0 +1,17 @@
+//! kestrel: a terminal lab workbench for the mechanics of woven fabric.
+//!
+//! Layers, each importing only from the ones above it:
+//!
+//! ```text
+//! physics   friction, material            (Dahl / Bliman–Sorine operators, connector laws)
+//! data      kes, params                   (KES curves, protocols, values; parameter files)
+//! numerics  fit, cloth                    (identification; particle cloth simulation)
+//! output    plot, render                  (PNG plots; offline frames)
+//! ui        tui                           (the terminal workbench)
+//! main.rs                                 (command line → library calls)
+//! ```
+//!
+//! Inside the library every quantity is SI (`f64`); Kawabata units appear only at the edges.
+
+pub mod friction;
+pub mod material;

@@ -1,0 +1,27 @@
+//! Command line → library calls. The only place that prints errors.
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+/// kestrel: a terminal lab workbench for the mechanics of woven fabric (KES-FB curves,
+/// connector laws with Dahl / Bliman–Sorine friction, identification, cloth simulation).
+#[derive(Debug, Parser)]
+#[command(name = "kestrel", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => {
+            let _ = Cli::command().print_help();
+            ExitCode::SUCCESS
+        }
+    }
+}

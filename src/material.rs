@@ -1,0 +1,343 @@
+//! Connector laws per unit width (MODEL.md §3): F = F_el(x) + (F_c0 + μ·|F_el(x)|)·z, with z a
+//! unit friction state driven along the strain path x. Traction and shear in N/m, bending
+//! moment in N·m/m = N; strain as a fraction, shear angle in rad, curvature in 1/m.
+
+use serde::{Deserialize, Serialize};
+
+use crate::friction::{non_negative, positive, FrictionShape, ParamError, UnitFriction};
+
+/// The friction term of a law: a level F_c0 that may grow with load (μ), and the shape of its
+/// unit hysteresis state. μ = 0 is the paper's additive law.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrictionLaw {
+    /// Level at zero elastic load, F_c0 (N/m for traction and shear, N for bending).
+    pub level: f64,
+    /// Growth of the level with the elastic load, 0 ≤ μ < 1 (dimensionless).
+    #[serde(default)]
+    pub mu: f64,
+    /// Shape of the unit state (Dahl or second-order Bliman–Sorine).
+    pub shape: FrictionShape,
+}
+
+impl FrictionLaw {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        non_negative("friction.level", self.level)?;
+        if !(self.mu.is_finite() && (0.0..1.0).contains(&self.mu)) {
+            return Err(ParamError::new(
+                "friction.mu",
+                self.mu,
+                "must satisfy 0 <= mu < 1",
+            ));
+        }
+        self.shape.validate()
+    }
+
+    /// The level at elastic load `f_el`.
+    #[inline]
+    pub fn level_at(&self, f_el: f64) -> f64 {
+        self.level + self.mu * f_el.abs()
+    }
+}
+
+/// The state of a law along its path: the last strain, the fibre alignment flag (traction only)
+/// and the unit friction state. `Copy`, so a trial step never disturbs the committed state.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LawState {
+    /// Last strain reached (fraction, rad or 1/m).
+    pub strain: f64,
+    /// Traction: the strain has reached ε₁ once, the aligned toe ε₁' applies from now on.
+    pub aligned: bool,
+    /// Unit friction state.
+    pub friction: UnitFriction,
+}
+
+/// A connector law driven along a strain path.
+pub trait MaterialLaw {
+    /// Elastic part F_el at `strain` for the given state (the state matters for the toe only).
+    fn elastic(&self, state: &LawState, strain: f64) -> f64;
+    /// The friction term of the law.
+    fn friction(&self) -> &FrictionLaw;
+    /// Rules that change the state besides friction (traction's alignment).
+    fn update_flags(&self, state: &mut LawState, _strain: f64) {
+        let _ = state;
+    }
+
+    /// The state and force after moving from `state` to `strain`, without committing it.
+    #[inline]
+    fn trial(&self, state: &LawState, strain: f64) -> (LawState, f64) {
+        let mut next = *state;
+        next.friction
+            .advance(&self.friction().shape, strain - state.strain);
+        next.strain = strain;
+        self.update_flags(&mut next, strain);
+        let f_el = self.elastic(&next, strain);
+        let f = f_el + self.friction().level_at(f_el) * next.friction.z();
+        (next, f)
+    }
+
+    /// Force in `state` (total, elastic plus friction).
+    fn force(&self, state: &LawState) -> f64 {
+        let f_el = self.elastic(state, state.strain);
+        f_el + self.friction().level_at(f_el) * state.friction.z()
+    }
+
+    /// Friction part of the force in `state` (force minus elastic part).
+    fn friction_force(&self, state: &LawState) -> f64 {
+        let f_el = self.elastic(state, state.strain);
+        self.friction().level_at(f_el) * state.friction.z()
+    }
+
+    /// Drives a virgin sample along `path` (strains in order) and returns the forces.
+    fn drive(&self, path: &[f64]) -> Vec<f64> {
+        let mut state = LawState::default();
+        path.iter()
+            .map(|&x| {
+                let (next, f) = self.trial(&state, x);
+                state = next;
+                f
+            })
+            .collect()
+    }
+}
+
+/// Traction (TC): a quadratic toe on [0, ε_c] joined C¹ to the line k_t(ε − ε_c) + F₁; no
+/// compression (F_el = 0 for ε < 0). ε_c = ε₁ on the virgin loading, ε₁' once the strain has
+/// reached ε₁, with F₁' = F₁ − k_t(ε₁ − ε₁') so the line and the force stay continuous.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TractionLaw {
+    /// Linear rigidity k_t [N/m] (force per width per unit strain).
+    pub k_t: f64,
+    /// End of the virgin toe ε₁ [-].
+    pub eps1: f64,
+    /// Force per width at ε₁, F₁ [N/m]; k_t ε₁/2 ≤ F₁ ≤ k_t ε₁.
+    pub f1: f64,
+    /// End of the aligned toe ε₁' [-]; 2(ε₁ − F₁/k_t) ≤ ε₁' ≤ ε₁. Defaults to ε₁.
+    #[serde(default)]
+    pub eps1_aligned: Option<f64>,
+    /// Friction term (level in N/m, strain lengths as fractions).
+    pub friction: FrictionLaw,
+}
+
+impl TractionLaw {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        positive("k_t", self.k_t)?;
+        positive("eps1", self.eps1)?;
+        positive("f1", self.f1)?;
+        let (lo, hi) = (self.k_t * self.eps1 / 2.0, self.k_t * self.eps1);
+        let tol = 1e-12 * hi;
+        if self.f1 < lo - tol || self.f1 > hi + tol {
+            return Err(ParamError::new(
+                "f1",
+                self.f1,
+                format!(
+                    "toe bound k_t*eps1/2 <= f1 <= k_t*eps1 requires {lo:.6} <= f1 <= {hi:.6} N/m"
+                ),
+            ));
+        }
+        if let Some(ea) = self.eps1_aligned {
+            let lo_a = (2.0 * (self.eps1 - self.f1 / self.k_t)).max(0.0);
+            if !(ea.is_finite() && ea > 0.0 && ea >= lo_a - 1e-12 && ea <= self.eps1 + 1e-12) {
+                return Err(ParamError::new(
+                    "eps1_aligned",
+                    ea,
+                    format!(
+                        "must satisfy {lo_a:.6} = 2(eps1 - f1/k_t) <= eps1_aligned <= eps1 = {:.6} (aligned toe bound)",
+                        self.eps1
+                    ),
+                ));
+            }
+        }
+        self.friction.validate()
+    }
+
+    /// ε₁' (ε₁ when not given).
+    pub fn eps1_aligned(&self) -> f64 {
+        self.eps1_aligned.unwrap_or(self.eps1)
+    }
+
+    /// F₁' = F₁ − k_t(ε₁ − ε₁').
+    pub fn f1_aligned(&self) -> f64 {
+        self.f1 - self.k_t * (self.eps1 - self.eps1_aligned())
+    }
+
+    /// The toe-and-line elastic force for toe end `eps_c` and toe force `f_c`.
+    #[inline]
+    pub fn toe_and_line(k_t: f64, eps_c: f64, f_c: f64, eps: f64) -> f64 {
+        if eps <= 0.0 {
+            0.0
+        } else if eps < eps_c {
+            (k_t * eps / eps_c) * ((1.0 - f_c / (k_t * eps_c)) * eps + 2.0 * f_c / k_t - eps_c)
+        } else {
+            k_t * (eps - eps_c) + f_c
+        }
+    }
+}
+
+impl MaterialLaw for TractionLaw {
+    #[inline]
+    fn elastic(&self, state: &LawState, strain: f64) -> f64 {
+        if state.aligned {
+            Self::toe_and_line(self.k_t, self.eps1_aligned(), self.f1_aligned(), strain)
+        } else {
+            Self::toe_and_line(self.k_t, self.eps1, self.f1, strain)
+        }
+    }
+    fn friction(&self) -> &FrictionLaw {
+        &self.friction
+    }
+    #[inline]
+    fn update_flags(&self, state: &mut LawState, strain: f64) {
+        if strain >= self.eps1 {
+            state.aligned = true;
+        }
+    }
+}
+
+/// Bending (BC): M = k_b(K − K₀) + friction on the curvature path K.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BendingLaw {
+    /// Bending rigidity per width k_b [N·m] (moment per width [N] per curvature [1/m]).
+    pub k_b: f64,
+    /// Rest curvature K₀ [1/m].
+    #[serde(default)]
+    pub k0: f64,
+    /// Friction term (level in N, lengths in 1/m).
+    pub friction: FrictionLaw,
+}
+
+impl BendingLaw {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        positive("k_b", self.k_b)?;
+        if !self.k0.is_finite() {
+            return Err(ParamError::new("k0", self.k0, "must be finite"));
+        }
+        self.friction.validate()
+    }
+}
+
+impl MaterialLaw for BendingLaw {
+    #[inline]
+    fn elastic(&self, _state: &LawState, strain: f64) -> f64 {
+        self.k_b * (strain - self.k0)
+    }
+    fn friction(&self) -> &FrictionLaw {
+        &self.friction
+    }
+}
+
+/// Shear (SC): F_s = k_s(θ − θ₀) + friction on the shear-angle path; θ is the deviation from
+/// the rest angle between warp and weft (as in a KES file), θ₀ an offset from it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShearLaw {
+    /// Shear rigidity per width k_s [N/(m·rad)].
+    pub k_s: f64,
+    /// Rest shear angle θ₀ [rad] (0: warp and weft at right angles).
+    #[serde(default)]
+    pub theta0: f64,
+    /// Friction term (level in N/m, lengths in rad).
+    pub friction: FrictionLaw,
+}
+
+impl ShearLaw {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        positive("k_s", self.k_s)?;
+        if !self.theta0.is_finite() {
+            return Err(ParamError::new("theta0", self.theta0, "must be finite"));
+        }
+        self.friction.validate()
+    }
+}
+
+impl MaterialLaw for ShearLaw {
+    #[inline]
+    fn elastic(&self, _state: &LawState, strain: f64) -> f64 {
+        self.k_s * (strain - self.theta0)
+    }
+    fn friction(&self) -> &FrictionLaw {
+        &self.friction
+    }
+}
+
+/// Any of the three laws, for code that handles them alike (fitting, protocols, cloth).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "law", rename_all = "snake_case")]
+pub enum ConnectorLaw {
+    Traction(TractionLaw),
+    Bending(BendingLaw),
+    Shear(ShearLaw),
+}
+
+impl ConnectorLaw {
+    pub fn validate(&self) -> Result<(), ParamError> {
+        match self {
+            ConnectorLaw::Traction(l) => l.validate(),
+            ConnectorLaw::Bending(l) => l.validate(),
+            ConnectorLaw::Shear(l) => l.validate(),
+        }
+    }
+}
+
+impl MaterialLaw for ConnectorLaw {
+    #[inline]
+    fn elastic(&self, state: &LawState, strain: f64) -> f64 {
+        match self {
+            ConnectorLaw::Traction(l) => l.elastic(state, strain),
+            ConnectorLaw::Bending(l) => l.elastic(state, strain),
+            ConnectorLaw::Shear(l) => l.elastic(state, strain),
+        }
+    }
+    fn friction(&self) -> &FrictionLaw {
+        match self {
+            ConnectorLaw::Traction(l) => &l.friction,
+            ConnectorLaw::Bending(l) => &l.friction,
+            ConnectorLaw::Shear(l) => &l.friction,
+        }
+    }
+    #[inline]
+    fn update_flags(&self, state: &mut LawState, strain: f64) {
+        if let ConnectorLaw::Traction(l) = self {
+            l.update_flags(state, strain);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dahl(level: f64, eps_f: f64) -> FrictionLaw {
+        FrictionLaw {
+            level,
+            mu: 0.0,
+            shape: FrictionShape::Dahl { eps_f, alpha: 1.0 },
+        }
+    }
+
+    #[test]
+    fn toe_bound_is_enforced_with_its_numbers() {
+        let law = TractionLaw {
+            k_t: 1000.0,
+            eps1: 0.02,
+            f1: 5.0,
+            eps1_aligned: None,
+            friction: dahl(1.0, 0.001),
+        };
+        let e = law.validate().unwrap_err();
+        assert_eq!(e.field, "f1");
+        assert!(
+            e.to_string().contains("10.000000 <= f1 <= 20.000000"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn mu_out_of_range_is_refused() {
+        let mut f = dahl(1.0, 0.01);
+        f.mu = 1.0;
+        assert_eq!(f.validate().unwrap_err().field, "friction.mu");
+    }
+}

@@ -1,0 +1,4 @@
+//! All integration tests, one binary (modules per area).
+
+mod friction;
+mod material;

@@ -1,0 +1,169 @@
+//! Connector laws per unit width: toe closed forms, continuity, bounds, dissipation (MODEL.md §3).
+
+use kestrel::friction::FrictionShape;
+use kestrel::material::{BendingLaw, FrictionLaw, LawState, MaterialLaw, ShearLaw, TractionLaw};
+use proptest::prelude::*;
+
+fn traction(mu: f64, eps1_aligned: Option<f64>) -> TractionLaw {
+    let law = TractionLaw {
+        k_t: 2000.0,
+        eps1: 0.03,
+        f1: 40.0, // between k_t ε₁/2 = 30 and k_t ε₁ = 60
+        eps1_aligned,
+        friction: FrictionLaw {
+            level: 2.0,
+            mu,
+            shape: FrictionShape::Dahl {
+                eps_f: 0.002,
+                alpha: 1.0,
+            },
+        },
+    };
+    law.validate().unwrap();
+    law
+}
+
+#[test]
+fn toe_meets_the_line_at_eps_c_with_force_f1_and_slope_k_t() {
+    let law = traction(0.0, None);
+    let s = LawState::default();
+    let e = law.eps1;
+    assert!((law.elastic(&s, e) - law.f1).abs() < 1e-12);
+    let h = 1e-7;
+    let left = (law.elastic(&s, e) - law.elastic(&s, e - h)) / h;
+    let right = (law.elastic(&s, e + h) - law.elastic(&s, e)) / h;
+    assert!((left - law.k_t).abs() < 1e-3 * law.k_t, "{left}");
+    assert!((right - law.k_t).abs() < 1e-6 * law.k_t, "{right}");
+    // slope at the origin 2F₁/ε₁ − k_t ≥ 0, and no compression
+    let slope0 = (law.elastic(&s, h) - law.elastic(&s, 0.0)) / h;
+    assert!((slope0 - (2.0 * law.f1 / law.eps1 - law.k_t)).abs() < 1e-4 * law.k_t);
+    assert_eq!(law.elastic(&s, -0.01), 0.0);
+}
+
+#[test]
+fn aligned_toe_keeps_the_line_and_meets_it_at_eps1_aligned() {
+    let law = traction(0.0, Some(0.02));
+    let aligned = LawState {
+        aligned: true,
+        ..LawState::default()
+    };
+    let virgin = LawState::default();
+    // same line beyond ε₁
+    for e in [0.03, 0.05, 0.1] {
+        assert!((law.elastic(&aligned, e) - law.elastic(&virgin, e)).abs() < 1e-9);
+    }
+    // F₁' = F₁ − k_t(ε₁ − ε₁') at ε₁'
+    let f1a = 40.0 - 2000.0 * 0.01;
+    assert!((law.elastic(&aligned, 0.02) - f1a).abs() < 1e-12);
+    // out-of-bound aligned toe refused
+    let mut bad = law;
+    bad.eps1_aligned = Some(0.005);
+    assert_eq!(bad.validate().unwrap_err().field, "eps1_aligned");
+}
+
+#[test]
+fn load_dependent_level_widens_the_loop_with_load() {
+    // With μ > 0 the loop half-width at high load exceeds F_c0.
+    let law = traction(0.3, Some(0.025));
+    let up: Vec<f64> = (0..=400).map(|i| 0.08 * i as f64 / 400.0).collect();
+    let down: Vec<f64> = (0..=400).map(|i| 0.08 - 0.04 * i as f64 / 400.0).collect();
+    let path: Vec<f64> = up.iter().chain(down.iter().skip(1)).copied().collect();
+    let f = law.drive(&path);
+    // at ε = 0.06: loading index 300, unloading index 400 + 200
+    let width = f[300] - f[600];
+    let f_el = 2000.0 * (0.06 - 0.03) + 40.0;
+    let expected = 2.0 * (2.0 + 0.3 * f_el);
+    assert!(
+        (width - expected).abs() < 0.01 * expected,
+        "{width} vs {expected}"
+    );
+}
+
+fn random_path() -> impl Strategy<Value = Vec<f64>> {
+    // reversal points crossing the toe, the switch at ε₁ and compression
+    prop::collection::vec(-0.01f64..0.08, 2..10)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn traction_force_is_continuous_along_random_paths(
+        path in random_path(), mu in 0.0f64..0.6, ea in 0.021f64..0.03
+    ) {
+        // |ΔF| ≤ L|Δε| with L = k_t(1+μ) + 2·(F_c0 + μ F_el,max)/ε_f (|dz/ds| ≤ 2/ε_f)
+        let law = traction(mu, Some(ea));
+        let f_el_max = law.k_t * 0.08;
+        let lip = law.k_t * (1.0 + mu) + 2.0 * (2.0 + mu * f_el_max) / 0.002;
+        let mut state = LawState::default();
+        let mut f = 0.0;
+        let mut x = 0.0;
+        for &p in &path {
+            for k in 1..=300 {
+                let xn = x + (p - x) * k as f64 / 300.0;
+                let (next, fnew) = law.trial(&state, xn);
+                let dx = (xn - state.strain).abs();
+                prop_assert!((fnew - f).abs() <= lip * dx * (1.0 + 1e-9) + 1e-12,
+                    "jump {} over dx {} at x {}", fnew - f, dx, xn);
+                state = next;
+                f = fnew;
+            }
+            x = p;
+        }
+    }
+
+    #[test]
+    fn traction_path_is_sampling_independent(path in random_path(), mu in 0.0f64..0.6) {
+        // the force at each reversal point does not depend on how finely the path is cut,
+        // including across the alignment switch
+        let law = traction(mu, Some(0.024));
+        let mut coarse = LawState::default();
+        let mut fine = LawState::default();
+        let mut x = 0.0;
+        for &p in &path {
+            let (c, fc) = law.trial(&coarse, p);
+            coarse = c;
+            let mut ff = 0.0;
+            for k in 1..=200 {
+                let (n, f) = law.trial(&fine, x + (p - x) * k as f64 / 200.0);
+                fine = n;
+                ff = f;
+            }
+            prop_assert!((fc - ff).abs() < 1e-8 * (1.0 + fc.abs()), "{fc} vs {ff}");
+            x = p;
+        }
+    }
+
+    #[test]
+    fn bending_and_shear_cycles_dissipate(
+        mut path in prop::collection::vec(-0.2f64..0.2, 2..10), mu in 0.0f64..0.9,
+        eta in 0.05f64..0.95, ratio in 0.0f64..0.9
+    ) {
+        path.push(0.0);
+        let friction = FrictionLaw {
+            level: 0.5, mu, shape: FrictionShape::Bs2 { eps_f: 0.01, eta, ratio },
+        };
+        let bending = BendingLaw { k_b: 3.0, k0: 0.0, friction };
+        let shear = ShearLaw {
+            k_s: 10.0, theta0: 0.0,
+            friction: FrictionLaw { shape: FrictionShape::Dahl { eps_f: 0.01, alpha: 1.5 }, ..friction },
+        };
+        for law in [&bending as &dyn MaterialLaw, &shear as &dyn MaterialLaw] {
+            let mut state = LawState::default();
+            let mut f = 0.0;
+            let mut w = 0.0;
+            let mut x = 0.0;
+            for &p in &path {
+                for k in 1..=400 {
+                    let xn = x + (p - x) * k as f64 / 400.0;
+                    let (n, fnew) = law.trial(&state, xn);
+                    w += 0.5 * (f + fnew) * (xn - state.strain);
+                    state = n;
+                    f = fnew;
+                }
+                x = p;
+            }
+            prop_assert!(w >= -1e-9, "work {w}");
+        }
+    }
+}
