@@ -13,5 +13,8 @@
 //!
 //! Inside the library every quantity is SI (`f64`); Kawabata units appear only at the edges.
 
+pub mod atomic;
 pub mod friction;
+pub mod kes;
 pub mod material;
+pub mod params;

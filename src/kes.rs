@@ -1,0 +1,131 @@
+//! KES-FB curves (Kawabata): a measured or simulated path x → y in SI units, rows in
+//! measurement order. Tensile: strain [-] → N/m; shear: angle [rad] → N/m; bending:
+//! curvature [1/m] → moment per width [N]; a generic loop: any x → any y, SI.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// 1 gf = 9.80665e-3 N.
+pub const GF_N: f64 = 9.80665e-3;
+/// 1 gf/cm in N/m.
+pub const GF_PER_CM_N_PER_M: f64 = 0.980665;
+/// 1 gf·cm/cm in N (bending moment per width).
+pub const GF_CM_PER_CM_N: f64 = 9.80665e-3;
+/// 1 gf·cm²/cm in N·m (bending rigidity per width).
+pub const GF_CM2_PER_CM_N_M: f64 = 9.80665e-5;
+/// 1 cm⁻¹ in m⁻¹.
+pub const PER_CM_PER_M: f64 = 100.0;
+/// 1 degree in rad.
+pub const DEG_RAD: f64 = std::f64::consts::PI / 180.0;
+
+/// The KES test a curve comes from; `Loop` is a generic hysteresis record (x, y in SI).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KesTest {
+    Tensile,
+    Shear,
+    Bending,
+    Loop,
+}
+
+impl KesTest {
+    pub fn name(self) -> &'static str {
+        match self {
+            KesTest::Tensile => "tensile",
+            KesTest::Shear => "shear",
+            KesTest::Bending => "bending",
+            KesTest::Loop => "loop",
+        }
+    }
+}
+
+impl fmt::Display for KesTest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for KesTest {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "tensile" | "traction" => Ok(KesTest::Tensile),
+            "shear" | "shearing" => Ok(KesTest::Shear),
+            "bending" => Ok(KesTest::Bending),
+            "loop" => Ok(KesTest::Loop),
+            other => Err(format!(
+                "unknown test `{other}` — expected tensile, shear or bending"
+            )),
+        }
+    }
+}
+
+/// Direction of the sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Warp,
+    Weft,
+    Bias,
+}
+
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Warp => "warp",
+            Direction::Weft => "weft",
+            Direction::Bias => "bias",
+        }
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Direction {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "warp" => Ok(Direction::Warp),
+            "weft" => Ok(Direction::Weft),
+            "bias" => Ok(Direction::Bias),
+            other => Err(format!(
+                "unknown direction `{other}` — expected warp, weft or bias"
+            )),
+        }
+    }
+}
+
+/// One curve: a path x → y in SI units, in measurement order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    /// The `fabric` metadata (empty when the file has none).
+    pub fabric: String,
+    pub test: KesTest,
+    pub direction: Direction,
+    /// Strain [-], angle [rad], curvature [1/m] (or a loop's x in SI).
+    pub x: Vec<f64>,
+    /// Force per width [N/m], or moment per width [N] (or a loop's y in SI).
+    pub y: Vec<f64>,
+    /// Every metadata line of the file (`key: value`), kept for provenance.
+    pub metadata: BTreeMap<String, String>,
+    /// The file it was read from, if any.
+    pub source: Option<PathBuf>,
+}
+
+impl Curve {
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+}

@@ -1,0 +1,248 @@
+//! Fabric parameter sets: every fitted law of a fabric (warp and weft × traction, bending,
+//! shear) in SI units, the fit quality per curve and the provenance; TOML or JSON.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::atomic::{write_atomic, WriteError};
+use crate::friction::ParamError;
+use crate::material::{BendingLaw, ShearLaw, TractionLaw};
+
+/// Version of the parameter file format.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Error)]
+pub enum ParamsError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a kestrel parameter file: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: {law} ({direction}): {source}")]
+    Invalid {
+        path: PathBuf,
+        direction: &'static str,
+        law: &'static str,
+        #[source]
+        source: ParamError,
+    },
+    #[error("cannot encode parameters: {0}")]
+    Encode(String),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+/// The three laws of one direction (warp or weft); a law is absent when no curve gave it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionLaws {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traction: Option<TractionLaw>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bending: Option<BendingLaw>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shear: Option<ShearLaw>,
+}
+
+/// The quality of one curve's fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurveFitQuality {
+    pub file: String,
+    pub test: String,
+    pub direction: String,
+    /// Friction model chosen (`dahl`, `dahl+mu`, `bs2`, `bs2+mu`).
+    pub model: String,
+    /// RMS(residual) / (max − min of the measured force), as a fraction.
+    pub nrmse: f64,
+    pub iterations: usize,
+    pub termination: String,
+    /// Parameters the curve could not identify, pinned at their value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned: Vec<String>,
+}
+
+/// A source file of the fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceFile {
+    pub file: String,
+    pub sha256: String,
+    /// The file's metadata lines (`key: value`).
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    pub kestrel_version: String,
+    /// UTC date and time of the fit, RFC 3339.
+    pub date: String,
+    #[serde(default)]
+    pub sources: Vec<SourceFile>,
+}
+
+/// A fabric's parameter set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricParams {
+    pub kestrel_params: u32,
+    pub fabric: String,
+    /// Units of every law parameter, for the reader of the file.
+    #[serde(default)]
+    pub units: BTreeMap<String, String>,
+    #[serde(default)]
+    pub warp: DirectionLaws,
+    #[serde(default)]
+    pub weft: DirectionLaws,
+    #[serde(default)]
+    pub fits: Vec<CurveFitQuality>,
+    #[serde(default)]
+    pub provenance: Provenance,
+}
+
+/// The unit of each law parameter as written in a parameter file.
+pub fn units_table() -> BTreeMap<String, String> {
+    [
+        ("traction.k_t", "N/m"),
+        ("traction.eps1", "- (strain fraction)"),
+        ("traction.f1", "N/m"),
+        ("traction.eps1_aligned", "- (strain fraction)"),
+        ("traction.friction.level", "N/m"),
+        ("traction.friction.shape.eps_f", "- (strain fraction)"),
+        (
+            "bending.k_b",
+            "N*m (moment per width [N] per curvature [1/m])",
+        ),
+        ("bending.k0", "1/m"),
+        ("bending.friction.level", "N (moment per width, N*m/m)"),
+        ("bending.friction.shape.eps_f", "1/m (curvature)"),
+        ("shear.k_s", "N/(m*rad)"),
+        ("shear.theta0", "rad"),
+        ("shear.friction.level", "N/m"),
+        ("shear.friction.shape.eps_f", "rad"),
+        ("friction.mu", "- (level growth per unit elastic load)"),
+        ("friction.shape.eta", "- (fast/slow length ratio)"),
+        ("friction.shape.ratio", "- (f2/f1)"),
+        ("friction.shape.alpha", "- (Dahl exponent)"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// File format, from the extension: `.json` is JSON, anything else TOML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamsFormat {
+    Toml,
+    Json,
+}
+
+impl ParamsFormat {
+    pub fn from_path(path: &Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("json") => ParamsFormat::Json,
+            _ => ParamsFormat::Toml,
+        }
+    }
+}
+
+impl FabricParams {
+    pub fn new(fabric: impl Into<String>) -> Self {
+        Self {
+            kestrel_params: FORMAT_VERSION,
+            fabric: fabric.into(),
+            units: units_table(),
+            warp: DirectionLaws::default(),
+            weft: DirectionLaws::default(),
+            fits: Vec::new(),
+            provenance: Provenance::default(),
+        }
+    }
+
+    /// The laws of `direction` (`warp` or `weft`; `bias` reads as warp).
+    pub fn direction(&self, direction: &str) -> &DirectionLaws {
+        if direction == "weft" {
+            &self.weft
+        } else {
+            &self.warp
+        }
+    }
+
+    pub fn validate(&self, path: &Path) -> Result<(), ParamsError> {
+        for (name, laws) in [("warp", &self.warp), ("weft", &self.weft)] {
+            let invalid = |law, source| ParamsError::Invalid {
+                path: path.to_path_buf(),
+                direction: name,
+                law,
+                source,
+            };
+            if let Some(l) = &laws.traction {
+                l.validate().map_err(|e| invalid("traction", e))?;
+            }
+            if let Some(l) = &laws.bending {
+                l.validate().map_err(|e| invalid("bending", e))?;
+            }
+            if let Some(l) = &laws.shear {
+                l.validate().map_err(|e| invalid("shear", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn to_string(&self, format: ParamsFormat) -> Result<String, ParamsError> {
+        match format {
+            ParamsFormat::Toml => {
+                toml::to_string(self).map_err(|e| ParamsError::Encode(e.to_string()))
+            }
+            ParamsFormat::Json => serde_json::to_string_pretty(self)
+                .map(|s| s + "\n")
+                .map_err(|e| ParamsError::Encode(e.to_string())),
+        }
+    }
+
+    pub fn parse(text: &str, format: ParamsFormat, path: &Path) -> Result<Self, ParamsError> {
+        let parsed: Result<Self, String> = match format {
+            ParamsFormat::Toml => toml::from_str(text).map_err(|e| e.to_string()),
+            ParamsFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
+        };
+        let params = parsed.map_err(|message| ParamsError::Parse {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        if params.kestrel_params != FORMAT_VERSION {
+            return Err(ParamsError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "format version {} (this kestrel reads {FORMAT_VERSION})",
+                    params.kestrel_params
+                ),
+            });
+        }
+        params.validate(path)?;
+        Ok(params)
+    }
+
+    /// Reads a parameter file (TOML, or JSON for `.json`) and validates every law.
+    pub fn read(path: &Path) -> Result<Self, ParamsError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ParamsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, ParamsFormat::from_path(path), path)
+    }
+
+    /// Writes atomically; refuses to overwrite unless `force`.
+    pub fn write(&self, path: &Path, format: ParamsFormat, force: bool) -> Result<(), ParamsError> {
+        let text = self.to_string(format)?;
+        write_atomic(path, text.as_bytes(), force)?;
+        Ok(())
+    }
+}
