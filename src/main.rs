@@ -1,5 +1,7 @@
 //! Command line → library calls. The only place that prints errors.
 
+mod cli;
+
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -18,10 +20,17 @@ enum Command {}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let result: Result<(), cli::CliError> = match cli.command {
         None => {
             let _ = Cli::command().print_help();
-            ExitCode::SUCCESS
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
         }
     }
 }
