@@ -14,6 +14,7 @@
 //! Inside the library every quantity is SI (`f64`); Kawabata units appear only at the edges.
 
 pub mod atomic;
+pub mod fit;
 pub mod friction;
 pub mod kes;
 pub mod material;

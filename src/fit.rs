@@ -1,0 +1,11 @@
+//! Identification of the connector laws from a curve: initial estimates from the curve's
+//! shape (Ngo Ngoc & Boivin §6), then Levenberg–Marquardt on the forces sample by sample
+//! along the measured path, with an analytic Jacobian from forward sensitivities.
+
+pub mod estimate;
+pub mod path_model;
+pub mod problem;
+pub mod report;
+
+pub use problem::{fit_curve, FitModel, FitOptions, MuMode};
+pub use report::{CurveFit, FitStatus, ParamEstimate};

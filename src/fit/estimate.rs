@@ -1,0 +1,205 @@
+//! Initial estimates from the curve's shape (Ngo Ngoc & Boivin §6): main rigidity from the
+//! main slope, friction from what is left once the rigidity is subtracted (level from the
+//! loop's half-width, ε_f from the distance to saturate after a reversal), the priming zone
+//! (ε₁, F₁) from the change of slope of the tensile loading curve.
+
+use nalgebra::{DMatrix, DVector};
+
+use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
+
+/// What an estimate is built from: the path, the forces, and their ranges.
+#[derive(Debug, Clone, Copy)]
+pub struct CurveRanges {
+    pub x_min: f64,
+    pub x_max: f64,
+    pub y_min: f64,
+    pub y_max: f64,
+}
+
+impl CurveRanges {
+    pub fn of(x: &[f64], y: &[f64]) -> Self {
+        let fold = |v: &[f64]| {
+            v.iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &t| {
+                    (a.min(t), b.max(t))
+                })
+        };
+        let (x_min, x_max) = fold(x);
+        let (y_min, y_max) = fold(y);
+        Self {
+            x_min,
+            x_max,
+            y_min,
+            y_max,
+        }
+    }
+    pub fn x_range(&self) -> f64 {
+        self.x_max - self.x_min
+    }
+    pub fn y_range(&self) -> f64 {
+        self.y_max - self.y_min
+    }
+}
+
+/// Direction of motion at each sample (+1, −1), carried through dwell (zero increments);
+/// small back-steps under `hysteresis` (noise) do not count as reversals.
+pub fn directions(x: &[f64], hysteresis: f64) -> Vec<f64> {
+    let mut v = vec![0.0; x.len()];
+    let mut dir = 0.0;
+    let mut anchor = x.first().copied().unwrap_or(0.0);
+    for (i, &xi) in x.iter().enumerate() {
+        let d = xi - anchor;
+        if dir == 0.0 {
+            if d.abs() > hysteresis {
+                dir = d.signum();
+                anchor = xi;
+            }
+        } else if d * dir > 0.0 {
+            anchor = xi;
+        } else if -d * dir > hysteresis {
+            dir = -dir;
+            anchor = xi;
+        }
+        v[i] = dir;
+    }
+    // samples before the first move take the first direction
+    let first = v.iter().copied().find(|d| *d != 0.0).unwrap_or(1.0);
+    for d in v.iter_mut() {
+        if *d == 0.0 {
+            *d = first;
+        } else {
+            break;
+        }
+    }
+    v
+}
+
+/// Path distance since the last reversal at each sample.
+fn distance_since_reversal(x: &[f64], v: &[f64]) -> Vec<f64> {
+    let mut s = vec![0.0; x.len()];
+    for i in 1..x.len() {
+        s[i] = if v[i] != v[i - 1] {
+            0.0
+        } else {
+            s[i - 1] + (x[i] - x[i - 1]).abs()
+        };
+    }
+    s
+}
+
+/// Ordinary least squares; `None` when the design is singular.
+fn lstsq(rows: &[Vec<f64>], y: &[f64]) -> Option<(DVector<f64>, f64)> {
+    let n = rows.first()?.len();
+    let a = DMatrix::from_fn(rows.len(), n, |i, j| rows[i][j]);
+    let b = DVector::from_column_slice(y);
+    let svd = a.clone().svd(true, true);
+    let sol = svd.solve(&b, 1e-12).ok()?;
+    let r = &a * &sol - b;
+    Some((sol, r.norm_squared()))
+}
+
+/// Toe shape functions: F_el = k·g1(ε) + F·g2(ε) for toe end `e`.
+fn toe_basis(eps: f64, e: f64) -> (f64, f64) {
+    if eps <= 0.0 {
+        (0.0, 0.0)
+    } else if eps < e {
+        let r = eps / e;
+        (eps * r - eps, 2.0 * r - r * r)
+    } else {
+        (eps - e, 1.0)
+    }
+}
+
+/// Initial physical parameters for `kind` on the curve (x, y).
+pub fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
+    let ranges = CurveRanges::of(x, y);
+    let v = directions(x, 0.002 * ranges.x_range());
+    let s = distance_since_reversal(x, &v);
+    let mut p = [0.0; idx::N];
+    p[idx::ALPHA] = 1.0;
+    p[idx::ETA] = 0.3;
+    p[idx::RATIO] = 0.3;
+    // samples far enough from a reversal for the friction to have saturated
+    let settle = 0.05 * ranges.x_range();
+    let keep: Vec<usize> = (0..x.len()).filter(|&i| s[i] > settle).collect();
+    let keep = if keep.len() < 8 {
+        (0..x.len()).collect()
+    } else {
+        keep
+    };
+    match kind.elastic {
+        ElasticKind::Linear => {
+            // y ≈ k x + F_c0 v + μ k |x| v + c  (saturated friction)
+            let rows: Vec<Vec<f64>> = keep
+                .iter()
+                .map(|&i| vec![x[i], v[i], x[i].abs() * v[i], 1.0])
+                .collect();
+            let ys: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+            if let Some((c, _)) = lstsq(&rows, &ys) {
+                let k = c[0]
+                    .abs()
+                    .max(1e-9 * ranges.y_range() / ranges.x_range().max(1e-300));
+                p[idx::K] = k;
+                p[idx::LEVEL] = c[1].max(1e-3 * ranges.y_range());
+                p[idx::MU] = (c[2] / k).clamp(0.0, 0.8);
+                p[idx::OFFSET] = c[3];
+            }
+        }
+        ElasticKind::ToeLine => {
+            // loading ≈ (1+μ)F_el + F_c0 + c, unloading ≈ (1−μ)F_el − F_c0 + c, with
+            // F_el = k g1 + F₁ g2 for a toe end ε₁ found by a grid search
+            let x_max = ranges.x_max.max(1e-12);
+            let ys: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+            let mut best: Option<(f64, DVector<f64>, f64)> = None;
+            for j in 1..40 {
+                let e = x_max * j as f64 / 40.0;
+                let rows: Vec<Vec<f64>> = keep
+                    .iter()
+                    .map(|&i| {
+                        let (g1, g2) = toe_basis(x[i], e);
+                        vec![g1, g2, v[i] * g1, v[i] * g2, v[i], 1.0]
+                    })
+                    .collect();
+                if let Some((c, rss)) = lstsq(&rows, &ys) {
+                    if best.as_ref().is_none_or(|b| rss < b.2) {
+                        best = Some((e, c, rss));
+                    }
+                }
+            }
+            let (e, c) = match best {
+                Some((e, c, _)) => (e, c),
+                None => (
+                    0.5 * x_max,
+                    DVector::from_vec(vec![ranges.y_range() / x_max, 0.0, 0.0, 0.0, 0.0, 0.0]),
+                ),
+            };
+            let k = c[0].abs().max(1e-6 * ranges.y_range() / x_max);
+            p[idx::K] = k;
+            p[idx::E1] = e;
+            p[idx::F1] = c[1].clamp(0.5 * k * e, k * e);
+            p[idx::E1A] = e;
+            p[idx::MU] = (c[2] / k).clamp(0.0, 0.8);
+            p[idx::LEVEL] = c[4].max(1e-3 * ranges.y_range());
+            p[idx::OFFSET] = c[5];
+        }
+    }
+    // ε_f: the distance to saturate after a reversal, by a 1-D search on the full law
+    let mut best = (f64::INFINITY, 0.05 * ranges.x_range());
+    let mut out = vec![0.0; x.len()];
+    for j in 0..24 {
+        let eps_f = ranges.x_range() * 1e-4 * 10f64.powf(j as f64 * 3.5 / 23.0);
+        let mut q = p;
+        q[idx::EPSF] = eps_f;
+        simulate(kind, &q, x, &mut out);
+        let rss: f64 = out.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
+        if rss < best.0 {
+            best = (rss, eps_f);
+        }
+    }
+    p[idx::EPSF] = best.1;
+    if kind.shape == ShapeKind::Bs2 {
+        // same kinetic level as the first-order estimate: level·(1 − ratio) = F_c0
+        p[idx::LEVEL] /= 1.0 - p[idx::RATIO];
+    }
+    p
+}

@@ -1,0 +1,330 @@
+//! Identification: known parameters → noiseless (and noisy) protocol curves → fit from the
+//! automatic initial estimate → parameters back.
+
+use kestrel::fit::{fit_curve, FitModel, FitOptions, MuMode};
+use kestrel::friction::FrictionShape;
+use kestrel::kes::{Curve, Direction, KesTest};
+use kestrel::material::{
+    BendingLaw, ConnectorLaw, FrictionLaw, MaterialLaw, ShearLaw, TractionLaw,
+};
+
+/// A KES-like path for the law: tensile 0 → F_m → F = 0; shear and bending ± cycles.
+pub fn protocol_path(law: &ConnectorLaw, test: KesTest, n: usize) -> Vec<f64> {
+    match test {
+        KesTest::Tensile => {
+            // up until the force reaches 490 N/m (500 gf/cm), then down until it is ≤ 0
+            let mut x = Vec::new();
+            let mut s = kestrel::material::LawState::default();
+            let de = 1e-5;
+            let mut e = 0.0;
+            loop {
+                e += de;
+                let (ns, f) = law.trial(&s, e);
+                s = ns;
+                if f >= 490.0 || e > 1.0 {
+                    break;
+                }
+            }
+            let top = e;
+            for i in 0..=n / 2 {
+                x.push(top * i as f64 / (n / 2) as f64);
+            }
+            // unloading: find where the force returns to zero
+            let mut s2 = kestrel::material::LawState::default();
+            for &xi in &x {
+                s2 = law.trial(&s2, xi).0;
+            }
+            let mut e = top;
+            let mut bottom: f64 = 0.0;
+            loop {
+                e -= de;
+                let (ns, f) = law.trial(&s2, e);
+                s2 = ns;
+                if f <= 0.0 || e <= 0.0 {
+                    bottom = bottom.max(e);
+                    break;
+                }
+            }
+            for i in 1..=n / 2 {
+                x.push(top - (top - bottom) * i as f64 / (n / 2) as f64);
+            }
+            x
+        }
+        _ => {
+            let amp = if test == KesTest::Shear {
+                8f64.to_radians()
+            } else {
+                250.0
+            };
+            let q = n / 4;
+            let mut x = Vec::new();
+            for i in 0..=q {
+                x.push(amp * i as f64 / q as f64);
+            }
+            for i in 1..=2 * q {
+                x.push(amp - 2.0 * amp * i as f64 / (2 * q) as f64);
+            }
+            for i in 1..=q {
+                x.push(-amp + amp * i as f64 / q as f64);
+            }
+            x
+        }
+    }
+}
+
+pub fn curve_of(law: &ConnectorLaw, test: KesTest, n: usize) -> Curve {
+    let x = protocol_path(law, test, n);
+    let y = law.drive(&x);
+    Curve {
+        fabric: "known".into(),
+        test,
+        direction: Direction::Warp,
+        x,
+        y,
+        metadata: Default::default(),
+        source: None,
+    }
+}
+
+fn friction(level: f64, mu: f64, bs2: bool, eps_f: f64) -> FrictionLaw {
+    FrictionLaw {
+        level,
+        mu,
+        shape: if bs2 {
+            FrictionShape::Bs2 {
+                eps_f,
+                eta: 0.25,
+                ratio: 0.35,
+            }
+        } else {
+            FrictionShape::Dahl { eps_f, alpha: 1.0 }
+        },
+    }
+}
+
+pub fn known_laws(bs2: bool, mu: f64) -> Vec<(ConnectorLaw, KesTest)> {
+    vec![
+        (
+            ConnectorLaw::Traction(TractionLaw {
+                k_t: 12000.0,
+                eps1: 0.025,
+                f1: 200.0,
+                eps1_aligned: Some(0.02),
+                friction: friction(8.0, mu, bs2, 0.002),
+            }),
+            KesTest::Tensile,
+        ),
+        (
+            ConnectorLaw::Shear(ShearLaw {
+                k_s: 60.0,
+                theta0: 0.0,
+                friction: friction(0.8, mu, bs2, 0.01),
+            }),
+            KesTest::Shear,
+        ),
+        (
+            ConnectorLaw::Bending(BendingLaw {
+                k_b: 1.0e-5,
+                k0: 0.0,
+                friction: friction(3.0e-4, mu, bs2, 15.0),
+            }),
+            KesTest::Bending,
+        ),
+    ]
+}
+
+/// Relative error of every fitted parameter against the true law.
+fn check_recovered(fit: &kestrel::fit::CurveFit, law: &ConnectorLaw, tol: f64) {
+    let f = match law {
+        ConnectorLaw::Traction(l) => l.friction,
+        ConnectorLaw::Bending(l) => l.friction,
+        ConnectorLaw::Shear(l) => l.friction,
+    };
+    let mut expect: Vec<(&str, f64)> = match law {
+        ConnectorLaw::Traction(l) => vec![
+            ("k_t", l.k_t),
+            ("eps1", l.eps1),
+            ("f1", l.f1),
+            ("eps1_aligned", l.eps1_aligned()),
+        ],
+        ConnectorLaw::Shear(l) => vec![("k_s", l.k_s)],
+        ConnectorLaw::Bending(l) => vec![("k_b", l.k_b)],
+    };
+    expect.push(("level", f.level));
+    expect.push(("mu", f.mu));
+    match f.shape {
+        FrictionShape::Dahl { eps_f, .. } => expect.push(("eps_f", eps_f)),
+        FrictionShape::Bs2 { eps_f, eta, ratio } => {
+            expect.extend([("eps_f", eps_f), ("eta", eta), ("ratio", ratio)])
+        }
+    }
+    for (name, truth) in expect {
+        let got = fit.value(name).unwrap_or(f64::NAN);
+        let err = if truth == 0.0 {
+            got.abs()
+        } else {
+            (got / truth - 1.0).abs()
+        };
+        assert!(
+            err <= tol,
+            "{} {}: {name} = {got} vs {truth} ({:.3} %)",
+            fit.test,
+            fit.model,
+            err * 100.0
+        );
+    }
+}
+
+#[test]
+fn known_parameters_come_back_from_noiseless_curves() {
+    for bs2 in [false, true] {
+        for mu in [0.0, 0.25] {
+            for (law, test) in known_laws(bs2, mu) {
+                let curve = curve_of(&law, test, 1000);
+                let options = FitOptions {
+                    model: if bs2 { FitModel::Bs2 } else { FitModel::Dahl },
+                    mu: if mu > 0.0 { MuMode::Free } else { MuMode::Zero },
+                    ..FitOptions::default()
+                };
+                let fit = fit_curve(&curve, &options);
+                assert!(fit.is_fitted(), "{:?}", fit.status);
+                assert!(
+                    fit.nrmse < 1e-3,
+                    "{test} {}: NRMSE {}",
+                    fit.model,
+                    fit.nrmse
+                );
+                check_recovered(&fit, &law, 0.005);
+            }
+        }
+    }
+}
+
+/// Deterministic Gaussian noise (Box–Muller over a xorshift generator).
+fn noise(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    let mut uniform = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|_| {
+            let (u1, u2) = (uniform().max(1e-300), uniform());
+            (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        })
+        .collect()
+}
+
+#[test]
+fn one_percent_noise_gives_nrmse_at_the_noise_level() {
+    for bs2 in [false, true] {
+        for (law, test) in known_laws(bs2, 0.25) {
+            let mut curve = curve_of(&law, test, 1000);
+            let range = curve.y.iter().cloned().fold(f64::MIN, f64::max)
+                - curve.y.iter().cloned().fold(f64::MAX, f64::min);
+            for (y, e) in curve
+                .y
+                .iter_mut()
+                .zip(noise(curve.x.len(), 0x9e3779b97f4a7c15))
+            {
+                *y += 0.01 * range * e;
+            }
+            let options = FitOptions {
+                model: if bs2 { FitModel::Bs2 } else { FitModel::Dahl },
+                mu: MuMode::Free,
+                ..FitOptions::default()
+            };
+            let fit = fit_curve(&curve, &options);
+            assert!(fit.is_fitted());
+            // the residual cannot beat the noise and should not be far above it
+            assert!(
+                fit.nrmse > 0.0085 && fit.nrmse < 0.0115,
+                "{test} {}: {}",
+                fit.model,
+                fit.nrmse
+            );
+            // the main rigidity stays close and every parameter has a standard error or a pin
+            let k = fit.params[0].value;
+            let k_true = match law {
+                ConnectorLaw::Traction(l) => l.k_t,
+                ConnectorLaw::Shear(l) => l.k_s,
+                ConnectorLaw::Bending(l) => l.k_b,
+            };
+            assert!((k / k_true - 1.0).abs() < 0.05, "{test}: k {k} vs {k_true}");
+            for p in &fit.params {
+                assert!(
+                    p.std_error.is_some() || p.pinned.is_some(),
+                    "{}: {} has neither",
+                    fit.model,
+                    p.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn auto_picks_the_generating_model_and_says_why() {
+    let (law, test) = known_laws(true, 0.25).remove(1);
+    let curve = curve_of(&law, test, 800);
+    let fit = fit_curve(&curve, &FitOptions::default());
+    assert_eq!(fit.model, "bs2+mu");
+    let why = fit.selection.unwrap();
+    assert!(why.contains("AIC") && why.contains("dahl+mu"), "{why}");
+}
+
+fn plain_curve(x: Vec<f64>, y: Vec<f64>) -> Curve {
+    Curve {
+        fabric: "degenerate".into(),
+        test: KesTest::Shear,
+        direction: Direction::Warp,
+        x,
+        y,
+        metadata: Default::default(),
+        source: None,
+    }
+}
+
+#[test]
+fn degenerate_curves_give_a_reason_not_a_panic() {
+    let cycle: Vec<f64> = (0..200).map(|i| (i as f64 * 0.05).sin() * 0.1).collect();
+    let cases = [
+        (plain_curve(cycle.clone(), vec![1.0; 200]), "flat curve"),
+        (
+            plain_curve(vec![0.0, 0.1, 0.0], vec![0.0, 1.0, 0.5]),
+            "too few samples",
+        ),
+        (
+            plain_curve(
+                (0..100).map(|i| i as f64).collect(),
+                (0..100).map(|i| i as f64).collect(),
+            ),
+            "no loop",
+        ),
+        (
+            plain_curve(
+                cycle.clone(),
+                cycle
+                    .iter()
+                    .map(|v| if *v > 0.05 { f64::NAN } else { *v })
+                    .collect(),
+            ),
+            "NaN",
+        ),
+        (
+            plain_curve(vec![0.3; 50], (0..50).map(|i| i as f64).collect()),
+            "does not move",
+        ),
+    ];
+    for (curve, expected) in cases {
+        let fit = fit_curve(&curve, &FitOptions::default());
+        match fit.status {
+            kestrel::fit::FitStatus::Failed(reason) => {
+                assert!(reason.contains(expected), "{reason}")
+            }
+            s => panic!("expected failure `{expected}`, got {s:?}"),
+        }
+    }
+}
