@@ -3,9 +3,11 @@
 //! along the measured path, with an analytic Jacobian from forward sensitivities.
 
 pub mod estimate;
+pub mod fabric;
 pub mod path_model;
 pub mod problem;
 pub mod report;
 
+pub use fabric::{fit_fabric, fit_fabrics, FabricFit};
 pub use problem::{fit_curve, FitModel, FitOptions, MuMode};
 pub use report::{CurveFit, FitStatus, ParamEstimate};

@@ -59,8 +59,9 @@ pub struct CurveFitQuality {
     pub direction: String,
     /// Friction model chosen (`dahl`, `dahl+mu`, `bs2`, `bs2+mu`).
     pub model: String,
-    /// RMS(residual) / (max − min of the measured force), as a fraction.
-    pub nrmse: f64,
+    /// RMS(residual) / (max − min of the measured force), as a fraction (absent: not fitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nrmse: Option<f64>,
     pub iterations: usize,
     pub termination: String,
     /// Parameters the curve could not identify, pinned at their value.

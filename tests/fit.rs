@@ -328,3 +328,56 @@ fn degenerate_curves_give_a_reason_not_a_panic() {
         }
     }
 }
+
+#[test]
+fn fabric_parameter_file_round_trips_byte_identical() {
+    use kestrel::params::{FabricParams, ParamsFormat};
+    let curves: Vec<Curve> = known_laws(false, 0.2)
+        .into_iter()
+        .chain(known_laws(true, 0.0))
+        .enumerate()
+        .map(|(i, (law, test))| {
+            let mut c = curve_of(&law, test, 400);
+            c.direction = if i < 3 {
+                Direction::Warp
+            } else {
+                Direction::Weft
+            };
+            c
+        })
+        .collect();
+    let refs: Vec<&Curve> = curves.iter().collect();
+    let fit = kestrel::fit::fit_fabric("Known fabric", &refs, &FitOptions::default());
+    assert_eq!(fit.params.fits.len(), 6);
+    assert!(fit.params.warp.traction.is_some() && fit.params.weft.shear.is_some());
+    let dir = tempfile::tempdir().unwrap();
+    for (format, name) in [
+        (ParamsFormat::Toml, "p.toml"),
+        (ParamsFormat::Json, "p.json"),
+    ] {
+        let path = dir.path().join(name);
+        fit.params.write(&path, format, false).unwrap();
+        let first = std::fs::read(&path).unwrap();
+        let back = FabricParams::read(&path).unwrap();
+        assert_eq!(back, fit.params);
+        let path2 = dir.path().join(format!("again-{name}"));
+        back.write(&path2, format, false).unwrap();
+        assert_eq!(
+            std::fs::read(&path2).unwrap(),
+            first,
+            "{name} not byte-identical"
+        );
+        // refused without force
+        assert!(back.write(&path, format, false).is_err());
+    }
+    // the fitted laws drive the same curves back
+    let warp_traction = fit.params.warp.traction.unwrap();
+    let again = ConnectorLaw::Traction(warp_traction).drive(&curves[0].x);
+    let range = 490.0;
+    let worst = again
+        .iter()
+        .zip(&curves[0].y)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 1e-3 * range, "{worst}");
+}

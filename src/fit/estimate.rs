@@ -110,6 +110,143 @@ fn toe_basis(eps: f64, e: f64) -> (f64, f64) {
     }
 }
 
+/// Linear interpolation of a branch (samples sorted by x) at `at`; None outside it.
+fn interpolate(branch: &[(f64, f64)], at: f64) -> Option<f64> {
+    let i = branch.partition_point(|(bx, _)| *bx < at);
+    if i == 0 || i >= branch.len() {
+        return None;
+    }
+    let ((x0, y0), (x1, y1)) = (branch[i - 1], branch[i]);
+    Some(if x1 > x0 {
+        y0 + (y1 - y0) * (at - x0) / (x1 - x0)
+    } else {
+        0.5 * (y0 + y1)
+    })
+}
+
+/// Mean of a branch's y over a window of x (robust to the instrument's noise).
+fn window_mean(branch: &[(f64, f64)], lo: f64, hi: f64) -> Option<f64> {
+    let (mut s, mut n) = (0.0, 0);
+    for (bx, by) in branch {
+        if *bx >= lo && *bx <= hi {
+            s += by;
+            n += 1;
+        }
+    }
+    if n > 0 {
+        Some(s / n as f64)
+    } else {
+        interpolate(branch, 0.5 * (lo + hi))
+    }
+}
+
+/// Tensile: from the loading branch L and the unloading branch U (far from the reversal),
+/// F_el = (L + U)/2 and the half-width (L − U)/2 = F_c0 + μ F_el; then the toe and line
+/// fitted to F_el = (L − F_c0)/(1 + μ) on the loading branch, ε₁ by a grid search with
+/// F₁ kept in the toe bound.
+fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges) {
+    let x_max = ranges.x_max.max(1e-12);
+    let top = x
+        .iter()
+        .enumerate()
+        .fold(0, |b, (i, v)| if *v > x[b] { i } else { b });
+    let mut loading: Vec<(f64, f64)> = x[..=top]
+        .iter()
+        .copied()
+        .zip(y[..=top].iter().copied())
+        .collect();
+    let mut unloading: Vec<(f64, f64)> = x[top..]
+        .iter()
+        .copied()
+        .zip(y[top..].iter().copied())
+        .collect();
+    loading.sort_by(|a, b| a.0.total_cmp(&b.0));
+    unloading.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut level, mut mu) = (0.02 * ranges.y_range(), 0.0);
+    if unloading.len() > 8 {
+        let u_lo = unloading[0].0;
+        let span = x_max - u_lo;
+        // middle of the overlap: away from the reversal and from the residual strain
+        let half = 0.02 * span;
+        let mut rows = Vec::new();
+        let mut hs = Vec::new();
+        for j in 0..24 {
+            let at = u_lo + span * (0.1 + 0.75 * j as f64 / 23.0);
+            if let (Some(l), Some(u)) = (
+                window_mean(&loading, at - half, at + half),
+                window_mean(&unloading, at - half, at + half),
+            ) {
+                rows.push(vec![1.0, 0.5 * (l + u)]);
+                hs.push(0.5 * (l - u));
+            }
+        }
+        if let Some((c, _)) = lstsq(&rows, &hs) {
+            mu = c[1].clamp(0.0, 0.8);
+            level = c[0].max(1e-3 * ranges.y_range());
+            if c[1] < 0.0 || c[0] < 0.0 {
+                // a loop that does not widen with load: constant level, the mean half-width
+                mu = 0.0;
+                level =
+                    (hs.iter().sum::<f64>() / hs.len().max(1) as f64).max(1e-3 * ranges.y_range());
+            }
+        }
+    }
+    // elastic target on the loading branch, past the virgin friction transition
+    let target: Vec<(f64, f64)> = loading
+        .iter()
+        .filter(|(bx, _)| *bx > 0.05 * x_max)
+        .map(|&(bx, by)| (bx, (by - level) / (1.0 + mu)))
+        .collect();
+    let mut best: Option<(f64, f64, f64, f64)> = None; // (rss, e, k, f)
+    for j in 1..=40 {
+        let e = x_max * j as f64 / 40.0;
+        // F_el = k g1 + F g2 with F = k e (1 + φ)/2: for each φ on a grid the model is k·h
+        for phi in [0.0, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0] {
+            let (mut hh, mut hy) = (0.0, 0.0);
+            for &(bx, t) in &target {
+                let (g1, g2) = toe_basis(bx, e);
+                let h = g1 + g2 * e * (1.0 + phi) / 2.0;
+                hh += h * h;
+                hy += h * t;
+            }
+            if hh <= 0.0 {
+                continue;
+            }
+            let k = hy / hh;
+            if k <= 0.0 {
+                continue;
+            }
+            let f = k * e * (1.0 + phi) / 2.0;
+            let rss: f64 = target
+                .iter()
+                .map(|&(bx, t)| {
+                    let (g1, g2) = toe_basis(bx, e);
+                    let r = k * g1 + f * g2 - t;
+                    r * r
+                })
+                .sum();
+            if best.is_none_or(|b| rss < b.0) {
+                best = Some((rss, e, k, f));
+            }
+        }
+    }
+    let (e, k, f) = match best {
+        Some((_, e, k, f)) => (e, k, f),
+        None => (
+            0.5 * x_max,
+            ranges.y_range() / x_max,
+            0.375 * ranges.y_range(),
+        ),
+    };
+    p[idx::K] = k;
+    p[idx::E1] = e;
+    p[idx::F1] = f;
+    p[idx::E1A] = e;
+    p[idx::MU] = mu;
+    p[idx::LEVEL] = level;
+    p[idx::OFFSET] = 0.0;
+}
+
 /// Initial physical parameters for `kind` on the curve (x, y).
 pub fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
     let ranges = CurveRanges::of(x, y);
@@ -145,43 +282,7 @@ pub fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
                 p[idx::OFFSET] = c[3];
             }
         }
-        ElasticKind::ToeLine => {
-            // loading ≈ (1+μ)F_el + F_c0 + c, unloading ≈ (1−μ)F_el − F_c0 + c, with
-            // F_el = k g1 + F₁ g2 for a toe end ε₁ found by a grid search
-            let x_max = ranges.x_max.max(1e-12);
-            let ys: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
-            let mut best: Option<(f64, DVector<f64>, f64)> = None;
-            for j in 1..40 {
-                let e = x_max * j as f64 / 40.0;
-                let rows: Vec<Vec<f64>> = keep
-                    .iter()
-                    .map(|&i| {
-                        let (g1, g2) = toe_basis(x[i], e);
-                        vec![g1, g2, v[i] * g1, v[i] * g2, v[i], 1.0]
-                    })
-                    .collect();
-                if let Some((c, rss)) = lstsq(&rows, &ys) {
-                    if best.as_ref().is_none_or(|b| rss < b.2) {
-                        best = Some((e, c, rss));
-                    }
-                }
-            }
-            let (e, c) = match best {
-                Some((e, c, _)) => (e, c),
-                None => (
-                    0.5 * x_max,
-                    DVector::from_vec(vec![ranges.y_range() / x_max, 0.0, 0.0, 0.0, 0.0, 0.0]),
-                ),
-            };
-            let k = c[0].abs().max(1e-6 * ranges.y_range() / x_max);
-            p[idx::K] = k;
-            p[idx::E1] = e;
-            p[idx::F1] = c[1].clamp(0.5 * k * e, k * e);
-            p[idx::E1A] = e;
-            p[idx::MU] = (c[2] / k).clamp(0.0, 0.8);
-            p[idx::LEVEL] = c[4].max(1e-3 * ranges.y_range());
-            p[idx::OFFSET] = c[5];
-        }
+        ElasticKind::ToeLine => tensile_estimate(&mut p, x, y, &ranges),
     }
     // ε_f: the distance to saturate after a reversal, by a 1-D search on the full law
     let mut best = (f64::INFINITY, 0.05 * ranges.x_range());

@@ -329,7 +329,7 @@ pub(crate) fn coordinates(
     lo[idx::LEVEL] = 0.0;
     hi[idx::LEVEL] = yr;
     lo[idx::MU] = 0.0;
-    hi[idx::MU] = 0.95;
+    hi[idx::MU] = 0.99;
     lo[idx::EPSF] = 1e-5 * xr;
     hi[idx::EPSF] = xr;
     lo[idx::ALPHA] = 1.0;

@@ -1,0 +1,193 @@
+//! A fabric's curves (up to six: tensile, shear, bending × warp, weft) fitted into one
+//! parameter set, with the fit quality per curve and the provenance of every source file.
+
+use std::collections::BTreeMap;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::problem::{fit_curve, FitOptions};
+use super::report::{CurveFit, FitStatus};
+use crate::kes::{Curve, Direction};
+use crate::material::ConnectorLaw;
+use crate::params::{CurveFitQuality, FabricParams, Provenance, SourceFile};
+
+/// The outcome of fitting one fabric.
+#[derive(Debug, Clone)]
+pub struct FabricFit {
+    pub fabric: String,
+    pub params: FabricParams,
+    pub fits: Vec<CurveFit>,
+    pub total_ms: f64,
+}
+
+/// Groups curves by their `fabric` metadata, in order of first appearance.
+pub fn group_by_fabric(curves: &[Curve]) -> Vec<(String, Vec<&Curve>)> {
+    let mut groups: Vec<(String, Vec<&Curve>)> = Vec::new();
+    for c in curves {
+        match groups.iter_mut().find(|(f, _)| *f == c.fabric) {
+            Some((_, g)) => g.push(c),
+            None => groups.push((c.fabric.clone(), vec![c])),
+        }
+    }
+    groups
+}
+
+/// UTC now as RFC 3339 (`2026-11-23T07:05:00Z`).
+pub fn utc_now_rfc3339() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // civil from days (H. Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// SHA-256 of a file's bytes as lowercase hex; None if it cannot be read.
+pub fn sha256_file(path: &std::path::Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let digest = Sha256::digest(&bytes);
+    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Fits every curve of one fabric and assembles its parameter set. Curves that cannot be
+/// fitted are reported in `fits` with their reason and leave their law out of the set.
+pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> FabricFit {
+    let start = Instant::now();
+    let fits: Vec<CurveFit> = curves.iter().map(|c| fit_curve(c, options)).collect();
+    let mut params = FabricParams::new(fabric);
+    for (curve, fit) in curves.iter().zip(&fits) {
+        let laws = match curve.direction {
+            Direction::Weft => &mut params.weft,
+            Direction::Warp | Direction::Bias => &mut params.warp,
+        };
+        match fit.law() {
+            Some(ConnectorLaw::Traction(l)) => laws.traction = Some(l),
+            Some(ConnectorLaw::Bending(l)) => laws.bending = Some(l),
+            Some(ConnectorLaw::Shear(l)) => laws.shear = Some(l),
+            None => {}
+        }
+        let status_note = match &fit.status {
+            FitStatus::Fitted => fit.termination.clone(),
+            FitStatus::Failed(reason) => format!("failed: {reason}"),
+        };
+        params.fits.push(CurveFitQuality {
+            file: fit.file.clone(),
+            test: curve.test.to_string(),
+            direction: curve.direction.to_string(),
+            model: fit.model.clone(),
+            nrmse: fit.nrmse.is_finite().then_some(fit.nrmse),
+            iterations: fit.iterations,
+            termination: status_note,
+            pinned: fit
+                .params
+                .iter()
+                .filter(|p| {
+                    p.pinned
+                        .as_deref()
+                        .is_some_and(|why| why != "fixed by the model")
+                })
+                .map(|p| format!("{}: {}", p.name, p.pinned.as_deref().unwrap_or_default()))
+                .collect(),
+        });
+    }
+    params.provenance = Provenance {
+        kestrel_version: env!("CARGO_PKG_VERSION").to_string(),
+        date: utc_now_rfc3339(),
+        sources: curves
+            .iter()
+            .map(|c| {
+                let path = c.source.clone().unwrap_or_default();
+                SourceFile {
+                    file: path.display().to_string(),
+                    sha256: sha256_file(&path).unwrap_or_else(|| "unreadable".into()),
+                    metadata: c.metadata.clone(),
+                }
+            })
+            .collect(),
+    };
+    FabricFit {
+        fabric: fabric.to_string(),
+        params,
+        fits,
+        total_ms: start.elapsed().as_secs_f64() * 1e3,
+    }
+}
+
+/// Fits several fabrics in parallel (rayon), calling `progress` after each one.
+pub fn fit_fabrics(
+    curves: &[Curve],
+    options: &FitOptions,
+    progress: &(dyn Fn(&FabricFit) + Sync),
+) -> Vec<FabricFit> {
+    let groups = group_by_fabric(curves);
+    groups
+        .par_iter()
+        .map(|(fabric, cs)| {
+            let fit = fit_fabric(fabric, cs, options);
+            progress(&fit);
+            fit
+        })
+        .collect()
+}
+
+/// A file name for a fabric: lowercase, words joined by `-`.
+pub fn fabric_slug(fabric: &str) -> String {
+    let mut s = String::new();
+    for ch in fabric.chars() {
+        if ch.is_ascii_alphanumeric() {
+            s.push(ch.to_ascii_lowercase());
+        } else if !s.ends_with('-') && !s.is_empty() {
+            s.push('-');
+        }
+    }
+    let s = s.trim_end_matches('-').to_string();
+    if s.is_empty() {
+        "fabric".into()
+    } else {
+        s
+    }
+}
+
+/// Metadata shared by every curve of a fabric (for a summary).
+pub fn common_metadata(curves: &[&Curve]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Some(first) = curves.first() {
+        for (k, v) in &first.metadata {
+            if curves.iter().all(|c| c.metadata.get(k) == Some(v)) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_and_date_are_well_formed() {
+        assert_eq!(fabric_slug("Wool suiting W1"), "wool-suiting-w1");
+        assert_eq!(fabric_slug("  "), "fabric");
+        let d = utc_now_rfc3339();
+        assert_eq!(d.len(), 20, "{d}");
+        assert!(d.ends_with('Z') && d.as_bytes()[10] == b'T', "{d}");
+    }
+}
