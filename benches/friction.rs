@@ -84,6 +84,7 @@ fn laws(c: &mut Criterion) {
         eps1: 0.03,
         f1: 40.0,
         eps1_aligned: Some(0.025),
+        toe: Default::default(),
         friction,
     };
     let bending = BendingLaw {

@@ -9,5 +9,5 @@ pub mod problem;
 pub mod report;
 
 pub use fabric::{fit_fabric, fit_fabrics, FabricFit};
-pub use problem::{fit_curve, FitModel, FitOptions, MuMode};
+pub use problem::{fit_curve, FitModel, FitOptions, MuMode, ToeChoice};
 pub use report::{CurveFit, FitStatus, ParamEstimate};

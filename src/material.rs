@@ -101,6 +101,20 @@ pub trait MaterialLaw {
     }
 }
 
+/// Shape of the traction toe on [0, ε_c]; both meet the line k_t(ε − ε_c) + F_c with C¹
+/// continuity. They coincide at the ends of the quadratic toe's bound (F_c = k_t ε_c/2:
+/// F_c(ε/ε_c)², F_c = k_t ε_c: the line itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToeShape {
+    /// The paper's quadratic toe (eq. 3), k_t ε_c/2 ≤ F_c ≤ k_t ε_c.
+    #[default]
+    Quadratic,
+    /// A power toe F_c(ε/ε_c)^n with n = k_t ε_c/F_c ≥ 1 (0 < F_c ≤ k_t ε_c): fibres whose
+    /// slack is spread unevenly, J-shaped loading curves.
+    Power,
+}
+
 /// Traction (TC): a quadratic toe on [0, ε_c] joined C¹ to the line k_t(ε − ε_c) + F₁; no
 /// compression (F_el = 0 for ε < 0). ε_c = ε₁ on the virgin loading, ε₁' once the strain has
 /// reached ε₁, with F₁' = F₁ − k_t(ε₁ − ε₁') so the line and the force stay continuous.
@@ -111,13 +125,21 @@ pub struct TractionLaw {
     pub k_t: f64,
     /// End of the virgin toe ε₁ [-].
     pub eps1: f64,
-    /// Force per width at ε₁, F₁ [N/m]; k_t ε₁/2 ≤ F₁ ≤ k_t ε₁.
+    /// Force per width at ε₁, F₁ [N/m]; k_t ε₁/2 ≤ F₁ ≤ k_t ε₁ (quadratic toe),
+    /// 0 < F₁ ≤ k_t ε₁ (power toe).
     pub f1: f64,
     /// End of the aligned toe ε₁' [-]; 2(ε₁ − F₁/k_t) ≤ ε₁' ≤ ε₁. Defaults to ε₁.
     #[serde(default)]
     pub eps1_aligned: Option<f64>,
     /// Friction term (level in N/m, strain lengths as fractions).
     pub friction: FrictionLaw,
+    /// Shape of the toe (quadratic unless said).
+    #[serde(default, skip_serializing_if = "is_quadratic")]
+    pub toe: ToeShape,
+}
+
+fn is_quadratic(t: &ToeShape) -> bool {
+    *t == ToeShape::Quadratic
 }
 
 impl TractionLaw {
@@ -125,25 +147,45 @@ impl TractionLaw {
         positive("k_t", self.k_t)?;
         positive("eps1", self.eps1)?;
         positive("f1", self.f1)?;
-        let (lo, hi) = (self.k_t * self.eps1 / 2.0, self.k_t * self.eps1);
+        let hi = self.k_t * self.eps1;
+        let lo = match self.toe {
+            ToeShape::Quadratic => hi / 2.0,
+            ToeShape::Power => 0.0,
+        };
         let tol = 1e-12 * hi;
         if self.f1 < lo - tol || self.f1 > hi + tol {
             return Err(ParamError::new(
                 "f1",
                 self.f1,
-                format!(
-                    "toe bound k_t*eps1/2 <= f1 <= k_t*eps1 requires {lo:.6} <= f1 <= {hi:.6} N/m"
-                ),
+                match self.toe {
+                    ToeShape::Quadratic => format!(
+                        "toe bound k_t*eps1/2 <= f1 <= k_t*eps1 requires {lo:.6} <= f1 <= {hi:.6} N/m"
+                    ),
+                    ToeShape::Power => format!(
+                        "power toe bound 0 < f1 <= k_t*eps1 requires f1 <= {hi:.6} N/m"
+                    ),
+                },
             ));
         }
         if let Some(ea) = self.eps1_aligned {
-            let lo_a = (2.0 * (self.eps1 - self.f1 / self.k_t)).max(0.0);
-            if !(ea.is_finite() && ea > 0.0 && ea >= lo_a - 1e-12 && ea <= self.eps1 + 1e-12) {
+            let (lo_a, rule) = match self.toe {
+                ToeShape::Quadratic => (
+                    2.0 * (self.eps1 - self.f1 / self.k_t),
+                    "2(eps1 - f1/k_t) <=",
+                ),
+                ToeShape::Power => (self.eps1 - self.f1 / self.k_t, "eps1 - f1/k_t <"),
+            };
+            let lo_a = lo_a.max(0.0);
+            let above = match self.toe {
+                ToeShape::Quadratic => ea >= lo_a - 1e-12,
+                ToeShape::Power => ea > lo_a,
+            };
+            if !(ea.is_finite() && ea > 0.0 && above && ea <= self.eps1 + 1e-12) {
                 return Err(ParamError::new(
                     "eps1_aligned",
                     ea,
                     format!(
-                        "must satisfy {lo_a:.6} = 2(eps1 - f1/k_t) <= eps1_aligned <= eps1 = {:.6} (aligned toe bound)",
+                        "must satisfy {lo_a:.6} = {rule} eps1_aligned <= eps1 = {:.6} (aligned toe bound)",
                         self.eps1
                     ),
                 ));
@@ -164,11 +206,17 @@ impl TractionLaw {
 
     /// The toe-and-line elastic force for toe end `eps_c` and toe force `f_c`.
     #[inline]
-    pub fn toe_and_line(k_t: f64, eps_c: f64, f_c: f64, eps: f64) -> f64 {
+    pub fn toe_and_line(toe: ToeShape, k_t: f64, eps_c: f64, f_c: f64, eps: f64) -> f64 {
         if eps <= 0.0 {
             0.0
         } else if eps < eps_c {
-            (k_t * eps / eps_c) * ((1.0 - f_c / (k_t * eps_c)) * eps + 2.0 * f_c / k_t - eps_c)
+            match toe {
+                ToeShape::Quadratic => {
+                    (k_t * eps / eps_c)
+                        * ((1.0 - f_c / (k_t * eps_c)) * eps + 2.0 * f_c / k_t - eps_c)
+                }
+                ToeShape::Power => f_c * (eps / eps_c).powf(k_t * eps_c / f_c),
+            }
         } else {
             k_t * (eps - eps_c) + f_c
         }
@@ -179,9 +227,15 @@ impl MaterialLaw for TractionLaw {
     #[inline]
     fn elastic(&self, state: &LawState, strain: f64) -> f64 {
         if state.aligned {
-            Self::toe_and_line(self.k_t, self.eps1_aligned(), self.f1_aligned(), strain)
+            Self::toe_and_line(
+                self.toe,
+                self.k_t,
+                self.eps1_aligned(),
+                self.f1_aligned(),
+                strain,
+            )
         } else {
-            Self::toe_and_line(self.k_t, self.eps1, self.f1, strain)
+            Self::toe_and_line(self.toe, self.k_t, self.eps1, self.f1, strain)
         }
     }
     fn friction(&self) -> &FrictionLaw {
@@ -325,6 +379,7 @@ mod tests {
             f1: 5.0,
             eps1_aligned: None,
             friction: dahl(1.0, 0.001),
+            toe: ToeShape::Quadratic,
         };
         let e = law.validate().unwrap_err();
         assert_eq!(e.field, "f1");

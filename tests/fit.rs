@@ -110,6 +110,7 @@ pub fn known_laws(bs2: bool, mu: f64) -> Vec<(ConnectorLaw, KesTest)> {
                 eps1: 0.025,
                 f1: 200.0,
                 eps1_aligned: Some(0.02),
+                toe: Default::default(),
                 friction: friction(8.0, mu, bs2, 0.002),
             }),
             KesTest::Tensile,

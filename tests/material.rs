@@ -10,6 +10,7 @@ fn traction(mu: f64, eps1_aligned: Option<f64>) -> TractionLaw {
         eps1: 0.03,
         f1: 40.0, // between k_t ε₁/2 = 30 and k_t ε₁ = 60
         eps1_aligned,
+        toe: Default::default(),
         friction: FrictionLaw {
             level: 2.0,
             mu,
@@ -89,10 +90,14 @@ proptest! {
 
     #[test]
     fn traction_force_is_continuous_along_random_paths(
-        path in random_path(), mu in 0.0f64..0.6, ea in 0.021f64..0.03
+        path in random_path(), mu in 0.0f64..0.6, ea in 0.021f64..0.03, power in any::<bool>()
     ) {
         // |ΔF| ≤ L|Δε| with L = k_t(1+μ) + 2·(F_c0 + μ F_el,max)/ε_f (|dz/ds| ≤ 2/ε_f)
-        let law = traction(mu, Some(ea));
+        let mut law = traction(mu, Some(ea));
+        if power {
+            law.toe = kestrel::material::ToeShape::Power;
+            law.validate().unwrap();
+        }
         let f_el_max = law.k_t * 0.08;
         let lip = law.k_t * (1.0 + mu) + 2.0 * (2.0 + mu * f_el_max) / 0.002;
         let mut state = LawState::default();
@@ -166,4 +171,32 @@ proptest! {
             prop_assert!(w >= -1e-9, "work {w}");
         }
     }
+}
+
+#[test]
+fn power_toe_meets_the_line_and_matches_the_quadratic_at_the_bounds() {
+    use kestrel::material::ToeShape;
+    let s = LawState::default();
+    let mut law = traction(0.0, None);
+    law.toe = ToeShape::Power;
+    law.f1 = 20.0; // n = k_t ε₁ / F₁ = 3: a J-shaped toe the quadratic cannot make
+    law.validate().unwrap();
+    let e = law.eps1;
+    assert!((law.elastic(&s, e) - law.f1).abs() < 1e-12);
+    let h = 1e-7;
+    let left = (law.elastic(&s, e) - law.elastic(&s, e - h)) / h;
+    assert!((left - law.k_t).abs() < 1e-3 * law.k_t, "{left}");
+    // closed form F₁ (ε/ε₁)^3
+    assert!((law.elastic(&s, 0.015) - 20.0 * 0.125).abs() < 1e-12);
+    // at F₁ = k_t ε₁/2 both toes are F₁(ε/ε₁)²
+    let mut quad = traction(0.0, None);
+    quad.f1 = 30.0;
+    let mut pow = quad;
+    pow.toe = ToeShape::Power;
+    for eps in [0.003, 0.01, 0.02, 0.029] {
+        assert!((quad.elastic(&s, eps) - pow.elastic(&s, eps)).abs() < 1e-9);
+    }
+    // F₁ above k_t ε₁ is refused for both
+    pow.f1 = 61.0;
+    assert_eq!(pow.validate().unwrap_err().field, "f1");
 }

@@ -144,7 +144,7 @@ fn window_mean(branch: &[(f64, f64)], lo: f64, hi: f64) -> Option<f64> {
 /// F_el = (L + U)/2 and the half-width (L − U)/2 = F_c0 + μ F_el; then the toe and line
 /// fitted to F_el = (L − F_c0)/(1 + μ) on the loading branch, ε₁ by a grid search with
 /// F₁ kept in the toe bound.
-fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges) {
+fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power: bool) {
     let x_max = ranges.x_max.max(1e-12);
     let top = x
         .iter()
@@ -192,20 +192,54 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges) {
         }
     }
     // elastic target on the loading branch, past the virgin friction transition
-    let target: Vec<(f64, f64)> = loading
+    let full: Vec<(f64, f64)> = loading
         .iter()
         .filter(|(bx, _)| *bx > 0.05 * x_max)
         .map(|&(bx, by)| (bx, (by - level) / (1.0 + mu)))
+        .collect();
+    // averaged in bins of about 10 samples: the grid search needs the shape, not the noise
+    let target: Vec<(f64, f64)> = full
+        .chunks(10)
+        .map(|c| {
+            let n = c.len() as f64;
+            (
+                c.iter().map(|v| v.0).sum::<f64>() / n,
+                c.iter().map(|v| v.1).sum::<f64>() / n,
+            )
+        })
         .collect();
     let mut best: Option<(f64, f64, f64, f64)> = None; // (rss, e, k, f)
     for j in 1..=40 {
         let e = x_max * j as f64 / 40.0;
         // F_el = k g1 + F g2 with F = k e (1 + φ)/2: for each φ on a grid the model is k·h
-        for phi in [0.0, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0] {
+        let phis: &[f64] = if power {
+            &[
+                -0.7, -0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.2, 0.4, 0.7, 1.0,
+            ]
+        } else {
+            &[0.0, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0]
+        };
+        for &phi in phis {
             let (mut hh, mut hy) = (0.0, 0.0);
+            let basis = |bx: f64| -> f64 {
+                if power {
+                    // F_el/k with F₁ = k e (1+φ)/2, n = 2/(1+φ)
+                    let f_over_k = e * (1.0 + phi) / 2.0;
+                    let n = 2.0 / (1.0 + phi);
+                    if bx <= 0.0 {
+                        0.0
+                    } else if bx < e {
+                        f_over_k * (bx / e).powf(n)
+                    } else {
+                        bx - e + f_over_k
+                    }
+                } else {
+                    let (g1, g2) = toe_basis(bx, e);
+                    g1 + g2 * e * (1.0 + phi) / 2.0
+                }
+            };
             for &(bx, t) in &target {
-                let (g1, g2) = toe_basis(bx, e);
-                let h = g1 + g2 * e * (1.0 + phi) / 2.0;
+                let h = basis(bx);
                 hh += h * h;
                 hy += h * t;
             }
@@ -220,8 +254,7 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges) {
             let rss: f64 = target
                 .iter()
                 .map(|&(bx, t)| {
-                    let (g1, g2) = toe_basis(bx, e);
-                    let r = k * g1 + f * g2 - t;
+                    let r = k * basis(bx) - t;
                     r * r
                 })
                 .sum();
@@ -282,13 +315,19 @@ pub fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
                 p[idx::OFFSET] = c[3];
             }
         }
-        ElasticKind::ToeLine => tensile_estimate(&mut p, x, y, &ranges),
+        ElasticKind::ToeLine | ElasticKind::PowerToeLine => tensile_estimate(
+            &mut p,
+            x,
+            y,
+            &ranges,
+            kind.elastic == ElasticKind::PowerToeLine,
+        ),
     }
     // ε_f: the distance to saturate after a reversal, by a 1-D search on the full law
     let mut best = (f64::INFINITY, 0.05 * ranges.x_range());
     let mut out = vec![0.0; x.len()];
-    for j in 0..24 {
-        let eps_f = ranges.x_range() * 1e-4 * 10f64.powf(j as f64 * 3.5 / 23.0);
+    for j in 0..14 {
+        let eps_f = ranges.x_range() * 1e-4 * 10f64.powf(j as f64 * 3.5 / 13.0);
         let mut q = p;
         q[idx::EPSF] = eps_f;
         simulate(kind, &q, x, &mut out);

@@ -2,7 +2,7 @@
 //! ∂F/∂p for every physical parameter p, stepping the friction states exactly (MODEL.md §2–3).
 
 use crate::friction::{bs2_step, dahl_step};
-use crate::material::TractionLaw;
+use crate::material::{ToeShape, TractionLaw};
 
 /// Index of each physical parameter in a parameter vector [`P`].
 pub mod idx {
@@ -38,8 +38,10 @@ pub type P = [f64; idx::N];
 /// The elastic part of the law.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ElasticKind {
-    /// Traction: toe and line, virgin/aligned, no compression.
+    /// Traction: quadratic toe and line, virgin/aligned, no compression.
     ToeLine,
+    /// Traction: power toe F₁(ε/ε_c)^n, n = k_t ε_c/F₁, and line.
+    PowerToeLine,
     /// Bending, shear, generic loop: k·x.
     Linear,
 }
@@ -60,9 +62,16 @@ pub struct LawKind {
     pub shape: ShapeKind,
 }
 
+impl ElasticKind {
+    /// A traction law (toe and line, alignment)?
+    pub fn is_traction(self) -> bool {
+        matches!(self, ElasticKind::ToeLine | ElasticKind::PowerToeLine)
+    }
+}
+
 /// Elastic force and its derivatives with respect to (k, ε₁, F₁, ε₁') for traction.
 #[inline]
-fn toe_line_with_grad(p: &P, eps: f64, aligned: bool) -> (f64, [f64; 4]) {
+fn toe_line_with_grad(p: &P, eps: f64, aligned: bool, power: bool) -> (f64, [f64; 4]) {
     use idx::*;
     let k = p[K];
     let (e, f, de_dp, df_dp): (f64, f64, [f64; 4], [f64; 4]) = if aligned {
@@ -76,6 +85,13 @@ fn toe_line_with_grad(p: &P, eps: f64, aligned: bool) -> (f64, [f64; 4]) {
     // partials of F_el w.r.t. (k explicit, e, f)
     let (val, dk, de, df) = if eps <= 0.0 {
         (0.0, 0.0, 0.0, 0.0)
+    } else if eps < e && power {
+        // F_el = f r^n, r = ε/e, n = k e/f
+        let r = eps / e;
+        let n = k * e / f;
+        let l = r.ln();
+        let rn = (n * l).exp();
+        (f * rn, e * rn * l, k * rn * (l - 1.0), rn * (1.0 - n * l))
     } else if eps < e {
         let r = eps / e;
         let val = k * eps * r - f * r * r + 2.0 * f * r - k * eps;
@@ -99,12 +115,17 @@ fn toe_line_with_grad(p: &P, eps: f64, aligned: bool) -> (f64, [f64; 4]) {
 pub fn elastic(kind: ElasticKind, p: &P, x: f64, aligned: bool) -> f64 {
     match kind {
         ElasticKind::Linear => p[idx::K] * x,
-        ElasticKind::ToeLine => {
+        ElasticKind::ToeLine | ElasticKind::PowerToeLine => {
+            let toe = if kind == ElasticKind::PowerToeLine {
+                ToeShape::Power
+            } else {
+                ToeShape::Quadratic
+            };
             if aligned {
                 let f1a = p[idx::F1] - p[idx::K] * (p[idx::E1] - p[idx::E1A]);
-                TractionLaw::toe_and_line(p[idx::K], p[idx::E1A], f1a, x)
+                TractionLaw::toe_and_line(toe, p[idx::K], p[idx::E1A], f1a, x)
             } else {
-                TractionLaw::toe_and_line(p[idx::K], p[idx::E1], p[idx::F1], x)
+                TractionLaw::toe_and_line(toe, p[idx::K], p[idx::E1], p[idx::F1], x)
             }
         }
     }
@@ -125,7 +146,7 @@ pub fn simulate(kind: LawKind, p: &P, x: &[f64], out: &mut [f64]) {
                 (z1, z2) = bs2_step(z1, z2, d, p[idx::EPSF], p[idx::ETA], p[idx::RATIO])
             }
         }
-        if kind.elastic == ElasticKind::ToeLine && *xi >= p[idx::E1] {
+        if kind.elastic.is_traction() && *xi >= p[idx::E1] {
             aligned = true;
         }
         let fel = elastic(kind.elastic, p, *xi, aligned);
@@ -222,11 +243,11 @@ pub fn simulate_with_jacobian(kind: LawKind, p: &P, x: &[f64], out: &mut [f64], 
                 g[0] = *xi;
                 (p[K] * xi, g)
             }
-            ElasticKind::ToeLine => {
+            ElasticKind::ToeLine | ElasticKind::PowerToeLine => {
                 if *xi >= p[E1] {
                     aligned = true;
                 }
-                toe_line_with_grad(p, *xi, aligned)
+                toe_line_with_grad(p, *xi, aligned, kind.elastic == ElasticKind::PowerToeLine)
             }
         };
         let z = z1 + z2;
@@ -291,7 +312,11 @@ mod tests {
     #[test]
     fn sensitivities_match_central_differences() {
         let x = path();
-        for elastic in [ElasticKind::ToeLine, ElasticKind::Linear] {
+        for elastic in [
+            ElasticKind::ToeLine,
+            ElasticKind::PowerToeLine,
+            ElasticKind::Linear,
+        ] {
             for shape in [ShapeKind::Dahl, ShapeKind::Bs2] {
                 for alpha in [1.0, 1.7] {
                     let kind = LawKind { elastic, shape };

@@ -53,9 +53,34 @@ pub enum MuMode {
     Zero,
 }
 
+/// The traction toe to fit: one shape, or both with the lower AIC kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToeChoice {
+    Quadratic,
+    Power,
+    Auto,
+}
+
+impl std::str::FromStr for ToeChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "quadratic" => Ok(ToeChoice::Quadratic),
+            "power" => Ok(ToeChoice::Power),
+            "auto" => Ok(ToeChoice::Auto),
+            o => Err(format!(
+                "unknown toe `{o}` — expected quadratic, power or auto"
+            )),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FitOptions {
     pub model: FitModel,
+    /// Traction toe shape (tensile curves only).
+    pub toe: ToeChoice,
     pub mu: MuMode,
     /// Fit a force zero offset (the instrument's zero).
     pub offset: bool,
@@ -67,6 +92,7 @@ impl Default for FitOptions {
     fn default() -> Self {
         Self {
             model: FitModel::Auto,
+            toe: ToeChoice::Auto,
             mu: MuMode::Free,
             offset: true,
             max_evaluations: 400,
@@ -118,10 +144,19 @@ pub(crate) struct Coordinates {
 impl Coordinates {
     pub fn physical(&self, q: &P) -> P {
         let mut p = *q;
-        if self.kind.elastic == ElasticKind::ToeLine {
-            let phi = q[idx::F1];
-            p[idx::F1] = q[idx::K] * q[idx::E1] * (1.0 + phi) / 2.0;
-            p[idx::E1A] = q[idx::E1] * (1.0 - phi + phi * q[idx::E1A]);
+        let phi = q[idx::F1];
+        match self.kind.elastic {
+            ElasticKind::ToeLine => {
+                p[idx::F1] = q[idx::K] * q[idx::E1] * (1.0 + phi) / 2.0;
+                p[idx::E1A] = q[idx::E1] * (1.0 - phi + phi * q[idx::E1A]);
+            }
+            ElasticKind::PowerToeLine => {
+                // ε₁' = ε₁ − (1 − ψ)·0.95·F₁/k keeps F₁' ≥ 0.05 F₁ > 0
+                p[idx::F1] = q[idx::K] * q[idx::E1] * (1.0 + phi) / 2.0;
+                p[idx::E1A] =
+                    q[idx::E1] - (1.0 - q[idx::E1A]) * 0.95 * q[idx::E1] * (1.0 + phi) / 2.0;
+            }
+            ElasticKind::Linear => {}
         }
         p
     }
@@ -129,7 +164,12 @@ impl Coordinates {
     /// Coordinates from physical parameters (inverse of [`physical`]).
     pub fn from_physical(kind: LawKind, p: &P) -> P {
         let mut q = *p;
-        if kind.elastic == ElasticKind::ToeLine {
+        if kind.elastic == ElasticKind::PowerToeLine {
+            let phi = (2.0 * p[idx::F1] / (p[idx::K] * p[idx::E1]) - 1.0).clamp(-0.9, 1.0);
+            q[idx::F1] = phi;
+            let span = 0.95 * p[idx::E1] * (1.0 + phi) / 2.0;
+            q[idx::E1A] = (1.0 - (p[idx::E1] - p[idx::E1A]) / span).clamp(0.0, 1.0);
+        } else if kind.elastic == ElasticKind::ToeLine {
             let phi = (2.0 * p[idx::F1] / (p[idx::K] * p[idx::E1]) - 1.0).clamp(0.0, 1.0);
             q[idx::F1] = phi;
             let e1a = p[idx::E1A] / p[idx::E1];
@@ -148,7 +188,23 @@ impl Coordinates {
         for &j in &self.free {
             let mut c = [0.0; idx::N];
             c[j] = 1.0;
-            if self.kind.elastic == ElasticKind::ToeLine {
+            if self.kind.elastic == ElasticKind::PowerToeLine {
+                let (k, e1, phi, psi) = (q[idx::K], q[idx::E1], q[idx::F1], q[idx::E1A]);
+                let a = 0.95 * (1.0 - psi);
+                match j {
+                    idx::K => c[idx::F1] = e1 * (1.0 + phi) / 2.0,
+                    idx::E1 => {
+                        c[idx::F1] = k * (1.0 + phi) / 2.0;
+                        c[idx::E1A] = 1.0 - a * (1.0 + phi) / 2.0;
+                    }
+                    idx::F1 => {
+                        c[idx::F1] = k * e1 / 2.0;
+                        c[idx::E1A] = -a * e1 / 2.0;
+                    }
+                    idx::E1A => c[idx::E1A] = 0.95 * e1 * (1.0 + phi) / 2.0,
+                    _ => {}
+                }
+            } else if self.kind.elastic == ElasticKind::ToeLine {
                 let (k, e1, phi, psi) = (q[idx::K], q[idx::E1], q[idx::F1], q[idx::E1A]);
                 match j {
                     idx::K => c[idx::F1] = e1 * (1.0 + phi) / 2.0,
@@ -287,13 +343,13 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
     }
 }
 
-/// The law structure a curve's test calls for.
-pub fn law_kind(test: KesTest, shape: ShapeKind) -> LawKind {
+/// The law structure a curve's test calls for (`power` picks the power toe for tensile).
+pub fn law_kind(test: KesTest, shape: ShapeKind, power: bool) -> LawKind {
     LawKind {
-        elastic: if test == KesTest::Tensile {
-            ElasticKind::ToeLine
-        } else {
-            ElasticKind::Linear
+        elastic: match test {
+            KesTest::Tensile if power => ElasticKind::PowerToeLine,
+            KesTest::Tensile => ElasticKind::ToeLine,
+            _ => ElasticKind::Linear,
         },
         shape,
     }
@@ -322,7 +378,12 @@ pub(crate) fn coordinates(
     hi[idx::K] = k0 * 50.0;
     lo[idx::E1] = 1e-3 * ranges.x_max.abs().max(1e-12);
     hi[idx::E1] = ranges.x_max.abs().max(1e-12);
-    lo[idx::F1] = 0.0;
+    // φ: F₁ = k ε₁ (1 + φ)/2; the power toe goes down to n = 2/(1 + φ) = 10
+    lo[idx::F1] = if kind.elastic == ElasticKind::PowerToeLine {
+        -0.8
+    } else {
+        0.0
+    };
     hi[idx::F1] = 1.0;
     lo[idx::E1A] = 0.0;
     hi[idx::E1A] = 1.0;
@@ -341,7 +402,7 @@ pub(crate) fn coordinates(
     lo[idx::OFFSET] = -0.1 * yr;
     hi[idx::OFFSET] = 0.1 * yr;
     let mut free = vec![idx::K];
-    if kind.elastic == ElasticKind::ToeLine {
+    if kind.elastic.is_traction() {
         free.extend([idx::E1, idx::F1, idx::E1A]);
     }
     free.extend([idx::LEVEL, idx::EPSF]);
@@ -430,7 +491,13 @@ fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> {
 }
 
 /// Fits one friction model (not `Auto`) with μ free or zero.
-fn fit_model(curve: &Curve, model: FitModel, mu: MuMode, options: &FitOptions) -> CurveFit {
+fn fit_model(
+    curve: &Curve,
+    model: FitModel,
+    mu: MuMode,
+    power: bool,
+    options: &FitOptions,
+) -> CurveFit {
     let start = Instant::now();
     let ranges = CurveRanges::of(&curve.x, &curve.y);
     let (shape, alpha_free) = match model {
@@ -438,7 +505,7 @@ fn fit_model(curve: &Curve, model: FitModel, mu: MuMode, options: &FitOptions) -
         FitModel::DahlAlpha => (ShapeKind::Dahl, true),
         _ => (ShapeKind::Dahl, false),
     };
-    let kind = law_kind(curve.test, shape);
+    let kind = law_kind(curve.test, shape, power);
     let p0 = initial_estimate(kind, &curve.x, &curve.y);
     let mut coords = coordinates(
         kind,
@@ -451,7 +518,7 @@ fn fit_model(curve: &Curve, model: FitModel, mu: MuMode, options: &FitOptions) -
     );
     let mut pinned: Vec<(usize, String)> = Vec::new();
     // ε₁' is identified only by samples below ε₁ after the strain has reached it
-    if kind.elastic == ElasticKind::ToeLine {
+    if kind.elastic.is_traction() {
         let e1 = coords.physical(&coords.q)[idx::E1];
         let reached = curve.x.iter().position(|&v| v >= e1);
         let returns = reached.is_some_and(|r| curve.x[r..].iter().any(|&v| v < 0.9 * e1));
@@ -471,20 +538,59 @@ fn fit_model(curve: &Curve, model: FitModel, mu: MuMode, options: &FitOptions) -
     let mut problem;
     let mut round = 0;
     loop {
-        let (pr, term, evals) = run_lm(
-            coords.clone(),
-            &curve.x,
-            &curve.y,
-            y_range,
-            options.max_evaluations,
-        );
+        round += 1;
+        // a short first run: coordinates heading for a bound are pinned there (the sin map
+        // converges only linearly at a bound), then the rest is refined
+        let budget = if round == 1 {
+            (8 * (coords.free.len() + 1)).min(options.max_evaluations)
+        } else {
+            options.max_evaluations
+        };
+        let (pr, term, evals) = run_lm(coords.clone(), &curve.x, &curve.y, y_range, budget);
         problem = pr;
         termination = term;
         evaluations += evals;
         iterations += problem.jacobian_evaluations.get();
         coords = problem.coords.clone();
-        round += 1;
-        // pin the worst-determined coordinate and refit, at most three times
+        if round > 6 || coords.free.len() <= 1 {
+            break;
+        }
+        let at_bound: Vec<(usize, bool)> = coords
+            .free
+            .iter()
+            .filter_map(|&j| {
+                let span = coords.hi[j] - coords.lo[j];
+                let t = (coords.q[j] - coords.lo[j]) / span;
+                if t < 0.005 {
+                    Some((j, false))
+                } else if t > 0.995 {
+                    Some((j, true))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        if !at_bound.is_empty() {
+            for (j, upper) in at_bound {
+                coords.free.retain(|&k| k != j);
+                let value = if upper { coords.hi[j] } else { coords.lo[j] };
+                coords.q[j] = value;
+                let (name, _) = param_name(j, curve.test);
+                let shown = coords.physical(&coords.q)[j];
+                pinned.push((
+                    j,
+                    format!(
+                        "at its {} bound ({name} = {shown:.6e}): the curve asks for a value beyond the physical range",
+                        if upper { "upper" } else { "lower" }
+                    ),
+                ));
+            }
+            continue;
+        }
+        if round == 1 && matches!(termination, TerminationReason::LostPatience) {
+            continue;
+        }
+        // pin the worst-determined coordinate and refit
         let stats = report::covariance(&problem);
         let worst = stats.and_then(|(_, se_q)| {
             coords
@@ -504,28 +610,29 @@ fn fit_model(curve: &Curve, model: FitModel, mu: MuMode, options: &FitOptions) -
                         | idx::ALPHA => se_q[c] / bound_span,
                         _ => se_q[c] / value.abs().max(1e-300),
                     };
-                    (relative > 1.0 || !relative.is_finite()).then_some((c, j, relative))
+                    (relative > 1.0 || !relative.is_finite()).then_some((j, relative))
                 })
-                .max_by(|a, b| a.2.total_cmp(&b.2))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
         });
         match worst {
-            Some((_, j, rel)) if round <= 3 && coords.free.len() > 1 => {
+            Some((j, rel)) => {
                 coords.free.retain(|&k| k != j);
-                let (name, _) = param_name(j, curve.test);
                 pinned.push((
                     j,
-                    format!("not identified by this curve (standard error {:.0} % of its scale): pinned at its value", rel * 100.0),
+                    format!(
+                        "not identified by this curve (standard error {:.0} % of its scale): pinned at its value",
+                        rel * 100.0
+                    ),
                 ));
-                let _ = name;
             }
-            _ => break,
+            None => break,
         }
     }
     report::build(
         curve,
         &problem,
         kind,
-        model_label(model, mu),
+        model_label(model, mu, kind),
         &pinned,
         termination,
         evaluations,
@@ -534,15 +641,20 @@ fn fit_model(curve: &Curve, model: FitModel, mu: MuMode, options: &FitOptions) -
     )
 }
 
-fn model_label(model: FitModel, mu: MuMode) -> String {
+fn model_label(model: FitModel, mu: MuMode, kind: LawKind) -> String {
     let base = match model {
         FitModel::Dahl | FitModel::Auto => "dahl",
         FitModel::DahlAlpha => "dahl-alpha",
         FitModel::Bs2 => "bs2",
     };
+    let toe = if kind.elastic == ElasticKind::PowerToeLine {
+        ", power toe"
+    } else {
+        ""
+    };
     match mu {
-        MuMode::Free => format!("{base}+mu"),
-        MuMode::Zero => base.to_string(),
+        MuMode::Free => format!("{base}+mu{toe}"),
+        MuMode::Zero => format!("{base}{toe}"),
     }
 }
 
@@ -554,15 +666,33 @@ pub fn fit_curve(curve: &Curve, options: &FitOptions) -> CurveFit {
     if let Some(reason) = degenerate(curve, &ranges) {
         return CurveFit::failed(curve, reason);
     }
-    if options.model != FitModel::Auto {
-        return fit_model(curve, options.model, options.mu, options);
-    }
+    let toes: &[bool] = match (curve.test, options.toe) {
+        (KesTest::Tensile, ToeChoice::Auto) => &[false, true],
+        (KesTest::Tensile, ToeChoice::Power) => &[true],
+        _ => &[false],
+    };
+    let (models, mus): (&[FitModel], &[MuMode]) = if options.model == FitModel::Auto {
+        (
+            &[FitModel::Dahl, FitModel::Bs2],
+            &[MuMode::Zero, MuMode::Free],
+        )
+    } else {
+        (
+            std::slice::from_ref(&options.model),
+            std::slice::from_ref(&options.mu),
+        )
+    };
     let start = Instant::now();
     let mut candidates: Vec<CurveFit> = Vec::new();
-    for model in [FitModel::Dahl, FitModel::Bs2] {
-        for mu in [MuMode::Zero, MuMode::Free] {
-            candidates.push(fit_model(curve, model, mu, options));
+    for &model in models {
+        for &mu in mus {
+            for &power in toes {
+                candidates.push(fit_model(curve, model, mu, power, options));
+            }
         }
+    }
+    if candidates.len() == 1 {
+        return candidates.remove(0);
     }
     let summary: Vec<String> = candidates
         .iter()
@@ -575,7 +705,7 @@ pub fn fit_curve(curve: &Curve, options: &FitOptions) -> CurveFit {
     match best {
         Some(mut b) => {
             b.selection = Some(format!(
-                "auto: lowest AIC = n ln(RSS/n) + 2k among {}",
+                "lowest AIC = n ln(RSS/n) + 2k among {}",
                 summary.join(", ")
             ));
             b.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -602,7 +732,7 @@ mod tests {
             (KesTest::Shear, ShapeKind::Dahl, true),
             (KesTest::Bending, ShapeKind::Bs2, false),
         ] {
-            let kind = law_kind(elastic_test, shape);
+            let kind = law_kind(elastic_test, shape, false);
             let mut p = [0.0; idx::N];
             p[idx::K] = 1000.0;
             p[idx::E1] = 0.03;

@@ -12,7 +12,7 @@ use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
 use super::problem::{param_name, PathProblem};
 use crate::friction::FrictionShape;
 use crate::kes::{Curve, KesTest};
-use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, TractionLaw};
+use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
 
 /// Outcome of a fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -136,6 +136,11 @@ impl CurveFit {
                 f1: p[idx::F1],
                 eps1_aligned: Some(p[idx::E1A]),
                 friction,
+                toe: if kind.elastic == ElasticKind::PowerToeLine {
+                    ToeShape::Power
+                } else {
+                    ToeShape::Quadratic
+                },
             }),
             KesTest::Shear => ConnectorLaw::Shear(ShearLaw {
                 k_s: p[idx::K],
@@ -208,7 +213,7 @@ pub(crate) fn build(
     let stats = covariance(problem);
     let mut params_out = Vec::new();
     let mut list: Vec<usize> = vec![idx::K];
-    if kind.elastic == ElasticKind::ToeLine {
+    if kind.elastic.is_traction() {
         list.extend([idx::E1, idx::F1, idx::E1A]);
     }
     list.extend([idx::LEVEL, idx::MU, idx::EPSF]);
@@ -242,7 +247,7 @@ pub(crate) fn build(
                 s += gu[a] * cov[(u, v)] * gv[b];
             }
         }
-        Some(s * y_range * y_range)
+        Some(s)
     };
     let depends_on_free = |i: usize| g.iter().any(|c| c[i] != 0.0);
     for &i in &list {
