@@ -442,6 +442,10 @@ pub(crate) fn coordinates(
     }
 }
 
+/// A coordinate closer than this fraction of its span to a bound after a run is pinned there.
+/// (Wider margins pin coordinates that are merely passing by and wreck the fit.)
+const AT_BOUND: f64 = 0.005;
+
 /// One least-squares run; returns the problem at its optimum, the termination, evaluations.
 fn run_lm<'a>(
     coords: Coordinates,
@@ -542,7 +546,7 @@ fn fit_model(
         // a short first run: coordinates heading for a bound are pinned there (the sin map
         // converges only linearly at a bound), then the rest is refined
         let budget = if round == 1 {
-            (8 * (coords.free.len() + 1)).min(options.max_evaluations)
+            (2 * (coords.free.len() + 1)).min(options.max_evaluations)
         } else {
             options.max_evaluations
         };
@@ -561,9 +565,9 @@ fn fit_model(
             .filter_map(|&j| {
                 let span = coords.hi[j] - coords.lo[j];
                 let t = (coords.q[j] - coords.lo[j]) / span;
-                if t < 0.005 {
+                if t < AT_BOUND {
                     Some((j, false))
-                } else if t > 0.995 {
+                } else if t > 1.0 - AT_BOUND {
                     Some((j, true))
                 } else {
                     None
