@@ -306,12 +306,12 @@ pub fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
                 .collect();
             let ys: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
             if let Some((c, _)) = lstsq(&rows, &ys) {
-                let k = c[0]
-                    .abs()
-                    .max(1e-9 * ranges.y_range() / ranges.x_range().max(1e-300));
+                // signed: a generic loop may lean either way; laws clamp it into their bounds
+                let floor = 1e-9 * ranges.y_range() / ranges.x_range().max(1e-300);
+                let k = if c[0].abs() < floor { floor } else { c[0] };
                 p[idx::K] = k;
                 p[idx::LEVEL] = c[1].max(1e-3 * ranges.y_range());
-                p[idx::MU] = (c[2] / k).clamp(0.0, 0.8);
+                p[idx::MU] = (c[2] / k.abs()).clamp(0.0, 0.8);
                 p[idx::OFFSET] = c[3];
             }
         }

@@ -370,12 +370,15 @@ pub(crate) fn coordinates(
     let mut lo = [0.0; idx::N];
     let mut hi = [0.0; idx::N];
     let k0 = p0[idx::K].abs().max(1e-300);
-    lo[idx::K] = if test == KesTest::Loop {
-        0.0
+    // a generic loop's rigidity may be of either sign (a tilted loop); a law's is positive
+    let (k_lo, k_hi) = if test == KesTest::Loop {
+        let span = 50.0 * k0 + yr / xr.max(1e-300);
+        (-span, span)
     } else {
-        k0 / 50.0
+        (k0 / 50.0, k0 * 50.0)
     };
-    hi[idx::K] = k0 * 50.0;
+    lo[idx::K] = k_lo;
+    hi[idx::K] = k_hi;
     lo[idx::E1] = 1e-3 * ranges.x_max.abs().max(1e-12);
     hi[idx::E1] = ranges.x_max.abs().max(1e-12);
     // φ: F₁ = k ε₁ (1 + φ)/2; the power toe goes down to n = 2/(1 + φ) = 10
@@ -670,6 +673,19 @@ pub fn fit_curve(curve: &Curve, options: &FitOptions) -> CurveFit {
     if let Some(reason) = degenerate(curve, &ranges) {
         return CurveFit::failed(curve, reason);
     }
+    // a generic loop's x has an arbitrary origin: fit about the middle of its range (the
+    // elastic part k(x − x_mid) and the load-dependent level need a physical origin)
+    let centred;
+    let curve = if curve.test == KesTest::Loop {
+        let mid = 0.5 * (ranges.x_min + ranges.x_max);
+        let mut c = curve.clone();
+        c.x.iter_mut().for_each(|v| *v -= mid);
+        c.metadata.insert("x_origin_si".into(), format!("{mid:e}"));
+        centred = c;
+        &centred
+    } else {
+        curve
+    };
     let toes: &[bool] = match (curve.test, options.toe) {
         (KesTest::Tensile, ToeChoice::Auto) => &[false, true],
         (KesTest::Tensile, ToeChoice::Power) => &[true],
