@@ -8,6 +8,9 @@ pub mod path_model;
 pub mod problem;
 pub mod report;
 
-pub use fabric::{fit_fabric, fit_fabrics, FabricFit};
-pub use problem::{fit_curve, FitModel, FitOptions, MuMode, ToeChoice};
+pub use fabric::{assemble_fabric_params, fit_fabric, fit_fabrics, FabricFit};
+pub use problem::{
+    fit_curve, fit_curve_with_progress, FitModel, FitOptions, FitProgress, MuMode, ProgressSink,
+    ToeChoice,
+};
 pub use report::{CurveFit, FitStatus, ParamEstimate};

@@ -129,3 +129,46 @@ impl Curve {
         self.x.is_empty()
     }
 }
+
+/// How a test's curve is shown to a person: KES axis titles and the factors from SI.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KesUnits {
+    pub x_label: &'static str,
+    pub y_label: &'static str,
+    /// KES x per SI x (e.g. 100 % per unit strain).
+    pub x_per_si: f64,
+    /// KES y per SI y (e.g. 1/0.980665 gf/cm per N/m).
+    pub y_per_si: f64,
+}
+
+impl KesTest {
+    /// Axis titles and factors for showing this test in Kawabata units.
+    pub fn kes_units(self) -> KesUnits {
+        match self {
+            KesTest::Tensile => KesUnits {
+                x_label: "strain [%]",
+                y_label: "force [gf/cm]",
+                x_per_si: 100.0,
+                y_per_si: 1.0 / GF_PER_CM_N_PER_M,
+            },
+            KesTest::Shear => KesUnits {
+                x_label: "angle [deg]",
+                y_label: "force [gf/cm]",
+                x_per_si: 1.0 / DEG_RAD,
+                y_per_si: 1.0 / GF_PER_CM_N_PER_M,
+            },
+            KesTest::Bending => KesUnits {
+                x_label: "curvature [1/cm]",
+                y_label: "moment [gf*cm/cm]",
+                x_per_si: 1.0 / PER_CM_PER_M,
+                y_per_si: 1.0 / GF_CM_PER_CM_N,
+            },
+            KesTest::Loop => KesUnits {
+                x_label: "x [SI]",
+                y_label: "y [SI]",
+                x_per_si: 1.0,
+                y_per_si: 1.0,
+            },
+        }
+    }
+}

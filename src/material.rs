@@ -396,3 +396,216 @@ mod tests {
         assert_eq!(f.validate().unwrap_err().field, "friction.mu");
     }
 }
+
+/// One named parameter of a law, for editors: name, SI unit, value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LawParameter {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub value: f64,
+}
+
+impl ConnectorLaw {
+    /// `traction`, `bending` or `shear`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ConnectorLaw::Traction(_) => "traction",
+            ConnectorLaw::Bending(_) => "bending",
+            ConnectorLaw::Shear(_) => "shear",
+        }
+    }
+
+    fn friction_mut(&mut self) -> &mut FrictionLaw {
+        match self {
+            ConnectorLaw::Traction(l) => &mut l.friction,
+            ConnectorLaw::Bending(l) => &mut l.friction,
+            ConnectorLaw::Shear(l) => &mut l.friction,
+        }
+    }
+
+    /// Every editable parameter with its SI unit, in a stable order.
+    pub fn parameters(&self) -> Vec<LawParameter> {
+        let p = |name, unit, value| LawParameter { name, unit, value };
+        let (level_unit, length_unit) = match self {
+            ConnectorLaw::Traction(_) => ("N/m", "-"),
+            ConnectorLaw::Bending(_) => ("N", "1/m"),
+            ConnectorLaw::Shear(_) => ("N/m", "rad"),
+        };
+        let mut out = match self {
+            ConnectorLaw::Traction(l) => vec![
+                p("k_t", "N/m", l.k_t),
+                p("eps1", "-", l.eps1),
+                p("f1", "N/m", l.f1),
+                p("eps1_aligned", "-", l.eps1_aligned()),
+            ],
+            ConnectorLaw::Bending(l) => vec![p("k_b", "N*m", l.k_b), p("k0", "1/m", l.k0)],
+            ConnectorLaw::Shear(l) => vec![p("k_s", "N/(m*rad)", l.k_s), p("theta0", "rad", l.theta0)],
+        };
+        let f = self.friction();
+        out.push(p("level", level_unit, f.level));
+        out.push(p("mu", "-", f.mu));
+        match f.shape {
+            FrictionShape::Dahl { eps_f, alpha } => {
+                out.push(p("eps_f", length_unit, eps_f));
+                out.push(p("alpha", "-", alpha));
+            }
+            FrictionShape::Bs2 { eps_f, eta, ratio } => {
+                out.push(p("eps_f", length_unit, eps_f));
+                out.push(p("eta", "-", eta));
+                out.push(p("ratio", "-", ratio));
+            }
+        }
+        out
+    }
+
+    /// The law with parameter `name` set to `value`, validated; the error says why not.
+    pub fn with_parameter(&self, name: &str, value: f64) -> Result<Self, ParamError> {
+        let mut law = *self;
+        match (&mut law, name) {
+            (ConnectorLaw::Traction(l), "k_t") => l.k_t = value,
+            (ConnectorLaw::Traction(l), "eps1") => l.eps1 = value,
+            (ConnectorLaw::Traction(l), "f1") => l.f1 = value,
+            (ConnectorLaw::Traction(l), "eps1_aligned") => l.eps1_aligned = Some(value),
+            (ConnectorLaw::Bending(l), "k_b") => l.k_b = value,
+            (ConnectorLaw::Bending(l), "k0") => l.k0 = value,
+            (ConnectorLaw::Shear(l), "k_s") => l.k_s = value,
+            (ConnectorLaw::Shear(l), "theta0") => l.theta0 = value,
+            (l, "level") => l.friction_mut().level = value,
+            (l, "mu") => l.friction_mut().mu = value,
+            (l, field) => {
+                let shape = &mut l.friction_mut().shape;
+                match (shape, field) {
+                    (FrictionShape::Dahl { eps_f, .. }, "eps_f")
+                    | (FrictionShape::Bs2 { eps_f, .. }, "eps_f") => *eps_f = value,
+                    (FrictionShape::Dahl { alpha, .. }, "alpha") => *alpha = value,
+                    (FrictionShape::Bs2 { eta, .. }, "eta") => *eta = value,
+                    (FrictionShape::Bs2 { ratio, .. }, "ratio") => *ratio = value,
+                    _ => return Err(ParamError::new("name", value, format!("`{field}` is not a parameter of this law"))),
+                }
+            }
+        }
+        law.validate()?;
+        Ok(law)
+    }
+
+    /// The same law with the other friction shape (Dahl ↔ second order), lengths kept.
+    pub fn with_shape(&self, second_order: bool) -> Self {
+        let mut law = *self;
+        let f = law.friction_mut();
+        f.shape = match (f.shape, second_order) {
+            (FrictionShape::Dahl { eps_f, .. }, true) => FrictionShape::Bs2 {
+                eps_f,
+                eta: 0.3,
+                ratio: 0.3,
+            },
+            (FrictionShape::Bs2 { eps_f, .. }, false) => FrictionShape::Dahl { eps_f, alpha: 1.0 },
+            (s, _) => s,
+        };
+        law
+    }
+
+    /// The same law with μ set (0 switches the load-dependent level off).
+    pub fn with_mu(&self, mu: f64) -> Result<Self, ParamError> {
+        self.with_parameter("mu", mu)
+    }
+}
+
+/// A strain path to drive a law along: full cycles, decaying amplitudes, or partial reversals
+/// that draw minor loops. `amplitude` in the law's strain unit; `per_stroke` samples per
+/// full-amplitude stroke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DrivingPath {
+    FullCycles,
+    Decaying,
+    PartialReversals,
+}
+
+impl DrivingPath {
+    pub fn name(self) -> &'static str {
+        match self {
+            DrivingPath::FullCycles => "full cycles",
+            DrivingPath::Decaying => "decaying amplitudes",
+            DrivingPath::PartialReversals => "partial reversals (minor loops)",
+        }
+    }
+
+    /// Reversal points of the path, from 0, as fractions of the amplitude.
+    fn reversals(self, one_sided: bool) -> Vec<f64> {
+        let r: Vec<f64> = match self {
+            DrivingPath::FullCycles => vec![1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 0.0],
+            DrivingPath::Decaying => vec![1.0, -0.8, 0.64, -0.51, 0.41, -0.33, 0.26, -0.21, 0.0],
+            DrivingPath::PartialReversals => vec![1.0, 0.4, 0.8, 0.2, 0.6, -1.0, -0.4, -0.8, 1.0, 0.0],
+        };
+        if one_sided {
+            // traction carries no compression: drive it over [0, A]
+            r.into_iter().map(|v| 0.5 * (v + 1.0)).collect()
+        } else {
+            r
+        }
+    }
+
+    /// The sampled path, linear between reversal points.
+    pub fn samples(self, amplitude: f64, per_stroke: usize, one_sided: bool) -> Vec<f64> {
+        let mut out = vec![0.0];
+        let mut x0 = 0.0;
+        for r in self.reversals(one_sided) {
+            let target = r * amplitude;
+            let n = ((per_stroke as f64) * ((target - x0).abs() / amplitude.abs().max(1e-300)))
+                .ceil()
+                .max(1.0) as usize;
+            for k in 1..=n {
+                out.push(x0 + (target - x0) * k as f64 / n as f64);
+            }
+            x0 = target;
+        }
+        out
+    }
+}
+
+/// Drives a virgin law along `path` and returns (total, elastic, friction) at each sample.
+pub fn drive_parts(law: &impl MaterialLaw, path: &[f64]) -> Vec<(f64, f64, f64)> {
+    let mut state = LawState::default();
+    path.iter()
+        .map(|&x| {
+            let (next, f) = law.trial(&state, x);
+            state = next;
+            let el = law.elastic(&state, x);
+            (f, el, f - el)
+        })
+        .collect()
+}
+
+/// Work ∮F dx per cycle along a driven path (trapezoids), in the unit of F times the unit of x.
+/// Cycles run from one reversal to the second next (maximum to maximum); a path with fewer
+/// than three reversals (a KES protocol) counts as one cycle from its start to its end.
+pub fn dissipation_per_cycle(x: &[f64], f: &[f64]) -> Vec<f64> {
+    let n = x.len().min(f.len());
+    if n < 2 {
+        return Vec::new();
+    }
+    let work = |a: usize, b: usize| -> f64 {
+        (a..b)
+            .map(|i| 0.5 * (f[i] + f[i + 1]) * (x[i + 1] - x[i]))
+            .sum()
+    };
+    let mut reversals = Vec::new();
+    let mut dir = 0.0;
+    for i in 1..n {
+        let d = x[i] - x[i - 1];
+        if d != 0.0 {
+            if dir != 0.0 && d.signum() != dir {
+                reversals.push(i - 1);
+            }
+            dir = d.signum();
+        }
+    }
+    if reversals.len() < 3 {
+        return vec![work(0, n - 1)];
+    }
+    reversals
+        .iter()
+        .step_by(2)
+        .zip(reversals.iter().skip(2).step_by(2))
+        .map(|(&a, &b)| work(a, b))
+        .collect()
+}

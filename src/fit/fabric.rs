@@ -71,8 +71,19 @@ pub fn sha256_file(path: &std::path::Path) -> Option<String> {
 pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> FabricFit {
     let start = Instant::now();
     let fits: Vec<CurveFit> = curves.iter().map(|c| fit_curve(c, options)).collect();
+    let params = assemble_fabric_params(fabric, curves, &fits);
+    FabricFit {
+        fabric: fabric.to_string(),
+        params,
+        fits,
+        total_ms: start.elapsed().as_secs_f64() * 1e3,
+    }
+}
+
+/// A fabric's parameter set from fits already made (`fits[i]` of `curves[i]`).
+pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]) -> FabricParams {
     let mut params = FabricParams::new(fabric);
-    for (curve, fit) in curves.iter().zip(&fits) {
+    for (curve, fit) in curves.iter().zip(fits) {
         let laws = match curve.direction {
             Direction::Weft => &mut params.weft,
             Direction::Warp | Direction::Bias => &mut params.warp,
@@ -122,12 +133,7 @@ pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> Fabr
             })
             .collect(),
     };
-    FabricFit {
-        fabric: fabric.to_string(),
-        params,
-        fits,
-        total_ms: start.elapsed().as_secs_f64() * 1e3,
-    }
+    params
 }
 
 /// Fits several fabrics in parallel (rayon), calling `progress` after each one.

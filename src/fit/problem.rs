@@ -244,6 +244,19 @@ impl Coordinates {
     }
 }
 
+/// Live progress of a fit: which model, the iteration and the current NRMSE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitProgress {
+    pub model: String,
+    /// Jacobian evaluations so far in this least-squares run.
+    pub iteration: usize,
+    /// RMS(residual)/(max − min of the force) at the last evaluation.
+    pub nrmse: f64,
+}
+
+/// Where progress goes (a channel to a UI, a progress bar); called once per iteration.
+pub type ProgressSink<'a> = &'a (dyn Fn(&FitProgress) + Sync);
+
 /// The Levenberg–Marquardt problem over θ.
 pub(crate) struct PathProblem<'a> {
     pub coords: Coordinates,
@@ -253,6 +266,9 @@ pub(crate) struct PathProblem<'a> {
     inv_scale: f64,
     theta: DVector<f64>,
     pub jacobian_evaluations: Cell<usize>,
+    /// NRMSE at the last residual evaluation (for progress reports).
+    last_nrmse: Cell<f64>,
+    progress: Option<(ProgressSink<'a>, &'a str)>,
 }
 
 impl<'a> PathProblem<'a> {
@@ -265,6 +281,8 @@ impl<'a> PathProblem<'a> {
             inv_scale: 1.0 / y_range,
             theta: theta.clone(),
             jacobian_evaluations: Cell::new(0),
+            last_nrmse: Cell::new(f64::NAN),
+            progress: None,
         };
         p.set_params(&theta);
         p
@@ -327,12 +345,21 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
             f.len(),
             f.iter().zip(self.y).map(|(a, b)| (a - b) * self.inv_scale),
         );
+        self.last_nrmse
+            .set((r.norm_squared() / r.len().max(1) as f64).sqrt());
         r.iter().all(|v| v.is_finite()).then_some(r)
     }
 
     fn jacobian(&self) -> Option<DMatrix<f64>> {
         self.jacobian_evaluations
             .set(self.jacobian_evaluations.get() + 1);
+        if let Some((sink, model)) = self.progress {
+            sink(&FitProgress {
+                model: model.to_string(),
+                iteration: self.jacobian_evaluations.get(),
+                nrmse: self.last_nrmse.get(),
+            });
+        }
         let mut j = self.jacobian_q();
         for (c, &k) in self.coords.free.iter().enumerate() {
             let (lo, hi) = (self.coords.lo[k], self.coords.hi[k]);
@@ -456,8 +483,10 @@ fn run_lm<'a>(
     y: &'a [f64],
     y_range: f64,
     max_evaluations: usize,
+    progress: Option<(ProgressSink<'a>, &'a str)>,
 ) -> (PathProblem<'a>, TerminationReason, usize) {
-    let problem = PathProblem::new(coords, x, y, y_range);
+    let mut problem = PathProblem::new(coords, x, y, y_range);
+    problem.progress = progress;
     let n = problem.coords.free.len().max(1);
     let lm = LevenbergMarquardt::new()
         .with_patience((max_evaluations / (n + 1)).max(1))
@@ -504,6 +533,7 @@ fn fit_model(
     mu: MuMode,
     power: bool,
     options: &FitOptions,
+    progress: ProgressSink<'_>,
 ) -> CurveFit {
     let start = Instant::now();
     let ranges = CurveRanges::of(&curve.x, &curve.y);
@@ -513,6 +543,7 @@ fn fit_model(
         _ => (ShapeKind::Dahl, false),
     };
     let kind = law_kind(curve.test, shape, power);
+    let label = model_label(model, mu, kind);
     let p0 = initial_estimate(kind, &curve.x, &curve.y);
     let mut coords = coordinates(
         kind,
@@ -553,7 +584,14 @@ fn fit_model(
         } else {
             options.max_evaluations
         };
-        let (pr, term, evals) = run_lm(coords.clone(), &curve.x, &curve.y, y_range, budget);
+        let (pr, term, evals) = run_lm(
+            coords.clone(),
+            &curve.x,
+            &curve.y,
+            y_range,
+            budget,
+            Some((progress, label.as_str())),
+        );
         problem = pr;
         termination = term;
         evaluations += evals;
@@ -639,7 +677,7 @@ fn fit_model(
         curve,
         &problem,
         kind,
-        model_label(model, mu, kind),
+        label.clone(),
         &pinned,
         termination,
         evaluations,
@@ -669,6 +707,15 @@ fn model_label(model: FitModel, mu: MuMode, kind: LawKind) -> String {
 /// status says why, never a panic. `Auto` fits `dahl`, `dahl+mu`, `bs2` and `bs2+mu` and keeps
 /// the lowest AIC = n ln(RSS/n) + 2k (k free parameters), saying why.
 pub fn fit_curve(curve: &Curve, options: &FitOptions) -> CurveFit {
+    fit_curve_with_progress(curve, options, &|_| {})
+}
+
+/// [`fit_curve`], reporting each iteration to `progress`.
+pub fn fit_curve_with_progress(
+    curve: &Curve,
+    options: &FitOptions,
+    progress: ProgressSink<'_>,
+) -> CurveFit {
     let ranges = CurveRanges::of(&curve.x, &curve.y);
     if let Some(reason) = degenerate(curve, &ranges) {
         return CurveFit::failed(curve, reason);
@@ -707,7 +754,7 @@ pub fn fit_curve(curve: &Curve, options: &FitOptions) -> CurveFit {
     for &model in models {
         for &mu in mus {
             for &power in toes {
-                candidates.push(fit_model(curve, model, mu, power, options));
+                candidates.push(fit_model(curve, model, mu, power, options, progress));
             }
         }
     }

@@ -1,0 +1,272 @@
+//! `kestrel fit`: identify the connector laws of each fabric's curves and write one parameter
+//! file per fabric; `--values` fits from published KES values instead of curves.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args as ClapArgs;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use super::CliError;
+use kestrel::fit::fabric::fabric_slug;
+use kestrel::fit::{fit_fabrics, CurveFit, FabricFit, FitModel, FitOptions, FitStatus, MuMode, ToeChoice};
+use kestrel::kes::import::{read_kes_files, read_loop, ColumnRef, CurveOverrides, LoopColumn, LoopSpec, RowFilter};
+use kestrel::kes::{Curve, Direction, KesTest};
+use kestrel::params::ParamsFormat;
+
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    /// KES curve files (CSV); files are grouped by their `fabric` metadata.
+    #[arg(required_unless_present = "values")]
+    pub files: Vec<PathBuf>,
+    /// Friction model: dahl, dahl-alpha, bs2, or auto (lowest AIC, with mu free and zero).
+    #[arg(long, default_value = "auto")]
+    pub model: FitModel,
+    /// Load-dependent friction level: free, or zero (the paper's additive law). Ignored by auto.
+    #[arg(long, default_value = "free", value_parser = parse_mu)]
+    pub mu: MuMode,
+    /// Traction toe: quadratic (the paper's), power, or auto (lower AIC).
+    #[arg(long, default_value = "auto")]
+    pub toe: ToeChoice,
+    /// Output file (one fabric) or directory (several); default `<fabric>.params.toml` here.
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+    /// Overwrite existing parameter files.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write parameter files as JSON instead of TOML.
+    #[arg(long)]
+    pub json_out: bool,
+    /// Test of files that lack it in their metadata (tensile, shear, bending).
+    #[arg(long)]
+    pub test: Option<KesTest>,
+    /// Direction of files that lack it (warp, weft, bias).
+    #[arg(long)]
+    pub direction: Option<Direction>,
+    /// Generic loop: x column (header text or 1-based index).
+    #[arg(long, requires = "y")]
+    pub x: Option<String>,
+    /// Generic loop: unit of x (m, mm, um, %, -, rad, deg, 1/m, 1/cm).
+    #[arg(long)]
+    pub x_unit: Option<String>,
+    /// Generic loop: y column.
+    #[arg(long, requires = "x")]
+    pub y: Option<String>,
+    /// Generic loop: unit of y (N, mN, uN, N/m, gf/cm, gf, …).
+    #[arg(long)]
+    pub y_unit: Option<String>,
+    /// Generic loop: flip the sign of y (a rig that logs the reaction).
+    #[arg(long)]
+    pub negate_y: bool,
+    /// Generic loop: keep rows where a column is above or below a value, e.g. "Normal [uN] > 1e6".
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Fit from published KES values (a TOML file) instead of curves.
+    #[arg(long)]
+    pub values: Option<PathBuf>,
+}
+
+fn parse_mu(s: &str) -> Result<MuMode, String> {
+    match s {
+        "free" => Ok(MuMode::Free),
+        "zero" | "0" => Ok(MuMode::Zero),
+        o => Err(format!("unknown mu mode `{o}` — expected free or zero")),
+    }
+}
+
+fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
+    if let (Some(x), Some(y)) = (&args.x, &args.y) {
+        let column = |s: &str| s.parse::<ColumnRef>().map_err(CliError::input);
+        let spec = LoopSpec {
+            x: LoopColumn {
+                column: column(x)?,
+                unit: args.x_unit.clone(),
+                negate: false,
+            },
+            y: LoopColumn {
+                column: column(y)?,
+                unit: args.y_unit.clone(),
+                negate: args.negate_y,
+            },
+            filter: match &args.filter {
+                Some(f) => Some(f.parse::<RowFilter>().map_err(CliError::input)?),
+                None => None,
+            },
+            direction: args.direction,
+        };
+        return args
+            .files
+            .iter()
+            .map(|f| read_loop(f, &spec).map_err(CliError::input))
+            .collect();
+    }
+    read_kes_files(
+        &args.files,
+        CurveOverrides {
+            test: args.test,
+            direction: args.direction,
+        },
+    )
+    .map_err(CliError::input)
+}
+
+/// Where each fabric's file goes.
+fn output_path(args: &Args, fabric: &str, several: bool) -> PathBuf {
+    let ext = if args.json_out { "json" } else { "toml" };
+    let name = format!("{}.params.{ext}", fabric_slug(fabric));
+    match (&args.out, several) {
+        (Some(o), true) => o.join(name),
+        (Some(o), false) => o.clone(),
+        (None, _) => PathBuf::from(name),
+    }
+}
+
+fn params_json(fit: &CurveFit) -> serde_json::Value {
+    let mut params = serde_json::Map::new();
+    let mut errors = serde_json::Map::new();
+    for p in &fit.params {
+        params.insert(p.name.to_string(), json!(p.value));
+        if let Some(se) = p.std_error {
+            errors.insert(p.name.to_string(), json!(se));
+        }
+    }
+    json!({
+        "file": fit.file,
+        "test": fit.test.name(),
+        "direction": fit.direction,
+        "model": fit.model,
+        "nrmse": if fit.nrmse.is_finite() { json!(fit.nrmse) } else { json!(null) },
+        "iterations": fit.iterations,
+        "params": params,
+        "std_errors": errors,
+        "status": match &fit.status { FitStatus::Fitted => json!("fitted"), FitStatus::Failed(r) => json!(format!("failed: {r}")) },
+        "termination": fit.termination,
+        "selection": fit.selection,
+    })
+}
+
+fn print_report(fabric: &FabricFit, written: Option<&Path>) {
+    println!("{}  ({:.1} ms)", fabric.fabric, fabric.total_ms);
+    for fit in &fabric.fits {
+        println!(
+            "  {} {} — {}",
+            fit.test,
+            fit.direction,
+            if fit.file.is_empty() { "-" } else { &fit.file }
+        );
+        match &fit.status {
+            FitStatus::Failed(reason) => {
+                println!("    not fitted: {reason}");
+                continue;
+            }
+            FitStatus::Fitted => {}
+        }
+        println!(
+            "    model {}  NRMSE {:.3} %  {} iterations, {} evaluations, {:.1} ms  ({})",
+            fit.model,
+            100.0 * fit.nrmse,
+            fit.iterations,
+            fit.evaluations,
+            fit.elapsed_ms,
+            fit.termination
+        );
+        if let Some(sel) = &fit.selection {
+            println!("    {sel}");
+        }
+        for p in &fit.params {
+            let se = match (&p.pinned, p.std_error) {
+                (Some(why), _) => format!("pinned: {why}"),
+                (None, Some(se)) => format!("± {se:.3e}"),
+                (None, None) => "± n/a (singular)".into(),
+            };
+            println!("    {:<13} {:>13.6e} {:<12} {se}", p.name, p.value, p.unit);
+        }
+        for (a, b, r) in &fit.correlations {
+            println!("    correlation({a}, {b}) = {r:+.3}");
+        }
+    }
+    if let Some(p) = written {
+        println!("  written {}", p.display());
+    }
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    if let Some(values) = &args.values {
+        return super::fit_values::run(values, &args.out, args.force, args.json, args.json_out);
+    }
+    let curves = load(&args)?;
+    let options = FitOptions {
+        model: args.model,
+        mu: args.mu,
+        toe: args.toe,
+        ..FitOptions::default()
+    };
+    let fabrics = kestrel::fit::fabric::group_by_fabric(&curves).len();
+    let several = fabrics > 1;
+    if let (true, Some(o)) = (several, &args.out) {
+        std::fs::create_dir_all(o)
+            .map_err(|e| CliError::failed(format!("cannot create {}: {e}", o.display())))?;
+    }
+    let bar = if several {
+        let b = ProgressBar::new(fabrics as u64);
+        if let Ok(style) = ProgressStyle::with_template("fitting {bar:30} {pos}/{len} fabrics {msg}") {
+            b.set_style(style);
+        }
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let start = std::time::Instant::now();
+    let results = fit_fabrics(&curves, &options, &|f| {
+        bar.set_message(f.fabric.clone());
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+    let all_loops = curves.iter().all(|c| c.test == KesTest::Loop);
+    let format = if args.json_out {
+        ParamsFormat::Json
+    } else {
+        ParamsFormat::Toml
+    };
+    let mut out_json = Vec::new();
+    let mut failures = Vec::new();
+    for fabric in &results {
+        // a generic loop has no law slot in a fabric file: report only
+        let written = if all_loops && args.out.is_none() {
+            None
+        } else {
+            let path = output_path(&args, &fabric.fabric, several);
+            match fabric.params.write(&path, format, args.force) {
+                Ok(()) => Some(path),
+                Err(e) => {
+                    failures.push(e.to_string());
+                    None
+                }
+            }
+        };
+        if args.json {
+            out_json.push(json!({
+                "fabric": fabric.fabric,
+                "curves": fabric.fits.iter().map(params_json).collect::<Vec<_>>(),
+                "total_ms": fabric.total_ms,
+                "written": written.as_ref().map(|p| p.display().to_string()),
+            }));
+        } else {
+            print_report(fabric, written.as_deref());
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            json!({ "fabrics": out_json, "wall_ms": start.elapsed().as_secs_f64() * 1e3 })
+        );
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::failed(failures.join("\n")))
+    }
+}

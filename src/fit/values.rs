@@ -1,0 +1,348 @@
+//! Fit from characteristic values: the law whose simulated KES protocol reproduces published
+//! KES values (EMT, LT, RT; G, 2HG, 2HG5; B, 2HB), by least squares on the relative errors.
+//! Three free parameters per test at most, the rest tied to the targets (see docs/fitting.md).
+
+use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
+use nalgebra::{DMatrix, DVector, Dyn, Owned};
+use serde::{Deserialize, Serialize};
+
+use crate::friction::FrictionShape;
+use crate::kes::protocol::{simulate, Protocol};
+use crate::kes::values::{kes_values, ReadingRules};
+use crate::kes::{Direction, KesTest, DEG_RAD, GF_CM2_PER_CM_N_M, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
+use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
+use crate::params::{CurveFitQuality, FabricParams};
+
+/// Published KES values of one direction, in Kawabata units (any may be missing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionValues {
+    #[serde(rename = "EMT")]
+    pub emt: Option<f64>,
+    #[serde(rename = "LT")]
+    pub lt: Option<f64>,
+    #[serde(rename = "RT")]
+    pub rt: Option<f64>,
+    #[serde(rename = "G")]
+    pub g: Option<f64>,
+    #[serde(rename = "2HG")]
+    pub hg: Option<f64>,
+    #[serde(rename = "2HG5")]
+    pub hg5: Option<f64>,
+    #[serde(rename = "B")]
+    pub b: Option<f64>,
+    #[serde(rename = "2HB")]
+    pub hb: Option<f64>,
+}
+
+/// A values file: the fabric's name and its values per direction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricValues {
+    pub fabric: String,
+    #[serde(default)]
+    pub warp: DirectionValues,
+    #[serde(default)]
+    pub weft: DirectionValues,
+}
+
+/// How close one value came: target, achieved, relative error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ValueMatch {
+    pub name: &'static str,
+    pub target: f64,
+    /// None when the simulated curve does not give the value.
+    pub achieved: Option<f64>,
+    pub rel_error: Option<f64>,
+}
+
+/// One law fitted to values.
+#[derive(Debug, Clone, Serialize)]
+pub struct ValuesFit {
+    pub test: KesTest,
+    pub direction: Direction,
+    pub law: Option<ConnectorLaw>,
+    pub matches: Vec<ValueMatch>,
+    pub iterations: usize,
+    /// Why there is no law, or remarks.
+    pub note: Option<String>,
+}
+
+/// The values a test is fitted to, with their targets.
+fn targets(test: KesTest, v: &DirectionValues) -> Vec<(&'static str, f64)> {
+    let all: Vec<(&'static str, Option<f64>)> = match test {
+        KesTest::Tensile => vec![("EMT", v.emt), ("LT", v.lt), ("RT", v.rt)],
+        KesTest::Shear => vec![("G", v.g), ("2HG", v.hg), ("2HG5", v.hg5)],
+        KesTest::Bending => vec![("B", v.b), ("2HB", v.hb)],
+        KesTest::Loop => vec![],
+    };
+    all.into_iter()
+        .filter_map(|(n, t)| t.filter(|t| t.is_finite() && *t > 0.0).map(|t| (n, t)))
+        .collect()
+}
+
+/// The law for test `test` from free coordinates `u` (log-scaled or bounded), tied to targets.
+fn law_from(test: KesTest, u: &[f64], t: &[(&'static str, f64)]) -> ConnectorLaw {
+    let get = |name: &str| t.iter().find(|(n, _)| *n == name).map(|x| x.1);
+    let squash = |v: f64, lo: f64, hi: f64| lo + (hi - lo) * (1.0 + v.tanh()) / 2.0;
+    match test {
+        KesTest::Tensile => {
+            // power toe over the whole extension: ε₁ = EMT, n from φ, k_t sets EMT,
+            // the friction level grows with load (μ) to set RT; a small constant part.
+            let emt = get("EMT").unwrap_or(5.0) / 100.0;
+            let k_t = u[0].exp();
+            let phi = squash(u[1], -0.8, 1.0);
+            let mu = squash(u.get(2).copied().unwrap_or(0.0), 0.0, 0.95);
+            ConnectorLaw::Traction(TractionLaw {
+                k_t,
+                eps1: emt,
+                f1: k_t * emt * (1.0 + phi) / 2.0,
+                eps1_aligned: None,
+                friction: FrictionLaw {
+                    level: 2.0 * GF_PER_CM_N_PER_M,
+                    mu,
+                    shape: FrictionShape::Dahl {
+                        eps_f: 0.1 * emt,
+                        alpha: 1.0,
+                    },
+                },
+                toe: ToeShape::Power,
+            })
+        }
+        KesTest::Shear => {
+            let k_s = u[0].exp();
+            let level = u[1].exp();
+            let mu = squash(u.get(2).copied().unwrap_or(-10.0), 0.0, 0.95);
+            ConnectorLaw::Shear(ShearLaw {
+                k_s,
+                theta0: 0.0,
+                friction: FrictionLaw {
+                    level,
+                    mu,
+                    shape: FrictionShape::Dahl {
+                        eps_f: 0.3 * DEG_RAD,
+                        alpha: 1.0,
+                    },
+                },
+            })
+        }
+        _ => {
+            let k_b = u[0].exp();
+            let level = u.get(1).map(|v| v.exp()).unwrap_or(0.0);
+            ConnectorLaw::Bending(BendingLaw {
+                k_b,
+                k0: 0.0,
+                friction: FrictionLaw {
+                    level,
+                    mu: 0.0,
+                    shape: FrictionShape::Dahl {
+                        eps_f: 0.08 * PER_CM_PER_M,
+                        alpha: 1.0,
+                    },
+                },
+            })
+        }
+    }
+}
+
+/// Simulated values of a law (None where the protocol or a value fails).
+fn achieved(law: &ConnectorLaw, test: KesTest, names: &[(&'static str, f64)]) -> Vec<Option<f64>> {
+    let Ok(protocol) = Protocol::kes(test) else {
+        return vec![None; names.len()];
+    };
+    match simulate(law, &protocol, 401, "values fit", Direction::Warp) {
+        Ok(curve) => {
+            let reading = kes_values(&curve, &ReadingRules::default());
+            names.iter().map(|(n, _)| reading.values.get(n)).collect()
+        }
+        Err(_) => vec![None; names.len()],
+    }
+}
+
+struct ValuesProblem {
+    test: KesTest,
+    targets: Vec<(&'static str, f64)>,
+    u: DVector<f64>,
+}
+
+impl ValuesProblem {
+    fn residual_at(&self, u: &DVector<f64>) -> DVector<f64> {
+        let law = law_from(self.test, u.as_slice(), &self.targets);
+        let got = achieved(&law, self.test, &self.targets);
+        DVector::from_iterator(
+            self.targets.len(),
+            self.targets
+                .iter()
+                .zip(got)
+                .map(|((_, t), g)| g.map(|g| g / t - 1.0).unwrap_or(10.0)),
+        )
+    }
+}
+
+impl LeastSquaresProblem<f64, Dyn, Dyn> for ValuesProblem {
+    type ResidualStorage = Owned<f64, Dyn>;
+    type JacobianStorage = Owned<f64, Dyn, Dyn>;
+    type ParameterStorage = Owned<f64, Dyn>;
+    fn set_params(&mut self, u: &DVector<f64>) {
+        self.u.copy_from(u);
+    }
+    fn params(&self) -> DVector<f64> {
+        self.u.clone()
+    }
+    fn residuals(&self) -> Option<DVector<f64>> {
+        Some(self.residual_at(&self.u))
+    }
+    /// Central differences: the values are read from a simulated curve, not a closed form.
+    fn jacobian(&self) -> Option<DMatrix<f64>> {
+        let n = self.u.len();
+        let m = self.targets.len();
+        let mut j = DMatrix::zeros(m, n);
+        for c in 0..n {
+            let h = 1e-4;
+            let (mut up, mut um) = (self.u.clone(), self.u.clone());
+            up[c] += h;
+            um[c] -= h;
+            let d = (self.residual_at(&up) - self.residual_at(&um)) / (2.0 * h);
+            j.set_column(c, &d);
+        }
+        Some(j)
+    }
+}
+
+/// Initial coordinates from the targets (closed forms of the simplest law).
+fn initial(test: KesTest, t: &[(&'static str, f64)]) -> Vec<f64> {
+    let get = |name: &str| t.iter().find(|(n, _)| *n == name).map(|x| x.1);
+    match test {
+        KesTest::Tensile => {
+            let emt = get("EMT").unwrap_or(5.0) / 100.0;
+            // F_m = F₁ at ε₁ = EMT with a power toe n ≈ 2: k_t ≈ 2 F_m / EMT
+            let fm = 500.0 * GF_PER_CM_N_PER_M;
+            let mut u = vec![(2.0 * fm / emt).ln(), 0.0];
+            if get("RT").is_some() {
+                u.push(0.0);
+            }
+            u
+        }
+        KesTest::Shear => {
+            let g = get("G").unwrap_or(1.0) * GF_PER_CM_N_PER_M / DEG_RAD;
+            let hg = get("2HG").unwrap_or(1.0) * GF_PER_CM_N_PER_M;
+            let mut u = vec![g.ln(), (hg / 2.0).ln()];
+            if get("2HG5").is_some() {
+                u.push(-1.0);
+            }
+            u
+        }
+        _ => {
+            let b = get("B").unwrap_or(0.1) * GF_CM2_PER_CM_N_M;
+            let hb = get("2HB").unwrap_or(0.05) * GF_CM_PER_CM_N;
+            let mut u = vec![b.ln()];
+            if get("2HB").is_some() {
+                u.push((hb / 2.0).ln());
+            }
+            u
+        }
+    }
+}
+
+/// Fits the law of `test` in `direction` to the published values.
+pub fn fit_values(test: KesTest, direction: Direction, values: &DirectionValues) -> ValuesFit {
+    let t = targets(test, values);
+    if t.is_empty() {
+        return ValuesFit {
+            test,
+            direction,
+            law: None,
+            matches: Vec::new(),
+            iterations: 0,
+            note: Some(format!("no {test} values given")),
+        };
+    }
+    let needs_emt = test == KesTest::Tensile && !t.iter().any(|(n, _)| *n == "EMT");
+    if needs_emt {
+        return ValuesFit {
+            test,
+            direction,
+            law: None,
+            matches: Vec::new(),
+            iterations: 0,
+            note: Some("tensile values need EMT".into()),
+        };
+    }
+    let u0 = initial(test, &t);
+    let problem = ValuesProblem {
+        test,
+        targets: t.clone(),
+        u: DVector::from_vec(u0),
+    };
+    let (problem, report) = LevenbergMarquardt::new()
+        .with_patience(60)
+        .minimize(problem);
+    let law = law_from(test, problem.u.as_slice(), &t);
+    let got = achieved(&law, test, &t);
+    let matches = t
+        .iter()
+        .zip(got)
+        .map(|(&(name, target), a)| ValueMatch {
+            name,
+            target,
+            achieved: a,
+            rel_error: a.map(|a| a / target - 1.0),
+        })
+        .collect();
+    ValuesFit {
+        test,
+        direction,
+        law: law.validate().ok().map(|_| law),
+        matches,
+        iterations: report.number_of_evaluations,
+        note: Some(format!("{:?}", report.termination)),
+    }
+}
+
+/// Fits every law a values file allows and assembles the fabric's parameter set.
+pub fn fit_fabric_values(values: &FabricValues) -> (FabricParams, Vec<ValuesFit>) {
+    let mut params = FabricParams::new(values.fabric.clone());
+    let mut fits = Vec::new();
+    for (direction, v) in [(Direction::Warp, &values.warp), (Direction::Weft, &values.weft)] {
+        for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
+            let fit = fit_values(test, direction, v);
+            if fit.matches.is_empty() {
+                continue;
+            }
+            let laws = if direction == Direction::Weft {
+                &mut params.weft
+            } else {
+                &mut params.warp
+            };
+            match fit.law {
+                Some(ConnectorLaw::Traction(l)) => laws.traction = Some(l),
+                Some(ConnectorLaw::Shear(l)) => laws.shear = Some(l),
+                Some(ConnectorLaw::Bending(l)) => laws.bending = Some(l),
+                None => {}
+            }
+            let worst = fit
+                .matches
+                .iter()
+                .filter_map(|m| m.rel_error.map(f64::abs))
+                .fold(0.0, f64::max);
+            params.fits.push(CurveFitQuality {
+                file: "(KES values)".into(),
+                test: test.to_string(),
+                direction: direction.to_string(),
+                model: "values: dahl+mu, power toe".into(),
+                nrmse: None,
+                iterations: fit.iterations,
+                termination: format!(
+                    "{}; worst value error {:.2} %",
+                    fit.note.clone().unwrap_or_default(),
+                    100.0 * worst
+                ),
+                pinned: Vec::new(),
+            });
+            fits.push(fit);
+        }
+    }
+    params.provenance.kestrel_version = env!("CARGO_PKG_VERSION").to_string();
+    params.provenance.date = super::fabric::utc_now_rfc3339();
+    (params, fits)
+}

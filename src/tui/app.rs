@@ -1,0 +1,796 @@
+//! The workbench's state as plain data, the actions that change it, and `App::update`, the only
+//! code that changes it. Long work is asked for through [`Job`]s and comes back as events.
+
+use std::path::PathBuf;
+
+use crate::fit::{CurveFit, FitModel, FitOptions, FitProgress};
+use crate::friction::FrictionShape;
+use crate::kes::{Curve, KesTest};
+use crate::material::{BendingLaw, ConnectorLaw, DrivingPath, FrictionLaw, ShearLaw, TractionLaw};
+
+/// The tabs, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Curves,
+    Connector,
+    Hysteresis,
+    Fit,
+    Export,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 5] = [
+        Tab::Curves,
+        Tab::Connector,
+        Tab::Hysteresis,
+        Tab::Fit,
+        Tab::Export,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Curves => "Curves",
+            Tab::Connector => "Connector",
+            Tab::Hysteresis => "Hysteresis",
+            Tab::Fit => "Fit",
+            Tab::Export => "Export",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+}
+
+/// What a text prompt is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptPurpose {
+    /// Open KES curve files (a path; a folder opens every CSV in it).
+    Open,
+    /// A value for the selected Connector parameter.
+    ParameterValue,
+    /// Where to save the fabric's parameter set.
+    SaveParams,
+    /// Where to write a PNG.
+    ExportPng(ExportKind),
+}
+
+/// A one-line text prompt at the bottom of the screen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub purpose: PromptPurpose,
+    pub label: String,
+    pub text: String,
+}
+
+/// What the Export tab writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportKind {
+    /// The selected curve with its fit or the Connector law overlaid.
+    CurrentView,
+    /// The fabric's six curves in a 2 × 3 sheet.
+    FabricSheet,
+    /// The hysteresis view of the Connector law.
+    Hysteresis,
+}
+
+impl ExportKind {
+    pub const ALL: [ExportKind; 3] = [
+        ExportKind::CurrentView,
+        ExportKind::FabricSheet,
+        ExportKind::Hysteresis,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            ExportKind::CurrentView => "current view (curve, overlay, residuals)",
+            ExportKind::FabricSheet => "fabric sheet (2 x 3 curves)",
+            ExportKind::Hysteresis => "hysteresis view (friction part, energy per cycle)",
+        }
+    }
+
+    pub fn default_name(self) -> &'static str {
+        match self {
+            ExportKind::CurrentView => "kestrel-curve.png",
+            ExportKind::FabricSheet => "kestrel-sheet.png",
+            ExportKind::Hysteresis => "kestrel-hysteresis.png",
+        }
+    }
+}
+
+/// A modal question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirm {
+    /// Quit although results are unsaved.
+    Quit,
+    /// Overwrite an existing file.
+    Overwrite(PendingWrite),
+}
+
+/// A write waiting for the user's yes to overwrite.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PendingWrite {
+    Params(PathBuf),
+    Png(ExportKind, PathBuf),
+}
+
+/// A loaded curve and what kestrel knows of it.
+#[derive(Debug, Clone)]
+pub struct LoadedCurve {
+    pub curve: Curve,
+    /// KES values, formatted (name, value with unit), or why not available.
+    pub values: Vec<(String, String)>,
+    /// The latest fit of this curve, if any.
+    pub fit: Option<CurveFit>,
+}
+
+/// The Connector tab: the three laws being edited and the selection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectorState {
+    /// Traction, bending, shear, in that order.
+    pub laws: [ConnectorLaw; 3],
+    /// Which law is shown (0 traction, 1 bending, 2 shear).
+    pub law: usize,
+    pub selected_param: usize,
+    /// μ before it was switched off, per law, to restore it.
+    pub mu_memory: [f64; 3],
+}
+
+impl ConnectorState {
+    pub fn current(&self) -> &ConnectorLaw {
+        &self.laws[self.law]
+    }
+
+    pub fn law_index_for(test: KesTest) -> usize {
+        match test {
+            KesTest::Tensile => 0,
+            KesTest::Bending => 1,
+            KesTest::Shear | KesTest::Loop => 2,
+        }
+    }
+}
+
+impl Default for ConnectorState {
+    fn default() -> Self {
+        let friction = |level, mu, eps_f| FrictionLaw {
+            level,
+            mu,
+            shape: FrictionShape::Dahl { eps_f, alpha: 1.0 },
+        };
+        Self {
+            laws: [
+                ConnectorLaw::Traction(TractionLaw {
+                    k_t: 15000.0,
+                    eps1: 0.03,
+                    f1: 250.0,
+                    eps1_aligned: None,
+                    friction: friction(10.0, 0.3, 0.005),
+                    toe: Default::default(),
+                }),
+                ConnectorLaw::Bending(BendingLaw {
+                    k_b: 1.0e-5,
+                    k0: 0.0,
+                    friction: friction(4.0e-4, 0.1, 10.0),
+                }),
+                ConnectorLaw::Shear(ShearLaw {
+                    k_s: 60.0,
+                    theta0: 0.0,
+                    friction: friction(1.0, 0.2, 0.008),
+                }),
+            ],
+            law: 0,
+            selected_param: 0,
+            mu_memory: [0.3, 0.1, 0.2],
+        }
+    }
+}
+
+/// The Hysteresis tab: the driving path and its amplitude (fraction of the law's KES range).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HysteresisState {
+    pub path: DrivingPath,
+    /// Amplitude as a fraction of the KES test's range (8°, 2.5 1/cm, 10 % strain).
+    pub amplitude: f64,
+}
+
+impl Default for HysteresisState {
+    fn default() -> Self {
+        Self {
+            path: DrivingPath::FullCycles,
+            amplitude: 1.0,
+        }
+    }
+}
+
+/// The Fit tab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitState {
+    pub model: FitModel,
+    /// A fit is running on a worker: which curve, and the last progress.
+    pub running: Option<(usize, Option<FitProgress>)>,
+    /// Iterations seen in the running fit (all models together), for the gauge.
+    pub iterations_seen: usize,
+}
+
+impl Default for FitState {
+    fn default() -> Self {
+        Self {
+            model: FitModel::Auto,
+            running: None,
+            iterations_seen: 0,
+        }
+    }
+}
+
+/// The Export tab.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ExportState {
+    pub selected: usize,
+    pub last_written: Option<PathBuf>,
+}
+
+/// Work for a worker thread, asked for by `update` and started by the event loop.
+#[derive(Debug, Clone)]
+pub enum Job {
+    Fit {
+        curve_index: usize,
+        curve: Box<Curve>,
+        options: FitOptions,
+    },
+    Open(PathBuf),
+    SaveParams {
+        path: PathBuf,
+        force: bool,
+    },
+    ExportPng {
+        kind: ExportKind,
+        path: PathBuf,
+        force: bool,
+    },
+}
+
+/// What comes back from the workers.
+#[derive(Debug, Clone)]
+pub enum Event {
+    FitProgress(FitProgress),
+    FitDone {
+        curve_index: usize,
+        fit: Box<CurveFit>,
+    },
+    Opened {
+        curves: Vec<LoadedCurve>,
+        errors: Vec<String>,
+    },
+    Written(PathBuf),
+    /// The file exists: ask before overwriting.
+    Exists(PendingWrite),
+    Failed(String),
+}
+
+/// Everything the user can do, named.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    NextTab,
+    PrevTab,
+    GoTab(Tab),
+    ToggleHelp,
+    Quit,
+    /// Escape: close a popup or prompt.
+    Cancel,
+    Up,
+    Down,
+    OpenPrompt,
+    PromptInput(char),
+    PromptBackspace,
+    PromptComplete,
+    PromptSubmit,
+    /// Connector: next law (traction → bending → shear).
+    CycleLaw,
+    /// Connector: Dahl ↔ second-order Bliman–Sorine.
+    ToggleFrictionModel,
+    /// Connector: load-dependent level on/off.
+    ToggleMu,
+    /// Connector: multiply the selected parameter by (1 + fraction).
+    Nudge(f64),
+    /// Connector: type a value for the selected parameter.
+    EditValue,
+    /// Hysteresis: next driving path.
+    CyclePath,
+    /// Hysteresis: scale the amplitude.
+    ScaleAmplitude(f64),
+    /// Fit: next model.
+    CycleModel,
+    /// Fit: run the fit of the selected curve on a worker.
+    RunFit,
+    /// Fit: put the fitted law into the Connector tab.
+    AcceptFit,
+    /// Fit: save the fabric's parameter set (asks for a path).
+    SaveParams,
+    /// Export: write the selected PNG (asks for a path).
+    Export,
+    /// A modal question answered.
+    Answer(bool),
+    Event(Event),
+}
+
+/// The whole workbench.
+#[derive(Debug, Clone)]
+pub struct App {
+    pub tab: Tab,
+    pub curves: Vec<LoadedCurve>,
+    pub selected: usize,
+    pub connector: ConnectorState,
+    pub hysteresis: HysteresisState,
+    pub fit: FitState,
+    pub export: ExportState,
+    pub status: String,
+    pub help: bool,
+    pub prompt: Option<Prompt>,
+    pub confirm: Option<Confirm>,
+    /// Fits that are not saved in a parameter file yet.
+    pub unsaved: bool,
+    pub should_quit: bool,
+    /// Colours off (NO_COLOR).
+    pub monochrome: bool,
+    /// Work asked for by the last updates, taken by the event loop.
+    pub jobs: Vec<Job>,
+}
+
+impl App {
+    pub fn new(curves: Vec<LoadedCurve>, status: String, monochrome: bool) -> Self {
+        let mut app = Self {
+            tab: Tab::Curves,
+            curves,
+            selected: 0,
+            connector: ConnectorState::default(),
+            hysteresis: HysteresisState::default(),
+            fit: FitState::default(),
+            export: ExportState::default(),
+            status,
+            help: false,
+            prompt: None,
+            confirm: None,
+            unsaved: false,
+            should_quit: false,
+            monochrome,
+            jobs: Vec::new(),
+        };
+        app.follow_selection();
+        app
+    }
+
+    pub fn selected_curve(&self) -> Option<&LoadedCurve> {
+        self.curves.get(self.selected)
+    }
+
+    /// The Connector law follows the test of the selected curve.
+    fn follow_selection(&mut self) {
+        if let Some(c) = self.selected_curve() {
+            self.connector.law = ConnectorState::law_index_for(c.curve.test);
+            self.connector.selected_param = 0;
+        }
+    }
+
+    /// Indices of the curves of the selected curve's fabric.
+    pub fn fabric_members(&self) -> Vec<usize> {
+        let Some(sel) = self.selected_curve() else {
+            return Vec::new();
+        };
+        self.curves
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.curve.fabric == sel.curve.fabric)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    fn open_prompt(&mut self, purpose: PromptPurpose, label: &str, text: String) {
+        self.prompt = Some(Prompt {
+            purpose,
+            label: label.to_string(),
+            text,
+        });
+    }
+
+    /// The one place that changes the state.
+    pub fn update(&mut self, action: Action) {
+        if let Some(confirm) = self.confirm.clone() {
+            match action {
+                Action::Answer(yes) => {
+                    self.confirm = None;
+                    if yes {
+                        match confirm {
+                            Confirm::Quit => self.should_quit = true,
+                            Confirm::Overwrite(PendingWrite::Params(path)) => {
+                                self.jobs.push(Job::SaveParams { path, force: true })
+                            }
+                            Confirm::Overwrite(PendingWrite::Png(kind, path)) => {
+                                self.jobs.push(Job::ExportPng {
+                                    kind,
+                                    path,
+                                    force: true,
+                                })
+                            }
+                        }
+                    } else {
+                        self.status = "cancelled".into();
+                    }
+                }
+                Action::Cancel => {
+                    self.confirm = None;
+                    self.status = "cancelled".into();
+                }
+                Action::Event(e) => self.on_event(e),
+                _ => {}
+            }
+            return;
+        }
+        if self.prompt.is_some() {
+            match action {
+                Action::PromptInput(c) => {
+                    if let Some(p) = self.prompt.as_mut() {
+                        p.text.push(c);
+                    }
+                }
+                Action::PromptBackspace => {
+                    if let Some(p) = self.prompt.as_mut() {
+                        p.text.pop();
+                    }
+                }
+                Action::PromptComplete => {
+                    if let Some(p) = self.prompt.as_mut() {
+                        if let Some(done) = super::complete_path(&p.text) {
+                            p.text = done;
+                        }
+                    }
+                }
+                Action::PromptSubmit => self.submit_prompt(),
+                Action::Cancel => {
+                    self.prompt = None;
+                    self.status = "cancelled".into();
+                }
+                Action::Event(e) => self.on_event(e),
+                _ => {}
+            }
+            return;
+        }
+        if self.help {
+            match action {
+                Action::ToggleHelp | Action::Cancel => self.help = false,
+                Action::Quit => self.request_quit(),
+                Action::Event(e) => self.on_event(e),
+                _ => {}
+            }
+            return;
+        }
+        match action {
+            Action::NextTab => self.tab = Tab::ALL[(self.tab.index() + 1) % Tab::ALL.len()],
+            Action::PrevTab => {
+                self.tab = Tab::ALL[(self.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()]
+            }
+            Action::GoTab(t) => self.tab = t,
+            Action::ToggleHelp => self.help = true,
+            Action::Quit => self.request_quit(),
+            Action::Cancel => {}
+            Action::Up | Action::Down => self.move_selection(action == Action::Up),
+            Action::OpenPrompt => self.open_prompt(
+                PromptPurpose::Open,
+                "open KES file or folder (Tab completes):",
+                "kes_data/".into(),
+            ),
+            Action::CycleLaw => {
+                self.connector.law = (self.connector.law + 1) % 3;
+                self.connector.selected_param = 0;
+            }
+            Action::ToggleFrictionModel => {
+                let i = self.connector.law;
+                let second = matches!(
+                    self.connector.laws[i].friction().shape,
+                    FrictionShape::Dahl { .. }
+                );
+                self.connector.laws[i] = self.connector.laws[i].with_shape(second);
+                self.connector.selected_param = self
+                    .connector
+                    .selected_param
+                    .min(self.connector.laws[i].parameters().len() - 1);
+                self.status = format!(
+                    "friction: {}",
+                    if second {
+                        "second-order Bliman-Sorine"
+                    } else {
+                        "Dahl"
+                    }
+                );
+            }
+            Action::ToggleMu => {
+                let i = self.connector.law;
+                let mu = self.connector.laws[i].friction().mu;
+                let next = if mu > 0.0 {
+                    self.connector.mu_memory[i] = mu;
+                    0.0
+                } else {
+                    self.connector.mu_memory[i].max(0.05)
+                };
+                match self.connector.laws[i].with_mu(next) {
+                    Ok(l) => {
+                        self.connector.laws[i] = l;
+                        self.status = if next > 0.0 {
+                            format!("load-dependent friction level on: mu = {next}")
+                        } else {
+                            "load-dependent friction level off (the paper's additive law)".into()
+                        };
+                    }
+                    Err(e) => self.status = format!("refused: {e}"),
+                }
+            }
+            Action::Nudge(fraction) => {
+                let i = self.connector.law;
+                let params = self.connector.laws[i].parameters();
+                if let Some(p) = params.get(self.connector.selected_param) {
+                    let value = if p.value == 0.0 {
+                        fraction.abs() * 1e-3 * fraction.signum()
+                    } else {
+                        p.value * (1.0 + fraction)
+                    };
+                    self.set_parameter(p.name, value);
+                }
+            }
+            Action::EditValue => {
+                if self.tab == Tab::Connector {
+                    let params = self.connector.current().parameters();
+                    if let Some(p) = params.get(self.connector.selected_param) {
+                        self.open_prompt(
+                            PromptPurpose::ParameterValue,
+                            &format!("{} [{}] =", p.name, p.unit),
+                            format!("{}", p.value),
+                        );
+                    }
+                }
+            }
+            Action::CyclePath => {
+                self.hysteresis.path = match self.hysteresis.path {
+                    DrivingPath::FullCycles => DrivingPath::Decaying,
+                    DrivingPath::Decaying => DrivingPath::PartialReversals,
+                    DrivingPath::PartialReversals => DrivingPath::FullCycles,
+                };
+                self.status = format!("driving path: {}", self.hysteresis.path.name());
+            }
+            Action::ScaleAmplitude(f) => {
+                self.hysteresis.amplitude = (self.hysteresis.amplitude * f).clamp(0.05, 4.0);
+            }
+            Action::CycleModel => {
+                self.fit.model = match self.fit.model {
+                    FitModel::Auto => FitModel::Dahl,
+                    FitModel::Dahl => FitModel::Bs2,
+                    FitModel::Bs2 => FitModel::DahlAlpha,
+                    FitModel::DahlAlpha => FitModel::Auto,
+                };
+            }
+            Action::RunFit => self.run_fit(),
+            Action::AcceptFit => self.accept_fit(),
+            Action::SaveParams => {
+                if self.curves.iter().all(|c| c.fit.is_none()) {
+                    self.status = "nothing to save: fit a curve first (Fit tab, Enter)".into();
+                } else {
+                    let fabric = self
+                        .selected_curve()
+                        .map(|c| crate::fit::fabric::fabric_slug(&c.curve.fabric))
+                        .unwrap_or_else(|| "fabric".into());
+                    self.open_prompt(
+                        PromptPurpose::SaveParams,
+                        "save parameter set to (.toml or .json):",
+                        format!("{fabric}.params.toml"),
+                    );
+                }
+            }
+            Action::Export => {
+                let kind = ExportKind::ALL[self.export.selected.min(ExportKind::ALL.len() - 1)];
+                self.open_prompt(
+                    PromptPurpose::ExportPng(kind),
+                    "write PNG to:",
+                    kind.default_name().to_string(),
+                );
+            }
+            Action::Answer(_) => {}
+            Action::PromptInput(_)
+            | Action::PromptBackspace
+            | Action::PromptComplete
+            | Action::PromptSubmit => {}
+            Action::Event(e) => self.on_event(e),
+        }
+    }
+
+    fn request_quit(&mut self) {
+        if self.unsaved {
+            self.confirm = Some(Confirm::Quit);
+        } else {
+            self.should_quit = true;
+        }
+    }
+
+    fn move_selection(&mut self, up: bool) {
+        match self.tab {
+            Tab::Connector => {
+                let n = self.connector.current().parameters().len();
+                let s = &mut self.connector.selected_param;
+                *s = if up { (*s + n - 1) % n } else { (*s + 1) % n };
+            }
+            Tab::Export => {
+                let n = ExportKind::ALL.len();
+                let s = &mut self.export.selected;
+                *s = if up { (*s + n - 1) % n } else { (*s + 1) % n };
+            }
+            _ => {
+                let n = self.curves.len();
+                if n > 0 {
+                    self.selected = if up {
+                        (self.selected + n - 1) % n
+                    } else {
+                        (self.selected + 1) % n
+                    };
+                    self.follow_selection();
+                }
+            }
+        }
+    }
+
+    fn set_parameter(&mut self, name: &str, value: f64) {
+        let i = self.connector.law;
+        match self.connector.laws[i].with_parameter(name, value) {
+            Ok(l) => {
+                self.connector.laws[i] = l;
+                self.status = format!("{name} = {value:.6e}");
+            }
+            Err(e) => self.status = format!("refused: {e}"),
+        }
+    }
+
+    fn submit_prompt(&mut self) {
+        let Some(prompt) = self.prompt.take() else {
+            return;
+        };
+        let text = prompt.text.trim().to_string();
+        match prompt.purpose {
+            PromptPurpose::Open => {
+                if text.is_empty() {
+                    self.status = "no path given".into();
+                } else {
+                    self.jobs.push(Job::Open(PathBuf::from(text)));
+                    self.status = "opening…".into();
+                }
+            }
+            PromptPurpose::ParameterValue => match text.parse::<f64>() {
+                Ok(v) => {
+                    let params = self.connector.current().parameters();
+                    if let Some(p) = params.get(self.connector.selected_param) {
+                        self.set_parameter(p.name, v);
+                    }
+                }
+                Err(_) => self.status = format!("refused: `{text}` is not a number"),
+            },
+            PromptPurpose::SaveParams => {
+                if text.is_empty() {
+                    self.status = "no path given".into();
+                } else {
+                    self.jobs.push(Job::SaveParams {
+                        path: PathBuf::from(text),
+                        force: false,
+                    });
+                }
+            }
+            PromptPurpose::ExportPng(kind) => {
+                if text.is_empty() {
+                    self.status = "no path given".into();
+                } else {
+                    self.jobs.push(Job::ExportPng {
+                        kind,
+                        path: PathBuf::from(text),
+                        force: false,
+                    });
+                    self.status = "writing PNG…".into();
+                }
+            }
+        }
+    }
+
+    fn run_fit(&mut self) {
+        if self.fit.running.is_some() {
+            self.status = "a fit is already running".into();
+            return;
+        }
+        let Some(c) = self.selected_curve() else {
+            self.status = "no curve selected: open one with o".into();
+            return;
+        };
+        let options = FitOptions {
+            model: self.fit.model,
+            ..FitOptions::default()
+        };
+        self.jobs.push(Job::Fit {
+            curve_index: self.selected,
+            curve: Box::new(c.curve.clone()),
+            options,
+        });
+        self.fit.running = Some((self.selected, None));
+        self.fit.iterations_seen = 0;
+        self.status = format!("fitting {} {} …", c.curve.test, c.curve.direction);
+    }
+
+    fn accept_fit(&mut self) {
+        let Some(c) = self.selected_curve() else {
+            return;
+        };
+        match c.fit.as_ref().and_then(|f| f.law()) {
+            Some(law) => {
+                let i = ConnectorState::law_index_for(c.curve.test);
+                self.connector.laws[i] = law;
+                self.connector.law = i;
+                self.status = format!("fitted {} law accepted into the Connector tab", law.name());
+            }
+            None => self.status = "no fitted law for this curve: run the fit first".into(),
+        }
+    }
+
+    fn on_event(&mut self, event: Event) {
+        match event {
+            Event::FitProgress(p) => {
+                self.fit.iterations_seen += 1;
+                if let Some((_, last)) = self.fit.running.as_mut() {
+                    *last = Some(p);
+                }
+            }
+            Event::FitDone { curve_index, fit } => {
+                self.fit.running = None;
+                self.status = match &fit.status {
+                    crate::fit::FitStatus::Fitted => {
+                        self.unsaved = true;
+                        format!(
+                            "fit done: {} NRMSE {:.2} % in {:.0} ms",
+                            fit.model,
+                            100.0 * fit.nrmse,
+                            fit.elapsed_ms
+                        )
+                    }
+                    crate::fit::FitStatus::Failed(why) => format!("fit failed: {why}"),
+                };
+                if let Some(c) = self.curves.get_mut(curve_index) {
+                    c.fit = Some(*fit);
+                }
+            }
+            Event::Opened { curves, errors } => {
+                let n = curves.len();
+                if n > 0 {
+                    self.selected = self.curves.len();
+                    self.curves.extend(curves);
+                    self.follow_selection();
+                }
+                self.status = if errors.is_empty() {
+                    format!("opened {n} curve(s)")
+                } else {
+                    format!("opened {n} curve(s); {}", errors.join("; "))
+                };
+            }
+            Event::Written(path) => {
+                if path
+                    .extension()
+                    .is_some_and(|e| e == "toml" || e == "json")
+                {
+                    self.unsaved = false;
+                } else {
+                    self.export.last_written = Some(path.clone());
+                }
+                self.status = format!("written {}", path.display());
+            }
+            Event::Exists(pending) => {
+                let path = match &pending {
+                    PendingWrite::Params(p) | PendingWrite::Png(_, p) => p.display().to_string(),
+                };
+                self.status = format!("{path} exists: overwrite? (y/n)");
+                self.confirm = Some(Confirm::Overwrite(pending));
+            }
+            Event::Failed(message) => {
+                self.status = format!("error: {message}");
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! What the tabs show, asked of the library and put in Kawabata units for the charts: the
+//! branches of a curve, a law on the KES protocol, a hysteresis loop, a fit's overlay.
+
+use crate::fit::estimate::directions;
+use crate::fit::CurveFit;
+use crate::kes::{Curve, KesTest};
+use crate::material::{drive_parts, ConnectorLaw, DrivingPath, MaterialLaw};
+
+/// Points (x, y) in KES units.
+pub type Points = Vec<(f64, f64)>;
+
+/// The KES test a law belongs to.
+pub fn test_of_law(law: &ConnectorLaw) -> KesTest {
+    match law {
+        ConnectorLaw::Traction(_) => KesTest::Tensile,
+        ConnectorLaw::Bending(_) => KesTest::Bending,
+        ConnectorLaw::Shear(_) => KesTest::Shear,
+    }
+}
+
+fn to_kes(test: KesTest, x: &[f64], y: &[f64]) -> Points {
+    let u = test.kes_units();
+    x.iter()
+        .zip(y)
+        .map(|(a, b)| (a * u.x_per_si, b * u.y_per_si))
+        .collect()
+}
+
+/// Loading (x increasing) and unloading (x decreasing) samples of a curve, KES units.
+pub fn branches(curve: &Curve) -> (Points, Points) {
+    let range = curve.x.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+        - curve.x.iter().cloned().fold(f64::INFINITY, f64::min);
+    let v = directions(&curve.x, 0.002 * range.max(0.0));
+    let all = to_kes(curve.test, &curve.x, &curve.y);
+    let mut up = Vec::new();
+    let mut down = Vec::new();
+    for (p, d) in all.into_iter().zip(v) {
+        if d >= 0.0 {
+            up.push(p);
+        } else {
+            down.push(p);
+        }
+    }
+    (up, down)
+}
+
+/// The law driven through the KES instrument's protocol, KES units.
+pub fn protocol_points(law: &ConnectorLaw, test: KesTest) -> Points {
+    let curve = crate::kes::protocol::simulate(law, test, 400);
+    match curve {
+        Ok(c) => to_kes(test, &c.x, &c.y),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// KES values of the law's protocol curve, formatted.
+pub fn protocol_values(law: &ConnectorLaw, test: KesTest) -> Vec<(String, String)> {
+    match crate::kes::protocol::simulate(law, test, 400) {
+        Ok(c) => super::format_values(&c),
+        Err(e) => vec![("".into(), e.to_string())],
+    }
+}
+
+/// The model's forces along the curve's own path, KES units.
+pub fn fit_points(curve: &Curve, fit: &CurveFit) -> Points {
+    match fit.forces(&curve.x) {
+        Some(y) => to_kes(curve.test, &curve.x, &y),
+        None => Vec::new(),
+    }
+}
+
+/// A hysteresis view of a law: total and friction part along a driving path, and the
+/// energy dissipated per cycle.
+pub struct LoopView {
+    pub total: Points,
+    pub friction: Points,
+    pub energy_per_cycle: Vec<f64>,
+    pub energy_unit: &'static str,
+    pub amplitude_kes: f64,
+}
+
+/// The KES range of a test in SI: 8°, 2.5 1/cm, 10 % strain.
+pub fn kes_amplitude_si(test: KesTest) -> f64 {
+    match test {
+        KesTest::Tensile => 0.10,
+        KesTest::Shear => 8.0 * crate::kes::DEG_RAD,
+        KesTest::Bending => 2.5 * crate::kes::PER_CM_PER_M,
+        KesTest::Loop => 1.0,
+    }
+}
+
+pub fn hysteresis(law: &ConnectorLaw, test: KesTest, path: DrivingPath, scale: f64) -> LoopView {
+    let amplitude = kes_amplitude_si(test) * scale;
+    let x = path.samples(amplitude, 200, test == KesTest::Tensile);
+    let parts = drive_parts(law, &x);
+    let total: Vec<f64> = parts.iter().map(|p| p.0).collect();
+    let friction: Vec<f64> = parts.iter().map(|p| p.2).collect();
+    let u = test.kes_units();
+    let energy = crate::material::dissipation_per_cycle(&x, &total);
+    let (energy_factor, energy_unit) = match test {
+        // ∮F dε: N/m × fraction → gf·cm/cm² (F in gf/cm, ε as a fraction)
+        KesTest::Tensile => (u.y_per_si, "gf*cm/cm2"),
+        KesTest::Shear => (u.y_per_si * u.x_per_si, "gf/cm*deg"),
+        KesTest::Bending => (u.y_per_si * u.x_per_si, "gf*cm/cm*1/cm"),
+        KesTest::Loop => (1.0, "J"),
+    };
+    let _ = law.friction();
+    LoopView {
+        total: to_kes(test, &x, &total),
+        friction: to_kes(test, &x, &friction),
+        energy_per_cycle: energy.into_iter().map(|e| e * energy_factor).collect(),
+        energy_unit,
+        amplitude_kes: amplitude * u.x_per_si,
+    }
+}

@@ -1,0 +1,93 @@
+//! Long work off the UI thread: fits, file loading, saving and exports; results come back as
+//! [`Event`]s on a channel.
+
+use std::sync::mpsc::Sender;
+use std::thread;
+
+use super::app::{App, Event, ExportKind, Job, PendingWrite};
+use crate::atomic::WriteError;
+use crate::fit::{assemble_fabric_params, fit_curve_with_progress, CurveFit};
+use crate::kes::Curve;
+use crate::params::{ParamsError, ParamsFormat};
+
+/// Starts `job` on its own thread; what the job needs of the app is copied now.
+pub fn spawn(job: Job, app: &App, tx: Sender<Event>) {
+    match job {
+        Job::Fit {
+            curve_index,
+            curve,
+            options,
+        } => {
+            thread::spawn(move || {
+                let progress_tx = tx.clone();
+                let sink = move |p: &crate::fit::FitProgress| {
+                    let _ = progress_tx.send(Event::FitProgress(p.clone()));
+                };
+                let sink = std::sync::Mutex::new(sink);
+                let fit = fit_curve_with_progress(&curve, &options, &|p| {
+                    if let Ok(s) = sink.lock() {
+                        s(p)
+                    }
+                });
+                let _ = tx.send(Event::FitDone {
+                    curve_index,
+                    fit: Box::new(fit),
+                });
+            });
+        }
+        Job::Open(path) => {
+            thread::spawn(move || {
+                let (curves, errors) = super::load_curves(&[path]);
+                let _ = tx.send(Event::Opened { curves, errors });
+            });
+        }
+        Job::SaveParams { path, force } => {
+            let members = app.fabric_members();
+            let pairs: Vec<(Curve, CurveFit)> = members
+                .iter()
+                .filter_map(|&i| {
+                    let c = &app.curves[i];
+                    c.fit
+                        .as_ref()
+                        .filter(|f| f.is_fitted())
+                        .map(|f| (c.curve.clone(), f.clone()))
+                })
+                .collect();
+            let fabric = app
+                .selected_curve()
+                .map(|c| c.curve.fabric.clone())
+                .unwrap_or_default();
+            thread::spawn(move || {
+                if pairs.is_empty() {
+                    let _ = tx.send(Event::Failed(
+                        "no fitted curve in this fabric: fit one first".into(),
+                    ));
+                    return;
+                }
+                let curves: Vec<&Curve> = pairs.iter().map(|p| &p.0).collect();
+                let fits: Vec<CurveFit> = pairs.iter().map(|p| p.1.clone()).collect();
+                let params = assemble_fabric_params(&fabric, &curves, &fits);
+                let event = match params.write(&path, ParamsFormat::from_path(&path), force) {
+                    Ok(()) => Event::Written(path),
+                    Err(ParamsError::Write(WriteError::Exists { .. })) => {
+                        Event::Exists(PendingWrite::Params(path))
+                    }
+                    Err(e) => Event::Failed(e.to_string()),
+                };
+                let _ = tx.send(event);
+            });
+        }
+        Job::ExportPng { kind, path, force } => {
+            let request = super::export::ExportRequest::from_app(app, kind);
+            thread::spawn(move || {
+                let event = match super::export::write(&request, &path, force) {
+                    Ok(()) => Event::Written(path),
+                    Err(WriteError::Exists { .. }) => Event::Exists(PendingWrite::Png(kind, path)),
+                    Err(e) => Event::Failed(e.to_string()),
+                };
+                let _ = tx.send(event);
+            });
+            let _ = ExportKind::ALL;
+        }
+    }
+}
