@@ -404,11 +404,16 @@ fn draw_branches(
     let (load, unload) = (rgb(LOADING_RGB), rgb(UNLOADING_RGB));
     for (a, b, loading) in branch_runs(flags) {
         let color = if loading { load } else { unload };
+        let points = (a..=b).map(|i| (xs[i], ys[i]));
+        // plotters' bitmap backend drops 1-pixel horizontal steps drawn right to left: a
+        // branch that runs leftwards is drawn from its other end (the same segments)
+        let points: Vec<(f64, f64)> = if xs[b] < xs[a] {
+            points.rev().collect()
+        } else {
+            points.collect()
+        };
         chart
-            .draw_series(LineSeries::new(
-                (a..=b).map(|i| (xs[i], ys[i])),
-                color.stroke_width(width),
-            ))
+            .draw_series(LineSeries::new(points, color.stroke_width(width)))
             .map_err(draw_err)?;
     }
     Ok(())
@@ -840,6 +845,38 @@ mod tests {
             branch_runs(&f),
             [(0, 2, true), (2, 4, false), (4, 6, true), (6, 8, false)]
         );
+    }
+
+    /// Pixels of `color` in a PNG.
+    fn count(png_bytes: &[u8], color: (u8, u8, u8)) -> usize {
+        let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        buf[..info.buffer_size()]
+            .chunks(3)
+            .filter(|p| (p[0], p[1], p[2]) == color)
+            .count()
+    }
+
+    #[test]
+    fn thin_branches_running_leftwards_are_drawn_whole() {
+        // a nearly flat path, right to left, 1 pixel wide: every column gets its pixel
+        let xs: Vec<f64> = (0..=200).map(|i| 1.0 - i as f64 / 200.0).collect();
+        let ys: Vec<f64> = xs.iter().map(|x| 0.01 * x).collect();
+        let flags = vec![false; xs.len()];
+        let size = PlotSize::new(600, 300).unwrap();
+        let bytes = render(size, |root| {
+            let fonts = Fonts::for_area(root);
+            let frame = ChartFrame::new(fonts, false);
+            let mut ch = chart(root, &frame, None, fonts, 0.0..1.0, -1.0..1.0, "x", "y")?;
+            draw_branches(&mut ch, &xs, &ys, &flags, 1)
+        })
+        .unwrap();
+        let drawn = count(&bytes, UNLOADING_RGB);
+        // the plotting area is about 520 pixels wide (600 less margins and labels)
+        assert!(drawn >= 480, "{drawn} pixels");
     }
 
     #[test]
