@@ -26,6 +26,8 @@ pub enum PlotError {
     Empty(String),
     #[error("{0}: the curve holds values that are not finite numbers")]
     NotFinite(String),
+    #[error("{what}: {x} x values but {y} y values")]
+    Lengths { what: String, x: usize, y: usize },
     #[error("{what}: the model has {model} values for {samples} samples")]
     ModelLength {
         what: String,

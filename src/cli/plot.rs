@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use kestrel::atomic::WriteError;
 use kestrel::fit::{fit_curve, FitOptions};
 use kestrel::kes::{Curve, KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
 use kestrel::material::{ConnectorLaw, MaterialLaw};
@@ -44,20 +45,21 @@ fn parse_size(s: &str) -> Result<PlotSize, String> {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     if !args.force && args.output.exists() {
-        return Err(CliError::input(format!(
-            "{} exists; pass --force to overwrite it",
-            args.output.display()
-        )));
+        let exists = WriteError::Exists {
+            path: args.output.clone(),
+        };
+        return Err(CliError::input(exists));
     }
     let curves = load_curves(&args.files).map_err(CliError::input)?;
     let params = match &args.params {
-        Some(p) => Some((FabricParams::read(p).map_err(CliError::input)?, p.as_path())),
+        Some(p) => Some(FabricParams::read(p).map_err(CliError::input)?),
         None => None,
     };
+    let params = params.as_ref().zip(args.params.as_deref());
     let png = if args.hysteresis {
-        hysteresis(&args, &curves, params.as_ref().map(|(p, _)| p))?
+        hysteresis(&args, &curves, params)?
     } else {
-        curves_png(&args, &curves, params.as_ref().map(|(p, path)| (p, *path)))?
+        curves_png(&args, &curves, params)?
     };
     plot::write_png(&args.output, &png, args.force).map_err(CliError::failed)?;
     println!("wrote {}", args.output.display());
@@ -102,6 +104,7 @@ fn curves_png(
         .collect();
     let bytes = if args.sheet || plots.len() > 1 {
         let mut fabrics: Vec<&str> = curves.iter().map(|c| c.fabric.as_str()).collect();
+        fabrics.sort_unstable();
         fabrics.dedup();
         if fabrics.len() > 1 {
             return Err(CliError::input(format!(
@@ -122,7 +125,7 @@ fn curves_png(
 fn hysteresis(
     args: &Args,
     curves: &[Curve],
-    params: Option<&FabricParams>,
+    params: Option<(&FabricParams, &Path)>,
 ) -> Result<Vec<u8>, CliError> {
     let [curve] = curves else {
         return Err(CliError::input(format!(
@@ -131,34 +134,39 @@ fn hysteresis(
         )));
     };
     let mut legend = legend_for(curve);
-    let (law, offset) = match (params, &args.params) {
-        (Some(p), Some(path)) => (law_for(p, curve, path), 0.0),
-        _ => {
+    let (law, offset) = match params {
+        Some((p, path)) => {
+            let law = law_for(p, curve, path);
+            legend.push(match &law {
+                Some(law) => format!(
+                    "elastic part: law from {} ({})",
+                    file_name(path),
+                    law_name(law)
+                ),
+                None => format!(
+                    "no {} {} law in {}",
+                    curve.direction,
+                    curve.test,
+                    file_name(path)
+                ),
+            });
+            (law, 0.0)
+        }
+        None => {
             eprintln!("fitting the curve for its elastic part (--params uses a parameter file)");
             let fit = fit_curve(curve, &FitOptions::default());
-            match fit.law() {
-                Some(law) if fit.is_fitted() => {
-                    legend.push(format!(
-                        "elastic part: fitted {} law, NRMSE {:.2} %",
-                        fit.model,
-                        100.0 * fit.nrmse
-                    ));
-                    (Some(law), fit.value("offset").unwrap_or(0.0))
-                }
-                _ => {
-                    legend.push("no law: the fit failed".into());
-                    (None, 0.0)
-                }
-            }
+            let law = fit.law();
+            legend.push(match law {
+                Some(_) => format!(
+                    "elastic part: fitted {} law, NRMSE {:.2} %",
+                    fit.model,
+                    100.0 * fit.nrmse
+                ),
+                None => "no law: the fit failed".into(),
+            });
+            (law, fit.value("offset").unwrap_or(0.0))
         }
     };
-    if let (Some(law), Some(path)) = (&law, &args.params) {
-        let name = path
-            .file_name()
-            .unwrap_or(path.as_os_str())
-            .to_string_lossy();
-        legend.push(format!("elastic part: law from {name} ({})", law_name(law)));
-    }
     let view = HysteresisPlot {
         curve,
         law: law.as_ref(),
@@ -202,6 +210,11 @@ fn law_name(law: &ConnectorLaw) -> String {
     let f = law.friction();
     let mu = if f.mu > 0.0 { "+mu" } else { "" };
     format!("{}{mu}", f.shape.name())
+}
+
+fn file_name(path: &Path) -> String {
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    name.to_string_lossy().into_owned()
 }
 
 fn source_name(curve: &Curve) -> String {

@@ -27,8 +27,8 @@ fn draw_err(e: impl std::fmt::Display) -> PlotError {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fonts {
     pub caption: u32,
+    /// Ticks, axis titles and legends.
     pub label: u32,
-    pub legend: u32,
 }
 
 impl Fonts {
@@ -38,7 +38,6 @@ impl Fonts {
         Self {
             caption: (base * 1.15).round() as u32,
             label: base.round() as u32,
-            legend: base.round() as u32,
         }
     }
 }
@@ -104,10 +103,10 @@ pub(crate) fn check_curve(plot: &CurvePlot<'_>) -> Result<(), PlotError> {
         return Err(PlotError::Empty(what));
     }
     if c.x.len() != c.y.len() {
-        return Err(PlotError::ModelLength {
-            what: format!("{what}: y"),
-            model: c.y.len(),
-            samples: c.x.len(),
+        return Err(PlotError::Lengths {
+            what,
+            x: c.x.len(),
+            y: c.y.len(),
         });
     }
     if let Some(m) = plot.model {
@@ -498,7 +497,7 @@ pub(crate) fn curve_panel(
             (Mark::Line(rgb(LOADING_RGB)), "loading".to_string()),
             (Mark::Line(rgb(UNLOADING_RGB)), "unloading".to_string()),
         ],
-        font: fonts.legend,
+        font: fonts.label,
     };
     if let Some(m) = plot.model {
         legend
@@ -613,7 +612,7 @@ pub(crate) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Res
             (Mark::Line(rgb(LOADING_RGB)), "loading".to_string()),
             (Mark::Line(rgb(UNLOADING_RGB)), "unloading".to_string()),
         ],
-        font: fonts.legend,
+        font: fonts.label,
     };
     match plot.law {
         Some(law) => {
@@ -730,6 +729,7 @@ fn energy_bars(
     let frame = ChartFrame::new(fonts, true);
     let caption = "energy dissipated per cycle";
     let n = measured.len().max(law.map_or(0, |l| l.len()));
+    let y_desc = format!("dissipated [{unit}]");
     if n == 0 {
         let mut ch = chart(
             area,
@@ -739,7 +739,7 @@ fn energy_bars(
             0.5..1.5,
             0.0..1.0,
             "cycle",
-            unit,
+            &y_desc,
         )?;
         let style = text_style(fonts.label, &NOTE).pos(Pos::new(HPos::Center, VPos::Center));
         ch.draw_series(std::iter::once(Text::new(
@@ -759,7 +759,6 @@ fn energy_bars(
     let span = (hi - lo).max(1e-12);
     let y = (lo - if lo < 0.0 { 0.1 * span } else { 0.0 })..(hi + 0.15 * span);
     let x = 0.4..(n as f64 + 0.6);
-    let y_desc = format!("dissipated [{unit}]");
     let mut builder = ChartBuilder::on(area);
     builder
         .margin(frame.margin)
