@@ -247,14 +247,14 @@ fn load_curves(paths: &[PathBuf]) -> Result<Vec<Curve>, String> {
 }
 
 fn read_curve(path: &Path) -> Result<Curve, String> {
-    let at = |line: usize, msg: String| format!("{}:{line}: {msg}", path.display());
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let p = path.display();
+    let at = |line: usize, msg: String| format!("{p}:{line}: {msg}");
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {p}: {e}"))?;
     let mut metadata = BTreeMap::new();
     let mut columns: Option<(usize, f64, f64)> = None; // x column, x scale, y scale
     let (mut x, mut y) = (Vec::new(), Vec::new());
-    for (n, line) in text.trim_start_matches('\u{feff}').lines().enumerate() {
-        let (n, line) = (n + 1, line.trim());
+    let lines = text.trim_start_matches('\u{feff}').lines().map(str::trim);
+    for (n, line) in (1..).zip(lines).filter(|(_, l)| !l.is_empty()) {
         if let Some(meta) = line.strip_prefix('#') {
             if let Some((k, v)) = meta.split_once(':') {
                 metadata.insert(k.trim().to_string(), v.trim().to_string());
@@ -262,9 +262,7 @@ fn read_curve(path: &Path) -> Result<Curve, String> {
             continue;
         }
         let cells: Vec<&str> = line.split([',', ';', '\t']).map(str::trim).collect();
-        if line.is_empty() {
-            continue;
-        } else if let Some((i, sx, sy)) = columns {
+        if let Some((i, sx, sy)) = columns {
             let num = |k: usize| {
                 let cell = cells.get(k).and_then(|c| c.parse::<f64>().ok());
                 cell.filter(|v| v.is_finite())
@@ -289,13 +287,8 @@ fn read_curve(path: &Path) -> Result<Curve, String> {
             columns = Some((first, scale(first)?, scale(first + 1)?));
         }
     }
-    let meta = |k: &str| {
-        let v = metadata
-            .get(k)
-            .ok_or_else(|| format!("{}: no `{k}` metadata", path.display()));
-        v.map(String::as_str)
-    };
-    let bad = |e: String| format!("{}: {e}", path.display());
+    let meta = |k: &str| metadata.get(k).ok_or(format!("{p}: no `{k}` metadata"));
+    let bad = |e: String| format!("{p}: {e}");
     Ok(Curve {
         fabric: metadata.get("fabric").cloned().unwrap_or_default(),
         test: meta("test")?.parse().map_err(&bad)?,
