@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+pub mod plot;
+
 /// An error to print to the user, with the exit code to return.
 #[derive(Debug)]
 pub struct CliError {
@@ -11,7 +13,6 @@ pub struct CliError {
     pub code: u8,
 }
 
-#[allow(dead_code)] // constructors used as subcommands land
 impl CliError {
     pub fn input(message: impl fmt::Display) -> Self {
         Self {

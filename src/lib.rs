@@ -19,3 +19,4 @@ pub mod friction;
 pub mod kes;
 pub mod material;
 pub mod params;
+pub mod plot;

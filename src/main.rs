@@ -16,11 +16,15 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// PNG of a curve (with its law and residuals), a fabric sheet, or a hysteresis view.
+    Plot(cli::plot::Args),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), cli::CliError> = match cli.command {
+        Some(Command::Plot(args)) => cli::plot::run(args),
         None => {
             let _ = Cli::command().print_help();
             Ok(())

@@ -3,3 +3,4 @@
 mod fit;
 mod friction;
 mod material;
+mod plot;

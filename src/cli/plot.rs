@@ -1,0 +1,301 @@
+//! `kestrel plot`: PNG of one curve, of a fabric sheet (2 × 3 grid), or a hysteresis view,
+//! with a parameter file's laws overlaid.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kestrel::atomic::WriteError;
+use kestrel::fit::{fit_curve, FitOptions};
+use kestrel::kes::{Curve, KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
+use kestrel::material::{ConnectorLaw, MaterialLaw};
+use kestrel::params::FabricParams;
+use kestrel::plot::{self, CurvePlot, HysteresisPlot, Overlay, PlotSize};
+
+use super::CliError;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// KES curve files (CSV). Several files make a fabric sheet.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Fabric parameter file (TOML or JSON): each curve's law is driven along the measured
+    /// path and overlaid, with a residual panel.
+    #[arg(long, value_name = "P")]
+    pub params: Option<PathBuf>,
+    /// The hysteresis view of one curve: friction part and energy dissipated per cycle.
+    #[arg(long, conflicts_with = "sheet")]
+    pub hysteresis: bool,
+    /// The fabric sheet (rows warp, weft × columns tensile, shear, bending), even for one file.
+    #[arg(long)]
+    pub sheet: bool,
+    /// The PNG to write.
+    #[arg(short, long, value_name = "OUT.png")]
+    pub output: PathBuf,
+    /// Image size in pixels [default: 1200x800; sheet 1800x1100].
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    pub size: Option<PlotSize>,
+    /// Overwrite OUT.png if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn parse_size(s: &str) -> Result<PlotSize, String> {
+    s.parse().map_err(|e: plot::PlotError| e.to_string())
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    if !args.force && args.output.exists() {
+        let exists = WriteError::Exists {
+            path: args.output.clone(),
+        };
+        return Err(CliError::input(exists));
+    }
+    let curves = load_curves(&args.files).map_err(CliError::input)?;
+    let params = match &args.params {
+        Some(p) => Some(FabricParams::read(p).map_err(CliError::input)?),
+        None => None,
+    };
+    let params = params.as_ref().zip(args.params.as_deref());
+    let png = if args.hysteresis {
+        hysteresis(&args, &curves, params)?
+    } else {
+        curves_png(&args, &curves, params)?
+    };
+    plot::write_png(&args.output, &png, args.force).map_err(CliError::failed)?;
+    println!("wrote {}", args.output.display());
+    Ok(())
+}
+
+/// One curve, or the sheet, with each curve's law overlaid when a parameter file is given.
+fn curves_png(
+    args: &Args,
+    curves: &[Curve],
+    params: Option<(&FabricParams, &Path)>,
+) -> Result<Vec<u8>, CliError> {
+    let mut overlays = Vec::with_capacity(curves.len());
+    let mut legends = Vec::with_capacity(curves.len());
+    for curve in curves {
+        let mut legend = legend_for(curve);
+        let overlay = params.and_then(|(p, path)| {
+            let law = law_for(p, curve, path)?;
+            let y = law.drive(&curve.x);
+            let name = path
+                .file_name()
+                .unwrap_or(path.as_os_str())
+                .to_string_lossy();
+            legend.push(format!("NRMSE {:.2} %", 100.0 * plot::nrmse(&curve.y, &y)));
+            Some(Overlay {
+                label: format!("law from {name} ({})", law_name(&law)),
+                y,
+            })
+        });
+        overlays.push(overlay);
+        legends.push(legend);
+    }
+    let plots: Vec<CurvePlot<'_>> = curves
+        .iter()
+        .zip(&overlays)
+        .zip(&legends)
+        .map(|((curve, model), legend)| CurvePlot {
+            curve,
+            model: model.as_ref(),
+            legend,
+        })
+        .collect();
+    let bytes = if args.sheet || plots.len() > 1 {
+        let mut fabrics: Vec<&str> = curves.iter().map(|c| c.fabric.as_str()).collect();
+        fabrics.sort_unstable();
+        fabrics.dedup();
+        if fabrics.len() > 1 {
+            return Err(CliError::input(format!(
+                "a sheet shows one fabric; the files hold {}",
+                fabrics.join(", ")
+            )));
+        }
+        let title = format!("{} — KES-FB curves", fabrics.first().copied().unwrap_or(""));
+        plot::sheet_png(&title, &plots, args.size.unwrap_or(PlotSize::SHEET))
+    } else {
+        plot::curve_png(&plots[0], args.size.unwrap_or(PlotSize::SINGLE))
+    };
+    bytes.map_err(CliError::input)
+}
+
+/// The hysteresis view of one curve; without a parameter file its elastic part comes from a
+/// fit of the curve (the `fit` defaults).
+fn hysteresis(
+    args: &Args,
+    curves: &[Curve],
+    params: Option<(&FabricParams, &Path)>,
+) -> Result<Vec<u8>, CliError> {
+    let [curve] = curves else {
+        return Err(CliError::input(format!(
+            "--hysteresis plots one curve; got {} files",
+            curves.len()
+        )));
+    };
+    let mut legend = legend_for(curve);
+    let (law, offset) = match params {
+        Some((p, path)) => {
+            let law = law_for(p, curve, path);
+            legend.push(match &law {
+                Some(law) => format!(
+                    "elastic part: law from {} ({})",
+                    file_name(path),
+                    law_name(law)
+                ),
+                None => format!(
+                    "no {} {} law in {}",
+                    curve.direction,
+                    curve.test,
+                    file_name(path)
+                ),
+            });
+            (law, 0.0)
+        }
+        None => {
+            eprintln!("fitting the curve for its elastic part (--params uses a parameter file)");
+            let fit = fit_curve(curve, &FitOptions::default());
+            let law = fit.law();
+            legend.push(match law {
+                Some(_) => format!(
+                    "elastic part: fitted {} law, NRMSE {:.2} %",
+                    fit.model,
+                    100.0 * fit.nrmse
+                ),
+                None => "no law: the fit failed".into(),
+            });
+            (law, fit.value("offset").unwrap_or(0.0))
+        }
+    };
+    let view = HysteresisPlot {
+        curve,
+        law: law.as_ref(),
+        offset,
+        legend: &legend,
+    };
+    plot::hysteresis_png(&view, args.size.unwrap_or(PlotSize::SINGLE)).map_err(CliError::input)
+}
+
+/// The law of the curve's test and direction in the parameter file (a note when absent).
+fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<ConnectorLaw> {
+    let laws = params.direction(curve.direction.name());
+    let law = match curve.test {
+        KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
+        KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
+        KesTest::Bending => laws.bending.map(ConnectorLaw::Bending),
+        KesTest::Loop => None,
+    };
+    if law.is_none() {
+        eprintln!(
+            "note: {} has no {} {} law; {} is plotted without a model",
+            path.display(),
+            curve.direction,
+            curve.test,
+            source_name(curve)
+        );
+    } else if !curve.fabric.is_empty() && params.fabric != curve.fabric {
+        eprintln!(
+            "note: {} is for fabric `{}`, {} is `{}`",
+            path.display(),
+            params.fabric,
+            source_name(curve),
+            curve.fabric
+        );
+    }
+    law
+}
+
+/// "dahl", "bs2+mu"…
+fn law_name(law: &ConnectorLaw) -> String {
+    let f = law.friction();
+    let mu = if f.mu > 0.0 { "+mu" } else { "" };
+    format!("{}{mu}", f.shape.name())
+}
+
+fn file_name(path: &Path) -> String {
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    name.to_string_lossy().into_owned()
+}
+
+fn source_name(curve: &Curve) -> String {
+    curve
+        .source
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "curve".into())
+}
+
+/// The legend lines of a curve. Hook for the integrator: KES values (EMT, LT, WT, RT; G, 2HG,
+/// 2HG5; B, 2HB) from `kes::values` go here when the branches merge.
+fn legend_for(curve: &Curve) -> Vec<String> {
+    vec![
+        format!(
+            "{} {}, {} samples",
+            curve.test,
+            curve.direction,
+            curve.len()
+        ),
+        source_name(curve),
+    ]
+}
+
+/// Minimal KES CSV reader (`# key: value` metadata, a header with units, comma rows in
+/// measurement order, KES units → SI). To be replaced by `kes::import` when the branches merge.
+fn load_curves(paths: &[PathBuf]) -> Result<Vec<Curve>, String> {
+    paths.iter().map(|p| read_curve(p)).collect()
+}
+
+fn read_curve(path: &Path) -> Result<Curve, String> {
+    let p = path.display();
+    let at = |line: usize, msg: String| format!("{p}:{line}: {msg}");
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {p}: {e}"))?;
+    let mut metadata = BTreeMap::new();
+    let mut columns: Option<(usize, f64, f64)> = None; // x column, x scale, y scale
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    let lines = text.trim_start_matches('\u{feff}').lines().map(str::trim);
+    for (n, line) in (1..).zip(lines).filter(|(_, l)| !l.is_empty()) {
+        if let Some(meta) = line.strip_prefix('#') {
+            if let Some((k, v)) = meta.split_once(':') {
+                metadata.insert(k.trim().to_string(), v.trim().to_string());
+            }
+            continue;
+        }
+        let cells: Vec<&str> = line.split([',', ';', '\t']).map(str::trim).collect();
+        if let Some((i, sx, sy)) = columns {
+            let num = |k: usize| {
+                let cell = cells.get(k).and_then(|c| c.parse::<f64>().ok());
+                cell.filter(|v| v.is_finite())
+                    .ok_or_else(|| at(n, format!("column {} is not a number", k + 1)))
+            };
+            x.push(num(i)? * sx);
+            y.push(num(i + 1)? * sy);
+        } else {
+            let first = usize::from(cells[0].starts_with("time"));
+            let scale = |k: usize| match cells.get(k).and_then(|c| c.split_once('[')) {
+                Some((_, u)) => match u.trim_end_matches(']') {
+                    "%" => Ok(0.01),
+                    "-" | "rad" | "1/m" | "N/m" | "N*m/m" => Ok(1.0),
+                    "deg" => Ok(DEG_RAD),
+                    "1/cm" => Ok(PER_CM_PER_M),
+                    "gf/cm" => Ok(GF_PER_CM_N_PER_M),
+                    "gf*cm/cm" => Ok(GF_CM_PER_CM_N),
+                    u => Err(at(n, format!("unknown unit `{u}`"))),
+                },
+                None => Err(at(n, format!("header column {} has no [unit]", k + 1))),
+            };
+            columns = Some((first, scale(first)?, scale(first + 1)?));
+        }
+    }
+    let meta = |k: &str| metadata.get(k).ok_or(format!("{p}: no `{k}` metadata"));
+    let bad = |e: String| format!("{p}: {e}");
+    Ok(Curve {
+        fabric: metadata.get("fabric").cloned().unwrap_or_default(),
+        test: meta("test")?.parse().map_err(&bad)?,
+        direction: meta("direction")?.parse().map_err(&bad)?,
+        x,
+        y,
+        metadata,
+        source: Some(path.to_path_buf()),
+    })
+}
