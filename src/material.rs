@@ -575,37 +575,3 @@ pub fn drive_parts(law: &impl MaterialLaw, path: &[f64]) -> Vec<(f64, f64, f64)>
         .collect()
 }
 
-/// Work ∮F dx per cycle along a driven path (trapezoids), in the unit of F times the unit of x.
-/// Cycles run from one reversal to the second next (maximum to maximum); a path with fewer
-/// than three reversals (a KES protocol) counts as one cycle from its start to its end.
-pub fn dissipation_per_cycle(x: &[f64], f: &[f64]) -> Vec<f64> {
-    let n = x.len().min(f.len());
-    if n < 2 {
-        return Vec::new();
-    }
-    let work = |a: usize, b: usize| -> f64 {
-        (a..b)
-            .map(|i| 0.5 * (f[i] + f[i + 1]) * (x[i + 1] - x[i]))
-            .sum()
-    };
-    let mut reversals = Vec::new();
-    let mut dir = 0.0;
-    for i in 1..n {
-        let d = x[i] - x[i - 1];
-        if d != 0.0 {
-            if dir != 0.0 && d.signum() != dir {
-                reversals.push(i - 1);
-            }
-            dir = d.signum();
-        }
-    }
-    if reversals.len() < 3 {
-        return vec![work(0, n - 1)];
-    }
-    reversals
-        .iter()
-        .step_by(2)
-        .zip(reversals.iter().skip(2).step_by(2))
-        .map(|(&a, &b)| work(a, b))
-        .collect()
-}

@@ -3,7 +3,7 @@
 
 mod draw;
 pub mod hysteresis;
-mod style;
+pub mod style;
 
 use std::fmt;
 use std::path::Path;

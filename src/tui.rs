@@ -5,6 +5,7 @@ pub mod app;
 pub mod keymap;
 pub mod series;
 pub mod view;
+mod export;
 mod worker;
 
 use std::io;

@@ -3,7 +3,10 @@
 
 use crate::fit::estimate::directions;
 use crate::fit::CurveFit;
-use crate::kes::{Curve, KesTest};
+use crate::kes::protocol::{simulate, Protocol};
+use crate::kes::{Curve, Direction, KesTest};
+use crate::plot::hysteresis::dissipation_per_cycle;
+use crate::plot::style::energy_unit;
 use crate::material::{drive_parts, ConnectorLaw, DrivingPath, MaterialLaw};
 
 /// Points (x, y) in KES units.
@@ -11,11 +14,7 @@ pub type Points = Vec<(f64, f64)>;
 
 /// The KES test a law belongs to.
 pub fn test_of_law(law: &ConnectorLaw) -> KesTest {
-    match law {
-        ConnectorLaw::Traction(_) => KesTest::Tensile,
-        ConnectorLaw::Bending(_) => KesTest::Bending,
-        ConnectorLaw::Shear(_) => KesTest::Shear,
-    }
+    law.kes_test().1
 }
 
 fn to_kes(test: KesTest, x: &[f64], y: &[f64]) -> Points {
@@ -44,10 +43,15 @@ pub fn branches(curve: &Curve) -> (Points, Points) {
     (up, down)
 }
 
+/// The law's curve on the KES instrument's protocol (SI), or why it cannot run it.
+pub fn protocol_curve(law: &ConnectorLaw, test: KesTest) -> Result<Curve, String> {
+    let protocol = Protocol::kes(test).map_err(|e| e.to_string())?;
+    simulate(law, &protocol, 400, "law", Direction::Warp).map_err(|e| e.to_string())
+}
+
 /// The law driven through the KES instrument's protocol, KES units.
 pub fn protocol_points(law: &ConnectorLaw, test: KesTest) -> Points {
-    let curve = crate::kes::protocol::simulate(law, test, 400);
-    match curve {
+    match protocol_curve(law, test) {
         Ok(c) => to_kes(test, &c.x, &c.y),
         Err(_) => Vec::new(),
     }
@@ -55,9 +59,9 @@ pub fn protocol_points(law: &ConnectorLaw, test: KesTest) -> Points {
 
 /// KES values of the law's protocol curve, formatted.
 pub fn protocol_values(law: &ConnectorLaw, test: KesTest) -> Vec<(String, String)> {
-    match crate::kes::protocol::simulate(law, test, 400) {
+    match protocol_curve(law, test) {
         Ok(c) => super::format_values(&c),
-        Err(e) => vec![("".into(), e.to_string())],
+        Err(e) => vec![("".into(), e)],
     }
 }
 
@@ -96,19 +100,14 @@ pub fn hysteresis(law: &ConnectorLaw, test: KesTest, path: DrivingPath, scale: f
     let total: Vec<f64> = parts.iter().map(|p| p.0).collect();
     let friction: Vec<f64> = parts.iter().map(|p| p.2).collect();
     let u = test.kes_units();
-    let energy = crate::material::dissipation_per_cycle(&x, &total);
-    let (energy_factor, energy_unit) = match test {
-        // ∮F dε: N/m × fraction → gf·cm/cm² (F in gf/cm, ε as a fraction)
-        KesTest::Tensile => (u.y_per_si, "gf*cm/cm2"),
-        KesTest::Shear => (u.y_per_si * u.x_per_si, "gf/cm*deg"),
-        KesTest::Bending => (u.y_per_si * u.x_per_si, "gf*cm/cm*1/cm"),
-        KesTest::Loop => (1.0, "J"),
-    };
-    let _ = law.friction();
+    let (energy_factor, energy_unit) = energy_unit(test);
     LoopView {
         total: to_kes(test, &x, &total),
         friction: to_kes(test, &x, &friction),
-        energy_per_cycle: energy.into_iter().map(|e| e * energy_factor).collect(),
+        energy_per_cycle: dissipation_per_cycle(&x, &total)
+            .into_iter()
+            .map(|c| c.energy * energy_factor)
+            .collect(),
         energy_unit,
         amplitude_kes: amplitude * u.x_per_si,
     }

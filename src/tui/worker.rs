@@ -4,7 +4,8 @@
 use std::sync::mpsc::Sender;
 use std::thread;
 
-use super::app::{App, Event, ExportKind, Job, PendingWrite};
+use super::app::{App, Event, Job, PendingWrite};
+use crate::plot::PlotError;
 use crate::atomic::WriteError;
 use crate::fit::{assemble_fabric_params, fit_curve_with_progress, CurveFit};
 use crate::kes::Curve;
@@ -19,15 +20,9 @@ pub fn spawn(job: Job, app: &App, tx: Sender<Event>) {
             options,
         } => {
             thread::spawn(move || {
-                let progress_tx = tx.clone();
-                let sink = move |p: &crate::fit::FitProgress| {
-                    let _ = progress_tx.send(Event::FitProgress(p.clone()));
-                };
-                let sink = std::sync::Mutex::new(sink);
+                let progress = tx.clone();
                 let fit = fit_curve_with_progress(&curve, &options, &|p| {
-                    if let Ok(s) = sink.lock() {
-                        s(p)
-                    }
+                    let _ = progress.send(Event::FitProgress(p.clone()));
                 });
                 let _ = tx.send(Event::FitDone {
                     curve_index,
@@ -82,12 +77,13 @@ pub fn spawn(job: Job, app: &App, tx: Sender<Event>) {
             thread::spawn(move || {
                 let event = match super::export::write(&request, &path, force) {
                     Ok(()) => Event::Written(path),
-                    Err(WriteError::Exists { .. }) => Event::Exists(PendingWrite::Png(kind, path)),
+                    Err(PlotError::Write(WriteError::Exists { .. })) => {
+                        Event::Exists(PendingWrite::Png(kind, path))
+                    }
                     Err(e) => Event::Failed(e.to_string()),
                 };
                 let _ = tx.send(event);
             });
-            let _ = ExportKind::ALL;
         }
     }
 }
