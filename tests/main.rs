@@ -1,4 +1,5 @@
 //! All integration tests, one binary (modules per area).
 
 mod friction;
+mod kes;
 mod material;
