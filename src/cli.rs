@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+pub mod simulate;
+pub mod values;
+
 /// An error to print to the user, with the exit code to return.
 #[derive(Debug)]
 pub struct CliError {
@@ -11,7 +14,6 @@ pub struct CliError {
     pub code: u8,
 }
 
-#[allow(dead_code)] // constructors used as subcommands land
 impl CliError {
     pub fn input(message: impl fmt::Display) -> Self {
         Self {

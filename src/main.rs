@@ -16,7 +16,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    Values(cli::values::Args),
+    Simulate(cli::simulate::Args),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -25,6 +28,8 @@ fn main() -> ExitCode {
             let _ = Cli::command().print_help();
             Ok(())
         }
+        Some(Command::Values(args)) => cli::values::run(args),
+        Some(Command::Simulate(args)) => cli::simulate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

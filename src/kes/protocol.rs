@@ -315,3 +315,110 @@ pub fn simulate(
         source: None,
     })
 }
+
+/// A law file that cannot give the law a protocol needs.
+#[derive(Debug, Error)]
+pub enum LawFileError {
+    #[error("cannot read {file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Params(#[from] crate::params::ParamsError),
+    #[error("{file}: not a {law} law: {message} — expected a fabric parameter file or a {law} law table")]
+    Parse {
+        file: String,
+        law: &'static str,
+        message: String,
+    },
+    #[error("{file}: fabric `{fabric}` has no {law} law for {direction}")]
+    Missing {
+        file: String,
+        fabric: String,
+        law: &'static str,
+        direction: Direction,
+    },
+    #[error("{file}: {law}: {source}")]
+    Invalid {
+        file: String,
+        law: &'static str,
+        #[source]
+        source: ParamError,
+    },
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+}
+
+/// The law `test` measures in `direction`, from a fabric parameter file (TOML, or JSON for
+/// `.json`) or from a file holding that law alone (its table, under a `[traction]`-like
+/// table, or tagged `law = "traction"`). Also the fabric name when the file gives one.
+pub fn read_law(
+    path: &std::path::Path,
+    test: KesTest,
+    direction: Direction,
+) -> Result<(ConnectorLaw, Option<String>), LawFileError> {
+    use crate::material::{BendingLaw, ShearLaw, TractionLaw};
+    use crate::params::{FabricParams, ParamsFormat};
+
+    let file = path.display().to_string();
+    let law_name = match test {
+        KesTest::Tensile => "traction",
+        KesTest::Shear => "shear",
+        KesTest::Bending => "bending",
+        KesTest::Loop => return Err(ProtocolError::NoProtocol(test).into()),
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| LawFileError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    let format = ParamsFormat::from_path(path);
+    let parse_error = |message: String| LawFileError::Parse {
+        file: file.clone(),
+        law: law_name,
+        message,
+    };
+    let value: serde_json::Value = match format {
+        ParamsFormat::Toml => toml::from_str(&text).map_err(|e| parse_error(e.to_string()))?,
+        ParamsFormat::Json => {
+            serde_json::from_str(&text).map_err(|e| parse_error(e.to_string()))?
+        }
+    };
+    if value.get("kestrel_params").is_some() {
+        let params = FabricParams::parse(&text, format, path)?;
+        let laws = params.direction(direction.name());
+        let law = match test {
+            KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
+            KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
+            _ => laws.bending.map(ConnectorLaw::Bending),
+        };
+        return law
+            .map(|l| (l, Some(params.fabric.clone())))
+            .ok_or_else(|| LawFileError::Missing {
+                file: file.clone(),
+                fabric: params.fabric.clone(),
+                law: law_name,
+                direction,
+            });
+    }
+    let law = if value.get("law").is_some() {
+        serde_json::from_value::<ConnectorLaw>(value).map_err(|e| parse_error(e.to_string()))?
+    } else {
+        let table = value.get(law_name).cloned().unwrap_or(value);
+        let parsed = match test {
+            KesTest::Tensile => {
+                serde_json::from_value::<TractionLaw>(table).map(ConnectorLaw::Traction)
+            }
+            KesTest::Shear => serde_json::from_value::<ShearLaw>(table).map(ConnectorLaw::Shear),
+            _ => serde_json::from_value::<BendingLaw>(table).map(ConnectorLaw::Bending),
+        };
+        parsed.map_err(|e| parse_error(e.to_string()))?
+    };
+    law.validate().map_err(|source| LawFileError::Invalid {
+        file: file.clone(),
+        law: law_name,
+        source,
+    })?;
+    Ok((law, None))
+}

@@ -21,11 +21,14 @@ pub enum WriteCurveError {
 }
 
 /// `v` rounded to ten significant digits, written in its shortest form (10.000000000000002
-/// reads 10).
+/// reads 10; very small or large magnitudes in exponent form, 7.2455e-15).
 pub(crate) fn number(v: f64) -> String {
-    format!("{v:.9e}")
-        .parse::<f64>()
-        .map_or_else(|_| v.to_string(), |r| r.to_string())
+    let r = format!("{v:.9e}").parse::<f64>().unwrap_or(v);
+    if r != 0.0 && (r.abs() < 1e-4 || r.abs() >= 1e15) {
+        format!("{r:e}")
+    } else {
+        r.to_string()
+    }
 }
 
 fn one_line(s: &str) -> String {
