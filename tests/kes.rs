@@ -645,7 +645,7 @@ fn friction_record_reads_as_a_generic_loop() {
     assert!((c.x[0] - loaded[0][2] * 1e-3).abs() < 1e-15);
     assert!((c.y[0] - loaded[0][3] * 1e-6).abs() < 1e-15);
     assert_eq!(c.fabric, "FrictionModels_test_data_2");
-    assert_eq!(c.metadata["rows"], "where `Normal [uN]` > 1000000");
+    assert_eq!(c.metadata["rows"], "where column `Normal [uN]` > 1000000");
 
     let flipped = read_loop(&friction_record(), &friction_spec(true)).unwrap();
     assert!(flipped.y.iter().zip(&c.y).all(|(a, b)| *a == -b));

@@ -252,23 +252,33 @@ fn run_loops(args: &Args, x: &str, y: &str, rules: &ReadingRules) -> Result<(), 
         return print_json(&entries);
     }
     for (c, v) in &values {
+        let unit = |key: &str| c.metadata.get(key).map_or("", String::as_str);
+        let (xu, yu) = (unit("x unit (SI)"), unit("y unit (SI)"));
         println!("{}", file_name(c));
-        println!("  x: {}", c.metadata.get("x").map_or("", String::as_str));
-        println!("  y: {}", c.metadata.get("y").map_or("", String::as_str));
+        println!("  x: {}", unit("x"));
+        println!("  y: {}", unit("y"));
         if let Some(rows) = c.metadata.get("rows") {
             println!("  rows: {rows}");
         }
-        println!("  samples      {}", v.samples);
-        println!("  reversals    {}", v.reversals);
-        println!("  x range      {} .. {} (SI)", sig5(v.x_min), sig5(v.x_max));
-        println!("  y range      {} .. {} (SI)", sig5(v.y_min), sig5(v.y_max));
-        println!("  work ∫y dx   {} (SI x unit · SI y unit)", sig5(v.work));
+        println!("  samples           {}", v.samples);
+        println!("  reversals         {}", v.reversals);
+        println!(
+            "  x range [{xu}]     {} .. {}",
+            sig5(v.x_min),
+            sig5(v.x_max)
+        );
+        println!(
+            "  y range [{yu}]     {} .. {}",
+            sig5(v.y_min),
+            sig5(v.y_max)
+        );
+        println!("  work ∫y dx        {} {xu}*{yu}", sig5(v.work));
         match v.width {
             Some(w) => println!(
-                "  width at mid-x (rising − falling)  {} (SI y unit)",
+                "  width at mid-x    {} {yu} (rising minus falling branches)",
                 sig5(w)
             ),
-            None => println!("  width at mid-x  unavailable"),
+            None => println!("  width at mid-x    unavailable"),
         }
     }
     println!(

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
-use super::units::{loop_factor, loop_units_list, split_header, test_quantities, KesQuantity};
+use super::units::{loop_unit, loop_units_list, split_header, test_quantities, KesQuantity};
 use super::{Curve, Direction, KesTest};
 
 /// The fewest samples a curve may have.
@@ -90,7 +90,7 @@ pub enum KesError {
         test: KesTest,
         found: String,
     },
-    #[error("{file}:{line}: no column {column} — the header has {found}")]
+    #[error("{file}:{line}: no {column} — the header has {found}")]
     NoSuchColumn {
         file: String,
         line: usize,
@@ -624,8 +624,8 @@ impl FromStr for ColumnRef {
 impl fmt::Display for ColumnRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ColumnRef::Index(i) => write!(f, "{i}"),
-            ColumnRef::Name(n) => write!(f, "`{n}`"),
+            ColumnRef::Index(i) => write!(f, "column {i}"),
+            ColumnRef::Name(n) => write!(f, "column `{n}`"),
         }
     }
 }
@@ -758,7 +758,7 @@ pub fn parse_loop(text: &str, file: &str, spec: &LoopSpec) -> Result<Curve, KesE
             found: found.clone(),
         })
     };
-    let factor = |axis: &LoopColumn, index: usize| -> Result<f64, KesError> {
+    let factor = |axis: &LoopColumn, index: usize| -> Result<(f64, &'static str), KesError> {
         let cell = &header[index];
         let unit = match (&axis.unit, has_header) {
             (Some(u), _) => u.clone(),
@@ -781,7 +781,7 @@ pub fn parse_loop(text: &str, file: &str, spec: &LoopSpec) -> Result<Curve, KesE
                 })
             }
         };
-        loop_factor(&unit).ok_or_else(|| KesError::UnknownUnit {
+        loop_unit(&unit).ok_or_else(|| KesError::UnknownUnit {
             file: file.to_string(),
             line: first_line,
             column: index + 1,
@@ -791,7 +791,7 @@ pub fn parse_loop(text: &str, file: &str, spec: &LoopSpec) -> Result<Curve, KesE
         })
     };
     let (xi, yi) = (locate(&spec.x.column)?, locate(&spec.y.column)?);
-    let (fx, fy) = (factor(&spec.x, xi)?, factor(&spec.y, yi)?);
+    let ((fx, x_si), (fy, y_si)) = (factor(&spec.x, xi)?, factor(&spec.y, yi)?);
     let (sx, sy) = (
         if spec.x.negate { -fx } else { fx },
         if spec.y.negate { -fy } else { fy },
@@ -846,6 +846,8 @@ pub fn parse_loop(text: &str, file: &str, spec: &LoopSpec) -> Result<Curve, KesE
     };
     metadata.insert("x".into(), describe(&spec.x, xi));
     metadata.insert("y".into(), describe(&spec.y, yi));
+    metadata.insert("x unit (SI)".into(), x_si.into());
+    metadata.insert("y unit (SI)".into(), y_si.into());
     if let Some(f) = &spec.filter {
         metadata.insert("rows".into(), format!("where {f}"));
     }

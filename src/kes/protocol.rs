@@ -14,6 +14,9 @@ use crate::material::{ConnectorLaw, LawState, MaterialLaw};
 /// The fewest samples a protocol curve may have.
 pub const MIN_PROTOCOL_SAMPLES: usize = 8;
 
+/// The most samples a protocol curve may have.
+pub const MAX_PROTOCOL_SAMPLES: usize = 10_000_000;
+
 /// Samples written when the caller does not choose.
 pub const DEFAULT_SAMPLES: usize = 1001;
 
@@ -28,6 +31,8 @@ pub enum ProtocolError {
         samples: usize,
         needed: usize,
     },
+    #[error("{samples} samples are too many — expected at most {MAX_PROTOCOL_SAMPLES}")]
+    TooManySamples { samples: usize },
     #[error("a {law} law cannot run the {test} protocol — expected a {expected} law")]
     WrongLaw {
         law: &'static str,
@@ -110,6 +115,9 @@ impl Protocol {
                 samples,
                 needed: MIN_PROTOCOL_SAMPLES,
             });
+        }
+        if samples > MAX_PROTOCOL_SAMPLES {
+            return Err(ProtocolError::TooManySamples { samples });
         }
         let path = match *self {
             Protocol::Tensile { max_force } => return tensile(law, max_force, samples),

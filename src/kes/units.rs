@@ -95,57 +95,57 @@ pub fn kes_scale(test: KesTest) -> Option<(f64, f64)> {
     test_quantities(test).map(|(x, y)| (1.0 / x.kes_unit().1, 1.0 / y.kes_unit().1))
 }
 
-/// Units a generic loop column may be given in, with their factor to SI.
-pub const LOOP_UNITS: &[(&str, f64)] = &[
+/// Units a generic loop column may be given in: name, factor to SI, the SI unit.
+pub const LOOP_UNITS: &[(&str, f64, &str)] = &[
     // length
-    ("m", 1.0),
-    ("cm", 1e-2),
-    ("mm", 1e-3),
-    ("um", 1e-6),
-    ("nm", 1e-9),
+    ("m", 1.0, "m"),
+    ("cm", 1e-2, "m"),
+    ("mm", 1e-3, "m"),
+    ("um", 1e-6, "m"),
+    ("nm", 1e-9, "m"),
     // strain
-    ("-", 1.0),
-    ("%", 1e-2),
+    ("-", 1.0, "-"),
+    ("%", 1e-2, "-"),
     // angle
-    ("rad", 1.0),
-    ("deg", DEG_RAD),
+    ("rad", 1.0, "rad"),
+    ("deg", DEG_RAD, "rad"),
     // curvature
-    ("1/m", 1.0),
-    ("1/cm", PER_CM_PER_M),
-    ("1/mm", 1e3),
+    ("1/m", 1.0, "1/m"),
+    ("1/cm", PER_CM_PER_M, "1/m"),
+    ("1/mm", 1e3, "1/m"),
     // force
-    ("N", 1.0),
-    ("kN", 1e3),
-    ("mN", 1e-3),
-    ("uN", 1e-6),
-    ("gf", GF_N),
-    ("kgf", 1e3 * GF_N),
+    ("N", 1.0, "N"),
+    ("kN", 1e3, "N"),
+    ("mN", 1e-3, "N"),
+    ("uN", 1e-6, "N"),
+    ("gf", GF_N, "N"),
+    ("kgf", 1e3 * GF_N, "N"),
     // force per width
-    ("N/m", 1.0),
-    ("N/mm", 1e3),
-    ("gf/cm", GF_PER_CM_N_PER_M),
+    ("N/m", 1.0, "N/m"),
+    ("N/mm", 1e3, "N/m"),
+    ("gf/cm", GF_PER_CM_N_PER_M, "N/m"),
     // moment per width and moment
-    ("N*m/m", 1.0),
-    ("gf*cm/cm", GF_CM_PER_CM_N),
-    ("N*m", 1.0),
-    ("N*mm", 1e-3),
+    ("N*m/m", 1.0, "N*m/m"),
+    ("gf*cm/cm", GF_CM_PER_CM_N, "N*m/m"),
+    ("N*m", 1.0, "N*m"),
+    ("N*mm", 1e-3, "N*m"),
     // time
-    ("s", 1.0),
-    ("ms", 1e-3),
+    ("s", 1.0, "s"),
+    ("ms", 1e-3, "s"),
 ];
 
-/// Factor to SI of a generic loop unit, `None` when unknown.
-pub fn loop_factor(unit: &str) -> Option<f64> {
+/// Factor to SI and the SI unit of a generic loop unit, `None` when unknown.
+pub fn loop_unit(unit: &str) -> Option<(f64, &'static str)> {
     let unit = normalise_unit(unit);
     LOOP_UNITS
         .iter()
-        .find(|(name, _)| *name == unit)
-        .map(|&(_, f)| f)
+        .find(|(name, _, _)| *name == unit)
+        .map(|&(_, f, si)| (f, si))
 }
 
 /// The generic loop units as prose, for error messages.
 pub fn loop_units_list() -> String {
-    let names: Vec<&str> = LOOP_UNITS.iter().map(|(n, _)| *n).collect();
+    let names: Vec<&str> = LOOP_UNITS.iter().map(|(n, _, _)| *n).collect();
     names.join(", ")
 }
 
@@ -193,7 +193,7 @@ mod tests {
         );
         assert_eq!(split_header("force"), ("force".into(), None));
         assert_eq!(KesQuantity::Moment.factor("gf·cm/cm"), Some(GF_CM_PER_CM_N));
-        assert_eq!(loop_factor("µN"), Some(1e-6));
+        assert_eq!(loop_unit("µN"), Some((1e-6, "N")));
         assert_eq!(KesQuantity::Force.expected_units(), "gf/cm or N/m");
         assert_eq!(KesQuantity::Force.factor("kgf"), None);
     }
