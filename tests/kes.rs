@@ -885,3 +885,48 @@ fn cli_values_reads_a_generic_loop() {
     assert_eq!(json[0]["test"], "loop");
     assert!(json[0]["values"]["reversals"].as_u64().unwrap() >= 90);
 }
+
+#[test]
+fn cli_values_json_reproduces_the_oracle() {
+    let text = std::fs::read_to_string(kes_data().join("expected_values.json")).unwrap();
+    let oracle: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let curves = oracle["curves"].as_array().unwrap();
+    let files: Vec<String> = curves
+        .iter()
+        .map(|c| format!("kes_data/{}", c["file"].as_str().unwrap()))
+        .collect();
+    let mut args = vec!["values", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let out = kestrel(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entries = json.as_array().unwrap();
+    assert_eq!(entries.len(), curves.len());
+    for (entry, c) in entries.iter().zip(curves) {
+        assert_eq!(entry["fabric"], c["fabric"]);
+        assert_eq!(entry["test"], c["test"]);
+        assert_eq!(entry["direction"], c["direction"]);
+        let (got, want) = (
+            entry["values"].as_object().unwrap(),
+            c["values"].as_object().unwrap(),
+        );
+        assert_eq!(got.len(), want.len(), "{}", c["file"]);
+        for (name, w) in want {
+            let (g, w) = (got[name].as_f64().unwrap(), w.as_f64().unwrap());
+            assert!(
+                (g / w - 1.0).abs() <= 0.03,
+                "{} {name}: {g} vs {w}",
+                c["file"]
+            );
+        }
+    }
+}

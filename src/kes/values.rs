@@ -280,6 +280,22 @@ fn slopes(x: &[f64], y: &[f64], bs: &[Branch], lo: f64, hi: f64) -> Vec<f64> {
     out
 }
 
+/// A curve in KES units, split into its branches.
+struct KesPath {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    branches: Vec<Branch>,
+}
+
+/// How a loop test is read: the slope's name and range, the widths' names and positions,
+/// the half window of the local lines (KES units).
+struct LoopReading<const N: usize> {
+    slope: &'static str,
+    range: [f64; 2],
+    widths: [(&'static str, f64); N],
+    half: f64,
+}
+
 /// The KES values of a curve (measured or simulated) read by `rules`.
 pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
     let mut reading = KesReading::default();
@@ -290,58 +306,60 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
         ));
         return reading;
     };
-    let x: Vec<f64> = curve.x.iter().map(|v| v * sx).collect();
-    let y: Vec<f64> = curve.y.iter().map(|v| v * sy).collect();
+    if curve.x.len() != curve.y.len() {
+        reading.notes.push(format!(
+            "{} x and {} y values: read the first {}",
+            curve.x.len(),
+            curve.y.len(),
+            curve.x.len().min(curve.y.len())
+        ));
+    }
+    let (x, y): (Vec<f64>, Vec<f64>) = curve
+        .x
+        .iter()
+        .zip(&curve.y)
+        .map(|(x, y)| (x * sx, y * sy))
+        .unzip();
     let (lo, hi) = x
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
             (lo.min(v), hi.max(v))
         });
-    let bs = if hi > lo {
+    let branches = if hi > lo {
         branches(&x, rules.reversal_fraction * (hi - lo))
     } else {
         Vec::new()
     };
+    let path = KesPath { x, y, branches };
     match curve.test {
-        KesTest::Tensile => tensile(&x, &y, &bs, rules, &mut reading),
+        KesTest::Tensile => tensile(&path, rules, &mut reading),
         KesTest::Shear => {
-            let [a, b] = rules.shear_slope_range;
-            let widths = [("2HG", rules.shear_2hg_at), ("2HG5", rules.shear_2hg5_at)];
-            let (g, w) = loop_test(
-                &x,
-                &y,
-                &bs,
-                [a, b],
-                &widths,
-                rules.shear_half_window,
-                "G",
-                &mut reading,
-            );
-            reading.values.g = g;
-            reading.values.hg = w[0];
-            reading.values.hg5 = w[1];
+            let spec = LoopReading {
+                slope: "G",
+                range: rules.shear_slope_range,
+                widths: [("2HG", rules.shear_2hg_at), ("2HG5", rules.shear_2hg5_at)],
+                half: rules.shear_half_window,
+            };
+            let (g, [hg, hg5]) = loop_test(&path, &spec, &mut reading);
+            (reading.values.g, reading.values.hg, reading.values.hg5) = (g, hg, hg5);
         }
         KesTest::Bending => {
-            let widths = [("2HB", rules.bending_2hb_at)];
-            let (b, w) = loop_test(
-                &x,
-                &y,
-                &bs,
-                rules.bending_slope_range,
-                &widths,
-                rules.bending_half_window,
-                "B",
-                &mut reading,
-            );
-            reading.values.b = b;
-            reading.values.hb = w[0];
+            let spec = LoopReading {
+                slope: "B",
+                range: rules.bending_slope_range,
+                widths: [("2HB", rules.bending_2hb_at)],
+                half: rules.bending_half_window,
+            };
+            let (b, [hb]) = loop_test(&path, &spec, &mut reading);
+            (reading.values.b, reading.values.hb) = (b, hb);
         }
         KesTest::Loop => {}
     }
     reading
 }
 
-fn tensile(x: &[f64], y: &[f64], bs: &[Branch], rules: &ReadingRules, reading: &mut KesReading) {
+fn tensile(path: &KesPath, rules: &ReadingRules, reading: &mut KesReading) {
+    let (x, y, bs) = (&path.x, &path.y, &path.branches);
     let Some(loading) = bs.first().filter(|b| b.rising) else {
         for v in ["EMT", "LT", "WT", "RT"] {
             reading.missing(v, "the strain never increases: no loading branch");
@@ -373,29 +391,26 @@ fn tensile(x: &[f64], y: &[f64], bs: &[Branch], rules: &ReadingRules, reading: &
 }
 
 /// Slope over the range on both sides (4 branch regressions averaged) and loop widths at ±a.
-#[allow(clippy::too_many_arguments)]
 fn loop_test<const N: usize>(
-    x: &[f64],
-    y: &[f64],
-    bs: &[Branch],
-    [lo, hi]: [f64; 2],
-    widths: &[(&'static str, f64); N],
-    half: f64,
-    slope_name: &'static str,
+    path: &KesPath,
+    spec: &LoopReading<N>,
     reading: &mut KesReading,
 ) -> (Option<f64>, [Option<f64>; N]) {
+    let (x, y, bs) = (&path.x, &path.y, &path.branches);
+    let [lo, hi] = spec.range;
     let s = slopes(x, y, bs, lo, hi);
     let slope = if s.is_empty() {
         reading.missing(
-            slope_name,
+            spec.slope,
             format!("no branch has two samples between {lo} and {hi} (or -{hi} and -{lo})"),
         );
         None
     } else {
         if s.len() < 4 {
             reading.notes.push(format!(
-                "{slope_name} from {} of 4 branch regressions (the path does not cover \
+                "{} from {} of 4 branch regressions (the path does not cover \
                  +/-{lo}..{hi} both ways)",
+                spec.slope,
                 s.len()
             ));
         }
@@ -403,10 +418,10 @@ fn loop_test<const N: usize>(
     };
     let reversal = bs.len() > 1;
     let mut out = [None; N];
-    for (k, &(name, at)) in widths.iter().enumerate() {
+    for (k, &(name, at)) in spec.widths.iter().enumerate() {
         let sides: Vec<f64> = [at, -at]
             .into_iter()
-            .filter_map(|p| width_at(x, y, bs, p, half))
+            .filter_map(|p| width_at(x, y, bs, p, spec.half))
             .collect();
         if sides.is_empty() {
             let reason = if reversal {
@@ -449,7 +464,8 @@ pub struct LoopValues {
 
 /// Reversals, ranges, work and width at mid-x of a generic loop (any curve, SI units).
 pub fn loop_values(curve: &Curve, rules: &ReadingRules) -> LoopValues {
-    let (x, y) = (&curve.x, &curve.y);
+    let n = curve.x.len().min(curve.y.len());
+    let (x, y) = (&curve.x[..n], &curve.y[..n]);
     let range = |v: &[f64]| {
         v.iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &a| {
@@ -463,7 +479,7 @@ pub fn loop_values(curve: &Curve, rules: &ReadingRules) -> LoopValues {
     } else {
         Vec::new()
     };
-    let work = (1..x.len().min(y.len()))
+    let work = (1..n)
         .map(|i| 0.5 * (y[i] + y[i - 1]) * (x[i] - x[i - 1]))
         .sum();
     let mid = 0.5 * (x_min + x_max);
