@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use kestrel::kes::protocol::{read_law, DEFAULT_SAMPLES};
 use kestrel::kes::{
-    kes_values, simulate, write_kes_csv, Direction, KesTest, Protocol, ReadingRules,
+    kes_values, simulate, write_kes_csv, Direction, KesTest, Protocol, ProtocolError, ReadingRules,
 };
 
 use super::CliError;
@@ -47,8 +47,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
     });
     let protocol = Protocol::kes(args.test).map_err(CliError::input)?;
-    let mut curve = simulate(&law, &protocol, args.samples, &fabric, args.direction)
-        .map_err(CliError::failed)?;
+    let mut curve =
+        simulate(&law, &protocol, args.samples, &fabric, args.direction).map_err(|e| match e {
+            // The law could not be driven where the protocol asks: the work failed.
+            ProtocolError::NeverReaches { .. }
+            | ProtocolError::NoReturn { .. }
+            | ProtocolError::NotFinite { .. } => CliError::failed(e),
+            _ => CliError::input(e),
+        })?;
     curve
         .metadata
         .insert("parameters".into(), args.params.display().to_string());
