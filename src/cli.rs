@@ -3,7 +3,12 @@
 
 use std::fmt;
 
+pub mod fit;
+pub mod fit_values;
 pub mod plot;
+pub mod simulate;
+pub mod tui;
+pub mod values;
 
 /// An error to print to the user, with the exit code to return.
 #[derive(Debug)]

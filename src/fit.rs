@@ -7,6 +7,7 @@ pub mod fabric;
 pub mod path_model;
 pub mod problem;
 pub mod report;
+pub mod values;
 
 pub use fabric::{assemble_fabric_params, fit_fabric, fit_fabrics, FabricFit};
 pub use problem::{

@@ -9,6 +9,21 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub mod branches;
+pub mod import;
+pub mod protocol;
+pub mod units;
+pub mod values;
+pub mod write;
+
+pub use import::{
+    parse_kes, parse_loop, read_kes, read_kes_files, read_loop, ColumnRef, CurveOverrides,
+    KesError, LoopColumn, LoopSpec, RowFilter,
+};
+pub use protocol::{simulate, Protocol, ProtocolError};
+pub use values::{kes_values, loop_values, KesReading, KesValues, LoopValues, ReadingRules};
+pub use write::{to_kes_csv, write_kes_csv, WriteCurveError};
+
 /// 1 gf = 9.80665e-3 N.
 pub const GF_N: f64 = 9.80665e-3;
 /// 1 gf/cm in N/m.

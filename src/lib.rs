@@ -20,3 +20,4 @@ pub mod kes;
 pub mod material;
 pub mod params;
 pub mod plot;
+pub mod tui;

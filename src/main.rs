@@ -4,7 +4,7 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 /// kestrel: a terminal lab workbench for the mechanics of woven fabric (KES-FB curves,
 /// connector laws with Dahl / Bliman–Sorine friction, identification, cloth simulation).
@@ -17,6 +17,14 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Open the terminal workbench (the default with no command).
+    Tui(cli::tui::Args),
+    /// KES characteristic values of curve files (table or --json).
+    Values(cli::values::Args),
+    /// Write the KES protocol curve of a law or fabric parameter file as a KES CSV.
+    Simulate(cli::simulate::Args),
+    /// Fit the connector laws to each fabric's curves and write parameter files.
+    Fit(cli::fit::Args),
     /// PNG of a curve (with its law and residuals), a fabric sheet, or a hysteresis view.
     Plot(cli::plot::Args),
 }
@@ -25,10 +33,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), cli::CliError> = match cli.command {
         Some(Command::Plot(args)) => cli::plot::run(args),
-        None => {
-            let _ = Cli::command().print_help();
-            Ok(())
-        }
+        None => cli::tui::run(cli::tui::Args { files: Vec::new() }),
+        Some(Command::Tui(args)) => cli::tui::run(args),
+        Some(Command::Fit(args)) => cli::fit::run(args),
+        Some(Command::Values(args)) => cli::values::run(args),
+        Some(Command::Simulate(args)) => cli::simulate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

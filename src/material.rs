@@ -439,7 +439,9 @@ impl ConnectorLaw {
                 p("eps1_aligned", "-", l.eps1_aligned()),
             ],
             ConnectorLaw::Bending(l) => vec![p("k_b", "N*m", l.k_b), p("k0", "1/m", l.k0)],
-            ConnectorLaw::Shear(l) => vec![p("k_s", "N/(m*rad)", l.k_s), p("theta0", "rad", l.theta0)],
+            ConnectorLaw::Shear(l) => {
+                vec![p("k_s", "N/(m*rad)", l.k_s), p("theta0", "rad", l.theta0)]
+            }
         };
         let f = self.friction();
         out.push(p("level", level_unit, f.level));
@@ -480,7 +482,13 @@ impl ConnectorLaw {
                     (FrictionShape::Dahl { alpha, .. }, "alpha") => *alpha = value,
                     (FrictionShape::Bs2 { eta, .. }, "eta") => *eta = value,
                     (FrictionShape::Bs2 { ratio, .. }, "ratio") => *ratio = value,
-                    _ => return Err(ParamError::new("name", value, format!("`{field}` is not a parameter of this law"))),
+                    _ => {
+                        return Err(ParamError::new(
+                            "name",
+                            value,
+                            format!("`{field}` is not a parameter of this law"),
+                        ))
+                    }
                 }
             }
         }
@@ -534,7 +542,9 @@ impl DrivingPath {
         let r: Vec<f64> = match self {
             DrivingPath::FullCycles => vec![1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 0.0],
             DrivingPath::Decaying => vec![1.0, -0.8, 0.64, -0.51, 0.41, -0.33, 0.26, -0.21, 0.0],
-            DrivingPath::PartialReversals => vec![1.0, 0.4, 0.8, 0.2, 0.6, -1.0, -0.4, -0.8, 1.0, 0.0],
+            DrivingPath::PartialReversals => {
+                vec![1.0, 0.4, 0.8, 0.2, 0.6, -1.0, -0.4, -0.8, 1.0, 0.0]
+            }
         };
         if one_sided {
             // traction carries no compression: drive it over [0, A]
@@ -574,4 +584,3 @@ pub fn drive_parts(law: &impl MaterialLaw, path: &[f64]) -> Vec<(f64, f64, f64)>
         })
         .collect()
 }
-

@@ -2,10 +2,10 @@
 //! `App` is plain data, keys map to actions, `App::update` changes state, workers do the work.
 
 pub mod app;
+mod export;
 pub mod keymap;
 pub mod series;
 pub mod view;
-mod export;
 mod worker;
 
 use std::io;
@@ -30,11 +30,20 @@ pub fn format_values(curve: &Curve) -> Vec<(String, String)> {
 pub fn complete_path(text: &str) -> Option<String> {
     let path = Path::new(text);
     let (dir, prefix) = if text.ends_with('/') || text.is_empty() {
-        (PathBuf::from(if text.is_empty() { "." } else { text }), String::new())
+        (
+            PathBuf::from(if text.is_empty() { "." } else { text }),
+            String::new(),
+        )
     } else {
         (
             path.parent()
-                .map(|p| if p.as_os_str().is_empty() { PathBuf::from(".") } else { p.to_path_buf() })
+                .map(|p| {
+                    if p.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        p.to_path_buf()
+                    }
+                })
                 .unwrap_or_else(|| PathBuf::from(".")),
             path.file_name()?.to_string_lossy().into_owned(),
         )
@@ -92,7 +101,7 @@ pub fn load_curves(paths: &[PathBuf]) -> (Vec<LoadedCurve>, Vec<String>) {
     let mut curves = Vec::new();
     let mut errors = Vec::new();
     for f in files {
-        match crate::kes::import::read_kes_file(&f, &Default::default()) {
+        match crate::kes::import::read_kes(&f, Default::default()) {
             Ok(curve) => curves.push(LoadedCurve {
                 values: format_values(&curve),
                 curve,

@@ -2,5 +2,6 @@
 
 mod fit;
 mod friction;
+mod kes;
 mod material;
 mod plot;

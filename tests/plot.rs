@@ -597,7 +597,7 @@ fn command_errors_are_clear() {
     let cases: [(&[&str], &str); 6] = [
         (
             &["plot", &p("bad.csv"), "-o", &p("o.png")],
-            "bad.csv:5: column 2 is not a number",
+            "bad.csv:5:2: not a number",
         ),
         (
             &["plot", &p("unit.csv"), "-o", &p("o.png")],

@@ -9,8 +9,12 @@ use serde_json::json;
 
 use super::CliError;
 use kestrel::fit::fabric::fabric_slug;
-use kestrel::fit::{fit_fabrics, CurveFit, FabricFit, FitModel, FitOptions, FitStatus, MuMode, ToeChoice};
-use kestrel::kes::import::{read_kes_files, read_loop, ColumnRef, CurveOverrides, LoopColumn, LoopSpec, RowFilter};
+use kestrel::fit::{
+    fit_fabrics, CurveFit, FabricFit, FitModel, FitOptions, FitStatus, MuMode, ToeChoice,
+};
+use kestrel::kes::import::{
+    read_kes_files, read_loop, ColumnRef, CurveOverrides, LoopColumn, LoopSpec, RowFilter,
+};
 use kestrel::kes::{Curve, Direction, KesTest};
 use kestrel::params::ParamsFormat;
 
@@ -212,7 +216,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let bar = if several {
         let b = ProgressBar::new(fabrics as u64);
-        if let Ok(style) = ProgressStyle::with_template("fitting {bar:30} {pos}/{len} fabrics {msg}") {
+        if let Ok(style) =
+            ProgressStyle::with_template("fitting {bar:30} {pos}/{len} fabrics {msg}")
+        {
             b.set_style(style);
         }
         b

@@ -65,7 +65,11 @@ pub fn run(
             "  {} {}: {}",
             f.test,
             f.direction,
-            if f.law.is_some() { "fitted" } else { "not fitted" }
+            if f.law.is_some() {
+                "fitted"
+            } else {
+                "not fitted"
+            }
         );
         for m in &f.matches {
             match (m.achieved, m.rel_error) {

@@ -1,12 +1,11 @@
 //! `kestrel plot`: PNG of one curve, of a fabric sheet (2 × 3 grid), or a hysteresis view,
 //! with a parameter file's laws overlaid.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kestrel::atomic::WriteError;
 use kestrel::fit::{fit_curve, FitOptions};
-use kestrel::kes::{Curve, KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
+use kestrel::kes::{Curve, KesTest};
 use kestrel::material::{ConnectorLaw, MaterialLaw};
 use kestrel::params::FabricParams;
 use kestrel::plot::{self, CurvePlot, HysteresisPlot, Overlay, PlotSize};
@@ -226,76 +225,17 @@ fn source_name(curve: &Curve) -> String {
         .unwrap_or_else(|| "curve".into())
 }
 
-/// The legend lines of a curve. Hook for the integrator: KES values (EMT, LT, WT, RT; G, 2HG,
-/// 2HG5; B, 2HB) from `kes::values` go here when the branches merge.
+/// The legend lines of a curve: its KES values (default reading rules) and its file.
 fn legend_for(curve: &Curve) -> Vec<String> {
-    vec![
-        format!(
-            "{} {}, {} samples",
-            curve.test,
-            curve.direction,
-            curve.len()
-        ),
-        source_name(curve),
-    ]
+    let mut lines: Vec<String> = kestrel::kes::values::formatted(curve)
+        .into_iter()
+        .filter(|(_, v)| !v.starts_with("n/a"))
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    lines.push(source_name(curve));
+    lines
 }
 
-/// Minimal KES CSV reader (`# key: value` metadata, a header with units, comma rows in
-/// measurement order, KES units → SI). To be replaced by `kes::import` when the branches merge.
 fn load_curves(paths: &[PathBuf]) -> Result<Vec<Curve>, String> {
-    paths.iter().map(|p| read_curve(p)).collect()
-}
-
-fn read_curve(path: &Path) -> Result<Curve, String> {
-    let p = path.display();
-    let at = |line: usize, msg: String| format!("{p}:{line}: {msg}");
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {p}: {e}"))?;
-    let mut metadata = BTreeMap::new();
-    let mut columns: Option<(usize, f64, f64)> = None; // x column, x scale, y scale
-    let (mut x, mut y) = (Vec::new(), Vec::new());
-    let lines = text.trim_start_matches('\u{feff}').lines().map(str::trim);
-    for (n, line) in (1..).zip(lines).filter(|(_, l)| !l.is_empty()) {
-        if let Some(meta) = line.strip_prefix('#') {
-            if let Some((k, v)) = meta.split_once(':') {
-                metadata.insert(k.trim().to_string(), v.trim().to_string());
-            }
-            continue;
-        }
-        let cells: Vec<&str> = line.split([',', ';', '\t']).map(str::trim).collect();
-        if let Some((i, sx, sy)) = columns {
-            let num = |k: usize| {
-                let cell = cells.get(k).and_then(|c| c.parse::<f64>().ok());
-                cell.filter(|v| v.is_finite())
-                    .ok_or_else(|| at(n, format!("column {} is not a number", k + 1)))
-            };
-            x.push(num(i)? * sx);
-            y.push(num(i + 1)? * sy);
-        } else {
-            let first = usize::from(cells[0].starts_with("time"));
-            let scale = |k: usize| match cells.get(k).and_then(|c| c.split_once('[')) {
-                Some((_, u)) => match u.trim_end_matches(']') {
-                    "%" => Ok(0.01),
-                    "-" | "rad" | "1/m" | "N/m" | "N*m/m" => Ok(1.0),
-                    "deg" => Ok(DEG_RAD),
-                    "1/cm" => Ok(PER_CM_PER_M),
-                    "gf/cm" => Ok(GF_PER_CM_N_PER_M),
-                    "gf*cm/cm" => Ok(GF_CM_PER_CM_N),
-                    u => Err(at(n, format!("unknown unit `{u}`"))),
-                },
-                None => Err(at(n, format!("header column {} has no [unit]", k + 1))),
-            };
-            columns = Some((first, scale(first)?, scale(first + 1)?));
-        }
-    }
-    let meta = |k: &str| metadata.get(k).ok_or(format!("{p}: no `{k}` metadata"));
-    let bad = |e: String| format!("{p}: {e}");
-    Ok(Curve {
-        fabric: metadata.get("fabric").cloned().unwrap_or_default(),
-        test: meta("test")?.parse().map_err(&bad)?,
-        direction: meta("direction")?.parse().map_err(&bad)?,
-        x,
-        y,
-        metadata,
-        source: Some(path.to_path_buf()),
-    })
+    kestrel::kes::import::read_kes_files(paths, Default::default()).map_err(|e| e.to_string())
 }

@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::friction::FrictionShape;
 use crate::kes::protocol::{simulate, Protocol};
 use crate::kes::values::{kes_values, ReadingRules};
-use crate::kes::{Direction, KesTest, DEG_RAD, GF_CM2_PER_CM_N_M, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
+use crate::kes::{
+    Direction, KesTest, DEG_RAD, GF_CM2_PER_CM_N_M, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M,
+};
 use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
 use crate::params::{CurveFitQuality, FabricParams};
 
@@ -303,7 +305,10 @@ pub fn fit_values(test: KesTest, direction: Direction, values: &DirectionValues)
 pub fn fit_fabric_values(values: &FabricValues) -> (FabricParams, Vec<ValuesFit>) {
     let mut params = FabricParams::new(values.fabric.clone());
     let mut fits = Vec::new();
-    for (direction, v) in [(Direction::Warp, &values.warp), (Direction::Weft, &values.weft)] {
+    for (direction, v) in [
+        (Direction::Warp, &values.warp),
+        (Direction::Weft, &values.weft),
+    ] {
         for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
             let fit = fit_values(test, direction, v);
             if fit.matches.is_empty() {

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use crate::fit::{CurveFit, FitModel, FitOptions, FitProgress};
 use crate::friction::FrictionShape;
 use crate::kes::{Curve, KesTest};
-use crate::material::{BendingLaw, ConnectorLaw, DrivingPath, FrictionLaw, ShearLaw, TractionLaw};
+use crate::material::{
+    BendingLaw, ConnectorLaw, DrivingPath, FrictionLaw, MaterialLaw, ShearLaw, TractionLaw,
+};
 
 /// The tabs, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,7 +270,7 @@ pub enum Event {
 }
 
 /// Everything the user can do, named.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Action {
     NextTab,
     PrevTab,
@@ -472,7 +474,8 @@ impl App {
             Action::ToggleHelp => self.help = true,
             Action::Quit => self.request_quit(),
             Action::Cancel => {}
-            Action::Up | Action::Down => self.move_selection(action == Action::Up),
+            Action::Up => self.move_selection(true),
+            Action::Down => self.move_selection(false),
             Action::OpenPrompt => self.open_prompt(
                 PromptPurpose::Open,
                 "open KES file or folder (Tab completes):",
@@ -698,7 +701,7 @@ impl App {
             self.status = "a fit is already running".into();
             return;
         }
-        let Some(c) = self.selected_curve() else {
+        let Some(curve) = self.selected_curve().map(|c| c.curve.clone()) else {
             self.status = "no curve selected: open one with o".into();
             return;
         };
@@ -706,14 +709,14 @@ impl App {
             model: self.fit.model,
             ..FitOptions::default()
         };
+        self.status = format!("fitting {} {} …", curve.test, curve.direction);
         self.jobs.push(Job::Fit {
             curve_index: self.selected,
-            curve: Box::new(c.curve.clone()),
+            curve: Box::new(curve),
             options,
         });
         self.fit.running = Some((self.selected, None));
         self.fit.iterations_seen = 0;
-        self.status = format!("fitting {} {} …", c.curve.test, c.curve.direction);
     }
 
     fn accept_fit(&mut self) {
@@ -771,10 +774,7 @@ impl App {
                 };
             }
             Event::Written(path) => {
-                if path
-                    .extension()
-                    .is_some_and(|e| e == "toml" || e == "json")
-                {
+                if path.extension().is_some_and(|e| e == "toml" || e == "json") {
                     self.unsaved = false;
                 } else {
                     self.export.last_written = Some(path.clone());

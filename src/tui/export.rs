@@ -79,10 +79,11 @@ impl ExportRequest {
                 let law = *app.connector.current();
                 let test = series::test_of_law(&law);
                 let amplitude = series::kes_amplitude_si(test) * app.hysteresis.amplitude;
-                let x = app
-                    .hysteresis
-                    .path
-                    .samples(amplitude, 200, test == crate::kes::KesTest::Tensile);
+                let x = app.hysteresis.path.samples(
+                    amplitude,
+                    200,
+                    test == crate::kes::KesTest::Tensile,
+                );
                 let y = law.drive(&x);
                 let curve = Curve {
                     fabric: format!("{} law", law.name()),

@@ -25,7 +25,10 @@ pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
             ("Enter", "type a value"),
         ],
         Tab::Hysteresis => vec![
-            ("p", "driving path: full cycles / decaying / partial reversals"),
+            (
+                "p",
+                "driving path: full cycles / decaying / partial reversals",
+            ),
             ("+ / -", "amplitude x1.25 / /1.25"),
             ("Up / Down", "select curve (sets the law)"),
         ],
@@ -80,9 +83,7 @@ pub fn keymap(app: &App, key: KeyEvent) -> Option<Action> {
     let global = match key.code {
         KeyCode::Tab => Some(Action::NextTab),
         KeyCode::BackTab => Some(Action::PrevTab),
-        KeyCode::Char(c @ '1'..='5') => {
-            Some(Action::GoTab(Tab::ALL[(c as u8 - b'1') as usize]))
-        }
+        KeyCode::Char(c @ '1'..='5') => Some(Action::GoTab(Tab::ALL[(c as u8 - b'1') as usize])),
         KeyCode::Char('?') => Some(Action::ToggleHelp),
         KeyCode::Char('q') => Some(Action::Quit),
         KeyCode::Esc => Some(Action::Cancel),

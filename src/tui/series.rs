@@ -5,9 +5,9 @@ use crate::fit::estimate::directions;
 use crate::fit::CurveFit;
 use crate::kes::protocol::{simulate, Protocol};
 use crate::kes::{Curve, Direction, KesTest};
+use crate::material::{drive_parts, ConnectorLaw, DrivingPath};
 use crate::plot::hysteresis::dissipation_per_cycle;
 use crate::plot::style::energy_unit;
-use crate::material::{drive_parts, ConnectorLaw, DrivingPath, MaterialLaw};
 
 /// Points (x, y) in KES units.
 pub type Points = Vec<(f64, f64)>;

@@ -14,6 +14,7 @@ use ratatui::widgets::{
 use super::app::{App, Confirm, ExportKind, Tab};
 use super::keymap::help_lines;
 use super::series;
+use crate::material::MaterialLaw;
 
 /// Colours, or none under NO_COLOR.
 struct Theme {
@@ -137,12 +138,15 @@ fn axis_labels(r: [f64; 2]) -> Vec<Span<'static>> {
     ]
 }
 
-/// A chart of named series: (name, points, style, line?).
+/// A named series for a chart: (name, points, style, drawn as a line?).
+type Series<'a> = (&'a str, &'a [(f64, f64)], Style, bool);
+
+/// A chart of named series.
 fn chart(
     title: &str,
     x_title: &str,
     y_title: &str,
-    sets: &[(&str, &[(f64, f64)], Style, bool)],
+    sets: &[Series<'_>],
     area: Rect,
     buf: &mut Buffer,
 ) {
@@ -295,15 +299,12 @@ fn draw_connector(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         buf,
         &mut state,
     );
-    let [plot, values] =
-        Layout::vertical([Constraint::Min(8), Constraint::Length(7)]).areas(right);
+    let [plot, values] = Layout::vertical([Constraint::Min(8), Constraint::Length(7)]).areas(right);
     let test = series::test_of_law(law);
     let units = test.kes_units();
-    let measured = app
-        .selected_curve()
-        .filter(|c| c.curve.test == test);
+    let measured = app.selected_curve().filter(|c| c.curve.test == test);
     let simulated = series::protocol_points(law, test);
-    let mut sets: Vec<(&str, &[(f64, f64)], Style, bool)> = Vec::new();
+    let mut sets: Vec<Series<'_>> = Vec::new();
     let (up, down) = measured
         .map(|c| series::branches(&c.curve))
         .unwrap_or_default();
@@ -324,9 +325,9 @@ fn draw_connector(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(values);
     values_paragraph(
         "measured",
-        &measured.map(|c| c.values.clone()).unwrap_or_else(|| {
-            vec![("".into(), format!("select a {test} curve"))]
-        }),
+        &measured
+            .map(|c| c.values.clone())
+            .unwrap_or_else(|| vec![("".into(), format!("select a {test} curve"))]),
     )
     .render(mv, buf);
     values_paragraph("law", &series::protocol_values(law, test)).render(sv, buf);
@@ -350,7 +351,12 @@ fn draw_hysteresis(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         Line::from("dissipated per cycle:"),
     ];
     for (i, e) in loop_data.energy_per_cycle.iter().enumerate() {
-        lines.push(Line::from(format!("  {:>2}: {:.4e} {}", i + 1, e, loop_data.energy_unit)));
+        lines.push(Line::from(format!(
+            "  {:>2}: {:.4e} {}",
+            i + 1,
+            e,
+            loop_data.energy_unit
+        )));
     }
     Paragraph::new(lines)
         .block(block("hysteresis"))
@@ -395,7 +401,10 @@ fn draw_fit(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             ),
         ),
         Some((_, None)) => (0.0, "starting…".to_string()),
-        None => (0.0, "idle: Enter runs the fit of the selected curve".to_string()),
+        None => (
+            0.0,
+            "idle: Enter runs the fit of the selected curve".to_string(),
+        ),
     };
     Gauge::default()
         .block(block("fit"))
@@ -479,7 +488,9 @@ fn draw_export(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         Some(p) => format!("last written: {}", p.display()),
         None => "nothing written yet".into(),
     };
-    Paragraph::new(last).block(block("output")).render(info, buf);
+    Paragraph::new(last)
+        .block(block("output"))
+        .render(info, buf);
 }
 
 fn draw_help(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {

@@ -5,11 +5,11 @@ use std::sync::mpsc::Sender;
 use std::thread;
 
 use super::app::{App, Event, Job, PendingWrite};
-use crate::plot::PlotError;
 use crate::atomic::WriteError;
 use crate::fit::{assemble_fabric_params, fit_curve_with_progress, CurveFit};
 use crate::kes::Curve;
 use crate::params::{ParamsError, ParamsFormat};
+use crate::plot::PlotError;
 
 /// Starts `job` on its own thread; what the job needs of the app is copied now.
 pub fn spawn(job: Job, app: &App, tx: Sender<Event>) {

@@ -1,0 +1,291 @@
+//! `kestrel values`: KES characteristic values of curve files, a table per fabric (KES units)
+//! or JSON; generic loops with --x/--y.
+
+use std::path::PathBuf;
+
+use kestrel::kes::values::VALUE_NAMES;
+use kestrel::kes::{
+    kes_values, loop_values, read_kes_files, read_loop, ColumnRef, Curve, CurveOverrides,
+    Direction, KesReading, KesTest, KesValues, LoopColumn, LoopSpec, LoopValues, ReadingRules,
+    RowFilter,
+};
+use serde::Serialize;
+
+use super::CliError;
+
+/// Read KES curve files and print their characteristic values (EMT, LT, WT, RT, G, 2HG,
+/// 2HG5, B, 2HB) grouped by fabric, with the reading rules.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// KES CSV files (or, with --x and --y, any delimited files read as generic loops).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Print JSON: [{"file","fabric","test","direction","values":{...}}].
+    #[arg(long)]
+    json: bool,
+    /// Test of files whose metadata has none (tensile, shear, bending).
+    #[arg(long)]
+    test: Option<KesTest>,
+    /// Direction of files whose metadata has none (warp, weft, bias).
+    #[arg(long)]
+    direction: Option<Direction>,
+    /// Generic loop: x column, by header text (`Position [mm]`) or 1-based index.
+    #[arg(long, requires = "y")]
+    x: Option<String>,
+    /// Generic loop: unit of the x column (m, mm, um, %, -, rad, deg, 1/m, 1/cm, …);
+    /// default: the header's brackets.
+    #[arg(long, requires = "x")]
+    x_unit: Option<String>,
+    /// Generic loop: y column, by header text (`Friction [uN]`) or 1-based index.
+    #[arg(long, requires = "x")]
+    y: Option<String>,
+    /// Generic loop: unit of the y column (N, mN, uN, gf, N/m, gf/cm, …).
+    #[arg(long, requires = "y")]
+    y_unit: Option<String>,
+    /// Generic loop: flip the sign of x.
+    #[arg(long, requires = "x")]
+    flip_x: bool,
+    /// Generic loop: flip the sign of y.
+    #[arg(long, requires = "y")]
+    flip_y: bool,
+    /// Generic loop: keep the rows where a column (in the file's unit) is above or below a
+    /// value, e.g. `Normal [uN] > 1e6`.
+    #[arg(long = "where", value_name = "FILTER", requires = "x")]
+    filter: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Entry<'a, V: Serialize> {
+    file: String,
+    fabric: &'a str,
+    test: KesTest,
+    direction: Direction,
+    values: V,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let rules = ReadingRules::default();
+    match (&args.x, &args.y) {
+        (Some(x), Some(y)) => run_loops(&args, x, y, &rules),
+        _ => run_kes(&args, &rules),
+    }
+}
+
+fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
+    let overrides = CurveOverrides {
+        test: args.test,
+        direction: args.direction,
+    };
+    let curves = read_kes_files(&args.files, overrides).map_err(CliError::input)?;
+    let readings: Vec<(&Curve, KesReading)> =
+        curves.iter().map(|c| (c, kes_values(c, rules))).collect();
+    for (curve, reading) in &readings {
+        let file = file_name(curve);
+        for u in &reading.unavailable {
+            eprintln!("{file}: {u}");
+        }
+        for n in &reading.notes {
+            eprintln!("{file}: note: {n}");
+        }
+    }
+    if args.json {
+        let entries: Vec<Entry<KesValues>> = readings
+            .iter()
+            .map(|(c, r)| Entry {
+                file: file_name(c),
+                fabric: &c.fabric,
+                test: c.test,
+                direction: c.direction,
+                values: r.values,
+            })
+            .collect();
+        print_json(&entries)
+    } else {
+        print!("{}", kes_table(&readings, rules));
+        Ok(())
+    }
+}
+
+fn file_name(curve: &Curve) -> String {
+    curve
+        .source
+        .as_ref()
+        .map_or_else(String::new, |p| p.display().to_string())
+}
+
+fn print_json<T: Serialize>(value: &T) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).map_err(CliError::failed)?;
+    println!("{text}");
+    Ok(())
+}
+
+/// `v` with five significant digits.
+fn sig5(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let decimals = (4 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// One table per fabric: rows the values, columns the directions; then the reading rules.
+fn kes_table(readings: &[(&Curve, KesReading)], rules: &ReadingRules) -> String {
+    let mut fabrics: Vec<&str> = Vec::new();
+    for (c, _) in readings {
+        if !fabrics.contains(&c.fabric.as_str()) {
+            fabrics.push(&c.fabric);
+        }
+    }
+    let mut out = String::new();
+    for fabric in fabrics {
+        let of_fabric: Vec<&(&Curve, KesReading)> = readings
+            .iter()
+            .filter(|(c, _)| c.fabric == fabric)
+            .collect();
+        let title = if fabric.is_empty() {
+            "(no fabric metadata)"
+        } else {
+            fabric
+        };
+        out += &format!("{title}\n");
+        for (c, _) in &of_fabric {
+            out += &format!(
+                "  {:<8} {:<5} {}\n",
+                c.test.name(),
+                c.direction.name(),
+                file_name(c)
+            );
+        }
+        let directions: Vec<Direction> = [Direction::Warp, Direction::Weft, Direction::Bias]
+            .into_iter()
+            .filter(|d| of_fabric.iter().any(|(c, _)| c.direction == *d))
+            .collect();
+        out += &format!("  {:<5} {:<12}", "value", "unit");
+        for d in &directions {
+            out += &format!(" {:>12}", d.name());
+        }
+        out += "\n";
+        for (name, unit, test) in VALUE_NAMES {
+            let cells: Vec<Option<f64>> = directions
+                .iter()
+                .map(|d| {
+                    of_fabric
+                        .iter()
+                        .find(|(c, _)| c.direction == *d && c.test == test)
+                        .and_then(|(_, r)| r.values.get(name))
+                })
+                .collect();
+            let has_curve = of_fabric.iter().any(|(c, _)| c.test == test);
+            if !has_curve {
+                continue;
+            }
+            out += &format!("  {name:<5} {unit:<12}");
+            for cell in cells {
+                out += &format!(" {:>12}", cell.map_or("-".to_string(), sig5));
+            }
+            out += "\n";
+        }
+        out += "\n";
+    }
+    out += "Reading rules:\n";
+    for line in rules.to_string().lines() {
+        out += &format!("  {line}\n");
+    }
+    out
+}
+
+fn run_loops(args: &Args, x: &str, y: &str, rules: &ReadingRules) -> Result<(), CliError> {
+    let column = |text: &str| {
+        text.parse::<ColumnRef>()
+            .map_err(|e| CliError::input(format!("bad column `{text}`: {e}")))
+    };
+    let filter = match &args.filter {
+        Some(f) => Some(f.parse::<RowFilter>().map_err(CliError::input)?),
+        None => None,
+    };
+    let spec = LoopSpec {
+        x: LoopColumn {
+            column: column(x)?,
+            unit: args.x_unit.clone(),
+            negate: args.flip_x,
+        },
+        y: LoopColumn {
+            column: column(y)?,
+            unit: args.y_unit.clone(),
+            negate: args.flip_y,
+        },
+        filter,
+        direction: args.direction,
+    };
+    let curves = args
+        .files
+        .iter()
+        .map(|f| read_loop(f, &spec))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError::input)?;
+    let values: Vec<(Curve, LoopValues)> = curves
+        .into_iter()
+        .map(|c| {
+            let v = loop_values(&c, rules);
+            (c, v)
+        })
+        .collect();
+    for (c, v) in &values {
+        if v.width.is_none() {
+            eprintln!(
+                "{}: width unavailable: no rising and falling branch both reach mid-x",
+                file_name(c)
+            );
+        }
+    }
+    if args.json {
+        let entries: Vec<Entry<LoopValues>> = values
+            .iter()
+            .map(|(c, v)| Entry {
+                file: file_name(c),
+                fabric: &c.fabric,
+                test: c.test,
+                direction: c.direction,
+                values: *v,
+            })
+            .collect();
+        return print_json(&entries);
+    }
+    for (c, v) in &values {
+        let unit = |key: &str| c.metadata.get(key).map_or("", String::as_str);
+        let (xu, yu) = (unit("x unit (SI)"), unit("y unit (SI)"));
+        println!("{}", file_name(c));
+        println!("  x: {}", unit("x"));
+        println!("  y: {}", unit("y"));
+        if let Some(rows) = c.metadata.get("rows") {
+            println!("  rows: {rows}");
+        }
+        println!("  samples           {}", v.samples);
+        println!("  reversals         {}", v.reversals);
+        println!(
+            "  x range [{xu}]     {} .. {}",
+            sig5(v.x_min),
+            sig5(v.x_max)
+        );
+        println!(
+            "  y range [{yu}]     {} .. {}",
+            sig5(v.y_min),
+            sig5(v.y_max)
+        );
+        println!("  work ∫y dx        {} {xu}*{yu}", sig5(v.work));
+        match v.width {
+            Some(w) => println!(
+                "  width at mid-x    {} {yu} (rising minus falling branches)",
+                sig5(w)
+            ),
+            None => println!("  width at mid-x    unavailable"),
+        }
+    }
+    println!(
+        "\nReading rules: branches split at turning points of x (reversal once x returns by {} % \
+         of its range); width from local lines over mid-x +/- {} % of the x range",
+        100.0 * rules.reversal_fraction,
+        100.0 * rules.loop_half_window
+    );
+    Ok(())
+}

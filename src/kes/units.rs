@@ -1,0 +1,200 @@
+//! Units named in CSV headers (`name [unit]`) and their factors to SI: lengths [m], strain
+//! [-], angles [rad], curvature [1/m], forces [N], force per width [N/m], moment per width [N].
+
+use super::{KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
+
+/// The quantity a KES column holds, with the units a KES file may give it in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KesQuantity {
+    Time,
+    Strain,
+    Angle,
+    Curvature,
+    Force,
+    Moment,
+}
+
+impl KesQuantity {
+    /// The column name in a KES header (lower case, without unit).
+    pub fn column_name(self) -> &'static str {
+        match self {
+            KesQuantity::Time => "time",
+            KesQuantity::Strain => "strain",
+            KesQuantity::Angle => "angle",
+            KesQuantity::Curvature => "curvature",
+            KesQuantity::Force => "force",
+            KesQuantity::Moment => "moment",
+        }
+    }
+
+    /// The units KES-CSV.md allows for this quantity, each with its factor to SI; the first
+    /// one is the KES unit that files are written in.
+    pub fn units(self) -> &'static [(&'static str, f64)] {
+        match self {
+            KesQuantity::Time => &[("s", 1.0)],
+            KesQuantity::Strain => &[("%", 0.01), ("-", 1.0)],
+            KesQuantity::Angle => &[("deg", DEG_RAD), ("rad", 1.0)],
+            KesQuantity::Curvature => &[("1/cm", PER_CM_PER_M), ("1/m", 1.0)],
+            KesQuantity::Force => &[("gf/cm", GF_PER_CM_N_PER_M), ("N/m", 1.0)],
+            KesQuantity::Moment => &[("gf*cm/cm", GF_CM_PER_CM_N), ("N*m/m", 1.0)],
+        }
+    }
+
+    /// The KES unit (the one written by kestrel) and its factor to SI.
+    pub fn kes_unit(self) -> (&'static str, f64) {
+        self.units()[0]
+    }
+
+    /// Factor to SI of `unit` for this quantity, `None` when KES-CSV.md does not allow it.
+    pub fn factor(self, unit: &str) -> Option<f64> {
+        let unit = normalise_unit(unit);
+        self.units()
+            .iter()
+            .find(|(name, _)| *name == unit)
+            .map(|&(_, f)| f)
+    }
+
+    /// The allowed units as prose: `gf/cm or N/m`.
+    pub fn expected_units(self) -> String {
+        let names: Vec<&str> = self.units().iter().map(|(n, _)| *n).collect();
+        match names.as_slice() {
+            [one] => (*one).to_string(),
+            [init @ .., last] => format!("{} or {last}", init.join(", ")),
+            [] => String::new(),
+        }
+    }
+
+    /// The quantity of a column name (`strain`, `force`, …), case-insensitive.
+    pub fn from_column_name(name: &str) -> Option<Self> {
+        let name = name.trim().to_ascii_lowercase();
+        [
+            KesQuantity::Time,
+            KesQuantity::Strain,
+            KesQuantity::Angle,
+            KesQuantity::Curvature,
+            KesQuantity::Force,
+            KesQuantity::Moment,
+        ]
+        .into_iter()
+        .find(|q| q.column_name() == name)
+    }
+}
+
+/// The x and y quantities of a KES test (`None` for a generic loop).
+pub fn test_quantities(test: KesTest) -> Option<(KesQuantity, KesQuantity)> {
+    match test {
+        KesTest::Tensile => Some((KesQuantity::Strain, KesQuantity::Force)),
+        KesTest::Shear => Some((KesQuantity::Angle, KesQuantity::Force)),
+        KesTest::Bending => Some((KesQuantity::Curvature, KesQuantity::Moment)),
+        KesTest::Loop => None,
+    }
+}
+
+/// Factors SI → KES unit of a test's x and y (strain in %, deg, 1/cm; gf/cm, gf·cm/cm).
+pub fn kes_scale(test: KesTest) -> Option<(f64, f64)> {
+    test_quantities(test).map(|(x, y)| (1.0 / x.kes_unit().1, 1.0 / y.kes_unit().1))
+}
+
+/// Units a generic loop column may be given in: name, factor to SI, the SI unit.
+pub const LOOP_UNITS: &[(&str, f64, &str)] = &[
+    // length
+    ("m", 1.0, "m"),
+    ("cm", 1e-2, "m"),
+    ("mm", 1e-3, "m"),
+    ("um", 1e-6, "m"),
+    ("nm", 1e-9, "m"),
+    // strain
+    ("-", 1.0, "-"),
+    ("%", 1e-2, "-"),
+    // angle
+    ("rad", 1.0, "rad"),
+    ("deg", DEG_RAD, "rad"),
+    // curvature
+    ("1/m", 1.0, "1/m"),
+    ("1/cm", PER_CM_PER_M, "1/m"),
+    ("1/mm", 1e3, "1/m"),
+    // force
+    ("N", 1.0, "N"),
+    ("kN", 1e3, "N"),
+    ("mN", 1e-3, "N"),
+    ("uN", 1e-6, "N"),
+    ("gf", GF_N, "N"),
+    ("kgf", 1e3 * GF_N, "N"),
+    // force per width
+    ("N/m", 1.0, "N/m"),
+    ("N/mm", 1e3, "N/m"),
+    ("gf/cm", GF_PER_CM_N_PER_M, "N/m"),
+    // moment per width and moment
+    ("N*m/m", 1.0, "N*m/m"),
+    ("gf*cm/cm", GF_CM_PER_CM_N, "N*m/m"),
+    ("N*m", 1.0, "N*m"),
+    ("N*mm", 1e-3, "N*m"),
+    // time
+    ("s", 1.0, "s"),
+    ("ms", 1e-3, "s"),
+];
+
+/// Factor to SI and the SI unit of a generic loop unit, `None` when unknown.
+pub fn loop_unit(unit: &str) -> Option<(f64, &'static str)> {
+    let unit = normalise_unit(unit);
+    LOOP_UNITS
+        .iter()
+        .find(|(name, _, _)| *name == unit)
+        .map(|&(_, f, si)| (f, si))
+}
+
+/// The generic loop units as prose, for error messages.
+pub fn loop_units_list() -> String {
+    let names: Vec<&str> = LOOP_UNITS.iter().map(|(n, _, _)| *n).collect();
+    names.join(", ")
+}
+
+/// Spelling variants to one form: `µ`/`μ` → `u`, `·`/`×` → `*`, `^-1` → `1/`, no spaces.
+fn normalise_unit(unit: &str) -> String {
+    let u: String = unit
+        .trim()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| match c {
+            'µ' | 'μ' => 'u',
+            '·' | '×' | '⋅' => '*',
+            c => c,
+        })
+        .collect();
+    match u.as_str() {
+        "cm^-1" | "cm-1" | "cm⁻¹" => "1/cm".into(),
+        "m^-1" | "m-1" | "m⁻¹" => "1/m".into(),
+        "°" | "degree" | "degrees" => "deg".into(),
+        _ => u,
+    }
+}
+
+/// Splits a header cell `name [unit]` into its name and unit (`None` without brackets).
+pub fn split_header(cell: &str) -> (String, Option<String>) {
+    let cell = cell.trim();
+    match (cell.rfind('['), cell.ends_with(']')) {
+        (Some(open), true) => (
+            cell[..open].trim().to_string(),
+            Some(cell[open + 1..cell.len() - 1].trim().to_string()),
+        ),
+        _ => (cell.to_string(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_split_and_units_normalise() {
+        assert_eq!(
+            split_header(" force [gf/cm] "),
+            ("force".into(), Some("gf/cm".into()))
+        );
+        assert_eq!(split_header("force"), ("force".into(), None));
+        assert_eq!(KesQuantity::Moment.factor("gf·cm/cm"), Some(GF_CM_PER_CM_N));
+        assert_eq!(loop_unit("µN"), Some((1e-6, "N")));
+        assert_eq!(KesQuantity::Force.expected_units(), "gf/cm or N/m");
+        assert_eq!(KesQuantity::Force.factor("kgf"), None);
+    }
+}

@@ -1,0 +1,531 @@
+//! KES characteristic values read from any curve, in Kawabata units: EMT [%], LT [-],
+//! WT [gf·cm/cm²], RT [%], G [gf/(cm·deg)], 2HG, 2HG5 [gf/cm], B [gf·cm²/cm], 2HB [gf·cm/cm].
+
+use std::fmt;
+
+use serde::Serialize;
+
+use super::branches::{branches, Branch};
+use super::units::kes_scale;
+use super::{Curve, KesTest};
+
+/// The instrument's nominal maximum tensile force F_m for woven fabric [gf/cm].
+pub const KES_TENSILE_MAX_FORCE: f64 = 500.0;
+
+/// How the values are read: slope ranges, width positions and windows, F_m. One place, printed
+/// with the values. Angles in deg, curvatures in 1/cm, forces in gf/cm.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReadingRules {
+    /// Nominal maximum tensile force F_m [gf/cm] in LT = WT / (F_m·EMT/2). Default 500.
+    pub tensile_max_force: f64,
+    /// G is the mean slope of the four branches over this angle range, each side [deg].
+    /// Default 0.5..5.
+    pub shear_slope_range: [f64; 2],
+    /// 2HG is the loop width at ± this angle [deg]. Default 0.5.
+    pub shear_2hg_at: f64,
+    /// 2HG5 is the loop width at ± this angle [deg]. Default 5.
+    pub shear_2hg5_at: f64,
+    /// Half window of the local least-squares line that reads a branch at a width
+    /// position [deg]. Default 0.25.
+    pub shear_half_window: f64,
+    /// B is the mean slope of the four branches over this curvature range [1/cm].
+    /// Default 0.5..1.5.
+    pub bending_slope_range: [f64; 2],
+    /// 2HB is the loop width at ± this curvature [1/cm]. Default 1.
+    pub bending_2hb_at: f64,
+    /// Half window of the local line for 2HB [1/cm]. Default 0.1.
+    pub bending_half_window: f64,
+    /// A reversal of x counts once x comes back by this fraction of its range (so noise on x
+    /// makes no branches). Default 0.02.
+    pub reversal_fraction: f64,
+    /// Generic loops: half window of the local lines that read the width at mid-x, as a
+    /// fraction of the x range. Default 0.05.
+    pub loop_half_window: f64,
+}
+
+impl Default for ReadingRules {
+    fn default() -> Self {
+        Self {
+            tensile_max_force: KES_TENSILE_MAX_FORCE,
+            shear_slope_range: [0.5, 5.0],
+            shear_2hg_at: 0.5,
+            shear_2hg5_at: 5.0,
+            shear_half_window: 0.25,
+            bending_slope_range: [0.5, 1.5],
+            bending_2hb_at: 1.0,
+            bending_half_window: 0.1,
+            reversal_fraction: 0.02,
+            loop_half_window: 0.05,
+        }
+    }
+}
+
+impl fmt::Display for ReadingRules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [s0, s1] = self.shear_slope_range;
+        let [b0, b1] = self.bending_slope_range;
+        writeln!(
+            f,
+            "tensile: F_m = {} gf/cm (nominal); EMT at the turning point; WT trapezoid on \
+             loading; RT = returned energy / WT",
+            self.tensile_max_force
+        )?;
+        writeln!(
+            f,
+            "shear:   G slope over {s0}..{s1} deg (4 branch regressions); 2HG at +/-{} deg, \
+             2HG5 at +/-{} deg, local line +/-{} deg",
+            self.shear_2hg_at, self.shear_2hg5_at, self.shear_half_window
+        )?;
+        writeln!(
+            f,
+            "bending: B slope over {b0}..{b1} 1/cm (4 branch regressions); 2HB at +/-{} 1/cm, \
+             local line +/-{} 1/cm",
+            self.bending_2hb_at, self.bending_half_window
+        )?;
+        write!(
+            f,
+            "branches: split at the turning points of x (a reversal once x returns by {} % of \
+             its range; a dwell of repeated x lies between branches)",
+            100.0 * self.reversal_fraction
+        )
+    }
+}
+
+/// The KES values of one curve, in Kawabata units; `None` where the test does not give it or
+/// the curve cannot (see `KesReading::unavailable`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct KesValues {
+    /// Strain at the turning point (maximum load) [%].
+    #[serde(rename = "EMT", skip_serializing_if = "Option::is_none")]
+    pub emt: Option<f64>,
+    /// Linearity WT / (F_m·EMT/2) [-].
+    #[serde(rename = "LT", skip_serializing_if = "Option::is_none")]
+    pub lt: Option<f64>,
+    /// Tensile energy ∫F dε on loading [gf·cm/cm²].
+    #[serde(rename = "WT", skip_serializing_if = "Option::is_none")]
+    pub wt: Option<f64>,
+    /// Resilience: energy returned on unloading / WT [%].
+    #[serde(rename = "RT", skip_serializing_if = "Option::is_none")]
+    pub rt: Option<f64>,
+    /// Shear rigidity [gf/(cm·deg)].
+    #[serde(rename = "G", skip_serializing_if = "Option::is_none")]
+    pub g: Option<f64>,
+    /// Shear hysteresis width at ±0.5° [gf/cm].
+    #[serde(rename = "2HG", skip_serializing_if = "Option::is_none")]
+    pub hg: Option<f64>,
+    /// Shear hysteresis width at ±5° [gf/cm].
+    #[serde(rename = "2HG5", skip_serializing_if = "Option::is_none")]
+    pub hg5: Option<f64>,
+    /// Bending rigidity [gf·cm²/cm].
+    #[serde(rename = "B", skip_serializing_if = "Option::is_none")]
+    pub b: Option<f64>,
+    /// Bending hysteresis width at ±1 cm⁻¹ [gf·cm/cm].
+    #[serde(rename = "2HB", skip_serializing_if = "Option::is_none")]
+    pub hb: Option<f64>,
+}
+
+/// A value's name, its KES unit, and whether the test gives it.
+pub const VALUE_NAMES: [(&str, &str, KesTest); 9] = [
+    ("EMT", "%", KesTest::Tensile),
+    ("LT", "-", KesTest::Tensile),
+    ("WT", "gf*cm/cm^2", KesTest::Tensile),
+    ("RT", "%", KesTest::Tensile),
+    ("G", "gf/(cm*deg)", KesTest::Shear),
+    ("2HG", "gf/cm", KesTest::Shear),
+    ("2HG5", "gf/cm", KesTest::Shear),
+    ("B", "gf*cm^2/cm", KesTest::Bending),
+    ("2HB", "gf*cm/cm", KesTest::Bending),
+];
+
+impl KesValues {
+    /// The value called `name` (`EMT`, `2HG`, …).
+    pub fn get(&self, name: &str) -> Option<f64> {
+        match name {
+            "EMT" => self.emt,
+            "LT" => self.lt,
+            "WT" => self.wt,
+            "RT" => self.rt,
+            "G" => self.g,
+            "2HG" => self.hg,
+            "2HG5" => self.hg5,
+            "B" => self.b,
+            "2HB" => self.hb,
+            _ => None,
+        }
+    }
+
+    /// Every value present, in the order of `VALUE_NAMES`.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
+        VALUE_NAMES
+            .iter()
+            .filter_map(|&(name, _, _)| self.get(name).map(|v| (name, v)))
+    }
+}
+
+/// A value the test gives but this curve could not, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    pub value: &'static str,
+    pub reason: String,
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} unavailable: {}", self.value, self.reason)
+    }
+}
+
+/// The values of a curve, the ones it could not give, and remarks on how some were read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KesReading {
+    pub values: KesValues,
+    pub unavailable: Vec<Unavailable>,
+    pub notes: Vec<String>,
+}
+
+impl KesReading {
+    fn missing(&mut self, value: &'static str, reason: impl Into<String>) {
+        self.unavailable.push(Unavailable {
+            value,
+            reason: reason.into(),
+        });
+    }
+}
+
+/// Least-squares line through the points: (mean x, mean y, slope); `None` with fewer than two
+/// distinct x.
+fn line_fit(points: impl Iterator<Item = (f64, f64)> + Clone) -> Option<(f64, f64, f64)> {
+    let (mut n, mut sx, mut sy) = (0.0, 0.0, 0.0);
+    for (x, y) in points.clone() {
+        n += 1.0;
+        sx += x;
+        sy += y;
+    }
+    if n < 2.0 {
+        return None;
+    }
+    let (mx, my) = (sx / n, sy / n);
+    let (mut sxx, mut sxy) = (0.0, 0.0);
+    for (x, y) in points {
+        sxx += (x - mx) * (x - mx);
+        sxy += (x - mx) * (y - my);
+    }
+    (sxx > 0.0).then(|| (mx, my, sxy / sxx))
+}
+
+/// ∫y dx by trapezoids over samples `range` (signed: a falling x gives a negative integral).
+fn trapezoid(x: &[f64], y: &[f64], branch: &Branch) -> f64 {
+    (branch.start..branch.end)
+        .map(|i| 0.5 * (y[i] + y[i + 1]) * (x[i + 1] - x[i]))
+        .sum()
+}
+
+/// A closed interval with a little slack for values converted SI → KES units.
+fn within(v: f64, lo: f64, hi: f64) -> bool {
+    let slack = 1e-9 * lo.abs().max(hi.abs()).max(1.0);
+    v >= lo - slack && v <= hi + slack
+}
+
+/// The samples of `b` whose x lies in [lo, hi].
+fn samples_in<'a>(
+    x: &'a [f64],
+    y: &'a [f64],
+    b: &Branch,
+    lo: f64,
+    hi: f64,
+) -> impl Iterator<Item = (f64, f64)> + Clone + 'a {
+    b.range()
+        .map(move |i| (x[i], y[i]))
+        .filter(move |&(xi, _)| within(xi, lo, hi))
+}
+
+/// The value of branch `b` at `at`, from its least-squares line over `at ± half`, if the branch
+/// reaches `at`.
+fn branch_value_at(x: &[f64], y: &[f64], b: &Branch, at: f64, half: f64) -> Option<f64> {
+    let (lo, hi) = b
+        .range()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), i| {
+            (lo.min(x[i]), hi.max(x[i]))
+        });
+    if !within(at, lo, hi) {
+        return None;
+    }
+    line_fit(samples_in(x, y, b, at - half, at + half)).map(|(mx, my, s)| my + s * (at - mx))
+}
+
+/// Loop width at `at`: the first rising branch minus the first falling branch that reach it.
+fn width_at(x: &[f64], y: &[f64], bs: &[Branch], at: f64, half: f64) -> Option<f64> {
+    let first = |rising: bool| {
+        bs.iter()
+            .filter(|b| b.rising == rising)
+            .find_map(|b| branch_value_at(x, y, b, at, half))
+    };
+    Some(first(true)? - first(false)?)
+}
+
+/// Slopes of the first rising and first falling branch over [lo, hi] and over [−hi, −lo].
+fn slopes(x: &[f64], y: &[f64], bs: &[Branch], lo: f64, hi: f64) -> Vec<f64> {
+    let mut out = Vec::with_capacity(4);
+    for (a, b) in [(lo, hi), (-hi, -lo)] {
+        for rising in [true, false] {
+            if let Some(s) = bs
+                .iter()
+                .filter(|br| br.rising == rising)
+                .find_map(|br| line_fit(samples_in(x, y, br, a, b)).map(|(_, _, s)| s))
+            {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// A curve in KES units, split into its branches.
+struct KesPath {
+    x: Vec<f64>,
+    y: Vec<f64>,
+    branches: Vec<Branch>,
+}
+
+/// How a loop test is read: the slope's name and range, the widths' names and positions,
+/// the half window of the local lines (KES units).
+struct LoopReading<const N: usize> {
+    slope: &'static str,
+    range: [f64; 2],
+    widths: [(&'static str, f64); N],
+    half: f64,
+}
+
+/// The KES values of a curve (measured or simulated) read by `rules`.
+pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
+    let mut reading = KesReading::default();
+    let Some((sx, sy)) = kes_scale(curve.test) else {
+        reading.notes.push(format!(
+            "a {} curve has no KES values (read it as a generic loop)",
+            curve.test
+        ));
+        return reading;
+    };
+    if curve.x.len() != curve.y.len() {
+        reading.notes.push(format!(
+            "{} x and {} y values: read the first {}",
+            curve.x.len(),
+            curve.y.len(),
+            curve.x.len().min(curve.y.len())
+        ));
+    }
+    let (x, y): (Vec<f64>, Vec<f64>) = curve
+        .x
+        .iter()
+        .zip(&curve.y)
+        .map(|(x, y)| (x * sx, y * sy))
+        .unzip();
+    let (lo, hi) = x
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    let branches = if hi > lo {
+        branches(&x, rules.reversal_fraction * (hi - lo))
+    } else {
+        Vec::new()
+    };
+    let path = KesPath { x, y, branches };
+    match curve.test {
+        KesTest::Tensile => tensile(&path, rules, &mut reading),
+        KesTest::Shear => {
+            let spec = LoopReading {
+                slope: "G",
+                range: rules.shear_slope_range,
+                widths: [("2HG", rules.shear_2hg_at), ("2HG5", rules.shear_2hg5_at)],
+                half: rules.shear_half_window,
+            };
+            let (g, [hg, hg5]) = loop_test(&path, &spec, &mut reading);
+            (reading.values.g, reading.values.hg, reading.values.hg5) = (g, hg, hg5);
+        }
+        KesTest::Bending => {
+            let spec = LoopReading {
+                slope: "B",
+                range: rules.bending_slope_range,
+                widths: [("2HB", rules.bending_2hb_at)],
+                half: rules.bending_half_window,
+            };
+            let (b, [hb]) = loop_test(&path, &spec, &mut reading);
+            (reading.values.b, reading.values.hb) = (b, hb);
+        }
+        KesTest::Loop => {}
+    }
+    reading
+}
+
+fn tensile(path: &KesPath, rules: &ReadingRules, reading: &mut KesReading) {
+    let (x, y, bs) = (&path.x, &path.y, &path.branches);
+    let Some(loading) = bs.first().filter(|b| b.rising) else {
+        for v in ["EMT", "LT", "WT", "RT"] {
+            reading.missing(v, "the strain never increases: no loading branch");
+        }
+        return;
+    };
+    // Strain in %, force in gf/cm: ∫F dε with ε as a fraction is in gf·cm/cm².
+    let emt = x[loading.end];
+    let wt = trapezoid(x, y, loading) / 100.0;
+    reading.values.emt = Some(emt);
+    reading.values.wt = Some(wt);
+    if emt > 0.0 && rules.tensile_max_force > 0.0 {
+        reading.values.lt = Some(wt / (rules.tensile_max_force * emt / 100.0 / 2.0));
+    } else {
+        reading.missing("LT", format!("EMT = {emt} % is not positive"));
+    }
+    match bs.get(1) {
+        Some(unloading) if wt > 0.0 => {
+            let returned = -trapezoid(x, y, unloading) / 100.0;
+            reading.values.rt = Some(100.0 * returned / wt);
+        }
+        Some(_) => reading.missing("RT", format!("WT = {wt} is not positive")),
+        None => reading.missing(
+            "RT",
+            "no reversal: the strain never returns from its maximum, and RT needs the \
+             unloading branch",
+        ),
+    }
+}
+
+/// Slope over the range on both sides (4 branch regressions averaged) and loop widths at ±a.
+fn loop_test<const N: usize>(
+    path: &KesPath,
+    spec: &LoopReading<N>,
+    reading: &mut KesReading,
+) -> (Option<f64>, [Option<f64>; N]) {
+    let (x, y, bs) = (&path.x, &path.y, &path.branches);
+    let [lo, hi] = spec.range;
+    let s = slopes(x, y, bs, lo, hi);
+    let slope = if s.is_empty() {
+        reading.missing(
+            spec.slope,
+            format!("no branch has two samples between {lo} and {hi} (or -{hi} and -{lo})"),
+        );
+        None
+    } else {
+        if s.len() < 4 {
+            reading.notes.push(format!(
+                "{} from {} of 4 branch regressions (the path does not cover \
+                 +/-{lo}..{hi} both ways)",
+                spec.slope,
+                s.len()
+            ));
+        }
+        Some(s.iter().sum::<f64>() / s.len() as f64)
+    };
+    let reversal = bs.len() > 1;
+    let mut out = [None; N];
+    for (k, &(name, at)) in spec.widths.iter().enumerate() {
+        let sides: Vec<f64> = [at, -at]
+            .into_iter()
+            .filter_map(|p| width_at(x, y, bs, p, spec.half))
+            .collect();
+        if sides.is_empty() {
+            let reason = if reversal {
+                format!("no loading and return branch both reach +/-{at}")
+            } else {
+                format!(
+                    "no reversal: the loop width at +/-{at} needs the return branch as well \
+                     as the loading one"
+                )
+            };
+            reading.missing(name, reason);
+        } else {
+            if sides.len() == 1 {
+                reading.notes.push(format!(
+                    "{name} from one side only (the path misses -{at} or +{at})"
+                ));
+            }
+            out[k] = Some(sides.iter().sum::<f64>() / sides.len() as f64);
+        }
+    }
+    (slope, out)
+}
+
+/// What a generic loop shows: in the curve's SI units.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LoopValues {
+    pub samples: usize,
+    /// Turning points of x.
+    pub reversals: usize,
+    pub x_min: f64,
+    pub x_max: f64,
+    pub y_min: f64,
+    pub y_max: f64,
+    /// ∫y dx along the whole path (the energy dissipated by closed loops) [x unit · y unit].
+    pub work: f64,
+    /// Rising minus falling branches (each the mean of the branches reaching it) at mid-x.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<f64>,
+}
+
+/// Reversals, ranges, work and width at mid-x of a generic loop (any curve, SI units).
+pub fn loop_values(curve: &Curve, rules: &ReadingRules) -> LoopValues {
+    let n = curve.x.len().min(curve.y.len());
+    let (x, y) = (&curve.x[..n], &curve.y[..n]);
+    let range = |v: &[f64]| {
+        v.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &a| {
+                (lo.min(a), hi.max(a))
+            })
+    };
+    let ((x_min, x_max), (y_min, y_max)) = (range(x), range(y));
+    let span = x_max - x_min;
+    let bs = if span > 0.0 {
+        branches(x, rules.reversal_fraction * span)
+    } else {
+        Vec::new()
+    };
+    let work = (1..n)
+        .map(|i| 0.5 * (y[i] + y[i - 1]) * (x[i] - x[i - 1]))
+        .sum();
+    let mid = 0.5 * (x_min + x_max);
+    let half = rules.loop_half_window * span;
+    let mean_at = |rising: bool| {
+        let v: Vec<f64> = bs
+            .iter()
+            .filter(|b| b.rising == rising)
+            .filter_map(|b| branch_value_at(x, y, b, mid, half))
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let width = match (mean_at(true), mean_at(false)) {
+        (Some(r), Some(f)) => Some(r - f),
+        _ => None,
+    };
+    LoopValues {
+        samples: x.len(),
+        reversals: bs.len().saturating_sub(1),
+        x_min,
+        x_max,
+        y_min,
+        y_max,
+        work,
+        width,
+    }
+}
+
+/// The values of a curve read with the default rules, formatted for a person:
+/// (name, "value unit") for each value, then ("n/a", reason) for each unavailable one.
+pub fn formatted(curve: &Curve) -> Vec<(String, String)> {
+    let reading = kes_values(curve, &ReadingRules::default());
+    let mut out: Vec<(String, String)> = reading
+        .values
+        .iter()
+        .map(|(name, v)| {
+            let unit = VALUE_NAMES
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .map(|(_, u, _)| *u)
+                .unwrap_or("");
+            (name.to_string(), format!("{v:.4} {unit}"))
+        })
+        .collect();
+    for u in &reading.unavailable {
+        out.push((u.value.to_string(), format!("n/a: {}", u.reason)));
+    }
+    out
+}
