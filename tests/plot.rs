@@ -620,7 +620,7 @@ fn command_errors_are_clear() {
         ),
         (
             &["plot", &p("a.csv"), &p("a.csv"), "-o", &p("o.png")],
-            "two shear warp curves",
+            "duplicate curve",
         ),
         (
             &["plot", &p("a.csv"), "--size", "5x5", "-o", &p("o.png")],
