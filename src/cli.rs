@@ -43,3 +43,66 @@ impl fmt::Display for CliError {
         f.write_str(&self.message)
     }
 }
+
+/// How to read generic loop records (any delimited file): shared by `values` and `fit`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LoopArgs {
+    /// Generic loop: x column, by header text (`Position [mm]`) or 1-based index.
+    #[arg(long, requires = "y")]
+    pub x: Option<String>,
+    /// Generic loop: unit of the x column (m, mm, um, %, -, rad, deg, 1/m, 1/cm, …);
+    /// default: the header's brackets.
+    #[arg(long, requires = "x")]
+    pub x_unit: Option<String>,
+    /// Generic loop: y column, by header text (`Friction [uN]`) or 1-based index.
+    #[arg(long, requires = "x")]
+    pub y: Option<String>,
+    /// Generic loop: unit of the y column (N, mN, uN, gf, N/m, gf/cm, …).
+    #[arg(long, requires = "y")]
+    pub y_unit: Option<String>,
+    /// Generic loop: flip the sign of x.
+    #[arg(long, requires = "x")]
+    pub flip_x: bool,
+    /// Generic loop: flip the sign of y (a rig that logs the reaction).
+    #[arg(long, requires = "y")]
+    pub flip_y: bool,
+    /// Generic loop: keep the rows where a column (in the file's unit) is above or below a
+    /// value, e.g. `Normal [uN] > 1e6`.
+    #[arg(long = "where", value_name = "FILTER", requires = "x")]
+    pub filter: Option<String>,
+}
+
+impl LoopArgs {
+    /// The loop reading spec, or None when no columns were named.
+    pub fn spec(
+        &self,
+        direction: Option<kestrel::kes::Direction>,
+    ) -> Result<Option<kestrel::kes::import::LoopSpec>, CliError> {
+        use kestrel::kes::import::{ColumnRef, LoopColumn, LoopSpec, RowFilter};
+        let (Some(x), Some(y)) = (&self.x, &self.y) else {
+            return Ok(None);
+        };
+        let column = |text: &str| {
+            text.parse::<ColumnRef>()
+                .map_err(|e| CliError::input(format!("bad column `{text}`: {e}")))
+        };
+        let filter = match &self.filter {
+            Some(f) => Some(f.parse::<RowFilter>().map_err(CliError::input)?),
+            None => None,
+        };
+        Ok(Some(LoopSpec {
+            x: LoopColumn {
+                column: column(x)?,
+                unit: self.x_unit.clone(),
+                negate: self.flip_x,
+            },
+            y: LoopColumn {
+                column: column(y)?,
+                unit: self.y_unit.clone(),
+                negate: self.flip_y,
+            },
+            filter,
+            direction,
+        }))
+    }
+}

@@ -12,9 +12,7 @@ use kestrel::fit::fabric::fabric_slug;
 use kestrel::fit::{
     fit_fabrics, CurveFit, FabricFit, FitModel, FitOptions, FitStatus, MuMode, ToeChoice,
 };
-use kestrel::kes::import::{
-    read_kes_files, read_loop, ColumnRef, CurveOverrides, LoopColumn, LoopSpec, RowFilter,
-};
+use kestrel::kes::import::{read_kes_files, read_loop, CurveOverrides};
 use kestrel::kes::{Curve, Direction, KesTest};
 use kestrel::params::ParamsFormat;
 
@@ -50,24 +48,8 @@ pub struct Args {
     /// Direction of files that lack it (warp, weft, bias).
     #[arg(long)]
     pub direction: Option<Direction>,
-    /// Generic loop: x column (header text or 1-based index).
-    #[arg(long, requires = "y")]
-    pub x: Option<String>,
-    /// Generic loop: unit of x (m, mm, um, %, -, rad, deg, 1/m, 1/cm).
-    #[arg(long)]
-    pub x_unit: Option<String>,
-    /// Generic loop: y column.
-    #[arg(long, requires = "x")]
-    pub y: Option<String>,
-    /// Generic loop: unit of y (N, mN, uN, N/m, gf/cm, gf, …).
-    #[arg(long)]
-    pub y_unit: Option<String>,
-    /// Generic loop: flip the sign of y (a rig that logs the reaction).
-    #[arg(long)]
-    pub negate_y: bool,
-    /// Generic loop: keep rows where a column is above or below a value, e.g. "Normal [uN] > 1e6".
-    #[arg(long)]
-    pub filter: Option<String>,
+    #[command(flatten)]
+    pub lp: super::LoopArgs,
     /// Fit from published KES values (a TOML file) instead of curves.
     #[arg(long)]
     pub values: Option<PathBuf>,
@@ -82,25 +64,7 @@ fn parse_mu(s: &str) -> Result<MuMode, String> {
 }
 
 fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
-    if let (Some(x), Some(y)) = (&args.x, &args.y) {
-        let column = |s: &str| s.parse::<ColumnRef>().map_err(CliError::input);
-        let spec = LoopSpec {
-            x: LoopColumn {
-                column: column(x)?,
-                unit: args.x_unit.clone(),
-                negate: false,
-            },
-            y: LoopColumn {
-                column: column(y)?,
-                unit: args.y_unit.clone(),
-                negate: args.negate_y,
-            },
-            filter: match &args.filter {
-                Some(f) => Some(f.parse::<RowFilter>().map_err(CliError::input)?),
-                None => None,
-            },
-            direction: args.direction,
-        };
+    if let Some(spec) = args.lp.spec(args.direction)? {
         return args
             .files
             .iter()

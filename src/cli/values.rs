@@ -5,9 +5,8 @@ use std::path::PathBuf;
 
 use kestrel::kes::values::VALUE_NAMES;
 use kestrel::kes::{
-    kes_values, loop_values, read_kes_files, read_loop, ColumnRef, Curve, CurveOverrides,
-    Direction, KesReading, KesTest, KesValues, LoopColumn, LoopSpec, LoopValues, ReadingRules,
-    RowFilter,
+    kes_values, loop_values, read_kes_files, read_loop, Curve, CurveOverrides, Direction,
+    KesReading, KesTest, KesValues, LoopValues, ReadingRules,
 };
 use serde::Serialize;
 
@@ -29,29 +28,8 @@ pub struct Args {
     /// Direction of files whose metadata has none (warp, weft, bias).
     #[arg(long)]
     direction: Option<Direction>,
-    /// Generic loop: x column, by header text (`Position [mm]`) or 1-based index.
-    #[arg(long, requires = "y")]
-    x: Option<String>,
-    /// Generic loop: unit of the x column (m, mm, um, %, -, rad, deg, 1/m, 1/cm, …);
-    /// default: the header's brackets.
-    #[arg(long, requires = "x")]
-    x_unit: Option<String>,
-    /// Generic loop: y column, by header text (`Friction [uN]`) or 1-based index.
-    #[arg(long, requires = "x")]
-    y: Option<String>,
-    /// Generic loop: unit of the y column (N, mN, uN, gf, N/m, gf/cm, …).
-    #[arg(long, requires = "y")]
-    y_unit: Option<String>,
-    /// Generic loop: flip the sign of x.
-    #[arg(long, requires = "x")]
-    flip_x: bool,
-    /// Generic loop: flip the sign of y.
-    #[arg(long, requires = "y")]
-    flip_y: bool,
-    /// Generic loop: keep the rows where a column (in the file's unit) is above or below a
-    /// value, e.g. `Normal [uN] > 1e6`.
-    #[arg(long = "where", value_name = "FILTER", requires = "x")]
-    filter: Option<String>,
+    #[command(flatten)]
+    lp: super::LoopArgs,
 }
 
 #[derive(Serialize)]
@@ -65,8 +43,8 @@ struct Entry<'a, V: Serialize> {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let rules = ReadingRules::default();
-    match (&args.x, &args.y) {
-        (Some(x), Some(y)) => run_loops(&args, x, y, &rules),
+    match (&args.lp.x, &args.lp.y) {
+        (Some(_), Some(_)) => run_loops(&args, &rules),
         _ => run_kes(&args, &rules),
     }
 }
@@ -194,28 +172,9 @@ fn kes_table(readings: &[(&Curve, KesReading)], rules: &ReadingRules) -> String 
     out
 }
 
-fn run_loops(args: &Args, x: &str, y: &str, rules: &ReadingRules) -> Result<(), CliError> {
-    let column = |text: &str| {
-        text.parse::<ColumnRef>()
-            .map_err(|e| CliError::input(format!("bad column `{text}`: {e}")))
-    };
-    let filter = match &args.filter {
-        Some(f) => Some(f.parse::<RowFilter>().map_err(CliError::input)?),
-        None => None,
-    };
-    let spec = LoopSpec {
-        x: LoopColumn {
-            column: column(x)?,
-            unit: args.x_unit.clone(),
-            negate: args.flip_x,
-        },
-        y: LoopColumn {
-            column: column(y)?,
-            unit: args.y_unit.clone(),
-            negate: args.flip_y,
-        },
-        filter,
-        direction: args.direction,
+fn run_loops(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
+    let Some(spec) = args.lp.spec(args.direction)? else {
+        return Err(CliError::input("name both --x and --y for a generic loop"));
     };
     let curves = args
         .files
