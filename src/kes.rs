@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 pub mod branches;
 pub mod import;
 pub mod protocol;
+pub mod sample;
 pub mod units;
 pub mod values;
 pub mod write;

@@ -512,6 +512,11 @@ impl ConnectorLaw {
         law
     }
 
+    /// μ of the law's friction term.
+    pub fn friction_mu(&self) -> f64 {
+        self.friction().mu
+    }
+
     /// The same law with μ set (0 switches the load-dependent level off).
     pub fn with_mu(&self, mu: f64) -> Result<Self, ParamError> {
         self.with_parameter("mu", mu)

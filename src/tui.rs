@@ -113,15 +113,32 @@ pub fn load_curves(paths: &[PathBuf]) -> (Vec<LoadedCurve>, Vec<String>) {
     (curves, errors)
 }
 
+/// The sample fabric built into kestrel, with its KES values.
+pub fn sample_curves() -> (Vec<LoadedCurve>, Vec<String>) {
+    match crate::kes::sample::sample_fabric() {
+        Ok(curves) => (
+            curves
+                .into_iter()
+                .map(|curve| LoadedCurve {
+                    values: format_values(&curve),
+                    curve,
+                    fit: None,
+                })
+                .collect(),
+            Vec::new(),
+        ),
+        Err(e) => (Vec::new(), vec![e.to_string()]),
+    }
+}
+
 /// Runs the workbench on the terminal until the user quits. With no files, the sample
 /// fabric of `kes_data/` is loaded.
 pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
-    let files = if files.is_empty() {
-        vec![PathBuf::from("kes_data/cotton-shirting")]
+    let (curves, errors) = if files.is_empty() {
+        sample_curves()
     } else {
-        files
+        load_curves(&files)
     };
-    let (curves, errors) = load_curves(&files);
     let status = if errors.is_empty() {
         format!("{} curve(s) loaded — ? shows the keys", curves.len())
     } else {

@@ -5,3 +5,4 @@ mod friction;
 mod kes;
 mod material;
 mod plot;
+mod tui;

@@ -191,7 +191,7 @@ impl Default for ConnectorState {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HysteresisState {
     pub path: DrivingPath,
-    /// Amplitude as a fraction of the KES test's range (8°, 2.5 1/cm, 10 % strain).
+    /// Amplitude as a fraction of the KES range (8°, 2.5 1/cm, 5 % strain).
     pub amplitude: f64,
 }
 
@@ -284,6 +284,8 @@ pub enum Action {
     OpenPrompt,
     PromptInput(char),
     PromptBackspace,
+    /// Clear the prompt's text (Ctrl-U).
+    PromptClear,
     PromptComplete,
     PromptSubmit,
     /// Connector: next law (traction → bending → shear).
@@ -437,6 +439,11 @@ impl App {
                 Action::PromptBackspace => {
                     if let Some(p) = self.prompt.as_mut() {
                         p.text.pop();
+                    }
+                }
+                Action::PromptClear => {
+                    if let Some(p) = self.prompt.as_mut() {
+                        p.text.clear();
                     }
                 }
                 Action::PromptComplete => {
@@ -597,6 +604,7 @@ impl App {
             Action::Answer(_) => {}
             Action::PromptInput(_)
             | Action::PromptBackspace
+            | Action::PromptClear
             | Action::PromptComplete
             | Action::PromptSubmit => {}
             Action::Event(e) => self.on_event(e),

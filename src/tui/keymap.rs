@@ -11,6 +11,10 @@ pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
         ("1-5", "go to tab"),
         ("o", "open KES file(s): a path, or a folder of CSVs"),
         ("?", "this help (Esc closes)"),
+        (
+            "in a prompt",
+            "Tab completes a path, Ctrl-U clears, Esc cancels",
+        ),
         ("q", "quit (asks if fits are unsaved)"),
     ];
     lines.extend(match tab {
@@ -64,6 +68,12 @@ pub fn keymap(app: &App, key: KeyEvent) -> Option<Action> {
         };
     }
     if app.prompt.is_some() {
+        if key.modifiers.contains(KeyModifiers::CONTROL) {
+            return match key.code {
+                KeyCode::Char('u') => Some(Action::PromptClear),
+                _ => None,
+            };
+        }
         return match key.code {
             KeyCode::Enter => Some(Action::PromptSubmit),
             KeyCode::Esc => Some(Action::Cancel),

@@ -83,10 +83,10 @@ pub struct LoopView {
     pub amplitude_kes: f64,
 }
 
-/// The KES range of a test in SI: 8°, 2.5 1/cm, 10 % strain.
+/// The KES range of a test in SI: 8°, 2.5 1/cm, 5 % strain.
 pub fn kes_amplitude_si(test: KesTest) -> f64 {
     match test {
-        KesTest::Tensile => 0.10,
+        KesTest::Tensile => 0.05,
         KesTest::Shear => 8.0 * crate::kes::DEG_RAD,
         KesTest::Bending => 2.5 * crate::kes::PER_CM_PER_M,
         KesTest::Loop => 1.0,
