@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# End-to-end test of the workbench in a real terminal (tmux, 120x40): walk the tabs, run a
+# fit, save the parameter set, export a PNG, quit. Fails with the captured screen.
+# Usage: tests/e2e_tui.sh [path/to/kestrel]   (default: target/release/kestrel)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${1:-$root/target/release/kestrel}"
+[ -x "$bin" ] || { echo "e2e: no binary at $bin (cargo build --release first)"; exit 1; }
+if ! command -v tmux >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+  else
+    echo "e2e: tmux is missing and cannot be installed here"; exit 1
+  fi
+fi
+work="$(mktemp -d)"
+session="kestrel-e2e-$$"
+cleanup() { tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+screen() { tmux capture-pane -t "$session" -p; }
+fail() { echo "e2e FAILED: $1"; echo "----- screen -----"; screen || true; echo "------------------"; exit 1; }
+# wait_for TEXT [SECONDS]: poll the screen until TEXT shows
+wait_for() {
+  local text="$1" limit="${2:-10}" i=0
+  while [ "$i" -lt $((limit * 10)) ]; do
+    screen | grep -qF -- "$text" && return 0
+    sleep 0.1; i=$((i + 1))
+  done
+  fail "did not see '$text' within ${limit}s"
+}
+keys() { tmux send-keys -t "$session" "$@"; }
+
+cd "$work"
+tmux new-session -d -s "$session" -x 120 -y 40 "NO_COLOR= '$bin'; echo exited-\$?; sleep 30"
+wait_for "1 Curves" 10
+wait_for "Cotton shirting"
+wait_for "EMT"  # the KES values of the first curve (tensile warp)
+keys Tab;  wait_for "connector law (SI)"
+keys Tab;  wait_for "dissipated per cycle"
+keys '?';  wait_for "driving path"; keys Escape
+keys 4;    wait_for "idle: Enter runs the fit"
+keys Enter; wait_for "fit done" 60
+keys a;    wait_for "accepted into the Connector tab"
+keys s;    wait_for "save parameter set to"
+keys C-u;  tmux send-keys -t "$session" -l "e2e.params.toml"; keys Enter
+wait_for "written e2e.params.toml" 10
+keys 5;    wait_for "export PNG"
+keys Enter; wait_for "write PNG to"
+keys C-u;  tmux send-keys -t "$session" -l "e2e.png"; keys Enter
+wait_for "written e2e.png" 30
+keys q;    wait_for "exited-0" 10
+
+[ -s "$work/e2e.params.toml" ] || fail "no parameter file written"
+grep -q 'kestrel_params = 1' "$work/e2e.params.toml" || fail "parameter file has no format version"
+head -c 8 "$work/e2e.png" | od -An -tx1 | grep -q '89 50 4e 47' || fail "e2e.png is not a PNG"
+echo "e2e: 1 passed, 0 failed"
