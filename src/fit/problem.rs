@@ -490,8 +490,8 @@ fn run_lm<'a>(
     let n = problem.coords.free.len().max(1);
     let lm = LevenbergMarquardt::new()
         .with_patience((max_evaluations / (n + 1)).max(1))
-        .with_ftol(1e-10)
-        .with_xtol(1e-10);
+        .with_ftol(1e-7)
+        .with_xtol(1e-7);
     let (problem, report) = lm.minimize(problem);
     (problem, report.termination, report.number_of_evaluations)
 }

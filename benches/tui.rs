@@ -1,0 +1,35 @@
+//! A full redraw of each workbench tab at 200×60 (ratatui TestBackend, no terminal I/O).
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use kestrel::tui::app::{Action, App, Tab};
+use kestrel::tui::sample_curves;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+fn redraw(c: &mut Criterion) {
+    let (curves, _) = sample_curves();
+    let mut app = App::new(curves, String::new(), false);
+    let mut terminal = match Terminal::new(TestBackend::new(200, 60)) {
+        Ok(t) => t,
+        Err(e) => panic!("test backend: {e}"),
+    };
+    let mut g = c.benchmark_group("redraw_200x60");
+    for tab in Tab::ALL {
+        app.update(Action::GoTab(tab));
+        g.bench_function(tab.title(), |b| {
+            b.iter(|| {
+                // a full redraw: clear the previous buffer so every cell is drawn again
+                let _ = terminal.clear();
+                let _ = terminal.draw(|f| f.render_widget(black_box(&app), f.area()));
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = redraw
+}
+criterion_main!(benches);
