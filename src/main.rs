@@ -16,11 +16,15 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Run a scene: a cloth simulation or a virtual KES test (docs/cloth.md).
+    Run(cli::run::RunArgs),
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), cli::CliError> = match cli.command {
+        Some(Command::Run(args)) => cli::run::run(args),
         None => {
             let _ = Cli::command().print_help();
             Ok(())
