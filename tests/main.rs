@@ -1,4 +1,5 @@
 //! All integration tests, one binary (modules per area).
 
+mod cloth;
 mod friction;
 mod material;

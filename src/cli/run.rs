@@ -139,6 +139,9 @@ fn constraints_label(c: &ProvotConstraints) -> String {
     if let Some(t) = c.shear {
         parts.push(format!("shear {:.3} %", 100.0 * t));
     }
+    if let Some(t) = c.compression {
+        parts.push(format!("compression {:.3} %", 100.0 * t));
+    }
     format!("{}, {} pass(es)", parts.join(", "), c.passes)
 }
 

@@ -209,6 +209,19 @@ pub(crate) fn broyden_solve(
         }
         norm = res.eval(x, &mut sc.g);
         out.evaluations += 1;
+        // Safeguard: a step that makes the residual not finite is halved up to 6 times, and
+        // the memory restarts from there (a residual that merely grows is left to Broyden).
+        let mut backtracked = false;
+        let mut lambda = 1.0;
+        while !norm.is_finite() && lambda > 0.02 {
+            lambda *= 0.5;
+            for (xi, si) in x.iter_mut().zip(&sc.s[m]) {
+                *xi -= si * lambda;
+            }
+            norm = res.eval(x, &mut sc.g);
+            out.evaluations += 1;
+            backtracked = true;
+        }
         out.residual = norm;
         if norm <= tol {
             out.converged = true;
@@ -217,7 +230,7 @@ pub(crate) fn broyden_solve(
         if !norm.is_finite() {
             break;
         }
-        if m + 1 == memory || sc.ssq[m] == 0.0 {
+        if backtracked || m + 1 == memory || sc.ssq[m] == 0.0 {
             restart(sc);
             m = 0;
             continue;

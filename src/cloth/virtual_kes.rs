@@ -229,11 +229,18 @@ pub fn run_virtual_kes(
         }
     };
     let ng = strip.n_gauge;
+    let gauge = (ng - 1) as f64 * strip.h_gauge;
     let is_fixed = |g: usize| g < clamp_rows;
     let is_moving = |g: usize| g + clamp_rows >= ng;
+    // Shear: the free sides of a strip whose yarns take no compression cannot carry the
+    // complementary shear, so they are guided on the homogeneous path (a picture frame).
+    let nw = strip.grid.len() / ng;
+    let guided = |k: usize| {
+        spec.test == KesTest::Shear && (strip.width_of[k] == 0 || strip.width_of[k] + 1 == nw)
+    };
     for (k, &p) in x0.iter().enumerate() {
         let g = strip.gauge_of[k];
-        if is_fixed(g) || is_moving(g) {
+        if is_fixed(g) || is_moving(g) || guided(k) {
             world.add_pin(Pin {
                 particle: k,
                 position: p,
@@ -259,7 +266,7 @@ pub fn run_virtual_kes(
     let mut force = vec![Vec3::zeros(); world.len()];
     let mut trial = vec![crate::material::LawState::default(); world.state_len()];
     for (n, &s) in xs.iter().enumerate() {
-        // the affine placement of the sample at s: exact for the homogeneous test
+        // the homogeneous placement of the sample at s
         let place = |k: usize| -> Vec3 {
             let (g, w) = strip.rest(k);
             match spec.test {
@@ -278,11 +285,18 @@ pub fn run_virtual_kes(
                 }
             }
         };
+        // every particle at the homogeneous placement (the equilibrium of a uniform strip,
+        // which the static solve then checks and corrects)
         for k in 0..world.len() {
             world.x[k] = place(k);
         }
-        for p in world.pins_mut() {
-            p.position = place(p.particle);
+        let held: Vec<usize> = world.pins().iter().map(|p| p.particle).collect();
+        for k in held {
+            world.add_pin(Pin {
+                particle: k,
+                position: place(k),
+                velocity: Vec3::zeros(),
+            });
         }
         let out = pipeline.solve_static(&params, tolerance, &mut world);
         result.solves += 1;
@@ -296,8 +310,13 @@ pub fn run_virtual_kes(
         let measured = match spec.test {
             KesTest::Tensile => -moving.iter().map(|&k| force[k].x).sum::<f64>() / strip.width,
             KesTest::Shear => {
+                // virtual work: F_s·A·dθ = −Σ f_k·(∂x_k/∂θ)·dθ over the held particles
                 let t = Vec3::new(-s.sin(), 0.0, s.cos());
-                -moving.iter().map(|&k| force[k].dot(&t)).sum::<f64>() / strip.width
+                let work: f64 = (0..world.len())
+                    .filter(|&k| world.is_pinned(k))
+                    .map(|k| force[k].dot(&t) * strip.rest(k).0)
+                    .sum();
+                -work / (gauge * strip.width)
             }
             _ => {
                 let c: Vec3 =
