@@ -157,6 +157,7 @@ pub(crate) fn block_scaling(world: &ClothWorld, x: &[Vec3], dt: Option<f64>, out
 #[derive(Debug, Default, Clone)]
 pub(crate) struct BroydenScratch {
     s: Vec<Vec<Vec3>>,
+    best: Vec<Vec3>,
     ssq: Vec<f64>,
     g: Vec<Vec3>,
     z: Vec<Vec3>,
@@ -164,7 +165,9 @@ pub(crate) struct BroydenScratch {
 
 /// Broyden's ("good") method with H₀ = I on G (Kelley, Iterative Methods for Linear and
 /// Nonlinear Equations, alg. brsol): s_{n+1} = z/(1 − s_nᵀz/‖s_n‖²), z = −G + Σ s_{j+1}(s_jᵀz)/‖s_j‖²;
-/// one evaluation of G per iteration; restarts after `memory` stored steps.
+/// one evaluation of G per iteration; restarts after `memory` stored steps, and from the best
+/// iterate when the residual exceeds 100× the best one; an unconverged solve ends on the best
+/// iterate.
 pub(crate) fn broyden_solve(
     res: &mut impl Residual,
     x: &mut [Vec3],
@@ -184,6 +187,8 @@ pub(crate) fn broyden_solve(
     }
     sc.g.resize(n, Vec3::zeros());
     sc.z.resize(n, Vec3::zeros());
+    sc.best.clear();
+    sc.best.extend_from_slice(x);
     let mut out = SolveOutcome {
         evaluations: 1,
         ..SolveOutcome::default()
@@ -201,6 +206,7 @@ pub(crate) fn broyden_solve(
         sc.ssq[0] = dot(&sc.s[0], &sc.s[0]);
     };
     restart(sc);
+    let mut best = norm;
     let mut m = 0; // index of the newest stored step
     while out.iterations < max_iterations {
         out.iterations += 1;
@@ -227,8 +233,17 @@ pub(crate) fn broyden_solve(
             out.converged = true;
             break;
         }
-        if !norm.is_finite() {
-            break;
+        if norm < best {
+            best = norm;
+            sc.best.copy_from_slice(x);
+        } else if !(norm <= 100.0 * best) {
+            // the secant model has gone bad: back to the best iterate, memory cleared
+            x.copy_from_slice(&sc.best);
+            norm = res.eval(x, &mut sc.g);
+            out.evaluations += 1;
+            restart(sc);
+            m = 0;
+            continue;
         }
         if backtracked || m + 1 == memory || sc.ssq[m] == 0.0 {
             restart(sc);
@@ -255,6 +270,12 @@ pub(crate) fn broyden_solve(
         }
         m += 1;
         sc.ssq[m] = dot(&sc.s[m], &sc.s[m]);
+    }
+    if !out.converged && !(norm <= best) {
+        // end on the best iterate, evaluated again so that the trial states match it
+        x.copy_from_slice(&sc.best);
+        out.residual = res.eval(x, &mut sc.g);
+        out.evaluations += 1;
     }
     out
 }

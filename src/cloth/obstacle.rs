@@ -18,9 +18,10 @@ pub enum ObstacleShape {
     Box { min: [f64; 3], max: [f64; 3] },
 }
 
-/// An obstacle with its contact parameters.
+/// An obstacle with its contact parameters. In a file: `kind` (`plane`, `sphere`, `box`),
+/// the shape's fields, `friction` and `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "ObstacleFields")]
 pub struct Obstacle {
     #[serde(flatten)]
     pub shape: ObstacleShape,
@@ -30,6 +31,86 @@ pub struct Obstacle {
     /// Distance kept between a particle and the surface δ [m] (cloth half-thickness).
     #[serde(default)]
     pub offset: f64,
+}
+
+/// An obstacle as written: every field of every shape, checked against `kind`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObstacleFields {
+    kind: String,
+    point: Option<[f64; 3]>,
+    normal: Option<[f64; 3]>,
+    center: Option<[f64; 3]>,
+    radius: Option<f64>,
+    min: Option<[f64; 3]>,
+    max: Option<[f64; 3]>,
+    #[serde(default)]
+    friction: f64,
+    #[serde(default)]
+    offset: f64,
+}
+
+impl TryFrom<ObstacleFields> for Obstacle {
+    type Error = String;
+    fn try_from(f: ObstacleFields) -> Result<Self, String> {
+        let need = |v: Option<[f64; 3]>, name: &str| {
+            v.ok_or_else(|| format!("obstacle `{}` needs `{name}`", f.kind))
+        };
+        let extra = |names: &[(&str, bool)]| match names.iter().find(|(_, set)| *set) {
+            Some((n, _)) => Err(format!("obstacle `{}` has no field `{n}`", f.kind)),
+            None => Ok(()),
+        };
+        let shape = match f.kind.as_str() {
+            "plane" => {
+                extra(&[
+                    ("center", f.center.is_some()),
+                    ("radius", f.radius.is_some()),
+                    ("min", f.min.is_some()),
+                    ("max", f.max.is_some()),
+                ])?;
+                ObstacleShape::Plane {
+                    point: need(f.point, "point")?,
+                    normal: need(f.normal, "normal")?,
+                }
+            }
+            "sphere" => {
+                extra(&[
+                    ("point", f.point.is_some()),
+                    ("normal", f.normal.is_some()),
+                    ("min", f.min.is_some()),
+                    ("max", f.max.is_some()),
+                ])?;
+                ObstacleShape::Sphere {
+                    center: need(f.center, "center")?,
+                    radius: f
+                        .radius
+                        .ok_or_else(|| "obstacle `sphere` needs `radius`".to_string())?,
+                }
+            }
+            "box" => {
+                extra(&[
+                    ("point", f.point.is_some()),
+                    ("normal", f.normal.is_some()),
+                    ("center", f.center.is_some()),
+                    ("radius", f.radius.is_some()),
+                ])?;
+                ObstacleShape::Box {
+                    min: need(f.min, "min")?,
+                    max: need(f.max, "max")?,
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown obstacle kind `{other}` — expected plane, sphere or box"
+                ))
+            }
+        };
+        Ok(Obstacle {
+            shape,
+            friction: f.friction,
+            offset: f.offset,
+        })
+    }
 }
 
 impl Obstacle {
