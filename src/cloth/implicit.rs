@@ -165,9 +165,8 @@ pub(crate) struct BroydenScratch {
 
 /// Broyden's ("good") method with H₀ = I on G (Kelley, Iterative Methods for Linear and
 /// Nonlinear Equations, alg. brsol): s_{n+1} = z/(1 − s_nᵀz/‖s_n‖²), z = −G + Σ s_{j+1}(s_jᵀz)/‖s_j‖²;
-/// one evaluation of G per iteration; restarts after `memory` stored steps, and from the best
-/// iterate when the residual exceeds 100× the best one; an unconverged solve ends on the best
-/// iterate.
+/// one evaluation of G per iteration; restarts after `memory` stored steps; an unconverged
+/// solve ends on its best iterate.
 pub(crate) fn broyden_solve(
     res: &mut impl Residual,
     x: &mut [Vec3],
@@ -236,14 +235,6 @@ pub(crate) fn broyden_solve(
         if norm < best {
             best = norm;
             sc.best.copy_from_slice(x);
-        } else if !(norm <= 100.0 * best) {
-            // the secant model has gone bad: back to the best iterate, memory cleared
-            x.copy_from_slice(&sc.best);
-            norm = res.eval(x, &mut sc.g);
-            out.evaluations += 1;
-            restart(sc);
-            m = 0;
-            continue;
         }
         if backtracked || m + 1 == memory || sc.ssq[m] == 0.0 {
             restart(sc);
@@ -271,7 +262,7 @@ pub(crate) fn broyden_solve(
         m += 1;
         sc.ssq[m] = dot(&sc.s[m], &sc.s[m]);
     }
-    if !out.converged && !(norm <= best) {
+    if !out.converged && (norm > best || norm.is_nan()) {
         // end on the best iterate, evaluated again so that the trial states match it
         x.copy_from_slice(&sc.best);
         out.residual = res.eval(x, &mut sc.g);
