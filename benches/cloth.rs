@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use kestrel::cloth::{
-    ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, Material, ProvotConstraints,
-    SpringNetwork, SpringStiffness, StepParameters, Vec3,
+    ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Material,
+    ProvotConstraints, SpringNetwork, SpringStiffness, StepParameters, Vec3,
 };
 use kestrel::params::FabricParams;
 use kestrel::scene::Scene;
@@ -19,7 +19,7 @@ fn kes_sheet(n: usize) -> ClothWorld {
     )
     .unwrap();
     let grid = Grid::new(n, n, 0.01, 0.01).unwrap();
-    let kes = KesConnectors::new(&grid, &params).unwrap();
+    let kes = KesConnectors::new(&grid, KesLaws::from_params(&params).unwrap());
     let mut w = ClothWorld::flat(
         grid,
         Vec3::zeros(),

@@ -19,7 +19,7 @@ mod world;
 
 use thiserror::Error;
 
-pub use connectors::{ConnectorKind, KesConnectors};
+pub use connectors::{ConnectorKind, KesConnectors, KesLaws};
 pub use constraints::ProvotConstraints;
 pub use explicit::SymplecticEulerStepper;
 pub use grid::{EdgeFamily, Grid, GridEdge};

@@ -9,7 +9,7 @@ use thiserror::Error;
 use crate::cloth::record::Camera;
 use crate::cloth::virtual_kes::VirtualKesSpec;
 use crate::cloth::{
-    ClothError, ClothWorld, Grid, Integrator, KesConnectors, Loads, Material, Obstacle,
+    ClothError, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads, Material, Obstacle,
     ProvotConstraints, SpringNetwork, SpringStiffness, StepParameters, Vec3,
 };
 use crate::kes::{Direction, KesTest};
@@ -164,7 +164,7 @@ pub struct VirtualKesScene {
     pub name: String,
     pub fabric: String,
     pub spec: VirtualKesSpec,
-    pub connectors: KesConnectors,
+    pub laws: KesLaws,
     pub output: Option<PathBuf>,
 }
 
@@ -229,13 +229,12 @@ impl Scene {
             spec.max = t.max;
             spec.gauge_cells = t.gauge_cells;
             spec.width_cells = t.width_cells;
-            let unit = Grid::new(2, 2, 1.0, 1.0).map_err(cloth)?;
-            let connectors = KesConnectors::new(&unit, &fabric).map_err(cloth)?;
+            let laws = KesLaws::from_params(&fabric).map_err(cloth)?;
             return Ok(Scene::VirtualKes(Box::new(VirtualKesScene {
                 name: file.name.clone(),
                 fabric: fabric.fabric.clone(),
                 spec,
-                connectors,
+                laws,
                 output: t.output.clone(),
             })));
         }
@@ -279,9 +278,10 @@ impl Scene {
                 )
                 .map_err(cloth)?,
             ),
-            (MaterialSpec::Kes { .. }, Some(f)) => {
-                Material::Kes(Box::new(KesConnectors::new(&grid, f).map_err(cloth)?))
-            }
+            (MaterialSpec::Kes { .. }, Some(f)) => Material::Kes(Box::new(KesConnectors::new(
+                &grid,
+                KesLaws::from_params(f).map_err(cloth)?,
+            ))),
             (MaterialSpec::Kes { .. }, None) => {
                 return Err(invalid("kes material without parameters".into()))
             }

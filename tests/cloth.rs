@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use kestrel::cloth::record::{Camera, RecordInfo, Recording};
 use kestrel::cloth::virtual_kes::{run_virtual_kes, VirtualKesSpec};
 use kestrel::cloth::{
-    ClothError, ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, Loads, Material,
-    Obstacle, ObstacleShape, ProvotConstraints, SpringFamily, SpringNetwork, SpringStiffness,
-    StepParameters, Vec3,
+    ClothError, ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads,
+    Material, Obstacle, ObstacleShape, ProvotConstraints, SpringFamily, SpringNetwork,
+    SpringStiffness, StepParameters, Vec3,
 };
 use kestrel::kes::{Direction, KesTest};
 use kestrel::params::FabricParams;
@@ -40,8 +40,13 @@ impl Lcg {
 }
 
 fn kes_world(nu: usize, nv: usize, h: f64) -> ClothWorld {
+    kes_world_of(&cotton(), nu, nv, h)
+}
+
+/// A flat sheet of `params` in the xz plane, 0.12 kg/m², default loads.
+fn kes_world_of(params: &FabricParams, nu: usize, nv: usize, h: f64) -> ClothWorld {
     let grid = Grid::new(nu, nv, h, h).unwrap();
-    let kes = KesConnectors::new(&grid, &cotton()).unwrap();
+    let kes = KesConnectors::new(&grid, KesLaws::from_params(params).unwrap());
     ClothWorld::flat(
         grid,
         Vec3::zeros(),
@@ -269,17 +274,7 @@ fn friction_dissipates_what_elasticity_keeps() {
                 d.shear.as_mut().unwrap().friction.mu = 0.0;
             }
         }
-        let grid = Grid::new(7, 7, 0.01, 0.01).unwrap();
-        let kes = KesConnectors::new(&grid, &params).unwrap();
-        let mut world = ClothWorld::flat(
-            grid,
-            Vec3::zeros(),
-            Vec3::x(),
-            Vec3::z(),
-            0.12,
-            Material::Kes(Box::new(kes)),
-        )
-        .unwrap();
+        let mut world = kes_world_of(&params, 7, 7, 0.01);
         world.loads = Loads::none();
         for p in world.x.iter_mut() {
             *p *= 1.02;
@@ -525,13 +520,12 @@ fn blow_up_is_an_error_naming_step_time_and_connector() {
 #[test]
 fn virtual_kes_tests_match_the_single_law() {
     let params = cotton();
-    let unit = Grid::new(2, 2, 1.0, 1.0).unwrap();
-    let kes = KesConnectors::new(&unit, &params).unwrap();
+    let laws = KesLaws::from_params(&params).unwrap();
     for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
         for direction in [Direction::Warp, Direction::Weft] {
             let mut spec = VirtualKesSpec::new(test, direction);
             spec.points = 20;
-            let r = run_virtual_kes(&spec, &kes, |_, _| {}).unwrap();
+            let r = run_virtual_kes(&spec, &laws, |_, _| {}).unwrap();
             assert!(r.nrmse <= 0.02, "{test} {direction}: nrmse {}", r.nrmse);
             // the curve really goes somewhere and comes back with hysteresis
             let top = r.mesh.iter().cloned().fold(f64::NEG_INFINITY, f64::max);

@@ -332,7 +332,7 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     }
     let pb = progress_bar(0, args.json);
     let t0 = Instant::now();
-    let result = run_virtual_kes(&scene.spec, &scene.connectors, |done, total| {
+    let result = run_virtual_kes(&scene.spec, &scene.laws, |done, total| {
         pb.set_length(total as u64);
         pb.set_position(done as u64);
     })

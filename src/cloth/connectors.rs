@@ -61,15 +61,45 @@ pub enum ConnectorKind {
     Shear,
 }
 
+/// The six laws of a fabric, each as [warp, weft].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KesLaws {
+    pub traction: [TractionLaw; 2],
+    pub bending: [BendingLaw; 2],
+    pub shear: [ShearLaw; 2],
+}
+
+impl KesLaws {
+    /// The six laws of a fabric parameter file; a missing law is an error naming it.
+    pub fn from_params(params: &FabricParams) -> Result<Self, ClothError> {
+        let missing = |dir: &str, law: &str| {
+            ClothError::Invalid(format!(
+                "fabric `{}` has no {dir} {law} law (the kes material needs all six)",
+                params.fabric
+            ))
+        };
+        let (w, f) = (&params.warp, &params.weft);
+        Ok(Self {
+            traction: [
+                w.traction.ok_or_else(|| missing("warp", "traction"))?,
+                f.traction.ok_or_else(|| missing("weft", "traction"))?,
+            ],
+            bending: [
+                w.bending.ok_or_else(|| missing("warp", "bending"))?,
+                f.bending.ok_or_else(|| missing("weft", "bending"))?,
+            ],
+            shear: [
+                w.shear.ok_or_else(|| missing("warp", "shear"))?,
+                f.shear.ok_or_else(|| missing("weft", "shear"))?,
+            ],
+        })
+    }
+}
+
 /// Every KES connector of a grid with its committed friction state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KesConnectors {
-    /// Traction laws [warp, weft].
-    pub traction_laws: [TractionLaw; 2],
-    /// Bending laws [warp, weft].
-    pub bending_laws: [BendingLaw; 2],
-    /// Shear laws [warp, weft].
-    pub shear_laws: [ShearLaw; 2],
+    pub laws: KesLaws,
     traction: Vec<Traction>,
     bending: Vec<Bending>,
     shear: Vec<Shear>,
@@ -151,43 +181,8 @@ fn friction_stiffness(f: &FrictionLaw, load: f64) -> f64 {
 }
 
 impl KesConnectors {
-    /// Builds every connector of `grid` from a fabric's six laws (warp and weft traction,
-    /// bending and shear); a missing law is an error naming it.
-    pub fn new(grid: &Grid, params: &FabricParams) -> Result<Self, ClothError> {
-        let missing = |dir: &str, law: &str| {
-            ClothError::Invalid(format!(
-                "fabric `{}` has no {dir} {law} law (the kes material needs all six)",
-                params.fabric
-            ))
-        };
-        let (w, f) = (&params.warp, &params.weft);
-        let traction_laws = [
-            w.traction.ok_or_else(|| missing("warp", "traction"))?,
-            f.traction.ok_or_else(|| missing("weft", "traction"))?,
-        ];
-        let bending_laws = [
-            w.bending.ok_or_else(|| missing("warp", "bending"))?,
-            f.bending.ok_or_else(|| missing("weft", "bending"))?,
-        ];
-        let shear_laws = [
-            w.shear.ok_or_else(|| missing("warp", "shear"))?,
-            f.shear.ok_or_else(|| missing("weft", "shear"))?,
-        ];
-        Ok(Self::from_laws(
-            grid,
-            traction_laws,
-            bending_laws,
-            shear_laws,
-        ))
-    }
-
-    /// Builds the connectors from the laws directly.
-    pub fn from_laws(
-        grid: &Grid,
-        traction_laws: [TractionLaw; 2],
-        bending_laws: [BendingLaw; 2],
-        shear_laws: [ShearLaw; 2],
-    ) -> Self {
+    /// Builds every connector of `grid` with the fabric's laws, friction states virgin.
+    pub fn new(grid: &Grid, laws: KesLaws) -> Self {
         let (nu, nv) = (grid.nu, grid.nv);
         let id = |i: usize, j: usize| grid.index(i, j) as u32;
         let bw = Grid::border_weight;
@@ -254,9 +249,7 @@ impl KesConnectors {
         }
         let n_states = traction.len() + bending.len() + 2 * shear.len();
         Self {
-            traction_laws,
-            bending_laws,
-            shear_laws,
+            laws,
             traction,
             bending,
             shear,
@@ -339,7 +332,7 @@ impl KesConnectors {
     fn traction_force(&self, c: &Traction, x: &[Vec3], state: &LawState) -> (LawState, Vec3) {
         let d = x[c.b as usize] - x[c.a as usize];
         let l = d.norm();
-        let law = &self.traction_laws[c.dir as usize];
+        let law = &self.laws.traction[c.dir as usize];
         let (st, force) = law.trial(state, l / c.rest - 1.0);
         let fv = if l > 0.0 {
             d * (c.width * force / l)
@@ -356,7 +349,7 @@ impl KesConnectors {
         let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
         let (phi, d_ra, d_rb, d_e) =
             turning_angle(x[c.a as usize], x[c.c as usize], x[c.b as usize], ep - em);
-        let law = &self.bending_laws[c.dir as usize];
+        let law = &self.laws.bending[c.dir as usize];
         let (st, moment) = law.trial(state, phi / c.rest);
         let q = -c.width * moment;
         (
@@ -375,8 +368,8 @@ impl KesConnectors {
         states: [&LawState; 2],
     ) -> ([LawState; 2], [Vec3; 4]) {
         let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
-        let (sw, fw) = self.shear_laws[0].trial(states[0], theta);
-        let (sf, ff) = self.shear_laws[1].trial(states[1], theta);
+        let (sw, fw) = self.laws.shear[0].trial(states[0], theta);
+        let (sf, ff) = self.laws.shear[1].trial(states[1], theta);
         let q = -c.area * 0.5 * (fw + ff);
         let (hw, hf) = (d_tw * (0.5 * q), d_tf * (0.5 * q));
         ([sw, sf], [-(hw + hf), hw - hf, hf - hw, hw + hf])
@@ -446,7 +439,7 @@ impl KesConnectors {
         let mut e = 0.0;
         for (k, c) in self.traction.iter().enumerate() {
             let l = (x[c.b as usize] - x[c.a as usize]).norm();
-            let law = &self.traction_laws[c.dir as usize];
+            let law = &self.laws.traction[c.dir as usize];
             e += c.width * c.rest * traction_energy_density(law, &self.states[k], l / c.rest - 1.0);
         }
         for c in &self.bending {
@@ -456,12 +449,12 @@ impl KesConnectors {
                 x[c.b as usize],
                 x[c.e_plus as usize] - x[c.e_minus as usize],
             );
-            let law = &self.bending_laws[c.dir as usize];
+            let law = &self.laws.bending[c.dir as usize];
             e += c.width * c.rest * 0.5 * law.k_b * (phi / c.rest - law.k0).powi(2);
         }
         for c in &self.shear {
             let (theta, ..) = shear_angle(c.p.map(|i| x[i as usize]));
-            for law in &self.shear_laws {
+            for law in &self.laws.shear {
                 e += 0.5 * c.area * 0.5 * law.k_s * (theta - law.theta0).powi(2);
             }
         }
@@ -473,7 +466,7 @@ impl KesConnectors {
     /// bending and shear; the implicit solvers' block-diagonal scaling.
     pub fn stiffness_blocks(&self, x: &[Vec3], out: &mut [Mat3]) {
         for c in &self.traction {
-            let law = &self.traction_laws[c.dir as usize];
+            let law = &self.laws.traction[c.dir as usize];
             // mid-range tangents: the elastic slope runs from ~0 (toe) to k_t(1 + μ) (line),
             // the friction tangent from 0 to 2·level/ε_f; the mid-range takes a third fewer
             // Broyden iterations than the upper bounds on the hanging sheets
@@ -490,7 +483,7 @@ impl KesConnectors {
             }
         }
         for c in &self.bending {
-            let law = &self.bending_laws[c.dir as usize];
+            let law = &self.laws.bending[c.dir as usize];
             let kb = law.k_b + friction_stiffness(&law.friction, 0.0);
             let k = c.width * kb / c.rest.powi(3);
             for (p, f) in [(c.a, 1.0), (c.b, 1.0), (c.c, 4.0)] {
@@ -502,7 +495,8 @@ impl KesConnectors {
         let (hw, hf) = (self.grid.h_warp, self.grid.h_weft);
         for c in &self.shear {
             let ks: f64 = self
-                .shear_laws
+                .laws
+                .shear
                 .iter()
                 .map(|l| 0.5 * (l.k_s + friction_stiffness(&l.friction, 0.0)))
                 .sum();

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::kes::{Direction, KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
 use crate::material::MaterialLaw;
 
-use super::connectors::KesConnectors;
+use super::connectors::{KesConnectors, KesLaws};
 use super::grid::Grid;
 use super::pipeline::{ClothPipeline, Integrator, StepParameters};
 use super::world::{ClothWorld, Material, Pin};
@@ -181,11 +181,11 @@ fn path(turns: &[f64], points: usize, scale: f64) -> Vec<f64> {
     out
 }
 
-/// Runs a virtual KES test on a strip of `connectors`' laws; `progress(done, total)` is
+/// Runs a virtual KES test on a strip of a fabric with `laws`; `progress(done, total)` is
 /// called after every sample.
 pub fn run_virtual_kes(
     spec: &VirtualKesSpec,
-    connectors: &KesConnectors,
+    laws: &KesLaws,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<VirtualKesResult, ClothError> {
     let strip = Strip::new(spec)?;
@@ -193,12 +193,7 @@ pub fn run_virtual_kes(
         Direction::Weft => 1,
         _ => 0,
     };
-    let mesh_connectors = KesConnectors::from_laws(
-        &strip.grid,
-        connectors.traction_laws,
-        connectors.bending_laws,
-        connectors.shear_laws,
-    );
+    let mesh_connectors = KesConnectors::new(&strip.grid, *laws);
     let x0: Vec<Vec3> = (0..strip.grid.len())
         .map(|k| {
             let (g, w) = strip.rest(k);
@@ -214,7 +209,7 @@ pub fn run_virtual_kes(
     // the path and its clamps
     let (xs, clamp_rows): (Vec<f64>, usize) = match spec.test {
         KesTest::Tensile => {
-            let law = &connectors.traction_laws[dir];
+            let law = &laws.traction[dir];
             let f_max = spec.max.unwrap_or(500.0) * GF_PER_CM_N_PER_M;
             let eps_max = strain_at_force(law, f_max);
             (path(&[0.0, eps_max, 0.0], spec.points, eps_max), 1)
@@ -335,13 +330,13 @@ pub fn run_virtual_kes(
         progress(n + 1, xs.len());
     }
     result.law = match spec.test {
-        KesTest::Tensile => connectors.traction_laws[dir].drive(&result.x),
+        KesTest::Tensile => laws.traction[dir].drive(&result.x),
         KesTest::Shear => {
-            let a = connectors.shear_laws[0].drive(&result.x);
-            let b = connectors.shear_laws[1].drive(&result.x);
+            let a = laws.shear[0].drive(&result.x);
+            let b = laws.shear[1].drive(&result.x);
             a.iter().zip(&b).map(|(p, q)| 0.5 * (p + q)).collect()
         }
-        _ => connectors.bending_laws[dir].drive(&result.x),
+        _ => laws.bending[dir].drive(&result.x),
     };
     result.nrmse = nrmse(&result.mesh, &result.law);
     Ok(result)
