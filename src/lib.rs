@@ -5,7 +5,7 @@
 //! ```text
 //! physics   friction, material            (Dahl / Bliman–Sorine operators, connector laws)
 //! data      kes, params                   (KES curves, protocols, values; parameter files)
-//! numerics  fit, cloth                    (identification; particle cloth simulation)
+//! numerics  fit, cloth, scene             (identification; particle cloth simulation, scene files)
 //! output    plot, render                  (PNG plots; offline frames)
 //! ui        tui                           (the terminal workbench)
 //! main.rs                                 (command line → library calls)
@@ -14,10 +14,12 @@
 //! Inside the library every quantity is SI (`f64`); Kawabata units appear only at the edges.
 
 pub mod atomic;
+pub mod cloth;
 pub mod fit;
 pub mod friction;
 pub mod kes;
 pub mod material;
 pub mod params;
 pub mod plot;
+pub mod scene;
 pub mod tui;

@@ -27,6 +27,8 @@ enum Command {
     Fit(cli::fit::Args),
     /// PNG of a curve (with its law and residuals), a fabric sheet, or a hysteresis view.
     Plot(cli::plot::Args),
+    /// Run a scene: a cloth simulation or a virtual KES test (docs/cloth.md).
+    Run(cli::run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
         Some(Command::Fit(args)) => cli::fit::run(args),
         Some(Command::Values(args)) => cli::values::run(args),
         Some(Command::Simulate(args)) => cli::simulate::run(args),
+        Some(Command::Run(args)) => cli::run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,5 +1,6 @@
 //! All integration tests, one binary (modules per area).
 
+mod cloth;
 mod fit;
 mod friction;
 mod kes;

@@ -1,0 +1,382 @@
+//! `kestrel run SCENE`: steps a scene (or runs a virtual KES test) with a progress bar on
+//! stderr, then prints a summary (or one JSON object with `--json`).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use kestrel::atomic::write_atomic;
+use kestrel::cloth::record::{RecordInfo, Recording};
+use kestrel::cloth::virtual_kes::run_virtual_kes;
+use kestrel::cloth::{ClothPipeline, Integrator, ProvotConstraints};
+use kestrel::scene::{DynamicScene, Scene, VirtualKesScene};
+
+use super::CliError;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scene file (TOML), e.g. scenes/provot_sheet_17.toml.
+    pub scene: PathBuf,
+    /// Number of steps (default: the scene's).
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Integrator instead of the scene's: explicit, broyden or newton-krylov.
+    #[arg(long)]
+    pub integrator: Option<Integrator>,
+    /// Time step [s] instead of the scene's.
+    #[arg(long)]
+    pub dt: Option<f64>,
+    /// Switch Provot's deformation-rate constraints off.
+    #[arg(long)]
+    pub no_constraints: bool,
+    /// Constrain the structural pairs to this rate (fraction: 0.1 = 10 %).
+    #[arg(long, value_name = "TAU")]
+    pub tau_structural: Option<f64>,
+    /// Constrain the cell diagonals (shear springs) to this rate (fraction).
+    #[arg(long, value_name = "TAU")]
+    pub tau_shear: Option<f64>,
+    /// Passes of the constraint procedure per step.
+    #[arg(long, value_name = "N")]
+    pub passes: Option<u32>,
+    /// Write the positions of every n-th step to FILE (binary record, docs/cloth.md).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Steps between recorded frames.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub every: u32,
+    /// Virtual KES scenes: write the curve to this KES CSV (default: the scene's `output`).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Overwrite existing output files.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The summary of a dynamic run; `--json` prints it as is.
+#[derive(Debug, Serialize)]
+struct RunSummary {
+    scene: String,
+    name: String,
+    integrator: String,
+    material: String,
+    constraints: String,
+    particles: usize,
+    connectors: usize,
+    steps: u64,
+    dt: f64,
+    sim_time_s: f64,
+    /// Time spent stepping [ms] (not loading, recording or reporting).
+    wall_ms: f64,
+    ms_per_step: f64,
+    /// At the end of the run, fractions (0.1 = 10 %).
+    max_rate_structural: f64,
+    max_rate_shear: f64,
+    /// Largest over the run.
+    peak_rate_structural: f64,
+    peak_rate_shear: f64,
+    kinetic_j: f64,
+    elastic_j: f64,
+    gravity_j: f64,
+    iterations_per_step: f64,
+    evaluations_per_step: f64,
+    unconverged_steps: u64,
+    record: Option<String>,
+    frames: usize,
+}
+
+/// The summary of a virtual KES test.
+#[derive(Debug, Serialize)]
+struct KesSummary {
+    scene: String,
+    name: String,
+    integrator: String,
+    test: String,
+    direction: String,
+    particles: usize,
+    steps: usize,
+    wall_ms: f64,
+    ms_per_step: f64,
+    evaluations: usize,
+    nrmse: f64,
+    csv: Option<String>,
+}
+
+pub fn run(args: RunArgs) -> Result<(), CliError> {
+    let scene = Scene::load(&args.scene).map_err(CliError::input)?;
+    match scene {
+        Scene::Dynamic(s) => run_dynamic(&args, *s),
+        Scene::VirtualKes(s) => run_kes(&args, *s),
+    }
+}
+
+fn progress_bar(len: u64, json: bool) -> ProgressBar {
+    if json {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})")
+    {
+        pb.set_style(style);
+    }
+    pb
+}
+
+fn constraints_label(c: &ProvotConstraints) -> String {
+    if !c.is_active() {
+        return "none".into();
+    }
+    let mut parts = Vec::new();
+    if let Some(t) = c.structural {
+        parts.push(format!("structural {:.3} %", 100.0 * t));
+    }
+    if let Some(t) = c.shear {
+        parts.push(format!("shear {:.3} %", 100.0 * t));
+    }
+    if let Some(t) = c.compression {
+        parts.push(format!("compression {:.3} %", 100.0 * t));
+    }
+    format!("{}, {} pass(es)", parts.join(", "), c.passes)
+}
+
+fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
+    let DynamicScene {
+        name,
+        mut world,
+        mut params,
+        steps,
+        camera,
+    } = scene;
+    if let Some(i) = args.integrator {
+        params.integrator = i;
+    }
+    if let Some(dt) = args.dt {
+        params.dt = dt;
+    }
+    if let Some(t) = args.tau_structural {
+        params.constraints.structural = Some(t);
+    }
+    if let Some(t) = args.tau_shear {
+        params.constraints.shear = Some(t);
+    }
+    if let Some(p) = args.passes {
+        params.constraints.passes = p;
+    }
+    if args.no_constraints {
+        params.constraints = ProvotConstraints::none();
+    }
+    params.validate().map_err(CliError::input)?;
+    let steps = args.steps.unwrap_or(steps);
+    if args.every == 0 {
+        return Err(CliError::input("--every must be >= 1"));
+    }
+    if let Some(path) = &args.record {
+        if path.exists() && !args.force {
+            return Err(CliError::input(format!(
+                "{} exists; pass --force to overwrite it",
+                path.display()
+            )));
+        }
+    }
+    let mut recording = args.record.as_ref().map(|_| {
+        let mut r = Recording::new(RecordInfo {
+            name: name.clone(),
+            nu: world.grid.nu as u32,
+            nv: world.grid.nv as u32,
+            h_warp: world.grid.h_warp,
+            h_weft: world.grid.h_weft,
+            dt: params.dt,
+            every: args.every,
+            camera,
+            obstacles: world.obstacles.clone(),
+        });
+        r.push(&world);
+        r
+    });
+    let pb = progress_bar(steps, args.json);
+    let mut pipeline = ClothPipeline::new();
+    let mut stepping = Duration::ZERO;
+    let (mut iterations, mut evaluations, mut unconverged) = (0u64, 0u64, 0u64);
+    let (mut peak_s, mut peak_sh) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for n in 1..=steps {
+        let t0 = Instant::now();
+        let report = pipeline.step(&params, &mut world);
+        stepping += t0.elapsed();
+        let report = match report {
+            Ok(r) => r,
+            Err(e) => {
+                pb.abandon();
+                return Err(CliError::failed(e));
+            }
+        };
+        iterations += report.solve.iterations as u64;
+        evaluations += report.solve.evaluations as u64;
+        if !report.solve.converged {
+            unconverged += 1;
+        }
+        let r = world.deformation_rates();
+        peak_s = peak_s.max(r.structural);
+        peak_sh = peak_sh.max(r.shear);
+        if let Some(rec) = &mut recording {
+            if n % args.every as u64 == 0 {
+                rec.push(&world);
+            }
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let frames = recording.as_ref().map(|r| r.frames.len()).unwrap_or(0);
+    if let (Some(rec), Some(path)) = (&recording, &args.record) {
+        rec.write(path, args.force).map_err(CliError::failed)?;
+    }
+    let rates = world.deformation_rates();
+    let wall_ms = stepping.as_secs_f64() * 1e3;
+    let per = |v: u64| {
+        if steps > 0 {
+            v as f64 / steps as f64
+        } else {
+            0.0
+        }
+    };
+    let summary = RunSummary {
+        scene: args.scene.display().to_string(),
+        name,
+        integrator: params.integrator.name().into(),
+        material: world.material.name().into(),
+        constraints: constraints_label(&params.constraints),
+        particles: world.len(),
+        connectors: world.material.connector_count(),
+        steps,
+        dt: params.dt,
+        sim_time_s: world.time,
+        wall_ms,
+        ms_per_step: if steps > 0 {
+            wall_ms / steps as f64
+        } else {
+            0.0
+        },
+        max_rate_structural: rates.structural,
+        max_rate_shear: rates.shear,
+        peak_rate_structural: if steps > 0 { peak_s } else { rates.structural },
+        peak_rate_shear: if steps > 0 { peak_sh } else { rates.shear },
+        kinetic_j: world.kinetic_energy(),
+        elastic_j: world.elastic_energy(),
+        gravity_j: world.gravity_energy(),
+        iterations_per_step: per(iterations),
+        evaluations_per_step: per(evaluations),
+        unconverged_steps: unconverged,
+        record: args.record.as_ref().map(|p| p.display().to_string()),
+        frames,
+    };
+    if args.json {
+        let text = serde_json::to_string(&summary).map_err(CliError::failed)?;
+        println!("{text}");
+    } else {
+        print_summary(&summary);
+    }
+    Ok(())
+}
+
+fn print_summary(s: &RunSummary) {
+    println!("scene        {} ({})", s.scene, s.name);
+    println!(
+        "cloth        {} particles, {} {} connectors",
+        s.particles, s.connectors, s.material
+    );
+    println!(
+        "integrator   {} (dt = {} s), constraints: {}",
+        s.integrator, s.dt, s.constraints
+    );
+    println!("steps        {} (t = {:.4} s)", s.steps, s.sim_time_s);
+    println!(
+        "wall time    {:.1} ms stepping, {:.4} ms/step",
+        s.wall_ms, s.ms_per_step
+    );
+    if s.integrator != Integrator::Explicit.name() {
+        println!(
+            "solver       {:.2} iterations/step, {:.2} force evaluations/step, {} unconverged steps",
+            s.iterations_per_step, s.evaluations_per_step, s.unconverged_steps
+        );
+    }
+    println!(
+        "max rate     structural {:+.2} %, shear {:+.2} % (end); peak {:+.2} %, {:+.2} %",
+        100.0 * s.max_rate_structural,
+        100.0 * s.max_rate_shear,
+        100.0 * s.peak_rate_structural,
+        100.0 * s.peak_rate_shear
+    );
+    println!(
+        "energy       kinetic {:.4e} J, elastic {:.4e} J, gravity {:.4e} J",
+        s.kinetic_j, s.elastic_j, s.gravity_j
+    );
+    if let Some(r) = &s.record {
+        println!("record       {r} ({} frames)", s.frames);
+    }
+}
+
+fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
+    let output = args.csv.clone().or(scene.output.clone());
+    if let Some(path) = &output {
+        if path.exists() && !args.force {
+            return Err(CliError::input(format!(
+                "{} exists; pass --force to overwrite it",
+                path.display()
+            )));
+        }
+    }
+    let pb = progress_bar(0, args.json);
+    let t0 = Instant::now();
+    let result = run_virtual_kes(&scene.spec, &scene.laws, |done, total| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    })
+    .map_err(CliError::failed)?;
+    let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+    pb.finish_and_clear();
+    if let Some(path) = &output {
+        let csv = result.to_csv(&scene.fabric);
+        write_atomic(path, csv.as_bytes(), args.force).map_err(CliError::failed)?;
+    }
+    let summary = KesSummary {
+        scene: args.scene.display().to_string(),
+        name: scene.name,
+        integrator: "quasi_static_broyden".into(),
+        test: scene.spec.test.to_string(),
+        direction: scene.spec.direction.to_string(),
+        particles: result.particles,
+        steps: result.solves,
+        wall_ms,
+        ms_per_step: wall_ms / result.solves.max(1) as f64,
+        evaluations: result.evaluations,
+        nrmse: result.nrmse,
+        csv: output.as_ref().map(|p| p.display().to_string()),
+    };
+    if args.json {
+        let text = serde_json::to_string(&summary).map_err(CliError::failed)?;
+        println!("{text}");
+    } else {
+        println!("scene        {} ({})", summary.scene, summary.name);
+        println!(
+            "virtual KES  {} {} on a {}-particle strip, {} quasi-static samples",
+            summary.test, summary.direction, summary.particles, summary.steps
+        );
+        println!(
+            "wall time    {:.1} ms, {} force evaluations",
+            summary.wall_ms, summary.evaluations
+        );
+        println!(
+            "nrmse        {:.4} % against the single law",
+            100.0 * summary.nrmse
+        );
+        if let Some(c) = &summary.csv {
+            println!("csv          {c}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! Particle cloth (MODEL.md §5): a quad grid of particles m_i ẍ_i = F_i(x, v) with Provot's
+//! springs or KES connectors scaled per width, integrated explicitly or by backward Euler; SI.
+//!
+//! State lives in [`ClothWorld`] (particles, material with its friction states, loads, pins,
+//! obstacles); a [`ClothPipeline`] steps it and holds only scratch memory.
+
+mod connectors;
+mod constraints;
+mod explicit;
+mod grid;
+mod implicit;
+mod loads;
+mod obstacle;
+mod pipeline;
+pub mod record;
+mod springs;
+pub mod virtual_kes;
+mod world;
+
+use thiserror::Error;
+
+pub use connectors::{ConnectorKind, KesConnectors, KesLaws};
+pub use constraints::ProvotConstraints;
+pub use explicit::SymplecticEulerStepper;
+pub use grid::{EdgeFamily, Grid, GridEdge};
+pub use implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
+pub use loads::{Loads, Wind};
+pub use obstacle::{Obstacle, ObstacleShape};
+pub use pipeline::{ClothPipeline, Integrator, StepParameters, StepReport};
+pub use springs::{SpringFamily, SpringNetwork, SpringStiffness};
+pub use world::{ClothWorld, DeformationRates, Material, Pin};
+
+/// A 3-vector of `f64` (positions in m, velocities in m/s, forces in N).
+pub type Vec3 = nalgebra::Vector3<f64>;
+/// A 3×3 matrix of `f64` (stiffness blocks in N/m).
+pub type Mat3 = nalgebra::Matrix3<f64>;
+
+/// What can stop a simulation.
+#[derive(Debug, Error)]
+pub enum ClothError {
+    /// The state became non-finite or its energy ran away.
+    #[error("blow-up at step {step} (t = {time:.6} s): {reason}; worst connector: {connector}")]
+    BlowUp {
+        step: u64,
+        time: f64,
+        reason: String,
+        connector: String,
+    },
+    /// A world that cannot be built (bad grid, missing law, bad pin...).
+    #[error("invalid cloth: {0}")]
+    Invalid(String),
+}

@@ -1,0 +1,574 @@
+//! KES connectors (MODEL.md §5): per-width laws times the width each stands for. Traction
+//! F = w·F_t(ε)·k̂ [N], ε = l/h − 1; bending F_k = −w·M(K)·∂φ/∂x_k, K = φ/h [1/m]; shear per
+//! cell F_k = −A·F_s(θ)·∂θ/∂x_k [N]. Elastic parts derive from energies, so ΣF = Σx×F = 0.
+
+use crate::material::{BendingLaw, FrictionLaw, LawState, MaterialLaw, ShearLaw, TractionLaw};
+use crate::params::FabricParams;
+
+use super::grid::Grid;
+use super::{ClothError, Mat3, Vec3};
+
+/// Warp (0) or weft (1), indexing the per-direction laws.
+const WARP: u8 = 0;
+const WEFT: u8 = 1;
+
+fn direction_name(d: u8) -> &'static str {
+    if d == WARP {
+        "warp"
+    } else {
+        "weft"
+    }
+}
+
+/// A traction connector p_a–p_b along a yarn: width w [m], rest length h [m].
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Traction {
+    a: u32,
+    b: u32,
+    dir: u8,
+    width: f64,
+    rest: f64,
+}
+
+/// A bending connector over p_a, p_c, p_b along a yarn; the bending axis is
+/// e = p_{e+} − p_{e−} across the yarn, so the signed turning angle φ about e gives K = φ/h.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bending {
+    a: u32,
+    c: u32,
+    b: u32,
+    e_plus: u32,
+    e_minus: u32,
+    dir: u8,
+    width: f64,
+    rest: f64,
+}
+
+/// A shear connector on a cell p00, p10, p01, p11 (area A [m²]); θ is the deviation from a right
+/// angle between the cell's mean warp and weft directions. Each cell carries the warp and the
+/// weft shear law on half its area.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Shear {
+    p: [u32; 4],
+    area: f64,
+}
+
+/// The kind of a connector, for reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectorKind {
+    Traction,
+    Bending,
+    Shear,
+}
+
+/// The six laws of a fabric, each as [warp, weft].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KesLaws {
+    pub traction: [TractionLaw; 2],
+    pub bending: [BendingLaw; 2],
+    pub shear: [ShearLaw; 2],
+}
+
+impl KesLaws {
+    /// The six laws of a fabric parameter file; a missing law is an error naming it.
+    pub fn from_params(params: &FabricParams) -> Result<Self, ClothError> {
+        let missing = |dir: &str, law: &str| {
+            ClothError::Invalid(format!(
+                "fabric `{}` has no {dir} {law} law (the kes material needs all six)",
+                params.fabric
+            ))
+        };
+        let (w, f) = (&params.warp, &params.weft);
+        Ok(Self {
+            traction: [
+                w.traction.ok_or_else(|| missing("warp", "traction"))?,
+                f.traction.ok_or_else(|| missing("weft", "traction"))?,
+            ],
+            bending: [
+                w.bending.ok_or_else(|| missing("warp", "bending"))?,
+                f.bending.ok_or_else(|| missing("weft", "bending"))?,
+            ],
+            shear: [
+                w.shear.ok_or_else(|| missing("warp", "shear"))?,
+                f.shear.ok_or_else(|| missing("weft", "shear"))?,
+            ],
+        })
+    }
+}
+
+/// Every KES connector of a grid with its committed friction state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KesConnectors {
+    pub laws: KesLaws,
+    traction: Vec<Traction>,
+    bending: Vec<Bending>,
+    shear: Vec<Shear>,
+    /// Committed law states: traction, then bending, then two per shear cell (warp, weft).
+    states: Vec<LawState>,
+    grid: Grid,
+}
+
+/// Signed turning angle φ = atan2((r_a × r_b)·ê, r_a·r_b) with r_a = c − a, r_b = b − c, and
+/// its gradients with respect to r_a, r_b and e.
+#[inline(always)]
+fn turning_angle(xa: Vec3, xc: Vec3, xb: Vec3, e: Vec3) -> (f64, Vec3, Vec3, Vec3) {
+    let ra = xc - xa;
+    let rb = xb - xc;
+    let le = e.norm();
+    let eh = if le > 0.0 { e / le } else { Vec3::zeros() };
+    let rab = ra.cross(&rb);
+    let y = rab.dot(&eh);
+    let x = ra.dot(&rb);
+    let den = x * x + y * y;
+    if den == 0.0 || le == 0.0 {
+        return (0.0, Vec3::zeros(), Vec3::zeros(), Vec3::zeros());
+    }
+    let phi = y.atan2(x);
+    let inv = 1.0 / den;
+    let d_ra = (rb.cross(&eh) * x - rb * y) * inv;
+    let d_rb = (eh.cross(&ra) * x - ra * y) * inv;
+    let d_e = (rab - eh * rab.dot(&eh)) * (x * inv / le);
+    (phi, d_ra, d_rb, d_e)
+}
+
+/// Shear angle θ = asin(t̂_w·t̂_f) of a cell with mean warp and weft directions, and its
+/// gradients with respect to t_w and t_f.
+#[inline(always)]
+fn shear_angle(p: [Vec3; 4]) -> (f64, Vec3, Vec3) {
+    let tw = (p[1] - p[0] + p[3] - p[2]) * 0.5;
+    let tf = (p[2] - p[0] + p[3] - p[1]) * 0.5;
+    let (lw, lf) = (tw.norm(), tf.norm());
+    if lw == 0.0 || lf == 0.0 {
+        return (0.0, Vec3::zeros(), Vec3::zeros());
+    }
+    let (uw, uf) = (tw / lw, tf / lf);
+    let c = uw.dot(&uf).clamp(-1.0, 1.0);
+    let s = (1.0 - c * c).sqrt().max(1e-12);
+    let theta = c.asin();
+    let d_tw = (uf - uw * c) / (lw * s);
+    let d_tf = (uw - uf * c) / (lf * s);
+    (theta, d_tw, d_tf)
+}
+
+/// ∫₀^ε F_el dε of a traction law per unit width and length [N/m · 1 = J/m²].
+fn traction_energy_density(law: &TractionLaw, state: &LawState, eps: f64) -> f64 {
+    if eps <= 0.0 {
+        return 0.0;
+    }
+    let (k, ec, fc) = if state.aligned {
+        (law.k_t, law.eps1_aligned(), law.f1_aligned())
+    } else {
+        (law.k_t, law.eps1, law.f1)
+    };
+    let a = (k / ec) * (1.0 - fc / (k * ec));
+    let b = 2.0 * fc / ec - k;
+    let toe = |e: f64| a * e * e * e / 3.0 + b * e * e / 2.0;
+    if eps < ec {
+        toe(eps)
+    } else {
+        let d = eps - ec;
+        toe(ec) + fc * d + 0.5 * k * d * d
+    }
+}
+
+/// Largest tangent of a friction term per unit strain (2·level/length at a reversal).
+fn friction_stiffness(f: &FrictionLaw, load: f64) -> f64 {
+    let len = match f.shape {
+        crate::friction::FrictionShape::Dahl { eps_f, .. } => eps_f,
+        crate::friction::FrictionShape::Bs2 { eps_f, eta, .. } => eta * eps_f,
+    };
+    2.0 * f.level_at(load) / len
+}
+
+impl KesConnectors {
+    /// Builds every connector of `grid` with the fabric's laws, friction states virgin.
+    pub fn new(grid: &Grid, laws: KesLaws) -> Self {
+        let (nu, nv) = (grid.nu, grid.nv);
+        let id = |i: usize, j: usize| grid.index(i, j) as u32;
+        let bw = Grid::border_weight;
+        let mut traction = Vec::new();
+        for j in 0..nv {
+            for i in 0..nu {
+                if i + 1 < nu {
+                    traction.push(Traction {
+                        a: id(i, j),
+                        b: id(i + 1, j),
+                        dir: WARP,
+                        width: grid.h_weft * bw(j, nv),
+                        rest: grid.h_warp,
+                    });
+                }
+                if j + 1 < nv {
+                    traction.push(Traction {
+                        a: id(i, j),
+                        b: id(i, j + 1),
+                        dir: WEFT,
+                        width: grid.h_warp * bw(i, nu),
+                        rest: grid.h_weft,
+                    });
+                }
+            }
+        }
+        let mut bending = Vec::new();
+        for j in 0..nv {
+            for i in 0..nu {
+                if i >= 1 && i + 1 < nu {
+                    bending.push(Bending {
+                        a: id(i - 1, j),
+                        c: id(i, j),
+                        b: id(i + 1, j),
+                        e_plus: id(i, j.saturating_sub(1)),
+                        e_minus: id(i, (j + 1).min(nv - 1)),
+                        dir: WARP,
+                        width: grid.h_weft * bw(j, nv),
+                        rest: grid.h_warp,
+                    });
+                }
+                if j >= 1 && j + 1 < nv {
+                    bending.push(Bending {
+                        a: id(i, j - 1),
+                        c: id(i, j),
+                        b: id(i, j + 1),
+                        e_plus: id((i + 1).min(nu - 1), j),
+                        e_minus: id(i.saturating_sub(1), j),
+                        dir: WEFT,
+                        width: grid.h_warp * bw(i, nu),
+                        rest: grid.h_weft,
+                    });
+                }
+            }
+        }
+        let mut shear = Vec::new();
+        for j in 0..nv - 1 {
+            for i in 0..nu - 1 {
+                shear.push(Shear {
+                    p: [id(i, j), id(i + 1, j), id(i, j + 1), id(i + 1, j + 1)],
+                    area: grid.h_warp * grid.h_weft,
+                });
+            }
+        }
+        let n_states = traction.len() + bending.len() + 2 * shear.len();
+        Self {
+            laws,
+            traction,
+            bending,
+            shear,
+            states: vec![LawState::default(); n_states],
+            grid: *grid,
+        }
+    }
+
+    /// Number of connectors (a shear cell counts once).
+    pub fn len(&self) -> usize {
+        self.traction.len() + self.bending.len() + self.shear.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of law states (a shear cell has two: warp and weft).
+    pub fn state_len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// The committed law states.
+    pub fn states(&self) -> &[LawState] {
+        &self.states
+    }
+
+    /// Commits the trial states of an accepted step (swapped in: `trial` gets the old ones).
+    pub fn commit(&mut self, trial: &mut Vec<LawState>) {
+        if trial.len() == self.states.len() {
+            std::mem::swap(&mut self.states, trial);
+        }
+    }
+
+    /// Back to virgin friction states.
+    pub fn reset_states(&mut self) {
+        self.states.fill(LawState::default());
+    }
+
+    /// Kind of connector `k` (in the order traction, bending, shear).
+    pub fn kind(&self, k: usize) -> ConnectorKind {
+        if k < self.traction.len() {
+            ConnectorKind::Traction
+        } else if k < self.traction.len() + self.bending.len() {
+            ConnectorKind::Bending
+        } else {
+            ConnectorKind::Shear
+        }
+    }
+
+    /// Names connector `k` by kind, direction and grid coordinates.
+    pub fn describe(&self, k: usize) -> String {
+        let g = &self.grid;
+        let at = |p: u32| {
+            let (i, j) = g.coords(p as usize);
+            format!("({i},{j})")
+        };
+        let nt = self.traction.len();
+        let nb = self.bending.len();
+        if k < nt {
+            let c = &self.traction[k];
+            format!("{} traction {}-{}", direction_name(c.dir), at(c.a), at(c.b))
+        } else if k < nt + nb {
+            let c = &self.bending[k - nt];
+            format!(
+                "{} bending {}-{}-{}",
+                direction_name(c.dir),
+                at(c.a),
+                at(c.c),
+                at(c.b)
+            )
+        } else {
+            let c = &self.shear[k - nt - nb];
+            format!("shear cell {}-{}", at(c.p[0]), at(c.p[3]))
+        }
+    }
+
+    /// Traction connector `c` from `state`: the trial state and the force on p_a (−it on p_b).
+    #[inline]
+    fn traction_force(&self, c: &Traction, x: &[Vec3], state: &LawState) -> (LawState, Vec3) {
+        let d = x[c.b as usize] - x[c.a as usize];
+        let l = d.norm();
+        let law = &self.laws.traction[c.dir as usize];
+        let (st, force) = law.trial(state, l / c.rest - 1.0);
+        let fv = if l > 0.0 {
+            d * (c.width * force / l)
+        } else {
+            Vec3::zeros()
+        };
+        (st, fv)
+    }
+
+    /// Bending connector `c` from `state`: the trial state and the forces on
+    /// p_a, p_c, p_b, p_{e+}, p_{e−}.
+    #[inline]
+    fn bending_force(&self, c: &Bending, x: &[Vec3], state: &LawState) -> (LawState, [Vec3; 5]) {
+        let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
+        let (phi, d_ra, d_rb, d_e) =
+            turning_angle(x[c.a as usize], x[c.c as usize], x[c.b as usize], ep - em);
+        let law = &self.laws.bending[c.dir as usize];
+        let (st, moment) = law.trial(state, phi / c.rest);
+        let q = -c.width * moment;
+        (
+            st,
+            [-d_ra * q, (d_ra - d_rb) * q, d_rb * q, d_e * q, -d_e * q],
+        )
+    }
+
+    /// Shear cell `c` from its (warp, weft) states: the trial states and the forces on its
+    /// four corners.
+    #[inline]
+    fn shear_force(
+        &self,
+        c: &Shear,
+        x: &[Vec3],
+        states: [&LawState; 2],
+    ) -> ([LawState; 2], [Vec3; 4]) {
+        let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
+        let (sw, fw) = self.laws.shear[0].trial(states[0], theta);
+        let (sf, ff) = self.laws.shear[1].trial(states[1], theta);
+        let q = -c.area * 0.5 * (fw + ff);
+        let (hw, hf) = (d_tw * (0.5 * q), d_tf * (0.5 * q));
+        ([sw, sf], [-(hw + hf), hw - hf, hf - hw, hw + hf])
+    }
+
+    /// Adds every connector force at positions `x` to `f`, with each law moved from its
+    /// committed state to the strain at `x`; the trial states are written to `trial`.
+    pub fn add_forces(&self, x: &[Vec3], trial: &mut [LawState], f: &mut [Vec3]) {
+        let states = &self.states;
+        let nt = self.traction.len();
+        let nb = self.bending.len();
+        for (k, c) in self.traction.iter().enumerate() {
+            let (st, fv) = self.traction_force(c, x, &states[k]);
+            trial[k] = st;
+            f[c.a as usize] += fv;
+            f[c.b as usize] -= fv;
+        }
+        for (k, c) in self.bending.iter().enumerate() {
+            let (st, fs) = self.bending_force(c, x, &states[nt + k]);
+            trial[nt + k] = st;
+            for (p, fv) in [c.a, c.c, c.b, c.e_plus, c.e_minus].into_iter().zip(fs) {
+                f[p as usize] += fv;
+            }
+        }
+        let base = nt + nb;
+        for (k, c) in self.shear.iter().enumerate() {
+            let s = base + 2 * k;
+            let (st, fs) = self.shear_force(c, x, [&states[s], &states[s + 1]]);
+            trial[s] = st[0];
+            trial[s + 1] = st[1];
+            for (p, fv) in c.p.into_iter().zip(fs) {
+                f[p as usize] += fv;
+            }
+        }
+    }
+
+    /// The forces of connector `k` alone at positions `x` (from its committed state), as
+    /// (particle, force) pairs; a particle may appear twice (a bending axis end on a border).
+    pub fn connector_forces(&self, x: &[Vec3], k: usize) -> Vec<(usize, Vec3)> {
+        let nt = self.traction.len();
+        let nb = self.bending.len();
+        if k < nt {
+            let c = &self.traction[k];
+            let (_, fv) = self.traction_force(c, x, &self.states[k]);
+            vec![(c.a as usize, fv), (c.b as usize, -fv)]
+        } else if k < nt + nb {
+            let c = &self.bending[k - nt];
+            let (_, fs) = self.bending_force(c, x, &self.states[k]);
+            [c.a, c.c, c.b, c.e_plus, c.e_minus]
+                .into_iter()
+                .zip(fs)
+                .map(|(p, f)| (p as usize, f))
+                .collect()
+        } else {
+            let c = &self.shear[k - nt - nb];
+            let s = nt + nb + 2 * (k - nt - nb);
+            let (_, fs) = self.shear_force(c, x, [&self.states[s], &self.states[s + 1]]);
+            c.p.into_iter()
+                .zip(fs)
+                .map(|(p, f)| (p as usize, f))
+                .collect()
+        }
+    }
+
+    /// Elastic energy Σ w·h·∫F_el dε + Σ w·h·½k_b(K − K₀)² + Σ A·½k_s(θ − θ₀)² [J] at `x`.
+    pub fn elastic_energy(&self, x: &[Vec3]) -> f64 {
+        let mut e = 0.0;
+        for (k, c) in self.traction.iter().enumerate() {
+            let l = (x[c.b as usize] - x[c.a as usize]).norm();
+            let law = &self.laws.traction[c.dir as usize];
+            e += c.width * c.rest * traction_energy_density(law, &self.states[k], l / c.rest - 1.0);
+        }
+        for c in &self.bending {
+            let (phi, ..) = turning_angle(
+                x[c.a as usize],
+                x[c.c as usize],
+                x[c.b as usize],
+                x[c.e_plus as usize] - x[c.e_minus as usize],
+            );
+            let law = &self.laws.bending[c.dir as usize];
+            e += c.width * c.rest * 0.5 * law.k_b * (phi / c.rest - law.k0).powi(2);
+        }
+        for c in &self.shear {
+            let (theta, ..) = shear_angle(c.p.map(|i| x[i as usize]));
+            for law in &self.laws.shear {
+                e += 0.5 * c.area * 0.5 * law.k_s * (theta - law.theta0).powi(2);
+            }
+        }
+        e
+    }
+
+    /// Adds to each particle's 3×3 block an estimate of its stiffness [N/m] at `x`: k·k̂k̂ᵀ along
+    /// each traction connector (mid-range elastic and friction tangents), isotropic terms for
+    /// bending and shear; the implicit solvers' block-diagonal scaling.
+    pub fn stiffness_blocks(&self, x: &[Vec3], out: &mut [Mat3]) {
+        for c in &self.traction {
+            let law = &self.laws.traction[c.dir as usize];
+            // mid-range tangents: the elastic slope runs from ~0 (toe) to k_t(1 + μ) (line),
+            // the friction tangent from 0 to 2·level/ε_f; the mid-range takes a third fewer
+            // Broyden iterations than the upper bounds on the hanging sheets
+            let k = 0.5
+                * c.width
+                * (law.k_t * (1.0 + law.friction.mu) + friction_stiffness(&law.friction, 0.0))
+                / c.rest;
+            let d = x[c.b as usize] - x[c.a as usize];
+            let l2 = d.norm_squared();
+            if l2 > 0.0 {
+                let b = d * d.transpose() * (k / l2);
+                out[c.a as usize] += b;
+                out[c.b as usize] += b;
+            }
+        }
+        for c in &self.bending {
+            let law = &self.laws.bending[c.dir as usize];
+            let kb = law.k_b + friction_stiffness(&law.friction, 0.0);
+            let k = c.width * kb / c.rest.powi(3);
+            for (p, f) in [(c.a, 1.0), (c.b, 1.0), (c.c, 4.0)] {
+                for d in 0..3 {
+                    out[p as usize][(d, d)] += f * k;
+                }
+            }
+        }
+        let (hw, hf) = (self.grid.h_warp, self.grid.h_weft);
+        for c in &self.shear {
+            let ks: f64 = self
+                .laws
+                .shear
+                .iter()
+                .map(|l| 0.5 * (l.k_s + friction_stiffness(&l.friction, 0.0)))
+                .sum();
+            let k = c.area * ks / (2.0 * hw * hf);
+            for &p in &c.p {
+                for d in 0..3 {
+                    out[p as usize][(d, d)] += k;
+                }
+            }
+        }
+    }
+
+    /// The grid the connectors were built on.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turning_angle_gradient_matches_differences() {
+        let xa = Vec3::new(-1.0, 0.1, 0.2);
+        let xc = Vec3::new(0.05, 0.0, -0.1);
+        let xb = Vec3::new(1.0, 0.2, 0.4);
+        let e = Vec3::new(0.1, 1.0, 0.05);
+        let (phi, d_ra, d_rb, d_e) = turning_angle(xa, xc, xb, e);
+        let h = 1e-7;
+        for k in 0..3 {
+            let mut dx = Vec3::zeros();
+            dx[k] = h;
+            let (p, ..) = turning_angle(xa, xc + dx, xb, e);
+            let (q, ..) = turning_angle(xa, xc - dx, xb, e);
+            // c enters r_a = c − a positively and r_b = b − c negatively
+            assert!(((p - q) / (2.0 * h) - (d_ra - d_rb)[k]).abs() < 1e-6);
+            let (p, ..) = turning_angle(xa, xc, xb + dx, e);
+            let (q, ..) = turning_angle(xa, xc, xb - dx, e);
+            assert!(((p - q) / (2.0 * h) - d_rb[k]).abs() < 1e-6);
+            let (p, ..) = turning_angle(xa, xc, xb, e + dx);
+            let (q, ..) = turning_angle(xa, xc, xb, e - dx);
+            assert!(((p - q) / (2.0 * h) - d_e[k]).abs() < 1e-6);
+        }
+        assert!(phi.abs() > 0.01);
+    }
+
+    #[test]
+    fn shear_angle_gradient_matches_differences() {
+        let p = [
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.1, 0.05),
+            Vec3::new(0.2, 1.0, -0.1),
+            Vec3::new(1.1, 1.05, 0.1),
+        ];
+        let (_, d_tw, d_tf) = shear_angle(p);
+        let grads = [
+            -(d_tw + d_tf) * 0.5,
+            (d_tw - d_tf) * 0.5,
+            (d_tf - d_tw) * 0.5,
+            (d_tw + d_tf) * 0.5,
+        ];
+        let h = 1e-7;
+        for (n, g) in grads.iter().enumerate() {
+            for k in 0..3 {
+                let mut pp = p;
+                let mut pm = p;
+                pp[n][k] += h;
+                pm[n][k] -= h;
+                let d = (shear_angle(pp).0 - shear_angle(pm).0) / (2.0 * h);
+                assert!((d - g[k]).abs() < 1e-6, "{n} {k}: {d} vs {}", g[k]);
+            }
+        }
+    }
+}

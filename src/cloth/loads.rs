@@ -1,0 +1,120 @@
+//! External loads (Provot §2.2): gravity m·g, viscous damping −γ·m·v, and a viscous wind
+//! c·A·[n·(u − v)]·n on each particle's tributary area A along its unit normal n.
+
+use serde::{Deserialize, Serialize};
+
+use super::grid::Grid;
+use super::Vec3;
+
+/// A uniform air stream.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wind {
+    /// Air velocity u [m/s].
+    pub velocity: [f64; 3],
+    /// Viscous coefficient c per unit area [N·s/m³]: force c·A·[n·(u − v)]·n.
+    pub coefficient: f64,
+}
+
+/// The loads of a scene.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Loads {
+    /// Gravity g [m/s²]. Default (0, −9.81, 0).
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Viscous damping per unit mass γ [1/s]: force −γ·m·v. Default 0.
+    #[serde(default)]
+    pub damping: f64,
+    /// Wind, if any.
+    #[serde(default)]
+    pub wind: Option<Wind>,
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, -9.81, 0.0]
+}
+
+impl Default for Loads {
+    fn default() -> Self {
+        Self {
+            gravity: default_gravity(),
+            damping: 0.0,
+            wind: None,
+        }
+    }
+}
+
+impl Loads {
+    /// No gravity, no damping, no wind.
+    pub fn none() -> Self {
+        Self {
+            gravity: [0.0; 3],
+            damping: 0.0,
+            wind: None,
+        }
+    }
+
+    pub fn gravity(&self) -> Vec3 {
+        Vec3::from(self.gravity)
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if !self.gravity.iter().all(|g| g.is_finite()) {
+            return Err(format!("gravity {:?} must be finite", self.gravity));
+        }
+        if !(self.damping.is_finite() && self.damping >= 0.0) {
+            return Err(format!(
+                "damping = {} 1/s: must be finite and >= 0",
+                self.damping
+            ));
+        }
+        if let Some(w) = &self.wind {
+            if !w.velocity.iter().all(|u| u.is_finite()) {
+                return Err(format!("wind velocity {:?} must be finite", w.velocity));
+            }
+            if !(w.coefficient.is_finite() && w.coefficient >= 0.0) {
+                return Err(format!(
+                    "wind coefficient = {} N*s/m^3: must be finite and >= 0",
+                    w.coefficient
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds gravity, damping and wind at positions `x`, velocities `v` to `f`; `normals` is
+    /// scratch of the grid's size.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_forces(
+        &self,
+        grid: &Grid,
+        x: &[Vec3],
+        v: &[Vec3],
+        mass: &[f64],
+        area: &[f64],
+        normals: &mut [Vec3],
+        f: &mut [Vec3],
+    ) {
+        let g = self.gravity();
+        let gamma = self.damping;
+        for ((fi, &m), vi) in f.iter_mut().zip(mass).zip(v) {
+            *fi += (g - vi * gamma) * m;
+        }
+        if let Some(w) = &self.wind {
+            let u = Vec3::from(w.velocity);
+            grid.normals(x, normals);
+            for (((fi, n), vi), &a) in f.iter_mut().zip(normals.iter()).zip(v).zip(area) {
+                *fi += n * (w.coefficient * a * n.dot(&(u - vi)));
+            }
+        }
+    }
+
+    /// Damping coefficient of particle k per unit velocity [N·s/m] (γ·m + c·A), for the
+    /// implicit solvers' scaling.
+    #[inline]
+    pub fn damping_estimate(&self, mass: f64, area: f64) -> f64 {
+        let c = self.wind.map(|w| w.coefficient).unwrap_or(0.0);
+        self.damping * mass + c * area
+    }
+}

@@ -1,0 +1,206 @@
+//! Rigid obstacles by dynamic inverse (Provot §2.4): a particle found inside after a step is
+//! put back on the surface (offset δ [m]), its inward normal velocity removed and its
+//! tangential velocity scaled by (1 − friction).
+
+use serde::{Deserialize, Serialize};
+
+use super::Vec3;
+
+/// The shape of an obstacle.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ObstacleShape {
+    /// The half-space below a plane through `point` with outward unit `normal`.
+    Plane { point: [f64; 3], normal: [f64; 3] },
+    /// A ball of `radius` [m] about `center`.
+    Sphere { center: [f64; 3], radius: f64 },
+    /// An axis-aligned box from `min` to `max` [m].
+    Box { min: [f64; 3], max: [f64; 3] },
+}
+
+/// An obstacle with its contact parameters. In a file: `kind` (`plane`, `sphere`, `box`),
+/// the shape's fields, `friction` and `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ObstacleFields")]
+pub struct Obstacle {
+    #[serde(flatten)]
+    pub shape: ObstacleShape,
+    /// Fraction of the tangential velocity removed at each contact, 0 ≤ friction ≤ 1.
+    #[serde(default)]
+    pub friction: f64,
+    /// Distance kept between a particle and the surface δ [m] (cloth half-thickness).
+    #[serde(default)]
+    pub offset: f64,
+}
+
+/// An obstacle as written: every field of every shape, checked against `kind`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObstacleFields {
+    kind: String,
+    point: Option<[f64; 3]>,
+    normal: Option<[f64; 3]>,
+    center: Option<[f64; 3]>,
+    radius: Option<f64>,
+    min: Option<[f64; 3]>,
+    max: Option<[f64; 3]>,
+    #[serde(default)]
+    friction: f64,
+    #[serde(default)]
+    offset: f64,
+}
+
+impl TryFrom<ObstacleFields> for Obstacle {
+    type Error = String;
+    fn try_from(f: ObstacleFields) -> Result<Self, String> {
+        let need = |v: Option<[f64; 3]>, name: &str| {
+            v.ok_or_else(|| format!("obstacle `{}` needs `{name}`", f.kind))
+        };
+        let extra = |names: &[(&str, bool)]| match names.iter().find(|(_, set)| *set) {
+            Some((n, _)) => Err(format!("obstacle `{}` has no field `{n}`", f.kind)),
+            None => Ok(()),
+        };
+        let shape = match f.kind.as_str() {
+            "plane" => {
+                extra(&[
+                    ("center", f.center.is_some()),
+                    ("radius", f.radius.is_some()),
+                    ("min", f.min.is_some()),
+                    ("max", f.max.is_some()),
+                ])?;
+                ObstacleShape::Plane {
+                    point: need(f.point, "point")?,
+                    normal: need(f.normal, "normal")?,
+                }
+            }
+            "sphere" => {
+                extra(&[
+                    ("point", f.point.is_some()),
+                    ("normal", f.normal.is_some()),
+                    ("min", f.min.is_some()),
+                    ("max", f.max.is_some()),
+                ])?;
+                ObstacleShape::Sphere {
+                    center: need(f.center, "center")?,
+                    radius: f
+                        .radius
+                        .ok_or_else(|| "obstacle `sphere` needs `radius`".to_string())?,
+                }
+            }
+            "box" => {
+                extra(&[
+                    ("point", f.point.is_some()),
+                    ("normal", f.normal.is_some()),
+                    ("center", f.center.is_some()),
+                    ("radius", f.radius.is_some()),
+                ])?;
+                ObstacleShape::Box {
+                    min: need(f.min, "min")?,
+                    max: need(f.max, "max")?,
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown obstacle kind `{other}` — expected plane, sphere or box"
+                ))
+            }
+        };
+        Ok(Obstacle {
+            shape,
+            friction: f.friction,
+            offset: f.offset,
+        })
+    }
+}
+
+impl Obstacle {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.friction.is_finite() && (0.0..=1.0).contains(&self.friction)) {
+            return Err(format!(
+                "obstacle friction = {}: must be in [0, 1]",
+                self.friction
+            ));
+        }
+        if !(self.offset.is_finite() && self.offset >= 0.0) {
+            return Err(format!(
+                "obstacle offset = {} m: must be finite and >= 0",
+                self.offset
+            ));
+        }
+        let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
+        match &self.shape {
+            ObstacleShape::Plane { point, normal } => {
+                if !finite(point) || !finite(normal) || Vec3::from(*normal).norm() == 0.0 {
+                    return Err("plane: point and a non-zero normal must be finite".into());
+                }
+            }
+            ObstacleShape::Sphere { center, radius } => {
+                if !(finite(center) && radius.is_finite() && *radius > 0.0) {
+                    return Err(format!(
+                        "sphere: center must be finite and radius = {radius} m > 0"
+                    ));
+                }
+            }
+            ObstacleShape::Box { min, max } => {
+                if !finite(min) || !finite(max) || (0..3).any(|k| min[k] >= max[k]) {
+                    return Err(format!(
+                        "box: min {min:?} must be below max {max:?} on every axis"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Signed distance of `x` to the surface minus the offset [m] (< 0: inside) and the
+    /// outward unit normal there.
+    pub fn distance(&self, x: &Vec3) -> (f64, Vec3) {
+        let (d, n) = match &self.shape {
+            ObstacleShape::Plane { point, normal } => {
+                let n = Vec3::from(*normal).normalize();
+                ((x - Vec3::from(*point)).dot(&n), n)
+            }
+            ObstacleShape::Sphere { center, radius } => {
+                let r = x - Vec3::from(*center);
+                let l = r.norm();
+                let n = if l > 0.0 { r / l } else { Vec3::y() };
+                (l - radius, n)
+            }
+            ObstacleShape::Box { min, max } => {
+                let (lo, hi) = (Vec3::from(*min), Vec3::from(*max));
+                let c = (lo + hi) * 0.5;
+                let half = (hi - lo) * 0.5;
+                let q = (x - c).abs() - half;
+                if q.max() > 0.0 {
+                    // outside: distance to the box and the direction from the nearest point
+                    let outside = q.map(|v| v.max(0.0));
+                    let l = outside.norm();
+                    let near = x.zip_zip_map(&lo, &hi, |v, a, b| v.clamp(a, b));
+                    let n = if l > 0.0 { (x - near) / l } else { Vec3::y() };
+                    (l, n)
+                } else {
+                    // inside: leave through the nearest face
+                    let (k, _) = q.argmax();
+                    let mut n = Vec3::zeros();
+                    n[k] = if x[k] >= c[k] { 1.0 } else { -1.0 };
+                    (q[k], n)
+                }
+            }
+        };
+        (d - self.offset, n)
+    }
+
+    /// Projects a particle found inside onto the surface and corrects its velocity; returns
+    /// whether it was in contact.
+    pub fn resolve(&self, x: &mut Vec3, v: &mut Vec3) -> bool {
+        let (d, n) = self.distance(x);
+        if d >= 0.0 {
+            return false;
+        }
+        *x -= n * d;
+        let vn = v.dot(&n);
+        let tangential = *v - n * vn;
+        *v = tangential * (1.0 - self.friction) + n * vn.max(0.0);
+        true
+    }
+}

@@ -1,0 +1,225 @@
+//! The step pipeline: integrate (explicit or backward Euler), Provot's constraints, obstacles by
+//! dynamic inverse (v = Δx/Δt for moved particles), then the blow-up check; time in s.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::constraints::ProvotConstraints;
+use super::explicit::SymplecticEulerStepper;
+use super::implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
+use super::world::ClothWorld;
+use super::{ClothError, Vec3};
+
+/// The time integrator of a scene.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Integrator {
+    /// Symplectic Euler (Provot eq. 2).
+    Explicit,
+    /// Backward Euler solved by limited-memory Broyden.
+    Broyden,
+    /// Backward Euler solved by Newton–Krylov (GMRES, differenced Jacobian–vector products).
+    NewtonKrylov,
+}
+
+impl Integrator {
+    pub fn name(self) -> &'static str {
+        match self {
+            Integrator::Explicit => "explicit",
+            Integrator::Broyden => "broyden",
+            Integrator::NewtonKrylov => "newton_krylov",
+        }
+    }
+}
+
+impl fmt::Display for Integrator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Integrator {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "explicit" | "symplectic_euler" | "euler" => Ok(Integrator::Explicit),
+            "broyden" | "implicit" => Ok(Integrator::Broyden),
+            "newton_krylov" | "newton" | "nk" => Ok(Integrator::NewtonKrylov),
+            other => Err(format!(
+                "unknown integrator `{other}` — expected explicit, broyden or newton-krylov"
+            )),
+        }
+    }
+}
+
+/// Everything a step needs besides the world.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepParameters {
+    /// Time step Δt [s].
+    pub dt: f64,
+    pub integrator: Integrator,
+    /// Provot's deformation-rate constraints (applied after any integrator). Default none.
+    pub constraints: ProvotConstraints,
+    /// Implicit steps stop when max_i |D_i⁻¹g_i| ≤ tolerance [m], g = M(x₁ − x₀ − Δt·v₀)/Δt² − F
+    /// and D_i the block scaling (docs/cloth.md). Default 1e-8 m.
+    pub tolerance: f64,
+    /// Implicit: most Broyden iterations or Newton steps per step. Default 100.
+    pub max_iterations: usize,
+    /// Broyden: steps stored before a restart. Default 20.
+    pub memory: usize,
+    /// Newton–Krylov: most GMRES iterations per Newton step. Default 40.
+    pub krylov_dim: usize,
+    /// Newton–Krylov: relative GMRES tolerance (forcing term). Default 0.1.
+    pub forcing: f64,
+    /// Blow-up when the kinetic energy exceeds this multiple of the world's reference energy
+    /// (or any state is not finite, or a structural pair reaches 100× its rest length).
+    /// Default 1e4.
+    pub runaway_factor: f64,
+}
+
+impl StepParameters {
+    /// Defaults for an integrator and a time step.
+    pub fn new(integrator: Integrator, dt: f64) -> Self {
+        Self {
+            dt,
+            integrator,
+            constraints: ProvotConstraints::none(),
+            tolerance: 1e-8,
+            max_iterations: 100,
+            memory: 20,
+            krylov_dim: 40,
+            forcing: 0.1,
+            runaway_factor: 1e4,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.dt.is_finite() && self.dt > 0.0) {
+            return Err(format!("dt = {} s: must be finite and > 0", self.dt));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
+            return Err(format!(
+                "tolerance = {} m: must be finite and > 0",
+                self.tolerance
+            ));
+        }
+        if self.max_iterations == 0 || self.memory < 2 || self.krylov_dim == 0 {
+            return Err("max_iterations and krylov_dim must be >= 1, memory >= 2".into());
+        }
+        if !(self.forcing > 0.0 && self.forcing < 1.0) {
+            return Err(format!("forcing = {}: must be in (0, 1)", self.forcing));
+        }
+        self.constraints.validate()
+    }
+}
+
+/// What one step did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepReport {
+    /// The implicit solve (zero iterations and one evaluation for the explicit step).
+    pub solve: SolveOutcome,
+    /// Pairs shortened by Provot's constraints.
+    pub constrained: usize,
+    /// Particles put back on an obstacle.
+    pub contacts: usize,
+}
+
+/// Steps a world; holds only the integrators' scratch memory.
+#[derive(Debug, Default, Clone)]
+pub struct ClothPipeline {
+    explicit: SymplecticEulerStepper,
+    broyden: BroydenStepper,
+    newton: NewtonKrylovStepper,
+    x_start: Vec<Vec3>,
+}
+
+impl ClothPipeline {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Advances `world` by one step; a blow-up is an error naming the step, the time and the
+    /// worst connector.
+    pub fn step(
+        &mut self,
+        params: &StepParameters,
+        world: &mut ClothWorld,
+    ) -> Result<StepReport, ClothError> {
+        let dt = params.dt;
+        let mut report = StepReport::default();
+        let constrained = params.constraints.is_active();
+        if constrained {
+            self.x_start.clone_from(&world.x);
+        }
+        match params.integrator {
+            Integrator::Explicit => {
+                self.explicit.step(params, world);
+                report.solve = SolveOutcome {
+                    iterations: 0,
+                    evaluations: 1,
+                    residual: 0.0,
+                    converged: true,
+                };
+            }
+            Integrator::Broyden => report.solve = self.broyden.step(params, world),
+            Integrator::NewtonKrylov => report.solve = self.newton.step(params, world),
+        }
+        if constrained {
+            report.constrained = world.apply_constraints(&params.constraints, &self.x_start, dt);
+        }
+        if !world.obstacles.is_empty() {
+            report.contacts = world.resolve_contacts();
+        }
+        world.time += dt;
+        world.steps += 1;
+        check_blow_up(params, world)?;
+        Ok(report)
+    }
+
+    /// Quasi-static solve of `world`: free particles to equilibrium of the internal forces,
+    /// until max_i |D⁻¹g_i| ≤ `tolerance` [m].
+    pub fn solve_static(
+        &mut self,
+        params: &StepParameters,
+        tolerance: f64,
+        world: &mut ClothWorld,
+    ) -> SolveOutcome {
+        self.broyden.solve_static(params, tolerance, world)
+    }
+}
+
+/// NaN/inf or runaway kinetic energy at every step; a structural pair 100× its rest length
+/// every 8 steps.
+fn check_blow_up(params: &StepParameters, world: &ClothWorld) -> Result<(), ClothError> {
+    let finite = world
+        .x
+        .iter()
+        .chain(&world.v)
+        .all(|p| p.iter().all(|c| c.is_finite()));
+    let reason = if !finite {
+        Some("positions or velocities are not finite".to_string())
+    } else {
+        let ke = world.kinetic_energy();
+        let limit = params.runaway_factor * world.reference_energy();
+        if ke > limit {
+            Some(format!(
+                "runaway energy: kinetic {ke:.3e} J > {limit:.3e} J"
+            ))
+        } else if world.steps % 8 == 0 && world.deformation_rates().structural > 99.0 {
+            Some("runaway deformation: a structural pair beyond 100x its rest length".into())
+        } else {
+            None
+        }
+    };
+    match reason {
+        None => Ok(()),
+        Some(reason) => Err(ClothError::BlowUp {
+            step: world.steps,
+            time: world.time,
+            reason,
+            connector: world.worst_connector(),
+        }),
+    }
+}

@@ -1,0 +1,239 @@
+//! The `--record` file: particle positions [m, f32] of every n-th step, little-endian, with a
+//! JSON block describing the grid, camera and obstacles (format in docs/cloth.md).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::atomic::{write_atomic, WriteError};
+
+use super::obstacle::Obstacle;
+use super::world::ClothWorld;
+
+/// First eight bytes of a record file.
+pub const MAGIC: &[u8; 8] = b"KESTRELR";
+/// Version of the record format.
+pub const RECORD_VERSION: u32 = 1;
+
+#[derive(Debug, Error)]
+pub enum RecordError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("not a kestrel record: {0}")]
+    Format(String),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+/// A pinhole camera: where it is, what it looks at, which way is up, vertical field of view.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Camera {
+    /// Eye position [m].
+    pub eye: [f64; 3],
+    /// Point looked at [m].
+    pub target: [f64; 3],
+    /// Up direction. Default (0, 1, 0).
+    #[serde(default = "up")]
+    pub up: [f64; 3],
+    /// Vertical field of view [deg]. Default 40.
+    #[serde(default = "fov")]
+    pub fov_deg: f64,
+}
+
+fn up() -> [f64; 3] {
+    [0.0, 1.0, 0.0]
+}
+
+fn fov() -> f64 {
+    40.0
+}
+
+/// The JSON block of a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordInfo {
+    /// Scene name.
+    pub name: String,
+    /// Particles along the warp and the weft.
+    pub nu: u32,
+    pub nv: u32,
+    /// Rest spacings [m].
+    pub h_warp: f64,
+    pub h_weft: f64,
+    /// Time step [s] and steps between frames.
+    pub dt: f64,
+    pub every: u32,
+    #[serde(default)]
+    pub camera: Option<Camera>,
+    #[serde(default)]
+    pub obstacles: Vec<Obstacle>,
+}
+
+/// One recorded frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    pub step: u64,
+    /// Simulated time [s].
+    pub time: f64,
+    /// Positions [m], particle p(i, j) at index j·nu + i.
+    pub positions: Vec<[f32; 3]>,
+}
+
+/// A whole record: header and frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recording {
+    pub info: RecordInfo,
+    pub frames: Vec<Frame>,
+}
+
+impl Recording {
+    pub fn new(info: RecordInfo) -> Self {
+        Self {
+            info,
+            frames: Vec::new(),
+        }
+    }
+
+    /// Appends the world's current positions as a frame.
+    pub fn push(&mut self, world: &ClothWorld) {
+        self.frames.push(Frame {
+            step: world.steps,
+            time: world.time,
+            positions: world
+                .x
+                .iter()
+                .map(|p| [p.x as f32, p.y as f32, p.z as f32])
+                .collect(),
+        });
+    }
+
+    /// The file's bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, RecordError> {
+        let json = serde_json::to_vec(&self.info)
+            .map_err(|e| RecordError::Format(format!("cannot encode the header: {e}")))?;
+        let n = (self.info.nu * self.info.nv) as usize;
+        let mut out = Vec::with_capacity(32 + json.len() + self.frames.len() * (16 + 12 * n));
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&RECORD_VERSION.to_le_bytes());
+        out.extend_from_slice(&self.info.nu.to_le_bytes());
+        out.extend_from_slice(&self.info.nv.to_le_bytes());
+        out.extend_from_slice(&(self.frames.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(&json);
+        for f in &self.frames {
+            if f.positions.len() != n {
+                return Err(RecordError::Format(format!(
+                    "frame at step {} has {} positions, the grid {n}",
+                    f.step,
+                    f.positions.len()
+                )));
+            }
+            out.extend_from_slice(&f.step.to_le_bytes());
+            out.extend_from_slice(&f.time.to_le_bytes());
+            for p in &f.positions {
+                for c in p {
+                    out.extend_from_slice(&c.to_le_bytes());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Parses a record's bytes, checking every length.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, RecordError> {
+        let mut r = Reader { bytes, at: 0 };
+        if r.take(8)? != MAGIC {
+            return Err(RecordError::Format("bad magic (expected KESTRELR)".into()));
+        }
+        let version = r.u32()?;
+        if version != RECORD_VERSION {
+            return Err(RecordError::Format(format!(
+                "version {version} (this kestrel reads {RECORD_VERSION})"
+            )));
+        }
+        let (nu, nv, frames, json_len) = (r.u32()?, r.u32()?, r.u32()?, r.u32()?);
+        let info: RecordInfo = serde_json::from_slice(r.take(json_len as usize)?)
+            .map_err(|e| RecordError::Format(format!("header: {e}")))?;
+        if (info.nu, info.nv) != (nu, nv) {
+            return Err(RecordError::Format(format!(
+                "header grid {}x{} differs from {nu}x{nv}",
+                info.nu, info.nv
+            )));
+        }
+        let n = nu as usize * nv as usize;
+        let frame_len = 16 + 12 * n;
+        if r.bytes.len() - r.at != frames as usize * frame_len {
+            return Err(RecordError::Format(format!(
+                "{} bytes of frames for {frames} frames of {frame_len} bytes",
+                r.bytes.len() - r.at
+            )));
+        }
+        let mut out = Vec::with_capacity(frames as usize);
+        for _ in 0..frames {
+            let step = u64::from_le_bytes(r.array()?);
+            let time = f64::from_le_bytes(r.array()?);
+            let mut positions = Vec::with_capacity(n);
+            for _ in 0..n {
+                let mut p = [0f32; 3];
+                for c in &mut p {
+                    *c = f32::from_le_bytes(r.array()?);
+                }
+                positions.push(p);
+            }
+            out.push(Frame {
+                step,
+                time,
+                positions,
+            });
+        }
+        Ok(Self { info, frames: out })
+    }
+
+    /// Reads a record file.
+    pub fn read(path: &Path) -> Result<Self, RecordError> {
+        let bytes = std::fs::read(path).map_err(|source| RecordError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_bytes(&bytes)
+    }
+
+    /// Writes the record atomically; refuses to overwrite unless `force`.
+    pub fn write(&self, path: &Path, force: bool) -> Result<(), RecordError> {
+        write_atomic(path, &self.to_bytes()?, force)?;
+        Ok(())
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], RecordError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| RecordError::Format(format!("truncated at byte {}", self.at)))?;
+        let s = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], RecordError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+
+    fn u32(&mut self) -> Result<u32, RecordError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+}

@@ -1,0 +1,397 @@
+//! Virtual KES-FB tests on the mesh: a strip clamped at both ends and driven quasi-statically
+//! (static equilibrium at every sample); force per width [N/m] or moment per width [N] from
+//! the clamp's reaction, compared with the single law along the same path (NRMSE).
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::kes::{Direction, KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
+use crate::material::MaterialLaw;
+
+use super::connectors::{KesConnectors, KesLaws};
+use super::grid::Grid;
+use super::pipeline::{ClothPipeline, Integrator, StepParameters};
+use super::world::{ClothWorld, Material, Pin};
+use super::{ClothError, Vec3};
+
+/// A virtual KES test: which test, which yarn along the gauge, the protocol's extent and
+/// the mesh.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VirtualKesSpec {
+    /// `tensile`, `shear` or `bending`.
+    pub test: KesTest,
+    /// The yarn lying along the gauge: `warp` or `weft`.
+    pub direction: Direction,
+    /// Samples per quarter of the path (tensile: per branch). Default 40.
+    #[serde(default = "default_points")]
+    pub points: usize,
+    /// Turning point: tensile force per width [gf/cm] (default 500), shear angle [deg]
+    /// (default 8), bending curvature [1/cm] (default 2.5).
+    #[serde(default)]
+    pub max: Option<f64>,
+    /// Cells along the gauge (default: tensile 5, shear 10, bending 10).
+    #[serde(default)]
+    pub gauge_cells: Option<usize>,
+    /// Cells across the width (default: tensile 20, shear 40, bending 4).
+    #[serde(default)]
+    pub width_cells: Option<usize>,
+}
+
+fn default_points() -> usize {
+    40
+}
+
+impl VirtualKesSpec {
+    pub fn new(test: KesTest, direction: Direction) -> Self {
+        Self {
+            test,
+            direction,
+            points: default_points(),
+            max: None,
+            gauge_cells: None,
+            width_cells: None,
+        }
+    }
+
+    /// Gauge and width of the sample [m] (KES-FB: tensile 5 × 20 cm, shear 5 × 20 cm,
+    /// bending 1 × 20 cm).
+    pub fn sample_size(&self) -> (f64, f64) {
+        match self.test {
+            KesTest::Bending => (0.01, 0.20),
+            _ => (0.05, 0.20),
+        }
+    }
+
+    fn cells(&self) -> (usize, usize) {
+        let (g, w) = match self.test {
+            KesTest::Tensile => (5, 20),
+            KesTest::Shear => (10, 40),
+            _ => (10, 4),
+        };
+        (
+            self.gauge_cells.unwrap_or(g).max(2),
+            self.width_cells.unwrap_or(w).max(1),
+        )
+    }
+}
+
+/// The curve a virtual test produced and the single law's curve on the same path, SI.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VirtualKesResult {
+    pub spec: VirtualKesSpec,
+    /// Strain [-], shear angle [rad] or curvature [1/m] of the sample.
+    pub x: Vec<f64>,
+    /// Force per width [N/m] or moment per width [N] from the clamp's reaction.
+    pub mesh: Vec<f64>,
+    /// The law (shear: the mean of the warp and weft laws) along `x`.
+    pub law: Vec<f64>,
+    /// RMS(mesh − law) / (max − min of law).
+    pub nrmse: f64,
+    /// Static solves and force evaluations.
+    pub solves: usize,
+    pub evaluations: usize,
+    /// Particles of the strip.
+    pub particles: usize,
+}
+
+/// RMS(a − b) / (max b − min b).
+pub fn nrmse(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    if n == 0 {
+        return 0.0;
+    }
+    let rms = (a.iter().zip(b).map(|(p, q)| (p - q).powi(2)).sum::<f64>() / n as f64).sqrt();
+    let (lo, hi) = b
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+            (l.min(v), h.max(v))
+        });
+    if hi > lo {
+        rms / (hi - lo)
+    } else {
+        rms
+    }
+}
+
+/// Geometry of the strip: gauge along X, width along Z, normal along Y.
+struct Strip {
+    grid: Grid,
+    /// Gauge index and width index of each particle.
+    gauge_of: Vec<usize>,
+    width_of: Vec<usize>,
+    n_gauge: usize,
+    h_gauge: f64,
+    h_width: f64,
+    width: f64,
+}
+
+impl Strip {
+    fn new(spec: &VirtualKesSpec) -> Result<Self, ClothError> {
+        let (gauge, width) = spec.sample_size();
+        let (gc, wc) = spec.cells();
+        let (h_gauge, h_width) = (gauge / gc as f64, width / wc as f64);
+        let (ng, nw) = (gc + 1, wc + 1);
+        let grid = match spec.direction {
+            Direction::Weft => Grid::new(nw, ng, h_width, h_gauge)?,
+            _ => Grid::new(ng, nw, h_gauge, h_width)?,
+        };
+        let mut gauge_of = vec![0; grid.len()];
+        let mut width_of = vec![0; grid.len()];
+        for k in 0..grid.len() {
+            let (i, j) = grid.coords(k);
+            let (g, w) = match spec.direction {
+                Direction::Weft => (j, i),
+                _ => (i, j),
+            };
+            gauge_of[k] = g;
+            width_of[k] = w;
+        }
+        Ok(Self {
+            grid,
+            gauge_of,
+            width_of,
+            n_gauge: ng,
+            h_gauge,
+            h_width,
+            width,
+        })
+    }
+
+    fn rest(&self, k: usize) -> (f64, f64) {
+        (
+            self.gauge_of[k] as f64 * self.h_gauge,
+            self.width_of[k] as f64 * self.h_width,
+        )
+    }
+}
+
+/// Samples 0 → a → b → … along straight segments, `points` per unit of `scale`.
+fn path(turns: &[f64], points: usize, scale: f64) -> Vec<f64> {
+    let mut out = vec![turns[0]];
+    for w in turns.windows(2) {
+        let n = ((points as f64) * (w[1] - w[0]).abs() / scale)
+            .round()
+            .max(1.0) as usize;
+        for k in 1..=n {
+            out.push(w[0] + (w[1] - w[0]) * k as f64 / n as f64);
+        }
+    }
+    out
+}
+
+/// Runs a virtual KES test on a strip of a fabric with `laws`; `progress(done, total)` is
+/// called after every sample.
+pub fn run_virtual_kes(
+    spec: &VirtualKesSpec,
+    laws: &KesLaws,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<VirtualKesResult, ClothError> {
+    let strip = Strip::new(spec)?;
+    let dir = match spec.direction {
+        Direction::Weft => 1,
+        _ => 0,
+    };
+    let mesh_connectors = KesConnectors::new(&strip.grid, *laws);
+    let x0: Vec<Vec3> = (0..strip.grid.len())
+        .map(|k| {
+            let (g, w) = strip.rest(k);
+            Vec3::new(g, 0.0, w)
+        })
+        .collect();
+    let mut world = ClothWorld::with_positions(
+        strip.grid,
+        x0.clone(),
+        1.0,
+        Material::Kes(Box::new(mesh_connectors)),
+    )?;
+    // the path and its clamps
+    let (xs, clamp_rows): (Vec<f64>, usize) = match spec.test {
+        KesTest::Tensile => {
+            let law = &laws.traction[dir];
+            let f_max = spec.max.unwrap_or(500.0) * GF_PER_CM_N_PER_M;
+            let eps_max = strain_at_force(law, f_max);
+            (path(&[0.0, eps_max, 0.0], spec.points, eps_max), 1)
+        }
+        KesTest::Shear => {
+            let t = spec.max.unwrap_or(8.0) * DEG_RAD;
+            (path(&[0.0, t, -t, 0.0], spec.points, t), 1)
+        }
+        _ => {
+            let k = spec.max.unwrap_or(2.5) * PER_CM_PER_M;
+            (path(&[0.0, k, -k, 0.0], spec.points, k), 2)
+        }
+    };
+    let ng = strip.n_gauge;
+    let gauge = (ng - 1) as f64 * strip.h_gauge;
+    let is_fixed = |g: usize| g < clamp_rows;
+    let is_moving = |g: usize| g + clamp_rows >= ng;
+    // Shear: the free sides of a strip whose yarns take no compression cannot carry the
+    // complementary shear, so they are guided on the homogeneous path (a picture frame).
+    let nw = strip.grid.len() / ng;
+    let guided = |k: usize| {
+        spec.test == KesTest::Shear && (strip.width_of[k] == 0 || strip.width_of[k] + 1 == nw)
+    };
+    for (k, &p) in x0.iter().enumerate() {
+        let g = strip.gauge_of[k];
+        if is_fixed(g) || is_moving(g) || guided(k) {
+            world.add_pin(Pin {
+                particle: k,
+                position: p,
+                velocity: Vec3::zeros(),
+            });
+        }
+    }
+    let mut params = StepParameters::new(Integrator::Broyden, 1.0);
+    let tolerance = 1e-10 * strip.h_gauge;
+    params.max_iterations = 400;
+    params.memory = 30;
+    let mut pipeline = ClothPipeline::new();
+    let mut result = VirtualKesResult {
+        spec: *spec,
+        x: Vec::with_capacity(xs.len()),
+        mesh: Vec::with_capacity(xs.len()),
+        law: Vec::new(),
+        nrmse: 0.0,
+        solves: 0,
+        evaluations: 0,
+        particles: world.len(),
+    };
+    let mut force = vec![Vec3::zeros(); world.len()];
+    let mut trial = vec![crate::material::LawState::default(); world.state_len()];
+    for (n, &s) in xs.iter().enumerate() {
+        // the homogeneous placement of the sample at s
+        let place = |k: usize| -> Vec3 {
+            let (g, w) = strip.rest(k);
+            match spec.test {
+                KesTest::Tensile => Vec3::new(g * (1.0 + s), 0.0, w),
+                KesTest::Shear => Vec3::new(g * s.cos(), 0.0, w + g * s.sin()),
+                _ => {
+                    if s == 0.0 {
+                        Vec3::new(g, 0.0, w)
+                    } else {
+                        // chain of chords h on a circle of radius 1/|s| tangent to X at 0
+                        let r = 1.0 / s;
+                        let phi = 2.0 * (strip.h_gauge * s.abs() / 2.0).asin() * s.signum();
+                        let a = phi * (g / strip.h_gauge);
+                        Vec3::new(r * a.sin(), r * (1.0 - a.cos()), w)
+                    }
+                }
+            }
+        };
+        // every particle at the homogeneous placement (the equilibrium of a uniform strip,
+        // which the static solve then checks and corrects)
+        for k in 0..world.len() {
+            world.x[k] = place(k);
+        }
+        let held: Vec<usize> = world.pins().iter().map(|p| p.particle).collect();
+        for k in held {
+            world.add_pin(Pin {
+                particle: k,
+                position: place(k),
+                velocity: Vec3::zeros(),
+            });
+        }
+        let out = pipeline.solve_static(&params, tolerance, &mut world);
+        result.solves += 1;
+        result.evaluations += out.evaluations;
+        // reaction on the moving clamp, with the committed states of the equilibrium
+        force.fill(Vec3::zeros());
+        world.add_internal_forces(&world.x, &mut trial, &mut force);
+        let moving: Vec<usize> = (0..world.len())
+            .filter(|&k| is_moving(strip.gauge_of[k]))
+            .collect();
+        let measured = match spec.test {
+            KesTest::Tensile => -moving.iter().map(|&k| force[k].x).sum::<f64>() / strip.width,
+            KesTest::Shear => {
+                // virtual work: F_s·A·dθ = −Σ f_k·(∂x_k/∂θ)·dθ over the held particles
+                let t = Vec3::new(-s.sin(), 0.0, s.cos());
+                let work: f64 = (0..world.len())
+                    .filter(|&k| world.is_pinned(k))
+                    .map(|k| force[k].dot(&t) * strip.rest(k).0)
+                    .sum();
+                -work / (gauge * strip.width)
+            }
+            _ => {
+                let c: Vec3 =
+                    moving.iter().map(|&k| world.x[k]).sum::<Vec3>() / moving.len() as f64;
+                let m: Vec3 = moving
+                    .iter()
+                    .map(|&k| (world.x[k] - c).cross(&force[k]))
+                    .sum();
+                // the clamp resists the bending: the moment the sample needs is −(torque on
+                // the clamp) about the width axis Z
+                -m.z / strip.width
+            }
+        };
+        result.x.push(s);
+        result.mesh.push(measured);
+        progress(n + 1, xs.len());
+    }
+    result.law = match spec.test {
+        KesTest::Tensile => laws.traction[dir].drive(&result.x),
+        KesTest::Shear => {
+            let a = laws.shear[0].drive(&result.x);
+            let b = laws.shear[1].drive(&result.x);
+            a.iter().zip(&b).map(|(p, q)| 0.5 * (p + q)).collect()
+        }
+        _ => laws.bending[dir].drive(&result.x),
+    };
+    result.nrmse = nrmse(&result.mesh, &result.law);
+    Ok(result)
+}
+
+/// The strain at which the virgin loading branch of a traction law reaches `f_max` [N/m].
+fn strain_at_force(law: &crate::material::TractionLaw, f_max: f64) -> f64 {
+    let f = |e: f64| law.drive(&[e])[0];
+    let mut hi = law.eps1.max(1e-4);
+    while f(hi) < f_max && hi < 10.0 {
+        hi *= 2.0;
+    }
+    let mut lo = 0.0;
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) < f_max {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+impl VirtualKesResult {
+    /// The curve in the KES-CSV format (docs: /shared/KES-CSV.md), Kawabata units.
+    pub fn to_csv(&self, fabric: &str) -> String {
+        let (header, sx, sy) = match self.spec.test {
+            KesTest::Tensile => ("strain [%],force [gf/cm]", 100.0, 1.0 / GF_PER_CM_N_PER_M),
+            KesTest::Shear => (
+                "angle [deg],force [gf/cm]",
+                1.0 / DEG_RAD,
+                1.0 / GF_PER_CM_N_PER_M,
+            ),
+            _ => (
+                "curvature [1/cm],moment [gf*cm/cm]",
+                1.0 / PER_CM_PER_M,
+                1.0 / GF_CM_PER_CM_N,
+            ),
+        };
+        let mut s = String::new();
+        let _ = writeln!(s, "# kestrel-kes: 1");
+        let _ = writeln!(s, "# fabric: {fabric}");
+        let _ = writeln!(s, "# test: {}", self.spec.test);
+        let _ = writeln!(s, "# direction: {}", self.spec.direction);
+        let _ = writeln!(
+            s,
+            "# source: kestrel virtual KES test on a {}-particle mesh (quasi-static)",
+            self.particles
+        );
+        let _ = writeln!(s, "# nrmse vs single law: {:.6}", self.nrmse);
+        let _ = writeln!(s, "{header}");
+        for (x, y) in self.x.iter().zip(&self.mesh) {
+            let _ = writeln!(s, "{:.6},{:.6}", x * sx, y * sy);
+        }
+        s
+    }
+}

@@ -1,0 +1,349 @@
+//! Scene files (TOML) → a cloth world and its step parameters, or a virtual KES test. Lengths
+//! in m, times in s, densities in kg/m², stiffnesses in N/m (format in docs/cloth.md).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::cloth::record::Camera;
+use crate::cloth::virtual_kes::VirtualKesSpec;
+use crate::cloth::{
+    ClothError, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads, Material, Obstacle,
+    ProvotConstraints, SpringNetwork, SpringStiffness, StepParameters, Vec3,
+};
+use crate::kes::{Direction, KesTest};
+use crate::params::{FabricParams, ParamsError};
+
+#[derive(Debug, Error)]
+pub enum SceneError {
+    #[error("cannot read scene {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error(transparent)]
+    Params(#[from] ParamsError),
+    #[error("{path}: {source}")]
+    Cloth {
+        path: PathBuf,
+        #[source]
+        source: ClothError,
+    },
+}
+
+/// `[grid]`: a flat rectangular sheet.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GridSpec {
+    /// Particles along the warp and along the weft.
+    pub nu: usize,
+    pub nv: usize,
+    /// Extent along the warp and the weft [m].
+    pub size: [f64; 2],
+    /// Position of p(0, 0) [m]. Default the origin.
+    #[serde(default)]
+    pub origin: [f64; 3],
+    /// Warp direction. Default +X.
+    #[serde(default = "x_axis")]
+    pub warp: [f64; 3],
+    /// Weft direction. Default +Z.
+    #[serde(default = "z_axis")]
+    pub weft: [f64; 3],
+    /// Areal density ρ_A [kg/m²].
+    pub areal_density: f64,
+}
+
+fn x_axis() -> [f64; 3] {
+    [1.0, 0.0, 0.0]
+}
+
+fn z_axis() -> [f64; 3] {
+    [0.0, 0.0, 1.0]
+}
+
+/// `[material]`: Provot's springs or KES connectors from a fabric parameter file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MaterialSpec {
+    /// Stiffness of each family [N/m].
+    Springs {
+        structural: f64,
+        shear: f64,
+        flexion: f64,
+    },
+    /// A fabric parameter file, relative to the scene file.
+    Kes { params: PathBuf },
+}
+
+/// `[integrator]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntegratorSpec {
+    /// `explicit`, `broyden` or `newton_krylov`.
+    pub kind: Integrator,
+    /// Time step [s].
+    pub dt: f64,
+    /// Steps of a run (the command line may change it).
+    pub steps: u64,
+    /// Provot's constraints (`structural`, `shear` τ_c as fractions, `passes`).
+    #[serde(default)]
+    pub constraints: ProvotConstraints,
+    /// Implicit tolerance on the scaled residual max |D_i⁻¹g_i| [m].
+    pub tolerance: Option<f64>,
+    pub max_iterations: Option<usize>,
+    pub memory: Option<usize>,
+    pub krylov_dim: Option<usize>,
+    pub forcing: Option<f64>,
+}
+
+/// `[pins]`: particles held where they start.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinSpec {
+    /// Particles (i, j).
+    #[serde(default)]
+    pub particles: Vec<[usize; 2]>,
+    /// Whole borders: `i_min`, `i_max`, `j_min`, `j_max`.
+    #[serde(default)]
+    pub edges: Vec<String>,
+}
+
+/// `[kes_test]`: a virtual KES test instead of a dynamic run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KesTestSpec {
+    pub test: KesTest,
+    pub direction: Direction,
+    pub points: Option<usize>,
+    pub max: Option<f64>,
+    pub gauge_cells: Option<usize>,
+    pub width_cells: Option<usize>,
+    /// CSV written by default, relative to the working directory.
+    pub output: Option<PathBuf>,
+}
+
+/// A scene file as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub grid: Option<GridSpec>,
+    pub material: MaterialSpec,
+    pub integrator: Option<IntegratorSpec>,
+    #[serde(default)]
+    pub loads: Loads,
+    #[serde(default)]
+    pub pins: PinSpec,
+    #[serde(default)]
+    pub obstacles: Vec<Obstacle>,
+    pub camera: Option<Camera>,
+    pub kes_test: Option<KesTestSpec>,
+}
+
+/// A dynamic scene ready to run.
+#[derive(Debug, Clone)]
+pub struct DynamicScene {
+    pub name: String,
+    pub world: ClothWorld,
+    pub params: StepParameters,
+    pub steps: u64,
+    pub camera: Option<Camera>,
+}
+
+/// A virtual KES test ready to run.
+#[derive(Debug, Clone)]
+pub struct VirtualKesScene {
+    pub name: String,
+    pub fabric: String,
+    pub spec: VirtualKesSpec,
+    pub laws: KesLaws,
+    pub output: Option<PathBuf>,
+}
+
+/// What a scene file describes.
+#[derive(Debug, Clone)]
+pub enum Scene {
+    Dynamic(Box<DynamicScene>),
+    VirtualKes(Box<VirtualKesScene>),
+}
+
+impl SceneFile {
+    /// Reads and parses a scene file.
+    pub fn read(path: &Path) -> Result<Self, SceneError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| SceneError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+}
+
+impl Scene {
+    /// Reads a scene file and builds what it describes; a parameter file is found relative
+    /// to the scene file.
+    pub fn load(path: &Path) -> Result<Self, SceneError> {
+        let file = SceneFile::read(path)?;
+        Self::build(&file, path)
+    }
+
+    /// Builds a scene parsed from `path`.
+    pub fn build(file: &SceneFile, path: &Path) -> Result<Self, SceneError> {
+        let invalid = |message: String| SceneError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        let cloth = |source: ClothError| SceneError::Cloth {
+            path: path.to_path_buf(),
+            source,
+        };
+        let base = path.parent().unwrap_or(Path::new("."));
+        let fabric = match &file.material {
+            MaterialSpec::Kes { params } => Some(FabricParams::read(&base.join(params))?),
+            MaterialSpec::Springs { .. } => None,
+        };
+        if let Some(t) = &file.kes_test {
+            let Some(fabric) = fabric else {
+                return Err(invalid("a [kes_test] needs material kind = \"kes\"".into()));
+            };
+            if !matches!(t.test, KesTest::Tensile | KesTest::Shear | KesTest::Bending)
+                || t.direction == Direction::Bias
+            {
+                return Err(invalid(
+                    "kes_test: test must be tensile, shear or bending, direction warp or weft"
+                        .into(),
+                ));
+            }
+            let mut spec = VirtualKesSpec::new(t.test, t.direction);
+            spec.points = t.points.unwrap_or(spec.points).max(2);
+            spec.max = t.max;
+            spec.gauge_cells = t.gauge_cells;
+            spec.width_cells = t.width_cells;
+            let laws = KesLaws::from_params(&fabric).map_err(cloth)?;
+            return Ok(Scene::VirtualKes(Box::new(VirtualKesScene {
+                name: file.name.clone(),
+                fabric: fabric.fabric.clone(),
+                spec,
+                laws,
+                output: t.output.clone(),
+            })));
+        }
+        let g = file
+            .grid
+            .as_ref()
+            .ok_or_else(|| invalid("missing [grid]".into()))?;
+        let integ = file
+            .integrator
+            .as_ref()
+            .ok_or_else(|| invalid("missing [integrator]".into()))?;
+        if g.nu < 2 || g.nv < 2 {
+            return Err(invalid(format!(
+                "grid {} x {}: needs at least 2 x 2",
+                g.nu, g.nv
+            )));
+        }
+        let grid = Grid::new(
+            g.nu,
+            g.nv,
+            g.size[0] / (g.nu - 1) as f64,
+            g.size[1] / (g.nv - 1) as f64,
+        )
+        .map_err(cloth)?;
+        let material = match (&file.material, &fabric) {
+            (
+                MaterialSpec::Springs {
+                    structural,
+                    shear,
+                    flexion,
+                },
+                _,
+            ) => Material::Springs(
+                SpringNetwork::new(
+                    &grid,
+                    SpringStiffness {
+                        structural: *structural,
+                        shear: *shear,
+                        flexion: *flexion,
+                    },
+                )
+                .map_err(cloth)?,
+            ),
+            (MaterialSpec::Kes { .. }, Some(f)) => Material::Kes(Box::new(KesConnectors::new(
+                &grid,
+                KesLaws::from_params(f).map_err(cloth)?,
+            ))),
+            (MaterialSpec::Kes { .. }, None) => {
+                return Err(invalid("kes material without parameters".into()))
+            }
+        };
+        let mut world = ClothWorld::flat(
+            grid,
+            Vec3::from(g.origin),
+            Vec3::from(g.warp),
+            Vec3::from(g.weft),
+            g.areal_density,
+            material,
+        )
+        .map_err(cloth)?;
+        file.loads.validate().map_err(invalid)?;
+        world.loads = file.loads;
+        for o in &file.obstacles {
+            o.validate().map_err(invalid)?;
+        }
+        world.obstacles = file.obstacles.clone();
+        for &[i, j] in &file.pins.particles {
+            world.pin(i, j).map_err(cloth)?;
+        }
+        for e in &file.pins.edges {
+            let list: Vec<(usize, usize)> = match e.as_str() {
+                "i_min" => (0..g.nv).map(|j| (0, j)).collect(),
+                "i_max" => (0..g.nv).map(|j| (g.nu - 1, j)).collect(),
+                "j_min" => (0..g.nu).map(|i| (i, 0)).collect(),
+                "j_max" => (0..g.nu).map(|i| (i, g.nv - 1)).collect(),
+                other => {
+                    return Err(invalid(format!(
+                        "pins: unknown edge `{other}` — expected i_min, i_max, j_min or j_max"
+                    )))
+                }
+            };
+            for (i, j) in list {
+                world.pin(i, j).map_err(cloth)?;
+            }
+        }
+        let mut params = StepParameters::new(integ.kind, integ.dt);
+        params.constraints = integ.constraints;
+        if let Some(t) = integ.tolerance {
+            params.tolerance = t;
+        }
+        if let Some(m) = integ.max_iterations {
+            params.max_iterations = m;
+        }
+        if let Some(m) = integ.memory {
+            params.memory = m;
+        }
+        if let Some(m) = integ.krylov_dim {
+            params.krylov_dim = m;
+        }
+        if let Some(f) = integ.forcing {
+            params.forcing = f;
+        }
+        params.validate().map_err(invalid)?;
+        Ok(Scene::Dynamic(Box::new(DynamicScene {
+            name: file.name.clone(),
+            world,
+            params,
+            steps: integ.steps,
+            camera: file.camera,
+        })))
+    }
+}
