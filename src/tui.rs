@@ -2,6 +2,7 @@
 //! `App` is plain data, keys map to actions, `App::update` changes state, workers do the work.
 
 pub mod app;
+pub mod cloth;
 mod export;
 pub mod keymap;
 pub mod series;
@@ -154,6 +155,7 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     // ratatui::init enters the alternate screen and raw mode and restores them on panic
     let mut terminal = ratatui::init();
     let (tx, rx) = mpsc::channel();
+    let mut workers = worker::Workers::default();
     let result = (|| -> io::Result<()> {
         loop {
             terminal.draw(|frame| frame.render_widget(&app, frame.area()))?;
@@ -175,7 +177,7 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
                 app.update(Action::Event(ev));
             }
             for job in std::mem::take(&mut app.jobs) {
-                worker::spawn(job, &app, tx.clone());
+                workers.start(job, &app, tx.clone());
             }
             if app.should_quit {
                 return Ok(());

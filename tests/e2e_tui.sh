@@ -46,7 +46,7 @@ keys a;    wait_for "accepted into the Connector tab"
 keys s;    wait_for "save parameter set to"
 keys C-u;  tmux send-keys -t "$session" -l "e2e.params.toml"; keys Enter
 wait_for "written e2e.params.toml" 10
-keys 5;    wait_for "export PNG"
+keys 6;    wait_for "export PNG"
 keys Enter; wait_for "write PNG to"
 keys C-u;  tmux send-keys -t "$session" -l "e2e.png"; keys Enter
 wait_for "written e2e.png" 30

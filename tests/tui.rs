@@ -73,6 +73,7 @@ fn tabs_cycle_and_selection_follows_the_law() {
         Tab::Connector,
         Tab::Hysteresis,
         Tab::Fit,
+        Tab::Cloth,
         Tab::Export,
         Tab::Curves,
     ] {
@@ -191,4 +192,55 @@ fn snapshots_of_every_tab_at_120x40() {
             draw(&a, 120, 40)
         );
     }
+}
+
+#[test]
+fn cloth_tab_loads_a_scene_and_controls_its_worker() {
+    use kestrel::tui::cloth::ClothControl;
+    let mut a = app();
+    a.cloth.scenes = kestrel::tui::cloth::dynamic_scenes(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes"
+    )));
+    assert!(a
+        .cloth
+        .scenes
+        .iter()
+        .any(|p| p.ends_with("provot_sheet_17.toml")));
+    assert!(
+        !a.cloth
+            .scenes
+            .iter()
+            .any(|p| p.to_string_lossy().contains("kes_")),
+        "virtual KES scenes are not listed"
+    );
+    a.update(Action::GoTab(Tab::Cloth));
+    press(&mut a, KeyCode::Char(' '));
+    assert!(a.jobs.is_empty() && a.status.contains("load a scene first"));
+    press(&mut a, KeyCode::Enter);
+    assert!(matches!(a.jobs.pop(), Some(Job::ClothStart(_))));
+    press(&mut a, KeyCode::Char(' '));
+    assert!(matches!(a.jobs.pop(), Some(Job::Cloth(ClothControl::Run))));
+    press(&mut a, KeyCode::Right);
+    assert!((a.cloth.yaw - 0.15).abs() < 1e-12);
+    // the worker really steps the scene and sends frames
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = a.cloth.loaded.clone().unwrap();
+    let control = kestrel::tui::cloth::start(path, tx);
+    control.send(ClothControl::Step).unwrap();
+    let frame = loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {
+            Event::ClothFrame(f) if f.steps >= 1 => break f,
+            Event::Failed(e) => panic!("{e}"),
+            _ => {}
+        }
+    };
+    control.send(ClothControl::Stop).unwrap();
+    assert_eq!(frame.positions.len(), frame.nu * frame.nv);
+    a.update(Action::Event(Event::ClothFrame(frame)));
+    let screen = draw(&a, 120, 40);
+    assert!(
+        screen.contains("ms per step") && screen.contains("max rate structural"),
+        "{screen}"
+    );
 }

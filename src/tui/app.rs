@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::cloth::{ClothControl, ClothFrame};
 use crate::fit::{CurveFit, FitModel, FitOptions, FitProgress};
 use crate::friction::FrictionShape;
 use crate::kes::{Curve, KesTest};
@@ -17,15 +18,17 @@ pub enum Tab {
     Connector,
     Hysteresis,
     Fit,
+    Cloth,
     Export,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Curves,
         Tab::Connector,
         Tab::Hysteresis,
         Tab::Fit,
+        Tab::Cloth,
         Tab::Export,
     ];
 
@@ -35,6 +38,7 @@ impl Tab {
             Tab::Connector => "Connector",
             Tab::Hysteresis => "Hysteresis",
             Tab::Fit => "Fit",
+            Tab::Cloth => "Cloth",
             Tab::Export => "Export",
         }
     }
@@ -224,6 +228,18 @@ impl Default for FitState {
     }
 }
 
+/// The Cloth tab: the scenes found, the one loaded, its last frame and the view's angles.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ClothTabState {
+    pub scenes: Vec<PathBuf>,
+    pub selected: usize,
+    pub loaded: Option<PathBuf>,
+    pub frame: Option<ClothFrame>,
+    /// View rotation about the up axis and tilt [rad].
+    pub yaw: f64,
+    pub pitch: f64,
+}
+
 /// The Export tab.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExportState {
@@ -249,6 +265,10 @@ pub enum Job {
         path: PathBuf,
         force: bool,
     },
+    /// Load a scene and start its simulation thread (paused).
+    ClothStart(PathBuf),
+    /// Run, pause, step or stop the simulation thread.
+    Cloth(ClothControl),
 }
 
 /// What comes back from the workers.
@@ -264,6 +284,8 @@ pub enum Event {
         errors: Vec<String>,
     },
     Written(PathBuf),
+    /// A frame of the running cloth simulation.
+    ClothFrame(Box<ClothFrame>),
     /// The file exists: ask before overwriting.
     Exists(PendingWrite),
     Failed(String),
@@ -312,6 +334,14 @@ pub enum Action {
     SaveParams,
     /// Export: write the selected PNG (asks for a path).
     Export,
+    /// Cloth: load the selected scene.
+    ClothLoad,
+    /// Cloth: run / pause.
+    ClothRunPause,
+    /// Cloth: one step.
+    ClothStep,
+    /// Cloth: turn the view (yaw, pitch) [rad].
+    Rotate(f64, f64),
     /// A modal question answered.
     Answer(bool),
     Event(Event),
@@ -327,6 +357,7 @@ pub struct App {
     pub hysteresis: HysteresisState,
     pub fit: FitState,
     pub export: ExportState,
+    pub cloth: ClothTabState,
     pub status: String,
     pub help: bool,
     pub prompt: Option<Prompt>,
@@ -350,6 +381,11 @@ impl App {
             hysteresis: HysteresisState::default(),
             fit: FitState::default(),
             export: ExportState::default(),
+            cloth: ClothTabState {
+                scenes: super::cloth::dynamic_scenes(std::path::Path::new("scenes")),
+                pitch: 0.35,
+                ..ClothTabState::default()
+            },
             status,
             help: false,
             prompt: None,
@@ -601,6 +637,38 @@ impl App {
                     kind.default_name().to_string(),
                 );
             }
+            Action::ClothLoad => match self.cloth.scenes.get(self.cloth.selected) {
+                Some(path) => {
+                    self.cloth.loaded = Some(path.clone());
+                    self.cloth.frame = None;
+                    self.jobs.push(Job::ClothStart(path.clone()));
+                    self.status = format!("loaded {} — Space runs, n steps", path.display());
+                }
+                None => {
+                    self.status = "no scenes: start kestrel in the folder that holds scenes/".into()
+                }
+            },
+            Action::ClothRunPause => {
+                if self.cloth.loaded.is_none() {
+                    self.status = "load a scene first (Enter)".into();
+                } else {
+                    let running = self.cloth.frame.as_ref().is_some_and(|f| f.running);
+                    self.jobs.push(Job::Cloth(if running {
+                        ClothControl::Pause
+                    } else {
+                        ClothControl::Run
+                    }));
+                }
+            }
+            Action::ClothStep => {
+                if self.cloth.loaded.is_some() {
+                    self.jobs.push(Job::Cloth(ClothControl::Step));
+                }
+            }
+            Action::Rotate(yaw, pitch) => {
+                self.cloth.yaw = (self.cloth.yaw + yaw).rem_euclid(std::f64::consts::TAU);
+                self.cloth.pitch = (self.cloth.pitch + pitch).clamp(-1.5, 1.5);
+            }
             Action::Answer(_) => {}
             Action::PromptInput(_)
             | Action::PromptBackspace
@@ -624,6 +692,11 @@ impl App {
             Tab::Connector => {
                 let n = self.connector.current().parameters().len();
                 let s = &mut self.connector.selected_param;
+                *s = if up { (*s + n - 1) % n } else { (*s + 1) % n };
+            }
+            Tab::Cloth => {
+                let n = self.cloth.scenes.len().max(1);
+                let s = &mut self.cloth.selected;
                 *s = if up { (*s + n - 1) % n } else { (*s + 1) % n };
             }
             Tab::Export => {
@@ -789,6 +862,7 @@ impl App {
                 }
                 self.status = format!("written {}", path.display());
             }
+            Event::ClothFrame(frame) => self.cloth.frame = Some(*frame),
             Event::Exists(pending) => {
                 let path = match &pending {
                     PendingWrite::Params(p) | PendingWrite::Png(_, p) => p.display().to_string(),

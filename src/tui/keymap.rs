@@ -8,7 +8,7 @@ use super::app::{Action, App, Tab};
 pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
     let mut lines = vec![
         ("Tab / Shift-Tab", "next / previous tab"),
-        ("1-5", "go to tab"),
+        ("1-6", "go to tab"),
         ("o", "open KES file(s): a path, or a folder of CSVs"),
         ("?", "this help (Esc closes)"),
         (
@@ -42,6 +42,14 @@ pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
             ("Enter", "run the fit (worker thread)"),
             ("a", "accept the fitted law into the Connector tab"),
             ("s", "save the fabric's parameter set"),
+        ],
+        Tab::Cloth => vec![
+            ("Up / Down", "select a scene (scenes/*.toml)"),
+            ("Enter", "load the scene (paused)"),
+            ("Space", "run / pause (worker thread)"),
+            ("n", "one step"),
+            ("Left / Right", "turn the view"),
+            ("PgUp / PgDn", "tilt the view"),
         ],
         Tab::Export => vec![
             ("Up / Down", "choose what to export"),
@@ -124,6 +132,13 @@ pub fn keymap(app: &App, key: KeyEvent) -> Option<Action> {
         (Tab::Fit, KeyCode::Char('a')) => Some(Action::AcceptFit),
         (Tab::Fit, KeyCode::Char('s')) => Some(Action::SaveParams),
         (Tab::Export, KeyCode::Enter) => Some(Action::Export),
+        (Tab::Cloth, KeyCode::Enter) => Some(Action::ClothLoad),
+        (Tab::Cloth, KeyCode::Char(' ')) => Some(Action::ClothRunPause),
+        (Tab::Cloth, KeyCode::Char('n')) => Some(Action::ClothStep),
+        (Tab::Cloth, KeyCode::Left) => Some(Action::Rotate(-0.15, 0.0)),
+        (Tab::Cloth, KeyCode::Right) => Some(Action::Rotate(0.15, 0.0)),
+        (Tab::Cloth, KeyCode::PageUp) => Some(Action::Rotate(0.0, 0.1)),
+        (Tab::Cloth, KeyCode::PageDown) => Some(Action::Rotate(0.0, -0.1)),
         _ => None,
     }
 }

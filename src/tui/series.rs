@@ -112,3 +112,46 @@ pub fn hysteresis(law: &ConnectorLaw, test: KesTest, path: DrivingPath, scale: f
         amplitude_kes: amplitude * u.x_per_si,
     }
 }
+
+/// Orthographic view of a cloth frame: yaw about the up axis, then tilt by `pitch`; returns
+/// screen (x, y) per particle [m].
+pub fn project(frame: &super::cloth::ClothFrame, yaw: f64, pitch: f64) -> Points {
+    let u = frame.up;
+    // a horizontal unit vector: the world axis least aligned with up, made orthogonal
+    let axis = if u[0].abs() < 0.9 {
+        [1.0, 0.0, 0.0]
+    } else {
+        [0.0, 0.0, 1.0]
+    };
+    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let cross = |a: [f64; 3], b: [f64; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let d = dot(axis, u);
+    let mut e1 = [axis[0] - d * u[0], axis[1] - d * u[1], axis[2] - d * u[2]];
+    let n = dot(e1, e1).sqrt().max(1e-300);
+    e1 = [e1[0] / n, e1[1] / n, e1[2] / n];
+    let e2 = cross(u, e1);
+    let (s, c) = yaw.sin_cos();
+    let right = [
+        c * e1[0] + s * e2[0],
+        c * e1[1] + s * e2[1],
+        c * e1[2] + s * e2[2],
+    ];
+    let depth = cross(right, u);
+    let (sp, cp) = pitch.sin_cos();
+    let screen_up = [
+        cp * u[0] + sp * depth[0],
+        cp * u[1] + sp * depth[1],
+        cp * u[2] + sp * depth[2],
+    ];
+    frame
+        .positions
+        .iter()
+        .map(|&p| (dot(p, right), dot(p, screen_up)))
+        .collect()
+}

@@ -77,6 +77,7 @@ impl Widget for &App {
             Tab::Connector => draw_connector(self, &theme, main, buf),
             Tab::Hysteresis => draw_hysteresis(self, &theme, main, buf),
             Tab::Fit => draw_fit(self, &theme, main, buf),
+            Tab::Cloth => draw_cloth(self, &theme, main, buf),
             Tab::Export => draw_export(self, &theme, main, buf),
         }
         let status_text = match (&self.prompt, &self.confirm) {
@@ -467,6 +468,115 @@ fn draw_fit(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         .block(block("parameters (a accepts, s saves)"))
         .wrap(Wrap { trim: true })
         .render(table, buf);
+}
+
+fn draw_cloth(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let [left, right] =
+        Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(area);
+    let [list, stats] = Layout::vertical([Constraint::Min(4), Constraint::Length(11)]).areas(left);
+    let items: Vec<ListItem> = if app.cloth.scenes.is_empty() {
+        vec![ListItem::new("no scenes/ folder here")]
+    } else {
+        app.cloth
+            .scenes
+            .iter()
+            .map(|p| {
+                let name = p
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let mark = if app.cloth.loaded.as_ref() == Some(p) {
+                    "* "
+                } else {
+                    "  "
+                };
+                ListItem::new(format!("{mark}{name}"))
+            })
+            .collect()
+    };
+    let mut state = ListState::default().with_selected(Some(app.cloth.selected));
+    StatefulWidget::render(
+        List::new(items)
+            .block(block("scenes (Enter loads)"))
+            .highlight_style(theme.selected()),
+        list,
+        buf,
+        &mut state,
+    );
+    let lines: Vec<Line> = match &app.cloth.frame {
+        Some(f) => vec![
+            Line::from(if f.running {
+                "running (Space pauses)"
+            } else {
+                "paused (Space runs, n steps)"
+            }),
+            Line::from(format!("step {}  t = {:.3} s", f.steps, f.time_s)),
+            Line::from(format!("{:.2} ms per step", f.ms_per_step)),
+            Line::from(format!(
+                "max rate structural {:.2} %",
+                100.0 * f.rate_structural
+            )),
+            Line::from(format!("max rate shear      {:.2} %", 100.0 * f.rate_shear)),
+            Line::from(format!("kinetic {:.4e} J", f.kinetic_j)),
+            Line::from(format!("elastic {:.4e} J", f.elastic_j)),
+            Line::from(format!("{} x {} particles", f.nu, f.nv)),
+        ],
+        None => vec![Line::from("no simulation: select a scene, Enter")],
+    };
+    Paragraph::new(lines)
+        .block(block("live"))
+        .render(stats, buf);
+    let title = app
+        .cloth
+        .frame
+        .as_ref()
+        .map(|f| format!("{} (Left/Right turn, PgUp/PgDn tilt)", f.scene))
+        .unwrap_or_else(|| "view".into());
+    let Some(frame) = &app.cloth.frame else {
+        block(&title).render(right, buf);
+        return;
+    };
+    let points = series::project(frame, app.cloth.yaw, app.cloth.pitch);
+    let (xb, yb) = bounds([points.as_slice()]);
+    // equal scales on both axes: a braille cell is 2 × 4 dots, about 1:2 in aspect
+    let w = f64::from(right.width.saturating_sub(2).max(1));
+    let h = f64::from(right.height.saturating_sub(2).max(1)) * 2.0;
+    let (cx, cy) = (0.5 * (xb[0] + xb[1]), 0.5 * (yb[0] + yb[1]));
+    let scale = ((xb[1] - xb[0]) / w).max((yb[1] - yb[0]) / h);
+    let (hx, hy) = (0.5 * scale * w, 0.5 * scale * h);
+    let (nu, nv) = (frame.nu, frame.nv);
+    let color = if app.monochrome {
+        Color::Reset
+    } else {
+        Color::Cyan
+    };
+    ratatui::widgets::canvas::Canvas::default()
+        .block(block(&title))
+        .marker(Marker::Braille)
+        .x_bounds([cx - hx, cx + hx])
+        .y_bounds([cy - hy, cy + hy])
+        .paint(|ctx| {
+            let at = |i: usize, j: usize| points.get(j * nu + i).copied();
+            for i in 0..nu {
+                for j in 0..nv {
+                    let Some((x1, y1)) = at(i, j) else { continue };
+                    for (di, dj) in [(1, 0), (0, 1)] {
+                        if let Some((x2, y2)) =
+                            at(i + di, j + dj).filter(|_| i + di < nu && j + dj < nv)
+                        {
+                            ctx.draw(&ratatui::widgets::canvas::Line {
+                                x1,
+                                y1,
+                                x2,
+                                y2,
+                                color,
+                            });
+                        }
+                    }
+                }
+            }
+        })
+        .render(right, buf);
 }
 
 fn draw_export(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {

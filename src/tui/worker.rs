@@ -5,15 +5,53 @@ use std::sync::mpsc::Sender;
 use std::thread;
 
 use super::app::{App, Event, Job, PendingWrite};
+use super::cloth::{self, ClothControl};
 use crate::atomic::WriteError;
 use crate::fit::{assemble_fabric_params, fit_curve_with_progress, CurveFit};
 use crate::kes::Curve;
 use crate::params::{ParamsError, ParamsFormat};
 use crate::plot::PlotError;
 
-/// Starts `job` on its own thread; what the job needs of the app is copied now.
-pub fn spawn(job: Job, app: &App, tx: Sender<Event>) {
+/// The long-lived workers: the cloth simulation thread's control channel.
+#[derive(Debug, Default)]
+pub struct Workers {
+    cloth: Option<Sender<ClothControl>>,
+}
+
+impl Workers {
+    /// Starts `job`; what it needs of the app is copied now.
+    pub fn start(&mut self, job: Job, app: &App, tx: Sender<Event>) {
+        match job {
+            Job::ClothStart(path) => {
+                if let Some(old) = self.cloth.take() {
+                    let _ = old.send(ClothControl::Stop);
+                }
+                self.cloth = Some(cloth::start(path, tx));
+            }
+            Job::Cloth(control) => {
+                if let Some(c) = &self.cloth {
+                    if c.send(control).is_err() {
+                        self.cloth = None;
+                    }
+                }
+            }
+            other => spawn(other, app, tx),
+        }
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        if let Some(c) = self.cloth.take() {
+            let _ = c.send(ClothControl::Stop);
+        }
+    }
+}
+
+/// Starts a one-shot `job` on its own thread; what it needs of the app is copied now.
+fn spawn(job: Job, app: &App, tx: Sender<Event>) {
     match job {
+        Job::ClothStart(_) | Job::Cloth(_) => {}
         Job::Fit {
             curve_index,
             curve,

@@ -1,0 +1,172 @@
+//! The Cloth tab's simulation thread: loads a scene, steps it while running (simulated time no
+//! faster than the wall clock), and sends a frame (positions, live statistics) twenty times a second.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::app::Event;
+use crate::cloth::ClothPipeline;
+use crate::scene::Scene;
+
+/// Commands to a running simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClothControl {
+    Run,
+    Pause,
+    /// One step, then paused.
+    Step,
+    Stop,
+}
+
+/// What the tab shows of a simulation at one moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClothFrame {
+    pub scene: String,
+    /// Particle positions [m].
+    pub positions: Vec<[f64; 3]>,
+    /// Particles along the warp and the weft.
+    pub nu: usize,
+    pub nv: usize,
+    /// Unit vector against gravity (the view's up).
+    pub up: [f64; 3],
+    pub steps: u64,
+    pub time_s: f64,
+    /// Mean wall time per step since the last frame [ms].
+    pub ms_per_step: f64,
+    /// Largest deformation rates of structural and shear pairs (0.1 = 10 %).
+    pub rate_structural: f64,
+    pub rate_shear: f64,
+    pub kinetic_j: f64,
+    pub elastic_j: f64,
+    pub running: bool,
+}
+
+/// The dynamic scenes of a folder (virtual KES scenes are left out), sorted.
+pub fn dynamic_scenes(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| !n.starts_with("kes_"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Starts the simulation of `path` on its own thread, paused; returns its control channel.
+pub fn start(path: PathBuf, events: Sender<Event>) -> Sender<ClothControl> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || simulate(&path, &rx, &events));
+    tx
+}
+
+fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event>) {
+    let scene = match Scene::load(path) {
+        Ok(Scene::Dynamic(s)) => s,
+        Ok(Scene::VirtualKes(_)) => {
+            let _ = events.send(Event::Failed(format!(
+                "{} is a virtual KES test: run it with `kestrel run`",
+                path.display()
+            )));
+            return;
+        }
+        Err(e) => {
+            let _ = events.send(Event::Failed(e.to_string()));
+            return;
+        }
+    };
+    let name = scene.name.clone();
+    let params = scene.params;
+    let mut world = scene.world;
+    let mut pipeline = ClothPipeline::new();
+    let g = world.loads.gravity;
+    let norm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+    let up = if norm > 0.0 {
+        [-g[0] / norm, -g[1] / norm, -g[2] / norm]
+    } else {
+        [0.0, 1.0, 0.0]
+    };
+    let mut running = false;
+    let mut steps_since = 0u32;
+    let mut step_time = Duration::ZERO;
+    let mut last_frame = Instant::now() - Duration::from_secs(1);
+    // simulated time runs no faster than the wall clock while running
+    let mut clock = (Instant::now(), world.time);
+    loop {
+        let command = if running {
+            match control.try_recv() {
+                Ok(c) => Some(c),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => return,
+            }
+        } else {
+            match control.recv_timeout(Duration::from_millis(100)) {
+                Ok(c) => Some(c),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+                Err(_) => return,
+            }
+        };
+        let mut single = false;
+        match command {
+            Some(ClothControl::Run) => {
+                running = true;
+                clock = (Instant::now(), world.time);
+            }
+            Some(ClothControl::Pause) => running = false,
+            Some(ClothControl::Step) => {
+                running = false;
+                single = true;
+            }
+            Some(ClothControl::Stop) => return,
+            None => {}
+        }
+        let ahead = world.time - clock.1 - clock.0.elapsed().as_secs_f64();
+        if running && !single && ahead > 0.0 {
+            thread::sleep(Duration::from_secs_f64(ahead.min(0.02)));
+        } else if running || single {
+            let t = Instant::now();
+            if let Err(e) = pipeline.step(&params, &mut world) {
+                let _ = events.send(Event::Failed(format!("{name}: {e}")));
+                running = false;
+            }
+            step_time += t.elapsed();
+            steps_since += 1;
+        }
+        if single || last_frame.elapsed() >= Duration::from_millis(50) {
+            let rates = world.deformation_rates();
+            let frame = ClothFrame {
+                scene: name.clone(),
+                positions: world.x.iter().map(|p| [p.x, p.y, p.z]).collect(),
+                nu: world.grid.nu,
+                nv: world.grid.nv,
+                up,
+                steps: world.steps,
+                time_s: world.time,
+                ms_per_step: if steps_since > 0 {
+                    step_time.as_secs_f64() * 1e3 / f64::from(steps_since)
+                } else {
+                    0.0
+                },
+                rate_structural: rates.structural,
+                rate_shear: rates.shear,
+                kinetic_j: world.kinetic_energy(),
+                elastic_j: world.elastic_energy(),
+                running,
+            };
+            if events.send(Event::ClothFrame(Box::new(frame))).is_err() {
+                return;
+            }
+            steps_since = 0;
+            step_time = Duration::ZERO;
+            last_frame = Instant::now();
+        }
+    }
+}
