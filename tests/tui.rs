@@ -244,3 +244,15 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
         "{screen}"
     );
 }
+
+#[test]
+fn every_tab_has_its_number_key() {
+    let a = app();
+    for (i, tab) in Tab::ALL.iter().enumerate() {
+        let c = char::from(b'1' + i as u8);
+        assert!(
+            matches!(keymap(&a, key(KeyCode::Char(c))), Some(Action::GoTab(t)) if t == *tab),
+            "{c} → {tab:?}"
+        );
+    }
+}

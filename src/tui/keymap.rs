@@ -101,7 +101,7 @@ pub fn keymap(app: &App, key: KeyEvent) -> Option<Action> {
     let global = match key.code {
         KeyCode::Tab => Some(Action::NextTab),
         KeyCode::BackTab => Some(Action::PrevTab),
-        KeyCode::Char(c @ '1'..='5') => Some(Action::GoTab(Tab::ALL[(c as u8 - b'1') as usize])),
+        KeyCode::Char(c @ '1'..='6') => Some(Action::GoTab(Tab::ALL[(c as u8 - b'1') as usize])),
         KeyCode::Char('?') => Some(Action::ToggleHelp),
         KeyCode::Char('q') => Some(Action::Quit),
         KeyCode::Esc => Some(Action::Cancel),
