@@ -6,6 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${1:-$root/target/release/kestrel}"
 [ -x "$bin" ] || { echo "e2e: no binary at $bin (cargo build --release first)"; exit 1; }
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"   # the test runs in a temporary folder
 if ! command -v tmux >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq >/dev/null 2>&1 || true
