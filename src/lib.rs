@@ -21,5 +21,6 @@ pub mod kes;
 pub mod material;
 pub mod params;
 pub mod plot;
+pub mod render;
 pub mod scene;
 pub mod tui;

@@ -29,6 +29,8 @@ enum Command {
     Plot(cli::plot::Args),
     /// Run a scene: a cloth simulation or a virtual KES test (docs/cloth.md).
     Run(cli::run::RunArgs),
+    /// Render a scene (simulated) or a record to PNG frames with headless wgpu (docs/render.md).
+    Render(cli::render::RenderArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Some(Command::Values(args)) => cli::values::run(args),
         Some(Command::Simulate(args)) => cli::simulate::run(args),
         Some(Command::Run(args)) => cli::run::run(args),
+        Some(Command::Render(args)) => cli::render::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,4 +6,5 @@ mod friction;
 mod kes;
 mod material;
 mod plot;
+mod render;
 mod tui;

@@ -1,0 +1,416 @@
+//! `kestrel render SCENE`: simulates a scene as `kestrel run` does (or reads a `--record`ed
+//! file) and renders frames to `DIR/frame_NNNNN.png`, with a progress bar on stderr.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use kestrel::cloth::record::Recording;
+use kestrel::cloth::ClothPipeline;
+use kestrel::render::{
+    frame_path, positions, render_recording, world_field, ColorBy, FrameTimings, Renderer,
+    SceneView,
+};
+use kestrel::scene::Scene;
+
+use super::CliError;
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// Scene file (TOML), e.g. scenes/provot_sheet_17.toml; not with --from.
+    #[arg(required_unless_present = "from")]
+    pub scene: Option<PathBuf>,
+    /// Render this record (written by `kestrel run --record`) instead of simulating.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scene", "frames", "every"])]
+    pub from: Option<PathBuf>,
+    /// Frames to render: the start, then one every K steps.
+    #[arg(long, value_name = "N")]
+    pub frames: Option<usize>,
+    /// Folder of the frames (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Image size in pixels.
+    #[arg(long, default_value = "1280x720", value_name = "WxH")]
+    pub size: String,
+    /// Steps between frames (default: the scene's steps spread over the frames).
+    #[arg(long, value_name = "K")]
+    pub every: Option<u64>,
+    /// Colour the cloth by strain, friction or energy, with a legend.
+    #[arg(long, value_name = "QUANTITY")]
+    pub color_by: Option<ColorBy>,
+    /// Fixed colour-map range, e.g. 0:0.1 (default: per frame, rounded to 1, 2, 5 × 10ⁿ).
+    #[arg(long, value_name = "LO:HI", requires = "color_by")]
+    pub range: Option<String>,
+    /// Also encode the frames into this video with ffmpeg (when on PATH).
+    #[arg(long, value_name = "FILE")]
+    pub video: Option<PathBuf>,
+    /// Frames per second of the video.
+    #[arg(long, default_value_t = 30, value_name = "FPS")]
+    pub fps: u32,
+    /// Overwrite existing frames and video.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Mean, median and largest of one stage over the frames [ms].
+#[derive(Debug, Serialize)]
+struct Stat {
+    mean_ms: f64,
+    median_ms: f64,
+    max_ms: f64,
+}
+
+impl Stat {
+    fn of(mut v: Vec<f64>) -> Self {
+        if v.is_empty() {
+            return Self {
+                mean_ms: 0.0,
+                median_ms: 0.0,
+                max_ms: 0.0,
+            };
+        }
+        v.sort_by(f64::total_cmp);
+        Self {
+            mean_ms: v.iter().sum::<f64>() / v.len() as f64,
+            median_ms: v[v.len() / 2],
+            max_ms: v[v.len() - 1],
+        }
+    }
+}
+
+/// The summary; `--json` prints it as is.
+#[derive(Debug, Serialize)]
+struct RenderSummary {
+    source: String,
+    adapter: kestrel::render::AdapterSummary,
+    width: u32,
+    height: u32,
+    frames: usize,
+    steps: u64,
+    every: u64,
+    color_by: Option<String>,
+    out: String,
+    /// Time spent stepping the simulation [ms].
+    simulate_ms: f64,
+    render: Stat,
+    readback: Stat,
+    png: Stat,
+    /// Wall time of the whole command after the adapter was opened [ms].
+    wall_ms: f64,
+    video: Option<String>,
+    /// Why no video was made, when one was asked for.
+    video_note: Option<String>,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), CliError> {
+    let bad = || CliError::input(format!("--size {s}: expected WxH, e.g. 1280x720"));
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
+    let bad = || {
+        CliError::input(format!(
+            "--range {s}: expected LO:HI with LO < HI, e.g. 0:0.1"
+        ))
+    };
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    let (lo, hi): (f32, f32) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
+    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+        return Err(bad());
+    }
+    Ok((lo, hi))
+}
+
+fn progress_bar(len: u64, json: bool) -> ProgressBar {
+    if json {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {elapsed_precise} (eta {eta})")
+    {
+        pb.set_style(style);
+    }
+    pb
+}
+
+/// Refuses to start when a frame or the video would be replaced without `--force`.
+fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(CliError::input(format!(
+            "{} exists and is not a folder",
+            args.out.display()
+        )));
+    }
+    if !args.force {
+        if let Some(p) = (0..frames)
+            .map(|n| frame_path(&args.out, n))
+            .find(|p| p.exists())
+        {
+            return Err(CliError::input(format!(
+                "{} exists; pass --force to overwrite the frames",
+                p.display()
+            )));
+        }
+        if let Some(v) = args.video.as_ref().filter(|v| v.exists()) {
+            return Err(CliError::input(format!(
+                "{} exists; pass --force to overwrite it",
+                v.display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| CliError::failed(format!("cannot create {}: {e}", args.out.display())))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+pub fn run(args: RenderArgs) -> Result<(), CliError> {
+    let (width, height) = parse_size(&args.size)?;
+    let range = args.range.as_deref().map(parse_range).transpose()?;
+    if args.fps == 0 {
+        return Err(CliError::input("--fps must be >= 1"));
+    }
+    let t_start;
+    let mut renderer;
+    let mut timings: Vec<FrameTimings> = Vec::new();
+    let mut simulate = Duration::ZERO;
+    let (source, steps, every);
+    if let Some(from) = &args.from {
+        let rec = Recording::read(from).map_err(CliError::input)?;
+        check_outputs(&args, rec.frames.len())?;
+        renderer = Renderer::new(width, height).map_err(CliError::failed)?;
+        t_start = Instant::now();
+        let pb = progress_bar(rec.frames.len() as u64, args.json);
+        let result = render_recording(
+            &mut renderer,
+            &rec,
+            args.color_by,
+            range,
+            &args.out,
+            args.force,
+            |p| pb.set_position(p.done as u64),
+        );
+        match result {
+            Ok(t) => timings = t,
+            Err(e) => {
+                pb.abandon();
+                return Err(CliError::failed(e));
+            }
+        }
+        pb.finish_and_clear();
+        source = from.display().to_string();
+        every = rec.info.every as u64;
+        steps = rec.frames.last().map(|f| f.step).unwrap_or(0);
+    } else {
+        let path = args
+            .scene
+            .as_ref()
+            .ok_or_else(|| CliError::input("give a scene file or --from FILE"))?;
+        let scene = match Scene::load(path).map_err(CliError::input)? {
+            Scene::Dynamic(s) => *s,
+            Scene::VirtualKes(_) => {
+                return Err(CliError::input(format!(
+                    "{} is a virtual KES test; render a dynamic scene",
+                    path.display()
+                )))
+            }
+        };
+        let mut world = scene.world;
+        let frames = args.frames.unwrap_or(60);
+        if frames == 0 {
+            return Err(CliError::input("--frames must be >= 1"));
+        }
+        let k = match args.every {
+            Some(0) => return Err(CliError::input("--every must be >= 1")),
+            Some(k) => k,
+            None => (scene.steps / (frames.max(2) as u64 - 1)).max(1),
+        };
+        if args.color_by == Some(ColorBy::Friction)
+            && world_field(ColorBy::Friction, &world).is_none()
+        {
+            return Err(CliError::input(format!(
+                "--color-by friction needs KES connectors (material kind = \"kes\"); {} uses {}",
+                path.display(),
+                world.material.name()
+            )));
+        }
+        check_outputs(&args, frames)?;
+        renderer = Renderer::new(width, height).map_err(CliError::failed)?;
+        t_start = Instant::now();
+        let view = SceneView::of_world(&world, scene.camera);
+        renderer
+            .set_scene(&view, &positions(&world))
+            .map_err(CliError::failed)?;
+        let pb = progress_bar(frames as u64, args.json);
+        let mut pipeline = ClothPipeline::new();
+        let fail = |pb: &ProgressBar, e: String| {
+            pb.abandon();
+            CliError::failed(e)
+        };
+        for n in 0..frames {
+            if n > 0 {
+                let t0 = Instant::now();
+                for _ in 0..k {
+                    pipeline
+                        .step(&scene.params, &mut world)
+                        .map_err(|e| fail(&pb, e.to_string()))?;
+                }
+                simulate += t0.elapsed();
+            }
+            let field = args.color_by.and_then(|by| {
+                world_field(by, &world).map(|mut f| {
+                    if let Some(r) = range {
+                        f.range = r;
+                    }
+                    f
+                })
+            });
+            let (png, t) = renderer
+                .render_png(&positions(&world), field.as_ref())
+                .map_err(|e| fail(&pb, e.to_string()))?;
+            kestrel::atomic::write_atomic(&frame_path(&args.out, n), &png, args.force)
+                .map_err(|e| fail(&pb, e.to_string()))?;
+            timings.push(t);
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        source = path.display().to_string();
+        every = k;
+        steps = world.steps;
+    }
+    let (video, video_note) = match &args.video {
+        Some(v) => make_video(&args.out, v, args.fps, args.force)?,
+        None => (None, None),
+    };
+    let summary = RenderSummary {
+        source,
+        adapter: renderer.adapter().clone(),
+        width,
+        height,
+        frames: timings.len(),
+        steps,
+        every,
+        color_by: args.color_by.map(|c| c.name().to_string()),
+        out: args.out.display().to_string(),
+        simulate_ms: ms(simulate),
+        render: Stat::of(timings.iter().map(|t| ms(t.render)).collect()),
+        readback: Stat::of(timings.iter().map(|t| ms(t.readback)).collect()),
+        png: Stat::of(timings.iter().map(|t| ms(t.encode)).collect()),
+        wall_ms: ms(t_start.elapsed()),
+        video,
+        video_note,
+    };
+    if args.json {
+        let text = serde_json::to_string(&summary).map_err(CliError::failed)?;
+        println!("{text}");
+    } else {
+        print_summary(&summary);
+    }
+    Ok(())
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+/// Runs ffmpeg on the frames; without ffmpeg, a note saying how to make the video later.
+fn make_video(
+    dir: &Path,
+    video: &Path,
+    fps: u32,
+    force: bool,
+) -> Result<(Option<String>, Option<String>), CliError> {
+    let pattern = dir.join("frame_%05d.png");
+    if !on_path("ffmpeg") {
+        return Ok((
+            None,
+            Some(format!(
+                "ffmpeg is not on PATH, so no video was made (install it, e.g. `apt-get install \
+                 ffmpeg`, then run: ffmpeg -framerate {fps} -i {} -c:v libx264 -pix_fmt yuv420p \
+                 -vf pad=ceil(iw/2)*2:ceil(ih/2)*2 {})",
+                pattern.display(),
+                video.display()
+            )),
+        ));
+    }
+    let status = Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error"])
+        .arg(if force { "-y" } else { "-n" })
+        .args(["-framerate", &fps.to_string(), "-i"])
+        .arg(&pattern)
+        .args([
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-vf",
+            "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+        ])
+        .arg(video)
+        .status()
+        .map_err(|e| CliError::failed(format!("cannot run ffmpeg: {e}")))?;
+    if !status.success() {
+        return Err(CliError::failed(format!(
+            "ffmpeg failed ({status}) making {}",
+            video.display()
+        )));
+    }
+    Ok((Some(video.display().to_string()), None))
+}
+
+fn print_summary(s: &RenderSummary) {
+    println!("source       {}", s.source);
+    println!("adapter      {}", s.adapter);
+    println!(
+        "frames       {} at {}x{} in {} (step {}, every {} steps){}",
+        s.frames,
+        s.width,
+        s.height,
+        s.out,
+        s.steps,
+        s.every,
+        s.color_by
+            .as_ref()
+            .map(|c| format!(", coloured by {c}"))
+            .unwrap_or_default()
+    );
+    if s.simulate_ms > 0.0 {
+        println!("simulation   {:.1} ms stepping", s.simulate_ms);
+    }
+    for (name, st) in [
+        ("render", &s.render),
+        ("readback", &s.readback),
+        ("png", &s.png),
+    ] {
+        println!(
+            "{name:<12} {:.2} ms/frame mean, {:.2} median, {:.2} max",
+            st.mean_ms, st.median_ms, st.max_ms
+        );
+    }
+    println!("wall time    {:.1} ms", s.wall_ms);
+    if let Some(v) = &s.video {
+        println!("video        {v}");
+    }
+    if let Some(n) = &s.video_note {
+        println!("video        {n}");
+    }
+}

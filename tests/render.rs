@@ -1,0 +1,244 @@
+//! Offline frames on whatever adapter wgpu finds (lavapipe in CI): image size, the cloth's
+//! share of the frame, identical bytes for identical states, the colour map, records.
+
+use kestrel::cloth::record::{Camera, RecordInfo, Recording};
+use kestrel::cloth::{Obstacle, ObstacleShape};
+use kestrel::render::{
+    encode_png, frame_path, render_recording, strain, ColorBy, Field, Renderer, SceneView,
+};
+
+const W: u32 = 160;
+const H: u32 = 120;
+
+/// A renderer, or a failed test that says what to install.
+fn renderer() -> Renderer {
+    match Renderer::new(W, H) {
+        Ok(r) => r,
+        Err(e) => panic!("cannot render: {e}"),
+    }
+}
+
+/// A 9 × 9 sheet, 0.8 m wide, sagging in the middle.
+fn sheet() -> (SceneView, Vec<[f32; 3]>) {
+    let n = 9;
+    let h = 0.1;
+    let x = (0..n * n)
+        .map(|k| {
+            let (i, j) = ((k % n) as f32, (k / n) as f32);
+            let (u, v) = (i / 8.0 - 0.5, j / 8.0 - 0.5);
+            [
+                i * h - 0.4,
+                0.5 - 0.3 * (1.0 - 4.0 * u * u) * (1.0 - 4.0 * v * v),
+                j * h - 0.4,
+            ]
+        })
+        .collect();
+    let view = SceneView {
+        nu: n,
+        nv: n,
+        h_warp: h as f64,
+        h_weft: h as f64,
+        obstacles: vec![Obstacle {
+            shape: ObstacleShape::Sphere {
+                center: [0.0, -0.1, 0.0],
+                radius: 0.15,
+            },
+            friction: 0.0,
+            offset: 0.0,
+        }],
+        pins: vec![0, 8],
+        camera: Some(Camera {
+            eye: [0.0, 1.2, 1.5],
+            target: [0.0, 0.2, 0.0],
+            up: [0.0, 1.0, 0.0],
+            fov_deg: 40.0,
+        }),
+    };
+    (view, x)
+}
+
+/// Pixels of the cloth's front (terracotta) or back (blue) colour.
+fn cloth_share(rgba: &[u8]) -> f64 {
+    let n = rgba.len() / 4;
+    let cloth = rgba
+        .chunks_exact(4)
+        .filter(|p| {
+            let (r, g, b) = (p[0] as f32, p[1] as f32, p[2] as f32);
+            // saturated blue (the sky is paler) or saturated orange
+            let blue = b > g && g > r && (b - r) > 0.38 * b;
+            let orange = r > g && g > b && (r - b) > 0.4 * r && (g - b) < 0.6 * (r - b);
+            blue || orange
+        })
+        .count();
+    cloth as f64 / n as f64
+}
+
+fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let rgba = buf
+        .chunks_exact(3)
+        .flat_map(|p| [p[0], p[1], p[2], 255])
+        .collect();
+    (info.width, info.height, rgba)
+}
+
+#[test]
+fn a_small_sheet_renders_to_a_png_of_the_right_size_with_the_cloth_in_view() {
+    let mut r = renderer();
+    eprintln!("adapter: {}", r.adapter());
+    let (view, x) = sheet();
+    r.set_scene(&view, &x).unwrap();
+    let (png_bytes, t) = r.render_png(&x, None).unwrap();
+    assert!(t.encode > std::time::Duration::ZERO);
+    if let Some(p) = std::env::var_os("KESTREL_RENDER_DUMP") {
+        std::fs::write(p, &png_bytes).unwrap();
+    }
+    let (w, h, rgba) = decode(&png_bytes);
+    assert_eq!((w, h), (W, H));
+    let share = cloth_share(&rgba);
+    assert!(
+        (0.08..0.8).contains(&share),
+        "cloth covers {:.1} % of the frame",
+        100.0 * share
+    );
+    // the sky at the top, the ground at the bottom: not one flat colour
+    let top = &rgba[..4];
+    let bottom = &rgba[rgba.len() - 4..];
+    assert_ne!(top, bottom);
+}
+
+#[test]
+fn the_same_state_renders_to_the_same_bytes() {
+    let mut r = renderer();
+    let (view, x) = sheet();
+    r.set_scene(&view, &x).unwrap();
+    let (a, _) = r.render_png(&x, None).unwrap();
+    let (b, _) = r.render_png(&x, None).unwrap();
+    assert!(a == b, "two renders of one state differ");
+    // a moved sheet does not
+    let moved: Vec<[f32; 3]> = x.iter().map(|p| [p[0], p[1] + 0.05, p[2]]).collect();
+    let (c, _) = r.render_png(&moved, None).unwrap();
+    assert!(a != c);
+}
+
+#[test]
+fn a_colour_map_paints_the_cloth_and_draws_a_legend() {
+    let mut r = renderer();
+    let (view, x) = sheet();
+    r.set_scene(&view, &x).unwrap();
+    let values = strain(view.nu, view.nv, view.h_warp, view.h_weft, &x);
+    assert!(values.iter().all(|v| v.is_finite()));
+    assert!(
+        values.iter().any(|&v| v > 0.01),
+        "the sag stretches the sheet"
+    );
+    let field = Field::auto(values, "STRAIN %", 100.0);
+    let (image, _) = r.render(&x, Some(&field)).unwrap();
+    if let Some(p) = std::env::var_os("KESTREL_RENDER_DUMP_MAP") {
+        std::fs::write(p, encode_png(&image).unwrap()).unwrap();
+    }
+    assert_eq!(image.rgba.len(), (4 * W * H) as usize);
+    // the default cloth colours are gone
+    let (plain, _) = r.render(&x, None).unwrap();
+    // the cloth's pixels change colour
+    let changed = plain
+        .rgba
+        .chunks_exact(4)
+        .zip(image.rgba.chunks_exact(4))
+        .filter(|(p, q)| (0..3).any(|c| (p[c] as i32 - q[c] as i32).abs() > 40))
+        .count() as f64
+        / (W * H) as f64;
+    let cloth = cloth_share(&plain.rgba);
+    assert!(
+        changed > 0.7 * cloth,
+        "{:.1} % of the frame changed, the cloth covers {:.1} %",
+        100.0 * changed,
+        100.0 * cloth
+    );
+    // the legend's light panel sits in the top-right corner
+    let k = 4 * (12 * W as usize + W as usize - 12);
+    assert!(
+        image.rgba[k..k + 3].iter().all(|&c| c > 150),
+        "{:?}",
+        &image.rgba[k..k + 3]
+    );
+    assert!(encode_png(&image).is_ok());
+    // wrong sizes are errors, not panics
+    assert!(r.render(&x[1..], None).is_err());
+    let mut bad = x.clone();
+    bad[3][1] = f32::NAN;
+    assert!(r.render(&bad, None).is_err());
+}
+
+#[test]
+fn a_record_renders_to_numbered_frames_and_keeps_them_without_force() {
+    let mut r = renderer();
+    let (view, x) = sheet();
+    let mut rec = Recording::new(RecordInfo {
+        name: "sheet".into(),
+        nu: view.nu as u32,
+        nv: view.nv as u32,
+        h_warp: view.h_warp,
+        h_weft: view.h_weft,
+        dt: 0.01,
+        every: 1,
+        camera: view.camera,
+        obstacles: view.obstacles.clone(),
+    });
+    for s in 0..3u64 {
+        let positions = x
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                if k == 0 {
+                    *p
+                } else {
+                    [p[0], p[1] - 0.02 * s as f32, p[2]]
+                }
+            })
+            .collect();
+        rec.frames.push(kestrel::cloth::record::Frame {
+            step: s,
+            time: 0.01 * s as f64,
+            positions,
+        });
+    }
+    assert_eq!(SceneView::of_recording(&rec).pins, vec![0]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = Vec::new();
+    let t = render_recording(
+        &mut r,
+        &rec,
+        Some(ColorBy::Strain),
+        None,
+        dir.path(),
+        false,
+        |p| seen.push(p.done),
+    )
+    .unwrap();
+    assert_eq!(t.len(), 3);
+    assert_eq!(seen, vec![1, 2, 3]);
+    for n in 0..3 {
+        let bytes = std::fs::read(frame_path(dir.path(), n)).unwrap();
+        assert_eq!(decode(&bytes).0, W);
+    }
+    let e = render_recording(&mut r, &rec, None, None, dir.path(), false, |_| {}).unwrap_err();
+    assert!(e.to_string().contains("--force"), "{e}");
+    assert!(render_recording(&mut r, &rec, None, None, dir.path(), true, |_| {}).is_ok());
+    let e = render_recording(
+        &mut r,
+        &rec,
+        Some(ColorBy::Energy),
+        None,
+        dir.path(),
+        true,
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("simulation"), "{e}");
+}
