@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use ratatui::crossterm::event::{self, Event as TermEvent};
 
-pub use app::{Action, App, LoadedCurve, Tab};
+pub use app::{Action, App, Event, LoadedCurve, Tab};
 
 use crate::kes::Curve;
 
@@ -174,7 +174,14 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
                 }
             }
             while let Ok(ev) = rx.try_recv() {
+                // graphics drivers may write to stderr while a renderer starts: repaint it all
+                let repaint = matches!(ev, Event::RenderProgress { done: 1, .. })
+                    || (app.export.rendering.is_some()
+                        && matches!(ev, Event::Failed(_) | Event::Exists(_) | Event::Written(_)));
                 app.update(Action::Event(ev));
+                if repaint {
+                    terminal.clear()?;
+                }
             }
             for job in std::mem::take(&mut app.jobs) {
                 workers.start(job, &app, tx.clone());

@@ -246,6 +246,145 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
 }
 
 #[test]
+fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
+    use kestrel::tui::app::{ExportKind, CLOTH_SEQUENCE_FRAMES};
+    use kestrel::tui::cloth::ClothControl;
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Export));
+    let frame_kind = ExportKind::ALL
+        .iter()
+        .position(|k| *k == ExportKind::ClothFrame)
+        .unwrap();
+    a.export.selected = frame_kind;
+    press(&mut a, KeyCode::Enter);
+    assert!(
+        a.prompt.is_none() && a.status.contains("load a scene"),
+        "{}",
+        a.status
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let scene = std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/provot_sheet_17.toml"
+    ));
+    a.cloth.loaded = Some(scene.clone());
+    press(&mut a, KeyCode::Enter);
+    assert!(a.prompt.is_some());
+
+    let (tx, rx) = std::sync::mpsc::channel();
+    let control = kestrel::tui::cloth::start(scene, tx);
+    let wait_written = |a: &mut App| loop {
+        match rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap()
+        {
+            Event::Failed(e) => panic!("{e}"),
+            e @ (Event::Written(_) | Event::Exists(_)) => {
+                a.update(Action::Event(e));
+                break;
+            }
+            e @ Event::RenderProgress { .. } => a.update(Action::Event(e)),
+            _ => {}
+        }
+    };
+    let png = dir.path().join("cloth.png");
+    control
+        .send(ClothControl::Render {
+            kind: ExportKind::ClothFrame,
+            path: png.clone(),
+            force: false,
+        })
+        .unwrap();
+    wait_written(&mut a);
+    let image = image_size(&png);
+    assert_eq!(image, kestrel::tui::cloth::RENDER_SIZE);
+    assert_eq!(a.export.last_written.as_deref(), Some(png.as_path()));
+    assert!(a.export.adapter.is_some());
+
+    // a second export to the same file asks first
+    control
+        .send(ClothControl::Render {
+            kind: ExportKind::ClothFrame,
+            path: png.clone(),
+            force: false,
+        })
+        .unwrap();
+    wait_written(&mut a);
+    assert!(a.confirm.is_some(), "{}", a.status);
+    a.update(Action::Answer(false));
+
+    // a sequence: the gauge moves frame by frame, every frame is written
+    let frames = dir.path().join("frames");
+    control
+        .send(ClothControl::Render {
+            kind: ExportKind::ClothSequence,
+            path: frames.clone(),
+            force: false,
+        })
+        .unwrap();
+    let mut seen = Vec::new();
+    loop {
+        match rx
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .unwrap()
+        {
+            Event::Failed(e) => panic!("{e}"),
+            Event::RenderProgress { done, total, .. } => {
+                assert_eq!(total, CLOTH_SEQUENCE_FRAMES);
+                seen.push(done);
+                a.update(Action::Event(Event::RenderProgress {
+                    done,
+                    total,
+                    adapter: "test".into(),
+                }));
+                if done == total / 2 {
+                    let screen = draw(&a, 120, 40);
+                    assert!(
+                        screen.contains(&format!("frame {done} of {total}")),
+                        "{screen}"
+                    );
+                }
+            }
+            Event::Written(p) => {
+                assert_eq!(p, frames);
+                a.update(Action::Event(Event::Written(p)));
+                break;
+            }
+            _ => {}
+        }
+    }
+    control.send(ClothControl::Stop).unwrap();
+    assert_eq!(seen, (1..=CLOTH_SEQUENCE_FRAMES).collect::<Vec<_>>());
+    assert!(a.export.rendering.is_none());
+    for n in [0, CLOTH_SEQUENCE_FRAMES - 1] {
+        let f = kestrel::render::frame_path(&frames, n);
+        assert_eq!(
+            image_size(&f),
+            kestrel::tui::cloth::RENDER_SIZE,
+            "{}",
+            f.display()
+        );
+    }
+    // the sheet falls: the first and the last frame differ
+    assert_ne!(
+        std::fs::read(kestrel::render::frame_path(&frames, 0)).unwrap(),
+        std::fs::read(kestrel::render::frame_path(
+            &frames,
+            CLOTH_SEQUENCE_FRAMES - 1
+        ))
+        .unwrap()
+    );
+}
+
+fn image_size(path: &std::path::Path) -> (u32, u32) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let reader = decoder.read_info().unwrap();
+    let info = reader.info();
+    (info.width, info.height)
+}
+
+#[test]
 fn every_tab_has_its_number_key() {
     let a = app();
     for (i, tab) in Tab::ALL.iter().enumerate() {

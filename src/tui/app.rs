@@ -78,20 +78,46 @@ pub enum ExportKind {
     FabricSheet,
     /// The hysteresis view of the Connector law.
     Hysteresis,
+    /// The Cloth tab's simulation as it stands, rendered (wgpu, 1280 × 720).
+    ClothFrame,
+    /// The Cloth tab's simulation run on for [`CLOTH_SEQUENCE_FRAMES`] frames, each rendered
+    /// to `DIR/frame_NNNNN.png`.
+    ClothSequence,
 }
 
+/// Frames of a rendered cloth sequence from the Export tab.
+pub const CLOTH_SEQUENCE_FRAMES: usize = 60;
+
 impl ExportKind {
-    pub const ALL: [ExportKind; 3] = [
+    pub const ALL: [ExportKind; 5] = [
         ExportKind::CurrentView,
         ExportKind::FabricSheet,
         ExportKind::Hysteresis,
+        ExportKind::ClothFrame,
+        ExportKind::ClothSequence,
     ];
+
+    /// Images one export writes.
+    pub fn frames(self) -> usize {
+        if self == ExportKind::ClothSequence {
+            CLOTH_SEQUENCE_FRAMES
+        } else {
+            1
+        }
+    }
+
+    /// Rendered from the Cloth tab's simulation (rather than plotted).
+    pub fn is_cloth(self) -> bool {
+        matches!(self, ExportKind::ClothFrame | ExportKind::ClothSequence)
+    }
 
     pub fn title(self) -> &'static str {
         match self {
             ExportKind::CurrentView => "current view (curve, overlay, residuals)",
             ExportKind::FabricSheet => "fabric sheet (2 x 3 curves)",
             ExportKind::Hysteresis => "hysteresis view (friction part, energy per cycle)",
+            ExportKind::ClothFrame => "cloth: current frame, rendered (1280x720)",
+            ExportKind::ClothSequence => "cloth: next 60 frames, rendered to a folder",
         }
     }
 
@@ -100,6 +126,8 @@ impl ExportKind {
             ExportKind::CurrentView => "kestrel-curve.png",
             ExportKind::FabricSheet => "kestrel-sheet.png",
             ExportKind::Hysteresis => "kestrel-hysteresis.png",
+            ExportKind::ClothFrame => "kestrel-cloth.png",
+            ExportKind::ClothSequence => "kestrel-frames",
         }
     }
 }
@@ -245,6 +273,10 @@ pub struct ClothTabState {
 pub struct ExportState {
     pub selected: usize,
     pub last_written: Option<PathBuf>,
+    /// A cloth render under way: frames done and in all.
+    pub rendering: Option<(usize, usize)>,
+    /// The graphics adapter of the last cloth render.
+    pub adapter: Option<String>,
 }
 
 /// Work for a worker thread, asked for by `update` and started by the event loop.
@@ -286,6 +318,12 @@ pub enum Event {
     Written(PathBuf),
     /// A frame of the running cloth simulation.
     ClothFrame(Box<ClothFrame>),
+    /// A cloth render: frames written so far, in all, and the adapter drawing them.
+    RenderProgress {
+        done: usize,
+        total: usize,
+        adapter: String,
+    },
     /// The file exists: ask before overwriting.
     Exists(PendingWrite),
     Failed(String),
@@ -445,6 +483,9 @@ impl App {
                                 self.jobs.push(Job::SaveParams { path, force: true })
                             }
                             Confirm::Overwrite(PendingWrite::Png(kind, path)) => {
+                                if kind.is_cloth() {
+                                    self.export.rendering = Some((0, kind.frames()));
+                                }
                                 self.jobs.push(Job::ExportPng {
                                     kind,
                                     path,
@@ -631,11 +672,22 @@ impl App {
             }
             Action::Export => {
                 let kind = ExportKind::ALL[self.export.selected.min(ExportKind::ALL.len() - 1)];
-                self.open_prompt(
-                    PromptPurpose::ExportPng(kind),
-                    "write PNG to:",
-                    kind.default_name().to_string(),
-                );
+                if kind.is_cloth() && self.cloth.loaded.is_none() {
+                    self.status = "no simulation: load a scene in the Cloth tab first".into();
+                } else if kind.is_cloth() && self.export.rendering.is_some() {
+                    self.status = "a render is already running".into();
+                } else {
+                    let label = if kind == ExportKind::ClothSequence {
+                        "write frames to folder:"
+                    } else {
+                        "write PNG to:"
+                    };
+                    self.open_prompt(
+                        PromptPurpose::ExportPng(kind),
+                        label,
+                        kind.default_name().to_string(),
+                    );
+                }
             }
             Action::ClothLoad => match self.cloth.scenes.get(self.cloth.selected) {
                 Some(path) => {
@@ -771,7 +823,12 @@ impl App {
                         path: PathBuf::from(text),
                         force: false,
                     });
-                    self.status = "writing PNG…".into();
+                    self.status = if kind.is_cloth() {
+                        self.export.rendering = Some((0, kind.frames()));
+                        "rendering…".into()
+                    } else {
+                        "writing PNG…".into()
+                    };
                 }
             }
         }
@@ -855,6 +912,7 @@ impl App {
                 };
             }
             Event::Written(path) => {
+                self.export.rendering = None;
                 if path.extension().is_some_and(|e| e == "toml" || e == "json") {
                     self.unsaved = false;
                 } else {
@@ -863,7 +921,17 @@ impl App {
                 self.status = format!("written {}", path.display());
             }
             Event::ClothFrame(frame) => self.cloth.frame = Some(*frame),
+            Event::RenderProgress {
+                done,
+                total,
+                adapter,
+            } => {
+                self.export.rendering = Some((done, total));
+                self.status = format!("rendering frame {done}/{total} on {adapter}");
+                self.export.adapter = Some(adapter);
+            }
             Event::Exists(pending) => {
+                self.export.rendering = None;
                 let path = match &pending {
                     PendingWrite::Params(p) | PendingWrite::Png(_, p) => p.display().to_string(),
                 };
@@ -871,6 +939,7 @@ impl App {
                 self.confirm = Some(Confirm::Overwrite(pending));
             }
             Event::Failed(message) => {
+                self.export.rendering = None;
                 self.status = format!("error: {message}");
             }
         }

@@ -6,18 +6,35 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::app::Event;
-use crate::cloth::ClothPipeline;
+use super::app::{Event, ExportKind, PendingWrite, CLOTH_SEQUENCE_FRAMES};
+use crate::atomic::{write_atomic, WriteError};
+use crate::cloth::record::Camera;
+use crate::cloth::{ClothPipeline, ClothWorld, StepParameters};
+use crate::render::{frame_path, positions, RenderError, Renderer, SceneView};
 use crate::scene::Scene;
 
+/// Size of the frames rendered from the tab [px].
+pub const RENDER_SIZE: (u32, u32) = (1280, 720);
+
+/// Frames per second of simulated time in a rendered sequence.
+const SEQUENCE_FPS: f64 = 30.0;
+
 /// Commands to a running simulation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClothControl {
     Run,
     Pause,
     /// One step, then paused.
     Step,
     Stop,
+    /// Render the current state (`ClothFrame`: one PNG at `path`) or run on and render
+    /// [`CLOTH_SEQUENCE_FRAMES`] frames into the folder `path` (`ClothSequence`), pausing the
+    /// simulation; nothing replaced unless `force`.
+    Render {
+        kind: ExportKind,
+        path: PathBuf,
+        force: bool,
+    },
 }
 
 /// What the tab shows of a simulation at one moment.
@@ -85,6 +102,8 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
     };
     let name = scene.name.clone();
     let params = scene.params;
+    let camera = scene.camera;
+    let mut renderer: Option<Renderer> = None;
     let mut world = scene.world;
     let mut pipeline = ClothPipeline::new();
     let g = world.loads.gravity;
@@ -126,6 +145,31 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
                 single = true;
             }
             Some(ClothControl::Stop) => return,
+            Some(ClothControl::Render { kind, path, force }) => {
+                running = false;
+                let outcome = render(
+                    &mut renderer,
+                    Target {
+                        kind,
+                        path: &path,
+                        force,
+                    },
+                    camera,
+                    &params,
+                    &mut world,
+                    &mut pipeline,
+                    events,
+                );
+                let event = match outcome {
+                    Ok(()) => Event::Written(path),
+                    Err(RenderError::Write(WriteError::Exists { .. })) => {
+                        Event::Exists(PendingWrite::Png(kind, path))
+                    }
+                    Err(e) => Event::Failed(format!("{name}: {e}")),
+                };
+                let _ = events.send(event);
+                last_frame = Instant::now() - Duration::from_secs(1);
+            }
             None => {}
         }
         let ahead = world.time - clock.1 - clock.0.elapsed().as_secs_f64();
@@ -169,4 +213,68 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
             last_frame = Instant::now();
         }
     }
+}
+
+/// Where a render from the tab goes.
+struct Target<'a> {
+    kind: ExportKind,
+    path: &'a Path,
+    force: bool,
+}
+
+/// Renders the world as it stands, or runs it on and renders a sequence, for the Export tab;
+/// the renderer is created on first use and kept. Progress goes to `events` after each frame.
+#[allow(clippy::too_many_arguments)]
+fn render(
+    renderer: &mut Option<Renderer>,
+    target: Target,
+    camera: Option<Camera>,
+    params: &StepParameters,
+    world: &mut ClothWorld,
+    pipeline: &mut ClothPipeline,
+    events: &Sender<Event>,
+) -> Result<(), RenderError> {
+    let sequence = target.kind == ExportKind::ClothSequence;
+    let total = if sequence { CLOTH_SEQUENCE_FRAMES } else { 1 };
+    let path_of = |n: usize| {
+        if sequence {
+            frame_path(target.path, n)
+        } else {
+            target.path.to_path_buf()
+        }
+    };
+    if !target.force {
+        if let Some(p) = (0..total).map(path_of).find(|p| p.exists()) {
+            return Err(RenderError::Write(WriteError::Exists { path: p }));
+        }
+    }
+    if sequence {
+        std::fs::create_dir_all(target.path).map_err(|e| {
+            RenderError::Input(format!("cannot create {}: {e}", target.path.display()))
+        })?;
+    }
+    let r = match renderer {
+        Some(r) => r,
+        None => renderer.insert(Renderer::new(RENDER_SIZE.0, RENDER_SIZE.1)?),
+    };
+    let adapter = r.adapter().to_string();
+    r.set_scene(&SceneView::of_world(world, camera), &positions(world))?;
+    let every = ((1.0 / SEQUENCE_FPS) / params.dt).round().max(1.0) as u64;
+    for n in 0..total {
+        if n > 0 {
+            for _ in 0..every {
+                pipeline
+                    .step(params, world)
+                    .map_err(|e| RenderError::Input(format!("simulation stopped: {e}")))?;
+            }
+        }
+        let (png, _) = r.render_png(&positions(world), None)?;
+        write_atomic(&path_of(n), &png, target.force)?;
+        let _ = events.send(Event::RenderProgress {
+            done: n + 1,
+            total,
+            adapter: adapter.clone(),
+        });
+    }
+    Ok(())
 }

@@ -103,6 +103,9 @@ impl ExportRequest {
                     law,
                 }
             }
+            ExportKind::ClothFrame | ExportKind::ClothSequence => {
+                ExportRequest::Nothing("cloth frames are rendered by the simulation thread".into())
+            }
         }
     }
 }

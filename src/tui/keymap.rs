@@ -53,7 +53,7 @@ pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
         ],
         Tab::Export => vec![
             ("Up / Down", "choose what to export"),
-            ("Enter", "write the PNG (asks for a path)"),
+            ("Enter", "write the PNG or the frames (asks for a path)"),
         ],
     });
     lines

@@ -580,7 +580,12 @@ fn draw_cloth(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
 }
 
 fn draw_export(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
-    let [list, info] = Layout::vertical([Constraint::Length(6), Constraint::Min(3)]).areas(area);
+    let [list, gauge, info] = Layout::vertical([
+        Constraint::Length(ExportKind::ALL.len() as u16 + 2),
+        Constraint::Length(3),
+        Constraint::Min(3),
+    ])
+    .areas(area);
     let items: Vec<ListItem> = ExportKind::ALL
         .iter()
         .map(|k| ListItem::new(k.title()))
@@ -594,11 +599,32 @@ fn draw_export(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         buf,
         &mut state,
     );
-    let last = match &app.export.last_written {
+    let (ratio, label) = match app.export.rendering {
+        Some((done, total)) => (
+            done as f64 / total.max(1) as f64,
+            format!("frame {done} of {total}"),
+        ),
+        None => (0.0, "idle".to_string()),
+    };
+    Gauge::default()
+        .block(block("render"))
+        .gauge_style(theme.fg(Color::Green))
+        .ratio(ratio.clamp(0.0, 1.0))
+        .label(label)
+        .render(gauge, buf);
+    let mut lines = vec![Line::from(match &app.export.last_written {
         Some(p) => format!("last written: {}", p.display()),
         None => "nothing written yet".into(),
+    })];
+    let scene = match &app.cloth.loaded {
+        Some(p) => format!("cloth frames: {} (Cloth tab)", p.display()),
+        None => "cloth frames: load a scene in the Cloth tab first".into(),
     };
-    Paragraph::new(last)
+    lines.push(Line::from(scene));
+    if let Some(a) = &app.export.adapter {
+        lines.push(Line::from(format!("adapter: {a}")));
+    }
+    Paragraph::new(lines)
         .block(block("output"))
         .render(info, buf);
 }

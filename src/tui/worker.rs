@@ -35,6 +35,18 @@ impl Workers {
                     }
                 }
             }
+            Job::ExportPng { kind, path, force } if kind.is_cloth() => {
+                let request = ClothControl::Render { kind, path, force };
+                match &self.cloth {
+                    Some(c) if c.send(request).is_ok() => {}
+                    _ => {
+                        self.cloth = None;
+                        let _ = tx.send(Event::Failed(
+                            "no simulation: load a scene in the Cloth tab first".into(),
+                        ));
+                    }
+                }
+            }
             other => spawn(other, app, tx),
         }
     }
