@@ -583,3 +583,43 @@ fn a_fitted_file_drives_simulate_to_the_measured_values() {
         }
     }
 }
+
+#[test]
+fn a_thinned_path_gives_the_full_paths_forces_at_the_samples_kept() {
+    use kestrel::fit::problem::thinned_samples;
+    // every law, both friction orders, μ > 0; a noisy path with small back-steps and dwell
+    for bs2 in [false, true] {
+        for (law, test) in known_laws(bs2, 0.25) {
+            let base = protocol_path(&law, test, 1500);
+            let span = base.iter().cloned().fold(0.0_f64, |m, v| m.max(v.abs()));
+            let jitter = noise(base.len(), 7);
+            let x: Vec<f64> = base
+                .iter()
+                .zip(&jitter)
+                .enumerate()
+                .map(|(i, (b, n))| {
+                    if i % 97 < 5 {
+                        base[i - i % 97]
+                    } else {
+                        b + 5e-4 * span * n
+                    }
+                })
+                .collect();
+            let full = law.drive(&x);
+            let kept = thinned_samples(&x, 200);
+            assert!(kept.len() < x.len() / 2, "{} of {}", kept.len(), x.len());
+            let xs: Vec<f64> = kept.iter().map(|&i| x[i]).collect();
+            let thin = law.drive(&xs);
+            let scale = full.iter().cloned().fold(0.0_f64, |m, v| m.max(v.abs()));
+            for (k, &i) in kept.iter().enumerate() {
+                assert!(
+                    (thin[k] - full[i]).abs() <= 1e-9 * scale,
+                    "{} {test:?} sample {i}: {} vs {}",
+                    law.name(),
+                    thin[k],
+                    full[i]
+                );
+            }
+        }
+    }
+}

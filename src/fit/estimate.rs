@@ -209,8 +209,12 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power
         })
         .collect();
     let mut best: Option<(f64, f64, f64, f64)> = None; // (rss, e, k, f)
+                                                       // ln of the binned strains, for the power toe (bx / e)^n = exp(n (ln bx − ln e))
+    let ln_bx: Vec<f64> = target.iter().map(|&(bx, _)| bx.max(1e-300).ln()).collect();
+    let mut h = vec![0.0; target.len()];
     for j in 1..=40 {
         let e = x_max * j as f64 / 40.0;
+        let ln_e = e.ln();
         // F_el = k g1 + F g2 with F = k e (1 + φ)/2: for each φ on a grid the model is k·h
         let phis: &[f64] = if power {
             &[
@@ -220,29 +224,29 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power
             &[0.0, 0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 1.0]
         };
         for &phi in phis {
-            let (mut hh, mut hy) = (0.0, 0.0);
-            let basis = |bx: f64| -> f64 {
-                if power {
+            let f_over_k = e * (1.0 + phi) / 2.0;
+            for ((hm, &(bx, _)), &lb) in h.iter_mut().zip(&target).zip(&ln_bx) {
+                *hm = if power {
                     // F_el/k with F₁ = k e (1+φ)/2, n = 2/(1+φ)
-                    let f_over_k = e * (1.0 + phi) / 2.0;
                     let n = 2.0 / (1.0 + phi);
                     if bx <= 0.0 {
                         0.0
                     } else if bx < e {
-                        f_over_k * (bx / e).powf(n)
+                        f_over_k * (n * (lb - ln_e)).exp()
                     } else {
                         bx - e + f_over_k
                     }
                 } else {
                     let (g1, g2) = toe_basis(bx, e);
-                    g1 + g2 * e * (1.0 + phi) / 2.0
-                }
-            };
-            for &(bx, t) in &target {
-                let h = basis(bx);
-                hh += h * h;
-                hy += h * t;
+                    g1 + g2 * f_over_k
+                };
             }
+            let (hh, hy) = h
+                .iter()
+                .zip(&target)
+                .fold((0.0, 0.0), |(hh, hy), (&hm, &(_, t))| {
+                    (hh + hm * hm, hy + hm * t)
+                });
             if hh <= 0.0 {
                 continue;
             }
@@ -250,11 +254,12 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power
             if k <= 0.0 {
                 continue;
             }
-            let f = k * e * (1.0 + phi) / 2.0;
-            let rss: f64 = target
+            let f = k * f_over_k;
+            let rss: f64 = h
                 .iter()
-                .map(|&(bx, t)| {
-                    let r = k * basis(bx) - t;
+                .zip(&target)
+                .map(|(&hm, &(_, t))| {
+                    let r = k * hm - t;
                     r * r
                 })
                 .sum();

@@ -496,6 +496,34 @@ fn run_lm<'a>(
     (problem, report.termination, report.number_of_evaluations)
 }
 
+/// Samples the least-squares runs aim for: longer curves are thinned to about this many, or
+/// to an eighth of their samples when that is more (long noisy records keep their detail).
+pub const FIT_SAMPLES: usize = 240;
+
+/// The indices of the samples the least-squares runs use: every `stride`-th sample, the first
+/// and the last, and every turning point of the path (a sample where x stops rising or
+/// falling). The laws are rate independent and exact over any monotone increment (the friction
+/// operators step in closed form, the toe remembers only the largest strain, which a turning
+/// point or the current sample holds), so the law driven along the thinned path gives exactly
+/// the forces of the full path at the samples kept.
+pub fn thinned_samples(x: &[f64], target: usize) -> Vec<usize> {
+    let n = x.len();
+    let stride = n.div_ceil(target.max(1)).max(1);
+    if stride == 1 {
+        return (0..n).collect();
+    }
+    (0..n)
+        .filter(|&i| {
+            if i == 0 || i + 1 == n || i % stride == 0 {
+                return true;
+            }
+            let before = x[i] - x[i - 1];
+            let after = x[i + 1] - x[i];
+            before * after < 0.0 || (before == 0.0) != (after == 0.0)
+        })
+        .collect()
+}
+
 /// Why a curve cannot be fitted, if it cannot.
 fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> {
     if curve.x.len() != curve.y.len() {
@@ -569,6 +597,9 @@ fn fit_model(
             ));
         }
     }
+    let kept = thinned_samples(&curve.x, FIT_SAMPLES.max(curve.x.len() / 8));
+    let x_fit: Vec<f64> = kept.iter().map(|&i| curve.x[i]).collect();
+    let y_fit: Vec<f64> = kept.iter().map(|&i| curve.y[i]).collect();
     let mut evaluations = 0;
     let mut iterations = 0;
     let mut termination;
@@ -586,8 +617,8 @@ fn fit_model(
         };
         let (pr, term, evals) = run_lm(
             coords.clone(),
-            &curve.x,
-            &curve.y,
+            &x_fit,
+            &y_fit,
             y_range,
             budget,
             Some((progress, label.as_str())),
@@ -637,6 +668,8 @@ fn fit_model(
         }
         // pin the worst-determined coordinate and refit
         let stats = report::covariance(&problem);
+        // standard errors of the thinned fit, scaled to what every sample would give
+        let thinning = (x_fit.len() as f64 / curve.x.len() as f64).sqrt();
         let worst = stats.and_then(|(_, se_q)| {
             coords
                 .free
@@ -652,8 +685,8 @@ fn fit_model(
                         | idx::F1
                         | idx::E1A
                         | idx::OFFSET
-                        | idx::ALPHA => se_q[c] / bound_span,
-                        _ => se_q[c] / value.abs().max(1e-300),
+                        | idx::ALPHA => thinning * se_q[c] / bound_span,
+                        _ => thinning * se_q[c] / value.abs().max(1e-300),
                     };
                     (relative > 1.0 || !relative.is_finite()).then_some((j, relative))
                 })
@@ -673,9 +706,11 @@ fn fit_model(
             None => break,
         }
     }
+    // the report (residuals, NRMSE, standard errors) is made on every sample
+    let full = PathProblem::new(problem.coords.clone(), &curve.x, &curve.y, y_range);
     report::build(
         curve,
-        &problem,
+        &full,
         kind,
         label.clone(),
         &pinned,
