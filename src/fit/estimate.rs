@@ -329,14 +329,17 @@ pub fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
         ),
     }
     // ε_f: the distance to saturate after a reversal, by a 1-D search on the full law
+    // (on the thinned path, exact at the samples kept: `thinned_samples`)
+    let kept = super::problem::thinned_samples(x, super::problem::FIT_SAMPLES);
+    let (xs, ys): (Vec<f64>, Vec<f64>) = kept.iter().map(|&i| (x[i], y[i])).unzip();
     let mut best = (f64::INFINITY, 0.05 * ranges.x_range());
-    let mut out = vec![0.0; x.len()];
+    let mut out = vec![0.0; xs.len()];
     for j in 0..14 {
         let eps_f = ranges.x_range() * 1e-4 * 10f64.powf(j as f64 * 3.5 / 13.0);
         let mut q = p;
         q[idx::EPSF] = eps_f;
-        simulate(kind, &q, x, &mut out);
-        let rss: f64 = out.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum();
+        simulate(kind, &q, &xs, &mut out);
+        let rss: f64 = out.iter().zip(&ys).map(|(a, b)| (a - b) * (a - b)).sum();
         if rss < best.0 {
             best = (rss, eps_f);
         }
