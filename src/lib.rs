@@ -21,6 +21,7 @@ pub mod kes;
 pub mod material;
 pub mod params;
 pub mod plot;
+pub mod reduced;
 pub mod render;
 pub mod scene;
 pub mod tui;
