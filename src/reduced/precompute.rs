@@ -119,7 +119,8 @@ pub fn sample(
         let mut t = spec.t_min + (spec.t_max - spec.t_min) * rng.uniform();
         t = t.min(driver.time_to_limit(spec.palette[next].angular_velocity));
         let left = total_frames + 1 - frames as u64;
-        let n = ((t / frame_dt).round() as u64).clamp(1, left);
+        // floor: a swing never runs past the door's range.
+        let n = ((t / frame_dt).floor() as u64).clamp(1, left);
         driver.set_entry(next);
         let start = frames - 1;
         for _ in 0..n {
