@@ -1,6 +1,8 @@
 //! The subcommands: each module holds its clap arguments and a `run` that calls the library
 //! and prints. Binary-only (not part of the library).
 
+pub mod play;
+pub mod precompute;
 pub mod render;
 pub mod run;
 

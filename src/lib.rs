@@ -5,7 +5,7 @@
 //! ```text
 //! physics   friction, material            (Dahl / Bliman–Sorine operators, connector laws)
 //! data      kes, params                   (KES curves, protocols, values; parameter files)
-//! numerics  fit, cloth, scene             (identification; particle cloth simulation, scene files)
+//! numerics  fit, cloth, scene, reduced    (identification; cloth simulation, scene files; reduced dynamics)
 //! output    plot, render                  (PNG plots; offline frames)
 //! ui        tui                           (the terminal workbench)
 //! main.rs                                 (command line → library calls)
@@ -21,6 +21,7 @@ pub mod kes;
 pub mod material;
 pub mod params;
 pub mod plot;
+pub mod reduced;
 pub mod render;
 pub mod scene;
 pub mod tui;

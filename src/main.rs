@@ -31,6 +31,10 @@ enum Command {
     Run(cli::run::RunArgs),
     /// Render a scene (simulated) or a record to PNG frames with headless wgpu (docs/render.md).
     Render(cli::render::RenderArgs),
+    /// Precompute a reduced model of a scene's impulse palette (SVD, IRF library; docs/reduced.md).
+    Precompute(cli::precompute::PrecomputeArgs),
+    /// Play a reduced model under an impulse sequence; --out renders PNG frames.
+    Play(cli::play::PlayArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +48,8 @@ fn main() -> ExitCode {
         Some(Command::Simulate(args)) => cli::simulate::run(args),
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::Render(args)) => cli::render::run(args),
+        Some(Command::Precompute(args)) => cli::precompute::run(args),
+        Some(Command::Play(args)) => cli::play::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

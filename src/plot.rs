@@ -3,6 +3,7 @@
 
 mod draw;
 pub mod hysteresis;
+pub mod reduced;
 pub mod style;
 
 use std::fmt;

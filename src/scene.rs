@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use nalgebra::Vector3;
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -146,6 +147,8 @@ pub struct SceneFile {
     pub obstacles: Vec<Obstacle>,
     pub camera: Option<Camera>,
     pub kes_test: Option<KesTestSpec>,
+    /// Impulse palette and precomputation settings of a reduced model (docs/reduced.md).
+    pub reduced: Option<ReducedSpec>,
 }
 
 /// A dynamic scene ready to run.
@@ -156,6 +159,229 @@ pub struct DynamicScene {
     pub params: StepParameters,
     pub steps: u64,
     pub camera: Option<Camera>,
+    /// The impulse palette, when the scene declares one (`[reduced]`).
+    pub reduced: Option<ReducedSpec>,
+}
+
+/// `[reduced.door]`: the pinned particles ride on a door turning about a hinge axis.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoorSpec {
+    /// A point on the hinge axis [m].
+    pub hinge: [f64; 3],
+    /// Direction of the hinge axis (positive angles turn right-handed about it). Default +Y.
+    #[serde(default = "y_axis")]
+    pub axis: [f64; 3],
+    /// Range of the door angle [deg], starting at the lower end. Default 0..90.
+    #[serde(default = "door_range")]
+    pub range_deg: [f64; 2],
+}
+
+fn y_axis() -> [f64; 3] {
+    [0.0, 1.0, 0.0]
+}
+
+fn door_range() -> [f64; 2] {
+    [0.0, 90.0]
+}
+
+/// `[[reduced.palette]]`: one (α^I, α^F) pair of the impulse palette (James & Fatahalian eq. 11).
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaletteEntrySpec {
+    /// Name used in impulse sequences (`open:1.5,stop:1`).
+    pub name: String,
+    /// Key that applies it in the TUI (one character).
+    pub key: char,
+    /// α^I: velocity added to every free particle on the first step [m/s]. Default zero.
+    #[serde(default)]
+    pub impulse: [f64; 3],
+    /// α^F: door angular velocity while the entry lasts [rad/s]. Default 0.
+    #[serde(default)]
+    pub angular_velocity: f64,
+    /// α^F: wind velocity while the entry lasts [m/s] (needs `[loads.wind]`); default the
+    /// scene's wind (or none).
+    pub wind: Option<[f64; 3]>,
+    /// Entries that may follow this one (names); empty: any.
+    #[serde(default)]
+    pub next: Vec<String>,
+}
+
+/// `[reduced]`: the impulse palette and how to sample it.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReducedSpec {
+    pub palette: Vec<PaletteEntrySpec>,
+    /// The door carrying the pins, if any.
+    pub door: Option<DoorSpec>,
+    /// Entry the scene settles under before sampling and playback starts from (name). Default
+    /// the first.
+    pub start: Option<String>,
+    /// Settling time under `start` before sampling [s]. Default 1.
+    #[serde(default = "one")]
+    pub settle: f64,
+    /// Simulated time of the random palette sequence [s].
+    pub duration: f64,
+    /// Bounds of one IRF's duration [s].
+    pub t_min: f64,
+    pub t_max: f64,
+    /// Steps between recorded states. Default 10.
+    #[serde(default = "ten")]
+    pub every: u32,
+    /// ε: keep rank r with σ_r ≥ ε·σ₁. Default 0.015.
+    #[serde(default = "eps")]
+    pub rank_tolerance: f64,
+    /// Most rank kept. Default 64.
+    #[serde(default = "max_rank")]
+    pub max_rank: usize,
+    /// λ of the blend e^(−λt) (eq. 12) [1/s]. Default 4.
+    #[serde(default = "blend")]
+    pub blend_rate: f64,
+    /// IRFs shorter than this fraction of t_min are pruned. Default 0.5.
+    #[serde(default = "half")]
+    pub prune_short: f64,
+    /// An IRF is a dead end when its end lies farther from every IRF start than this multiple
+    /// of the median such distance (metric of eq. 9). Default 4.
+    #[serde(default = "four")]
+    pub dead_end_factor: f64,
+    /// Seed of the random sequence. Default 1.
+    #[serde(default = "seed")]
+    pub seed: u64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn ten() -> u32 {
+    10
+}
+fn eps() -> f64 {
+    0.015
+}
+fn max_rank() -> usize {
+    64
+}
+fn blend() -> f64 {
+    4.0
+}
+fn half() -> f64 {
+    0.5
+}
+fn four() -> f64 {
+    4.0
+}
+fn seed() -> u64 {
+    1
+}
+
+impl ReducedSpec {
+    /// Index of an entry by name or key.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.palette
+            .iter()
+            .position(|e| e.name == name)
+            .or_else(|| {
+                let mut c = name.chars();
+                match (c.next(), c.next()) {
+                    (Some(k), None) => self.palette.iter().position(|e| e.key == k),
+                    _ => None,
+                }
+            })
+    }
+
+    /// Index of the start entry.
+    pub fn start_index(&self) -> usize {
+        self.start
+            .as_deref()
+            .and_then(|s| self.find(s))
+            .unwrap_or(0)
+    }
+
+    /// Whether entry `to` may follow entry `from`.
+    pub fn allows(&self, from: usize, to: usize) -> bool {
+        let next = &self.palette[from].next;
+        next.is_empty() || next.iter().any(|n| self.palette[to].name == *n)
+    }
+
+    /// Checks the palette, durations and tolerances; `wind` says whether the scene has wind.
+    pub fn validate(&self, wind: bool) -> Result<(), String> {
+        if self.palette.is_empty() {
+            return Err("reduced.palette: needs at least one entry".into());
+        }
+        for (i, e) in self.palette.iter().enumerate() {
+            if self.palette[..i]
+                .iter()
+                .any(|o| o.name == e.name || o.key == e.key)
+            {
+                return Err(format!(
+                    "reduced.palette `{}`: name or key `{}` used twice",
+                    e.name, e.key
+                ));
+            }
+            for n in &e.next {
+                if !self.palette.iter().any(|o| o.name == *n) {
+                    return Err(format!(
+                        "reduced.palette `{}`: next names `{n}`, not an entry",
+                        e.name
+                    ));
+                }
+            }
+            if e.wind.is_some() && !wind {
+                return Err(format!(
+                    "reduced.palette `{}`: wind needs [loads.wind] for its coefficient",
+                    e.name
+                ));
+            }
+            if e.angular_velocity != 0.0 && self.door.is_none() {
+                return Err(format!(
+                    "reduced.palette `{}`: angular_velocity needs [reduced.door]",
+                    e.name
+                ));
+            }
+            let finite = e
+                .impulse
+                .iter()
+                .chain(e.wind.iter().flatten())
+                .all(|v| v.is_finite())
+                && e.angular_velocity.is_finite();
+            if !finite {
+                return Err(format!(
+                    "reduced.palette `{}`: values must be finite",
+                    e.name
+                ));
+            }
+        }
+        if let Some(s) = &self.start {
+            if self.find(s).is_none() {
+                return Err(format!("reduced.start `{s}`: not a palette entry"));
+            }
+        }
+        if let Some(d) = &self.door {
+            if d.range_deg[0] >= d.range_deg[1]
+                || d.range_deg.iter().any(|v| !v.is_finite())
+                || !d.hinge.iter().all(|v| v.is_finite())
+            {
+                return Err("reduced.door: range_deg must be [lo, hi] with lo < hi".into());
+            }
+            if Vector3::from(d.axis).norm() < 1e-12 {
+                return Err("reduced.door: axis is zero".into());
+            }
+        }
+        let pos = |v: f64| v.is_finite() && v > 0.0;
+        if !(pos(self.t_min) && self.t_max >= self.t_min && pos(self.duration)) {
+            return Err("reduced: need 0 < t_min <= t_max and duration > 0 [s]".into());
+        }
+        if !(self.settle.is_finite() && self.settle >= 0.0) || self.every == 0 {
+            return Err("reduced: settle must be >= 0 s and every >= 1".into());
+        }
+        if !(self.rank_tolerance > 0.0 && self.rank_tolerance < 1.0) || self.max_rank == 0 {
+            return Err("reduced: rank_tolerance must be in (0, 1), max_rank >= 1".into());
+        }
+        if !(pos(self.blend_rate) && self.prune_short >= 0.0 && pos(self.dead_end_factor)) {
+            return Err("reduced: blend_rate, dead_end_factor > 0, prune_short >= 0".into());
+        }
+        Ok(())
+    }
 }
 
 /// A virtual KES test ready to run.
@@ -338,12 +564,16 @@ impl Scene {
             params.forcing = f;
         }
         params.validate().map_err(invalid)?;
+        if let Some(r) = &file.reduced {
+            r.validate(world.loads.wind.is_some()).map_err(invalid)?;
+        }
         Ok(Scene::Dynamic(Box::new(DynamicScene {
             name: file.name.clone(),
             world,
             params,
             steps: integ.steps,
             camera: file.camera,
+            reduced: file.reduced.clone(),
         })))
     }
 }

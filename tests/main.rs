@@ -6,5 +6,6 @@ mod friction;
 mod kes;
 mod material;
 mod plot;
+mod reduced;
 mod render;
 mod tui;

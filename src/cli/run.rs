@@ -152,6 +152,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         mut params,
         steps,
         camera,
+        ..
     } = scene;
     if let Some(i) = args.integrator {
         params.integrator = i;

@@ -1,0 +1,238 @@
+//! `kestrel play MODEL --impulses SEQ`: replays a reduced model under an impulse sequence,
+//! optionally renders PNG frames and compares with the full simulation (docs/reduced.md).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use kestrel::reduced::{compare, parse_sequence, Comparison, Player, ReducedModel};
+use kestrel::render::{frame_path, Renderer, SceneView};
+use kestrel::scene::Scene;
+
+use super::CliError;
+
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// Model file written by `kestrel precompute`.
+    pub model: PathBuf,
+    /// Impulse sequence `name:seconds,…` (names or keys of the palette), e.g.
+    /// `open:1.2,stop:1,close:0.8,stop:2`.
+    #[arg(long, value_name = "SEQ")]
+    pub impulses: String,
+    /// Render PNG frames into this folder (headless wgpu, as `kestrel render`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Render every n-th played frame.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub every: usize,
+    /// Image size in pixels.
+    #[arg(long, default_value = "960x720", value_name = "WxH")]
+    pub size: String,
+    /// Also run the full simulation of this scene under the same sequence and report the
+    /// relative l2 error of the playback.
+    #[arg(long, value_name = "SCENE")]
+    pub compare: Option<PathBuf>,
+    /// Overwrite existing frames.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Summary {
+    model: String,
+    frames: usize,
+    vertices: usize,
+    rank: usize,
+    /// Played frames per second, shape reconstruction (mean + U·q, door turn) included, one
+    /// thread.
+    frames_per_s: f64,
+    /// Mean time per frame [µs].
+    frame_us: f64,
+    jumps: usize,
+    ignored: usize,
+    rendered: usize,
+    out: Option<String>,
+    compare: Option<Comparison>,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), CliError> {
+    let bad = || CliError::input(format!("--size {s}: expected WxH, e.g. 960x720"));
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+/// Plays the whole sequence once; calls `frame` with each world shape.
+fn play(
+    model: &ReducedModel,
+    seq: &[(usize, f64)],
+    mut frame: impl FnMut(usize, &[[f32; 3]]) -> Result<(), CliError>,
+) -> Result<(usize, usize, usize), CliError> {
+    let mut player = Player::new(model);
+    let mut local = vec![0f32; 3 * model.vertices];
+    let mut world = vec![[0f32; 3]; model.vertices];
+    let mut n = 0;
+    for &(k, d) in seq {
+        player.impulse(k);
+        for _ in 0..(d / model.info.frame_dt).round() as usize {
+            player.advance();
+            player.shape(&mut local);
+            player.to_world(&local, &mut world);
+            frame(n, &world)?;
+            n += 1;
+        }
+    }
+    Ok((n, player.jumps, player.ignored))
+}
+
+pub fn run(args: PlayArgs) -> Result<(), CliError> {
+    let model = ReducedModel::read(&args.model).map_err(CliError::input)?;
+    let seq = parse_sequence(&model.info.palette, &args.impulses).map_err(CliError::input)?;
+    if args.every == 0 {
+        return Err(CliError::input("--every must be >= 1"));
+    }
+    // Timing: the sequence replayed until 0.5 s have passed, no output.
+    let t0 = Instant::now();
+    let mut passes = 0;
+    let mut played = 0usize;
+    let mut sink = 0f32;
+    while passes == 0 || t0.elapsed().as_secs_f64() < 0.5 {
+        let (n, _, _) = play(&model, &seq, |_, w| {
+            sink += w[0][0];
+            Ok(())
+        })?;
+        played += n;
+        passes += 1;
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+    std::hint::black_box(sink);
+    let frames_per_s = played as f64 / elapsed;
+    let mut rendered = 0;
+    let (frames, jumps, ignored) = match &args.out {
+        Some(dir) => {
+            let (w, h) = parse_size(&args.size)?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
+            if !args.force && frame_path(dir, 0).exists() {
+                return Err(CliError::input(format!(
+                    "{} exists; pass --force to overwrite the frames",
+                    frame_path(dir, 0).display()
+                )));
+            }
+            let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
+            let i = &model.info;
+            let view = SceneView {
+                nu: i.nu as usize,
+                nv: i.nv as usize,
+                h_warp: i.h_warp,
+                h_weft: i.h_weft,
+                obstacles: Vec::new(),
+                pins: i.pins.iter().map(|&p| p as usize).collect(),
+                camera: i.camera,
+            };
+            let total: usize = seq
+                .iter()
+                .map(|&(_, d)| (d / i.frame_dt).round() as usize)
+                .sum();
+            let pb = if args.json {
+                ProgressBar::hidden()
+            } else {
+                let pb = ProgressBar::new(total as u64);
+                if let Ok(s) = ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} frames  {elapsed_precise} (eta {eta})",
+                ) {
+                    pb.set_style(s);
+                }
+                pb
+            };
+            let mut first = true;
+            let r = play(&model, &seq, |n, world| {
+                pb.set_position(n as u64 + 1);
+                if n % args.every != 0 {
+                    return Ok(());
+                }
+                if first {
+                    renderer.set_scene(&view, world).map_err(CliError::failed)?;
+                    first = false;
+                }
+                let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
+                kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.force)
+                    .map_err(CliError::failed)?;
+                rendered += 1;
+                Ok(())
+            });
+            pb.finish_and_clear();
+            r?
+        }
+        None => play(&model, &seq, |_, _| Ok(()))?,
+    };
+    let comparison = match &args.compare {
+        Some(path) => {
+            let scene = match Scene::load(path).map_err(CliError::input)? {
+                Scene::Dynamic(s) => *s,
+                Scene::VirtualKes(_) => {
+                    return Err(CliError::input(format!(
+                        "{} is not a dynamic scene",
+                        path.display()
+                    )))
+                }
+            };
+            let pb = if args.json {
+                ProgressBar::hidden()
+            } else {
+                ProgressBar::new(1000)
+            };
+            let c = compare(&scene, &model, &seq, &mut |f| {
+                pb.set_position((f * 1000.0) as u64)
+            })
+            .map_err(CliError::failed)?;
+            pb.finish_and_clear();
+            Some(c)
+        }
+        None => None,
+    };
+    let s = Summary {
+        model: args.model.display().to_string(),
+        frames,
+        vertices: model.vertices,
+        rank: model.rank,
+        frames_per_s,
+        frame_us: 1e6 / frames_per_s,
+        jumps,
+        ignored,
+        rendered,
+        out: args.out.as_ref().map(|p| p.display().to_string()),
+        compare: comparison,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&s).map_err(CliError::failed)?);
+    } else {
+        println!("model        {}", s.model);
+        println!(
+            "played       {} frames of {} vertices at rank {} ({} jumps, {} impulses refused)",
+            s.frames, s.vertices, s.rank, s.jumps, s.ignored
+        );
+        println!(
+            "rate         {:.0} frames/s ({:.2} us/frame, reconstruction included, one thread)",
+            s.frames_per_s, s.frame_us
+        );
+        if let Some(o) = &s.out {
+            println!("rendered     {} frames in {o}", s.rendered);
+        }
+        if let Some(c) = &s.compare {
+            println!(
+                "vs full sim  relative l2 error {:.4} (projection on the basis {:.4}), {} frames",
+                c.playback_error, c.projection_error, c.frames
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! `kestrel precompute SCENE --out MODEL`: samples a scene's impulse palette, reduces the
+//! states by SVD and writes the reduced model (docs/reduced.md).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use kestrel::plot::reduced::error_vs_rank_png;
+use kestrel::plot::{write_png, PlotSize};
+use kestrel::reduced::{precompute, PrecomputeOptions, PrecomputeStats};
+use kestrel::scene::Scene;
+
+use super::CliError;
+
+#[derive(Debug, Args)]
+pub struct PrecomputeArgs {
+    /// Scene file with a [reduced] palette, e.g. scenes/reduced_door_cloth.toml.
+    pub scene: PathBuf,
+    /// Model file to write (.krd).
+    #[arg(long, value_name = "MODEL")]
+    pub out: PathBuf,
+    /// ε: keep rank r with σ_r ≥ ε·σ₁ (default: the scene's rank_tolerance).
+    #[arg(long)]
+    pub epsilon: Option<f64>,
+    /// Keep exactly this rank instead.
+    #[arg(long, conflicts_with = "epsilon")]
+    pub rank: Option<usize>,
+    /// Simulated time of the random palette sequence [s] (default: the scene's).
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// Seed of the random sequence (default: the scene's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Also write the relative error against rank as a PNG.
+    #[arg(long, value_name = "PNG")]
+    pub error_plot: Option<PathBuf>,
+    /// Overwrite existing files.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Summary {
+    scene: String,
+    out: String,
+    #[serde(flatten)]
+    stats: PrecomputeStats,
+    /// Wall time of sampling, SVD and library [s].
+    precompute_s: f64,
+    /// Size of the model file [bytes].
+    bytes: usize,
+    error_plot: Option<String>,
+}
+
+pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
+    for p in std::iter::once(&args.out).chain(args.error_plot.as_ref()) {
+        if p.exists() && !args.force {
+            return Err(CliError::input(format!(
+                "{} exists; pass --force to overwrite it",
+                p.display()
+            )));
+        }
+    }
+    let scene = match Scene::load(&args.scene).map_err(CliError::input)? {
+        Scene::Dynamic(s) => *s,
+        Scene::VirtualKes(_) => {
+            return Err(CliError::input(format!(
+                "{} is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
+                args.scene.display()
+            )))
+        }
+    };
+    let opts = PrecomputeOptions {
+        epsilon: args.epsilon,
+        rank: args.rank,
+        duration: args.duration,
+        seed: args.seed,
+    };
+    let pb = if args.json {
+        ProgressBar::hidden()
+    } else {
+        let pb = ProgressBar::new(1000);
+        if let Ok(s) = ProgressStyle::with_template(
+            "{bar:40} {percent:>3}% simulated  {elapsed_precise} (eta {eta})",
+        ) {
+            pb.set_style(s);
+        }
+        pb
+    };
+    let t0 = Instant::now();
+    let result = precompute(&scene, &opts, &mut |f| pb.set_position((f * 1000.0) as u64));
+    let (model, stats) = match result {
+        Ok(x) => x,
+        Err(e) => {
+            pb.abandon();
+            return Err(CliError::failed(e));
+        }
+    };
+    pb.finish_and_clear();
+    let precompute_s = t0.elapsed().as_secs_f64();
+    let bytes = model
+        .write(&args.out, args.force)
+        .map_err(CliError::failed)?;
+    if let Some(p) = &args.error_plot {
+        let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
+        let png = error_vs_rank_png(
+            &scene.name,
+            &sigma,
+            model.rank,
+            model.info.rank_tolerance,
+            PlotSize::SINGLE,
+        )
+        .map_err(CliError::failed)?;
+        write_png(p, &png, args.force).map_err(CliError::failed)?;
+    }
+    let s = Summary {
+        scene: args.scene.display().to_string(),
+        out: args.out.display().to_string(),
+        stats,
+        precompute_s,
+        bytes,
+        error_plot: args.error_plot.as_ref().map(|p| p.display().to_string()),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&s).map_err(CliError::failed)?);
+    } else {
+        let st = &s.stats;
+        println!("model        {} ({} bytes)", s.out, s.bytes);
+        println!(
+            "snapshots    {} of {} coordinates ({} vertices)",
+            st.snapshots,
+            st.coordinates,
+            st.coordinates / 3
+        );
+        println!(
+            "rank         {} (relative l2 error {:.4}, Frobenius {:.4})",
+            st.rank, st.rel_error, st.frobenius_error
+        );
+        println!(
+            "IRFs         {} sampled, {} kept ({} short, {} dead ends pruned)",
+            st.orbits_sampled, st.orbits_kept, st.pruned_short, st.pruned_dead_end
+        );
+        if !st.missing.is_empty() {
+            println!("not sampled  {}", st.missing.join(", "));
+        }
+        println!(
+            "time         {:.2} s ({:.2} s simulating, {:.2} s SVD)",
+            s.precompute_s, st.simulate_s, st.svd_s
+        );
+        if let Some(p) = &s.error_plot {
+            println!("error plot   {p}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,100 @@
+//! Relative l₂ error of the rank-r snapshot approximation against r (James & Fatahalian
+//! fig. 12): σ_{r+1}/σ₁ (spectral) and ‖A − A_r‖_F/‖A‖_F, log scale.
+
+use plotters::prelude::*;
+
+use super::draw::{render, title};
+use super::style::{rgb, FAMILY, LOADING_RGB, UNLOADING_RGB};
+use super::{PlotError, PlotSize};
+
+fn draw_err(e: impl std::fmt::Display) -> PlotError {
+    PlotError::Draw(e.to_string())
+}
+
+/// The error-against-rank plot of singular values `sigma` (decreasing), marking the rank kept
+/// and the tolerance ε.
+pub fn error_vs_rank_png(
+    name: &str,
+    sigma: &[f64],
+    rank: usize,
+    epsilon: f64,
+    size: PlotSize,
+) -> Result<Vec<u8>, PlotError> {
+    let s1 = sigma.first().copied().unwrap_or(0.0);
+    if sigma.len() < 2 || s1 <= 0.0 {
+        return Err(PlotError::Empty("error vs rank".into()));
+    }
+    let total: f64 = sigma.iter().map(|s| s * s).sum();
+    let max_r = (sigma.len() - 1).min((rank * 3).max(40));
+    let floor = 1e-5;
+    let spectral: Vec<(f64, f64)> = (0..=max_r)
+        .map(|r| (r as f64, (sigma[r] / s1).max(floor)))
+        .collect();
+    let frob: Vec<(f64, f64)> = (0..=max_r)
+        .map(|r| {
+            let tail: f64 = sigma[r..].iter().map(|s| s * s).sum();
+            (r as f64, (tail / total).sqrt().max(floor))
+        })
+        .collect();
+    render(size, |root| {
+        let area = title(
+            root,
+            &format!("Relative l2 error against rank: {name}"),
+            size,
+        )?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0f64..max_r as f64, (floor..1.5f64).log_scale())
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .x_desc("rank r")
+            .y_desc("relative error")
+            .label_style((FAMILY, 16))
+            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .draw()
+            .map_err(draw_err)?;
+        let blue = rgb(LOADING_RGB);
+        let red = rgb(UNLOADING_RGB);
+        chart
+            .draw_series(LineSeries::new(spectral, blue.stroke_width(2)))
+            .map_err(draw_err)?
+            .label("spectral  σ(r+1)/σ1")
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2))
+            });
+        chart
+            .draw_series(LineSeries::new(frob, red.stroke_width(2)))
+            .map_err(draw_err)?
+            .label("Frobenius  |A - A_r|/|A|")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
+        let grey = RGBColor(90, 90, 90);
+        chart
+            .draw_series(LineSeries::new(
+                vec![(0.0, epsilon), (max_r as f64, epsilon)],
+                grey.stroke_width(1),
+            ))
+            .map_err(draw_err)?
+            .label(format!("ε = {epsilon}"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+        chart
+            .draw_series(LineSeries::new(
+                vec![(rank as f64, floor), (rank as f64, 1.5)],
+                grey.stroke_width(1),
+            ))
+            .map_err(draw_err)?
+            .label(format!("r = {rank} kept"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FAMILY, 16))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(draw_err)?;
+        Ok(())
+    })
+}

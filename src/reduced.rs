@@ -1,0 +1,48 @@
+//! Precomputed reduced dynamics (James & Fatahalian 2003, MODEL.md §7): snapshots of a scene
+//! driven by its impulse palette, u ≈ U·q by SVD (σ_r ≥ ε·σ₁), IRF playback with e^(−λt) blends.
+//!
+//! [`precompute`] samples and reduces a scene into a [`ReducedModel`] (file format in
+//! docs/reduced.md); a [`Player`] replays it; [`compare`] measures a playback against the full
+//! simulation. Positions in m (in the door's frame when the scene has a door), times in s.
+
+mod basis;
+mod drive;
+mod model;
+mod play;
+mod precompute;
+mod rng;
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+use crate::atomic::WriteError;
+use crate::cloth::ClothError;
+
+pub use basis::{reduce, Reduction};
+pub use drive::Driver;
+pub use model::{ModelInfo, Orbit, ReducedModel, MODEL_MAGIC, MODEL_VERSION};
+pub use play::{compare, parse_sequence, Comparison, Player};
+pub use precompute::{build, precompute, sample, PrecomputeOptions, PrecomputeStats, Sampled};
+
+#[derive(Debug, Error)]
+pub enum ReducedError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the scene has no [reduced] section (impulse palette); see docs/reduced.md")]
+    NoPalette,
+    #[error("impulse sequence `{text}`: {message}")]
+    Sequence { text: String, message: String },
+    #[error(transparent)]
+    Cloth(#[from] ClothError),
+    #[error("cannot read model {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a kestrel reduced model: {message}")]
+    Format { path: PathBuf, message: String },
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}

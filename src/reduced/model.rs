@@ -1,0 +1,273 @@
+//! The reduced model file (`.krd`): mean shape, basis U, reduced coordinates q [m] and
+//! velocities q̇ [m/s] of every recorded state, and the IRF library; little-endian f32.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::atomic::write_atomic;
+use crate::cloth::record::Camera;
+use crate::scene::{DoorSpec, PaletteEntrySpec};
+
+use super::ReducedError;
+
+/// First eight bytes of a model file.
+pub const MODEL_MAGIC: &[u8; 8] = b"KESTRELD";
+/// Version of the model format.
+pub const MODEL_VERSION: u32 = 1;
+
+/// One impulse response (IRF) of the library: recorded states `start..=end` under palette
+/// entry `entry`; state `start` is the one before the impulse (x⁰ of eq. 10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Orbit {
+    pub entry: u32,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Orbit {
+    /// Steps of the orbit (states after x⁰).
+    pub fn len(&self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+/// The JSON block of a model file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// Scene name.
+    pub name: String,
+    /// Particles along the warp and the weft; rest spacings [m].
+    pub nu: u32,
+    pub nv: u32,
+    pub h_warp: f64,
+    pub h_weft: f64,
+    /// Time between recorded states [s].
+    pub frame_dt: f64,
+    /// β of the metric of eq. 9 [s²].
+    pub beta: f64,
+    /// λ of the blend of eq. 12 [1/s].
+    pub blend_rate: f64,
+    pub palette: Vec<PaletteEntrySpec>,
+    /// Entry the model starts under (state 0 is the settled state under it).
+    pub start: u32,
+    /// Entry that holds the door still (taken when the door reaches the end of its range).
+    pub stop: Option<u32>,
+    pub door: Option<DoorSpec>,
+    /// Pinned particles (index j·nu + i).
+    pub pins: Vec<u32>,
+    pub camera: Option<Camera>,
+    /// ε of σ_r ≥ ε·σ₁ and the resulting σ_{r+1}/σ₁.
+    pub rank_tolerance: f64,
+    pub rel_error: f64,
+    /// IRFs sampled, and pruned as short or dead ends.
+    pub orbits_sampled: u32,
+    pub pruned_short: u32,
+    pub pruned_dead_end: u32,
+}
+
+/// A reduced model: the shape is mean + U·q (in the door's frame when there is a door).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReducedModel {
+    pub info: ModelInfo,
+    /// Vertices v; coordinates are 3v.
+    pub vertices: usize,
+    pub rank: usize,
+    /// All singular values of the snapshot matrix [m].
+    pub sigma: Vec<f32>,
+    /// Mean shape, 3v values [m].
+    pub mean: Vec<f32>,
+    /// U: 3v × r, column-major.
+    pub basis: Vec<f32>,
+    /// q of every recorded state, r values each [m].
+    pub q: Vec<f32>,
+    /// q̇ of every recorded state (backward differences, eq. 8) [m/s].
+    pub qdot: Vec<f32>,
+    /// The IRF library (kept orbits).
+    pub orbits: Vec<Orbit>,
+}
+
+impl ReducedModel {
+    /// Recorded states N.
+    pub fn states(&self) -> usize {
+        self.q.len() / self.rank.max(1)
+    }
+
+    /// q of state j.
+    #[inline]
+    pub fn q_of(&self, j: usize) -> &[f32] {
+        &self.q[j * self.rank..(j + 1) * self.rank]
+    }
+
+    /// q̇ of state j.
+    #[inline]
+    pub fn qdot_of(&self, j: usize) -> &[f32] {
+        &self.qdot[j * self.rank..(j + 1) * self.rank]
+    }
+
+    /// mean + U·q into `out` (3v values) [m]: one pass over U per basis vector, no allocation.
+    #[inline]
+    pub fn reconstruct(&self, q: &[f32], out: &mut [f32]) {
+        let m = self.mean.len();
+        out[..m].copy_from_slice(&self.mean);
+        for (col, &qk) in self.basis.chunks_exact(m).zip(q) {
+            for (o, u) in out[..m].iter_mut().zip(col) {
+                *o += qk * u;
+            }
+        }
+    }
+
+    /// The file's bytes (layout in docs/reduced.md).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, ReducedError> {
+        let json = serde_json::to_vec(&self.info)
+            .map_err(|e| ReducedError::Invalid(format!("cannot encode the header: {e}")))?;
+        let floats =
+            self.sigma.len() + self.mean.len() + self.basis.len() + self.q.len() + self.qdot.len();
+        let mut out = Vec::with_capacity(36 + json.len() + 4 * floats + 12 * self.orbits.len());
+        out.extend_from_slice(MODEL_MAGIC);
+        for v in [
+            MODEL_VERSION,
+            self.vertices as u32,
+            self.rank as u32,
+            self.states() as u32,
+            self.orbits.len() as u32,
+            self.sigma.len() as u32,
+            json.len() as u32,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&json);
+        for block in [&self.sigma, &self.mean, &self.basis, &self.q, &self.qdot] {
+            for x in block.iter() {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        for o in &self.orbits {
+            for v in [o.entry, o.start, o.end] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Parses a model's bytes, checking every length and index; `path` names it in errors.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self, ReducedError> {
+        let bad = |message: String| ReducedError::Format {
+            path: path.to_path_buf(),
+            message,
+        };
+        let mut r = Reader { bytes, at: 0 };
+        if r.take(8).map_err(&bad)? != MODEL_MAGIC {
+            return Err(bad("bad magic (expected KESTRELD)".into()));
+        }
+        let version = r.u32().map_err(&bad)?;
+        if version != MODEL_VERSION {
+            return Err(bad(format!(
+                "version {version} (this kestrel reads {MODEL_VERSION})"
+            )));
+        }
+        let mut h = [0usize; 6];
+        for v in &mut h {
+            *v = r.u32().map_err(&bad)? as usize;
+        }
+        let [vertices, rank, states, orbits, singular, json_len] = h;
+        let info: ModelInfo = serde_json::from_slice(r.take(json_len).map_err(&bad)?)
+            .map_err(|e| bad(format!("header: {e}")))?;
+        if (info.nu * info.nv) as usize != vertices {
+            return Err(bad(format!(
+                "header grid {}x{} for {vertices} vertices",
+                info.nu, info.nv
+            )));
+        }
+        let m = 3 * vertices;
+        let need = 4 * (singular + m + m * rank + 2 * states * rank) + 12 * orbits;
+        if r.bytes.len() - r.at != need {
+            return Err(bad(format!(
+                "{} bytes after the header, expected {need}",
+                r.bytes.len() - r.at
+            )));
+        }
+        let mut floats = |n: usize| -> Result<Vec<f32>, ReducedError> {
+            let s = r.take(4 * n).map_err(&bad)?;
+            Ok(s.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect())
+        };
+        let sigma = floats(singular)?;
+        let mean = floats(m)?;
+        let basis = floats(m * rank)?;
+        let q = floats(states * rank)?;
+        let qdot = floats(states * rank)?;
+        let mut list = Vec::with_capacity(orbits);
+        for _ in 0..orbits {
+            let o = Orbit {
+                entry: r.u32().map_err(&bad)?,
+                start: r.u32().map_err(&bad)?,
+                end: r.u32().map_err(&bad)?,
+            };
+            if o.entry as usize >= info.palette.len() || o.start > o.end || o.end as usize >= states
+            {
+                return Err(bad(format!("orbit {o:?} out of range")));
+            }
+            list.push(o);
+        }
+        if info.start as usize >= info.palette.len() || states == 0 {
+            return Err(bad("no states, or start entry out of range".into()));
+        }
+        Ok(Self {
+            info,
+            vertices,
+            rank,
+            sigma,
+            mean,
+            basis,
+            q,
+            qdot,
+            orbits: list,
+        })
+    }
+
+    /// Reads a model file.
+    pub fn read(path: &Path) -> Result<Self, ReducedError> {
+        let bytes = std::fs::read(path).map_err(|source| ReducedError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_bytes(&bytes, path)
+    }
+
+    /// Writes the model atomically; refuses to overwrite unless `force`. Returns its size
+    /// [bytes].
+    pub fn write(&self, path: &Path, force: bool) -> Result<usize, ReducedError> {
+        let bytes = self.to_bytes()?;
+        write_atomic(path, &bytes, force)?;
+        Ok(bytes.len())
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| format!("truncated at byte {}", self.at))?;
+        let s = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        let s = self.take(4)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+}

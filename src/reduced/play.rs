@@ -1,0 +1,379 @@
+//! Playback (§5): on an impulse, jump to the nearest IRF start of that entry under eq. 9 and
+//! blend the offset away, q(t) = q_IRF(t) + (q′ − q_IRF(0))·e^(−λt) (eq. 12); shape mean + U·q.
+
+use std::time::Instant;
+
+use nalgebra::{Rotation3, Unit};
+use serde::Serialize;
+
+use crate::cloth::Vec3;
+use crate::scene::{DynamicScene, PaletteEntrySpec};
+
+use super::drive::Driver;
+use super::model::ReducedModel;
+use super::precompute::{dist2, settle_steps};
+use super::ReducedError;
+
+/// Parses `name:seconds,name:seconds,…` (a name or a key; seconds default 1) against a palette.
+pub fn parse_sequence(
+    palette: &[PaletteEntrySpec],
+    text: &str,
+) -> Result<Vec<(usize, f64)>, ReducedError> {
+    let err = |message: String| ReducedError::Sequence {
+        text: text.to_string(),
+        message,
+    };
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, secs) = match item.split_once(':') {
+            Some((n, s)) => (
+                n.trim(),
+                s.trim()
+                    .parse::<f64>()
+                    .map_err(|_| err(format!("`{s}` is not a duration in s")))?,
+            ),
+            None => (item, 1.0),
+        };
+        if !(secs.is_finite() && secs >= 0.0) {
+            return Err(err(format!("duration {secs} s must be >= 0")));
+        }
+        let k = palette
+            .iter()
+            .position(|e| e.name == name)
+            .or_else(|| {
+                let mut c = name.chars();
+                match (c.next(), c.next()) {
+                    (Some(k), None) => palette.iter().position(|e| e.key == k),
+                    _ => None,
+                }
+            })
+            .ok_or_else(|| {
+                let names: Vec<&str> = palette.iter().map(|e| e.name.as_str()).collect();
+                err(format!(
+                    "`{name}` is not in the palette ({})",
+                    names.join(", ")
+                ))
+            })?;
+        out.push((k, secs));
+    }
+    if out.is_empty() {
+        return Err(err("no impulses".into()));
+    }
+    Ok(out)
+}
+
+/// Plays a reduced model: the current reduced state, the IRF being followed, the blend offset
+/// and the door angle. Scratch only; no allocation per frame.
+#[derive(Debug, Clone)]
+pub struct Player<'m> {
+    model: &'m ReducedModel,
+    entry: usize,
+    /// State being shown and the end of its orbit.
+    state: usize,
+    end: usize,
+    playing: bool,
+    q_off: Vec<f32>,
+    qd_off: Vec<f32>,
+    /// Frames since the last jump.
+    since: u32,
+    q: Vec<f32>,
+    qd: Vec<f32>,
+    /// Door angle relative to the start [rad].
+    angle: f64,
+    door: Option<(Vec3, Unit<Vec3>, f64)>,
+    /// Impulses refused (transition not allowed, door at its limit, no IRF of that entry).
+    pub ignored: usize,
+    /// Jumps made (impulses and continuations at an orbit's end).
+    pub jumps: usize,
+}
+
+impl<'m> Player<'m> {
+    /// At rest in the settled state under the start entry.
+    pub fn new(model: &'m ReducedModel) -> Self {
+        let r = model.rank;
+        let door = model.info.door.map(|d| {
+            (
+                Vec3::from(d.hinge),
+                Unit::new_normalize(Vec3::from(d.axis)),
+                (d.range_deg[1] - d.range_deg[0]).to_radians(),
+            )
+        });
+        Self {
+            model,
+            entry: model.info.start as usize,
+            state: 0,
+            end: 0,
+            playing: false,
+            q_off: vec![0.0; r],
+            qd_off: vec![0.0; r],
+            since: 0,
+            q: model.q_of(0).to_vec(),
+            qd: vec![0.0; r],
+            angle: 0.0,
+            door,
+            ignored: 0,
+            jumps: 0,
+        }
+    }
+
+    pub fn entry(&self) -> usize {
+        self.entry
+    }
+
+    /// Door angle relative to the start [rad].
+    pub fn angle(&self) -> f64 {
+        self.angle
+    }
+
+    /// Current reduced coordinates q [m].
+    pub fn q(&self) -> &[f32] {
+        &self.q
+    }
+
+    fn allowed(&self, k: usize) -> bool {
+        let next = &self.model.info.palette[self.entry].next;
+        next.is_empty() || next.iter().any(|n| self.model.info.palette[k].name == *n)
+    }
+
+    fn at_limit(&self, omega: f64) -> bool {
+        match self.door {
+            Some((_, _, hi)) => {
+                (omega > 0.0 && self.angle >= hi) || (omega < 0.0 && self.angle <= 0.0)
+            }
+            None => false,
+        }
+    }
+
+    /// Applies palette entry `k`; false (and counted in `ignored`) when refused.
+    pub fn impulse(&mut self, k: usize) -> bool {
+        let palette = &self.model.info.palette;
+        if k < palette.len() && k == self.entry && palette[k].impulse == [0.0; 3] {
+            return true; // already under this forcing
+        }
+        if k >= palette.len() || !self.allowed(k) || self.at_limit(palette[k].angular_velocity) {
+            self.ignored += 1;
+            return false;
+        }
+        self.jump_to_start(k)
+    }
+
+    /// Jumps to the nearest start of an IRF of entry k (eq. 9).
+    fn jump_to_start(&mut self, k: usize) -> bool {
+        let m = self.model;
+        let beta = m.info.beta as f32;
+        let best = m
+            .orbits
+            .iter()
+            .filter(|o| o.entry as usize == k && !o.is_empty())
+            .map(|o| {
+                let s = o.start as usize;
+                (dist2(&self.q, &self.qd, m.q_of(s), m.qdot_of(s), beta), o)
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let Some((_, o)) = best else {
+            self.ignored += 1;
+            return false;
+        };
+        self.entry = k;
+        self.jump(o.start as usize, o.end as usize);
+        true
+    }
+
+    fn jump(&mut self, state: usize, end: usize) {
+        let m = self.model;
+        for (o, (a, b)) in self.q_off.iter_mut().zip(self.q.iter().zip(m.q_of(state))) {
+            *o = a - b;
+        }
+        for (o, (a, b)) in self
+            .qd_off
+            .iter_mut()
+            .zip(self.qd.iter().zip(m.qdot_of(state)))
+        {
+            *o = a - b;
+        }
+        self.state = state;
+        self.end = end;
+        self.since = 0;
+        self.playing = true;
+        self.jumps += 1;
+    }
+
+    /// At an orbit's end, carries on under the same entry from the nearest state inside
+    /// another IRF of that entry; false when there is none.
+    fn continue_entry(&mut self) -> bool {
+        let m = self.model;
+        let beta = m.info.beta as f32;
+        let mut best: Option<(f32, usize, usize)> = None;
+        for o in m.orbits.iter().filter(|o| o.entry as usize == self.entry) {
+            for j in o.start as usize + 1..o.end as usize {
+                let d = dist2(&self.q, &self.qd, m.q_of(j), m.qdot_of(j), beta);
+                if best.is_none_or(|b| d < b.0) {
+                    best = Some((d, j, o.end as usize));
+                }
+            }
+        }
+        match best {
+            Some((_, j, end)) => {
+                self.jump(j, end);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Advances one recorded frame (frame_dt seconds).
+    pub fn advance(&mut self) {
+        let m = self.model;
+        if self.playing {
+            if self.state >= self.end && !self.continue_entry() {
+                self.playing = false;
+                self.qd.fill(0.0);
+            }
+            if self.playing {
+                self.state += 1;
+                self.since += 1;
+                let decay =
+                    (-(m.info.blend_rate * m.info.frame_dt) * self.since as f64).exp() as f32;
+                let (q, qd) = (m.q_of(self.state), m.qdot_of(self.state));
+                for k in 0..m.rank {
+                    self.q[k] = q[k] + self.q_off[k] * decay;
+                    self.qd[k] = qd[k] + self.qd_off[k] * decay;
+                }
+            }
+        }
+        if let Some((_, _, hi)) = self.door {
+            let omega = m.info.palette[self.entry].angular_velocity;
+            let next = self.angle + omega * m.info.frame_dt;
+            self.angle = next.clamp(0.0, hi);
+            if self.angle != next && omega != 0.0 {
+                if let Some(s) = m.info.stop {
+                    self.jump_to_start(s as usize);
+                }
+            }
+        }
+    }
+
+    /// The shape in the model's frame (door frame), mean + U·q, into `out` (3v values) [m].
+    #[inline]
+    pub fn shape(&self, out: &mut [f32]) {
+        self.model.reconstruct(&self.q, out);
+    }
+
+    /// Turns a door-frame shape into world positions by the door angle.
+    pub fn to_world(&self, local: &[f32], out: &mut [[f32; 3]]) {
+        match self.door {
+            Some((h, axis, _)) => {
+                let r = Rotation3::from_axis_angle(&axis, self.angle).cast::<f32>();
+                let h = h.cast::<f32>();
+                for (o, p) in out.iter_mut().zip(local.chunks_exact(3)) {
+                    let x = h + r * (nalgebra::Vector3::new(p[0], p[1], p[2]) - h);
+                    *o = [x.x, x.y, x.z];
+                }
+            }
+            None => {
+                for (o, p) in out.iter_mut().zip(local.chunks_exact(3)) {
+                    *o = [p[0], p[1], p[2]];
+                }
+            }
+        }
+    }
+}
+
+/// A reduced playback against the full simulation of the same impulse sequence.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub frames: usize,
+    /// √Σ‖x_play − x_full‖² / √Σ‖x_full − mean‖² over all frames.
+    pub playback_error: f64,
+    /// The same for the projection of the full simulation on the basis (the basis' own error).
+    pub projection_error: f64,
+    /// Wall time of the full simulation [s].
+    pub full_s: f64,
+}
+
+/// Runs `sequence` (entries with durations [s]) through the full simulation of `scene` and
+/// through `model`, from the same settled state, and compares the shapes frame by frame.
+pub fn compare(
+    scene: &DynamicScene,
+    model: &ReducedModel,
+    sequence: &[(usize, f64)],
+    progress: &mut dyn FnMut(f64),
+) -> Result<Comparison, ReducedError> {
+    let spec = scene.reduced.as_ref().ok_or(ReducedError::NoPalette)?;
+    let every = spec.every as u64;
+    let frame_dt = scene.params.dt * every as f64;
+    let m = 3 * scene.world.len();
+    if (frame_dt - model.info.frame_dt).abs() > 1e-12 * frame_dt || m != model.mean.len() {
+        return Err(ReducedError::Invalid(format!(
+            "the model ({} vertices, frame {} s) was not made from this scene ({} vertices, frame {} s)",
+            model.vertices,
+            model.info.frame_dt,
+            m / 3,
+            frame_dt
+        )));
+    }
+    for w in sequence.windows(2) {
+        if !spec.allows(w[0].0, w[1].0) {
+            return Err(ReducedError::Invalid(format!(
+                "transition {} → {} is not allowed by the palette",
+                spec.palette[w[0].0].name, spec.palette[w[1].0].name
+            )));
+        }
+    }
+    let mut driver = Driver::new(scene)?;
+    for _ in 0..settle_steps(scene, spec) {
+        driver.step()?;
+    }
+    let mut player = Player::new(model);
+    let total: usize = sequence
+        .iter()
+        .map(|&(_, d)| (d / frame_dt).round() as usize)
+        .sum();
+    let (mut full, mut play) = (vec![0.0f64; m], vec![0.0f32; m]);
+    let (mut num, mut den, mut proj) = (0.0f64, 0.0f64, 0.0f64);
+    let mut c = vec![0.0f64; model.rank];
+    let mut frames = 0usize;
+    let mut full_s = 0.0;
+    for &(k, d) in sequence {
+        driver.set_entry(k);
+        player.impulse(k);
+        for _ in 0..(d / frame_dt).round() as usize {
+            let t = Instant::now();
+            for _ in 0..every {
+                driver.step()?;
+            }
+            full_s += t.elapsed().as_secs_f64();
+            driver.local_positions(&mut full);
+            player.advance();
+            player.shape(&mut play);
+            for (col, ck) in c.iter_mut().enumerate() {
+                let u = &model.basis[col * m..(col + 1) * m];
+                *ck = u
+                    .iter()
+                    .zip(&full)
+                    .zip(&model.mean)
+                    .map(|((&u, &x), &mu)| u as f64 * (x - mu as f64))
+                    .sum();
+            }
+            for i in 0..m {
+                let d = full[i] - model.mean[i] as f64;
+                den += d * d;
+                let e = play[i] as f64 - full[i];
+                num += e * e;
+                let p: f64 = (0..model.rank)
+                    .map(|col| model.basis[col * m + i] as f64 * c[col])
+                    .sum();
+                proj += (p - d) * (p - d);
+            }
+            frames += 1;
+            progress(frames as f64 / total.max(1) as f64);
+        }
+    }
+    let rel = |x: f64| if den > 0.0 { (x / den).sqrt() } else { 0.0 };
+    Ok(Comparison {
+        frames,
+        playback_error: rel(num),
+        projection_error: rel(proj),
+        full_s,
+    })
+}

@@ -1,0 +1,205 @@
+//! Reduced dynamics on a small door cloth (12 × 14): the snapshot SVD, the model file, the
+//! playback rules, and a playback against the full simulation of a sequence not sampled.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use kestrel::reduced::{
+    compare, parse_sequence, precompute, reduce, Player, PrecomputeOptions, PrecomputeStats,
+    ReducedError, ReducedModel,
+};
+use kestrel::scene::{DynamicScene, Scene, SceneFile};
+
+fn scene_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes")
+        .join(name)
+}
+
+/// The door scene on a 12 × 14 grid with softer springs (same step), 12 s sampled.
+fn small_door() -> DynamicScene {
+    let path = scene_path("reduced_door_cloth.toml");
+    let mut file = SceneFile::read(&path).unwrap();
+    let g = file.grid.as_mut().unwrap();
+    g.nu = 12;
+    g.nv = 14;
+    file.material =
+        toml::from_str("kind = \"springs\"\nstructural = 2.0\nshear = 1.0\nflexion = 0.2").unwrap();
+    file.reduced.as_mut().unwrap().duration = 12.0;
+    match Scene::build(&file, &path).unwrap() {
+        Scene::Dynamic(s) => *s,
+        _ => unreachable!(),
+    }
+}
+
+fn door_model() -> &'static (DynamicScene, ReducedModel, PrecomputeStats) {
+    static MODEL: OnceLock<(DynamicScene, ReducedModel, PrecomputeStats)> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let scene = small_door();
+        let (model, stats) =
+            precompute(&scene, &PrecomputeOptions::default(), &mut |_| {}).unwrap();
+        (scene, model, stats)
+    })
+}
+
+#[test]
+fn both_reduced_scenes_load_with_their_palettes() {
+    for name in ["reduced_door_cloth.toml", "reduced_sheet_gusts.toml"] {
+        match Scene::load(&scene_path(name)).unwrap() {
+            Scene::Dynamic(s) => assert!(s.reduced.unwrap().palette.len() >= 3, "{name}"),
+            _ => panic!("{name} is not dynamic"),
+        }
+    }
+}
+
+#[test]
+fn a_transition_to_an_unknown_entry_is_refused_naming_the_entry() {
+    let path = scene_path("reduced_door_cloth.toml");
+    let mut file = SceneFile::read(&path).unwrap();
+    file.reduced.as_mut().unwrap().palette[0].next = vec!["slam".into()];
+    let e = Scene::build(&file, &path).unwrap_err().to_string();
+    assert!(
+        e.contains("slam") && e.contains("reduced_door_cloth.toml"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_snapshot_svd_recovers_a_rank_three_field() {
+    // 40 snapshots of 300 coordinates made of three modes with decaying weights.
+    let (m, n) = (300, 40);
+    let mut data = vec![0.0; m * n];
+    for j in 0..n {
+        let t = j as f64 * 0.3;
+        for i in 0..m {
+            let x = i as f64 / m as f64;
+            data[j * m + i] = 1.0
+                + 3.0 * t.sin() * (3.0 * x).sin()
+                + 1.0 * (2.0 * t).cos() * (7.0 * x).cos()
+                + 0.2 * (0.7 * t).sin() * (11.0 * x).sin();
+        }
+    }
+    let red = reduce(data.clone(), m, 1e-6, 64, None);
+    assert_eq!(red.rank, 3, "sigma {:?}", &red.sigma[..5]);
+    assert!(red.spectral_error(3) < 1e-6);
+    // mean + U q gives back every snapshot
+    for j in 0..n {
+        for i in 0..m {
+            let x: f64 = red.mean[i]
+                + (0..3)
+                    .map(|k| red.basis[k * m + i] * red.coords[j * 3 + k])
+                    .sum::<f64>();
+            assert!((x - data[j * m + i]).abs() < 1e-9);
+        }
+    }
+    // more snapshots than coordinates goes through A·Aᵀ and agrees
+    let wide = reduce(data[..m * n].to_vec(), 20, 1e-6, 64, None);
+    assert!(wide.rank <= 20 && wide.snapshots == n * m / 20);
+}
+
+#[test]
+fn precompute_keeps_the_rank_of_its_tolerance_and_samples_every_entry() {
+    let (_, model, stats) = door_model();
+    assert!(stats.rank >= 2 && stats.rank <= 64, "{stats:?}");
+    assert!(stats.rel_error < 0.015, "{stats:?}");
+    assert!(model.sigma[stats.rank - 1] >= 0.015 * model.sigma[0]);
+    assert!(stats.missing.is_empty(), "{stats:?}");
+    for e in 0..3 {
+        assert!(model.orbits.iter().any(|o| o.entry == e), "entry {e}");
+    }
+    // the sequence respects the transitions: the door never goes open -> close directly
+    let names: Vec<&str> = model
+        .orbits
+        .windows(2)
+        .filter(|w| w[0].end == w[1].start)
+        .map(|w| {
+            (
+                model.info.palette[w[0].entry as usize].name.as_str(),
+                w[1].entry,
+            )
+        })
+        .filter(|(a, b)| *a != "stop" && *b != 0)
+        .map(|(a, _)| a)
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+    assert!(model.info.beta > 0.0);
+}
+
+#[test]
+fn the_model_file_round_trips_and_refuses_bad_bytes() {
+    let (_, model, _) = door_model();
+    let bytes = model.to_bytes().unwrap();
+    let p = Path::new("door.krd");
+    assert_eq!(&ReducedModel::from_bytes(&bytes, p).unwrap(), model);
+    let e = ReducedModel::from_bytes(&bytes[..bytes.len() - 4], p).unwrap_err();
+    assert!(matches!(e, ReducedError::Format { .. }) && e.to_string().contains("door.krd"));
+    let mut bad = bytes.clone();
+    bad[0] = b'X';
+    assert!(ReducedModel::from_bytes(&bad, p)
+        .unwrap_err()
+        .to_string()
+        .contains("magic"));
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("m.krd");
+    assert_eq!(model.write(&f, false).unwrap(), bytes.len());
+    assert!(model
+        .write(&f, false)
+        .unwrap_err()
+        .to_string()
+        .contains("--force"));
+    assert_eq!(ReducedModel::read(&f).unwrap(), *model);
+}
+
+#[test]
+fn playback_follows_the_door_and_refuses_what_the_palette_forbids() {
+    let (_, model, _) = door_model();
+    let mut p = Player::new(model);
+    let (stop, open, close) = (0, 1, 2);
+    assert!(
+        !p.impulse(close),
+        "the door is closed: it cannot close further"
+    );
+    assert!(p.impulse(open));
+    assert!(!p.impulse(close), "open -> close skips stop");
+    for _ in 0..100 {
+        p.advance();
+    }
+    // 2.5 s at 1 rad/s: the door stopped itself at 90°
+    assert!((p.angle() - std::f64::consts::FRAC_PI_2).abs() < 1e-9);
+    assert_eq!(p.entry(), stop);
+    let mut shape = vec![0f32; 3 * model.vertices];
+    p.shape(&mut shape);
+    assert!(shape.iter().all(|x| x.is_finite()));
+    assert_eq!(p.ignored, 2);
+}
+
+#[test]
+fn a_sequence_names_palette_entries_by_name_or_key() {
+    let (_, model, _) = door_model();
+    let pal = &model.info.palette;
+    assert_eq!(
+        parse_sequence(pal, "o:1.5, stop:1,c").unwrap(),
+        vec![(1, 1.5), (0, 1.0), (2, 1.0)]
+    );
+    let e = parse_sequence(pal, "open:1,slam:2")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("slam") && e.contains("stop, open, close"), "{e}");
+    assert!(parse_sequence(pal, "open:-1").is_err());
+}
+
+#[test]
+fn playback_of_an_unsampled_sequence_stays_near_the_full_simulation() {
+    let (scene, model, _) = door_model();
+    // Not the precomputation's sequence (seed 1): its own durations and order.
+    let seq = parse_sequence(
+        &model.info.palette,
+        "open:0.7,stop:0.9,open:0.6,stop:0.5,close:1.1,stop:1.2",
+    )
+    .unwrap();
+    let c = compare(scene, model, &seq, &mut |_| {}).unwrap();
+    assert_eq!(c.frames, 200);
+    assert!(c.projection_error < 0.1, "{c:?}");
+    assert!(c.playback_error < 0.3, "{c:?}");
+    assert!(c.playback_error >= c.projection_error * 0.5, "{c:?}");
+}
