@@ -7,4 +7,5 @@ mod kes;
 mod material;
 mod plot;
 mod render;
+mod terzopoulos;
 mod tui;
