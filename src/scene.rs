@@ -82,7 +82,7 @@ pub enum MaterialSpec {
     Kes { params: PathBuf },
     /// Terzopoulos et al.'s elastic surface: η₁₁, η₂₂, η₁₂ [N/m], ξ₁₁, ξ₂₂, ξ₁₂ [N·m],
     /// `metric` (`prescribed`, `linear`), `bending` (`curvature`, `linear`), damping density
-    /// [kg/(m²·s)].
+    /// [kg/(m²·s)], `tangent` (stretch implicit in the semi-implicit step).
     Terzopoulos {
         #[serde(default)]
         eta: [f64; 3],
@@ -94,6 +94,8 @@ pub enum MaterialSpec {
         bending: BendingLaw,
         #[serde(default)]
         damping_density: f64,
+        #[serde(default)]
+        tangent: bool,
     },
 }
 
@@ -345,6 +347,7 @@ impl Scene {
             metric,
             bending,
             damping_density,
+            tangent,
         } = &file.material
         {
             let params = TerzopoulosParams {
@@ -353,6 +356,7 @@ impl Scene {
                 metric: *metric,
                 bending: *bending,
                 damping_density: *damping_density,
+                tangent: *tangent,
             };
             params.validate().map_err(invalid)?;
             world.material = Material::Terzopoulos(Box::new(

@@ -14,6 +14,7 @@ fn params(metric: MetricLaw, bending: BendingLaw) -> TerzopoulosParams {
         metric,
         bending,
         damping_density: 0.5,
+        tangent: false,
     }
 }
 
@@ -215,6 +216,7 @@ fn terz_linear_membrane_sag_converges_at_second_order() {
         metric: MetricLaw::Linear,
         bending: BendingLaw::Linear,
         damping_density: 0.0,
+        tangent: false,
     };
     let exact = poisson_centre(0.2 * 9.81, eta, 1.0);
     let errors: Vec<f64> = [9, 17, 33, 65]
@@ -235,6 +237,7 @@ fn prescribed_membrane_orders(grids: &[usize]) -> Vec<f64> {
         metric: MetricLaw::Prescribed,
         bending: BendingLaw::Curvature,
         damping_density: 10.0,
+        tangent: false,
     };
     let sags: Vec<f64> = grids
         .iter()

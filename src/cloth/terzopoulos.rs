@@ -47,6 +47,11 @@ pub struct TerzopoulosParams {
     /// Damping density γ [kg/(m²·s)]: force −γ·A·v, the matrix C of eq. 26. Default 0.
     #[serde(default)]
     pub damping_density: f64,
+    /// Semi-implicit steps: also put the Gauss–Newton part ½s·u uᵀ of the prescribed-metric
+    /// Jacobian into A (not in the paper), making stretch implicit so that Δt need not scale
+    /// with h/√η. Default false (the paper's lagged α).
+    #[serde(default)]
+    pub tangent: bool,
 }
 
 impl TerzopoulosParams {
@@ -302,6 +307,19 @@ impl TerzopoulosSurface {
                         for q in 0..n {
                             let c = 0.5 * alpha * (t.ca[p] * t.cb[q] + t.cb[p] * t.ca[q]);
                             block(ti, p, q, Mat3::identity() * c);
+                        }
+                    }
+                    if self.params.tangent && self.params.metric == MetricLaw::Prescribed {
+                        // ∂α/∂r_q = u_q, u_q = c_a,q·D_b r + c_b,q·D_a r; K_geo·r = s·G·u
+                        let da = apply(&t.ca, t, x);
+                        let db = apply(&t.cb, t, x);
+                        let g = da.dot(&db);
+                        let u: [Vec3; 4] = std::array::from_fn(|k| db * t.ca[k] + da * t.cb[k]);
+                        for p in 0..n {
+                            b[t.nodes[p] as usize] += u[p] * (t.weight * g);
+                            for q in 0..n {
+                                block(ti, p, q, u[p] * u[q].transpose() * (0.5 * t.weight));
+                            }
                         }
                     }
                 }
