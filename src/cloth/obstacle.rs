@@ -185,7 +185,8 @@ impl CollisionPotential {
         Ok(())
     }
 
-    fn obstacle(&self) -> Obstacle {
+    /// The obstacle whose inside/outside function this potential uses (for drawing).
+    pub fn obstacle(&self) -> Obstacle {
         Obstacle {
             shape: self.shape,
             friction: 0.0,
