@@ -83,11 +83,12 @@ fn semi_implicit_steps(c: &mut Criterion) {
             let t = pipeline.semi_implicit_timing();
             let per = |s: f64| 1e3 * s / t.steps as f64;
             eprintln!(
-                "{name} {n}x{n}: assembly {:.3} ms, factorisation {:.3} ms, solve {:.3} ms per step ({} factorisations in {} steps)",
+                "{name} {n}x{n}: assembly {:.3} ms, factorisation {:.3} ms, solve {:.3} ms per step ({} factorisations, {} by LU, in {} steps)",
                 per(t.assembly_s),
                 per(t.factor_s),
                 per(t.solve_s),
                 t.factorisations,
+                t.lu_fallbacks,
                 t.steps
             );
         }

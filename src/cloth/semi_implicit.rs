@@ -24,6 +24,8 @@ pub struct SemiImplicitTiming {
     pub steps: u64,
     /// Numeric factorisations done (fewer than steps when a linear material reuses one).
     pub factorisations: u64,
+    /// Factorisations where Cholesky failed (A indefinite) and LU was used.
+    pub lu_fallbacks: u64,
 }
 
 /// The 3×3-block sparsity of A for one surface: per column node q its sorted row nodes; the
@@ -345,6 +347,7 @@ impl SemiImplicitStepper {
                     if self.symbolic_lu.is_none() {
                         self.symbolic_lu = SymbolicLu::try_new(pattern.symbolic.as_ref()).ok();
                     }
+                    self.timing.lu_fallbacks += 1;
                     self.symbolic_lu
                         .clone()
                         .and_then(|s| Lu::try_new_with_symbolic(s, a).ok())

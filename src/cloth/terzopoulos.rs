@@ -48,8 +48,9 @@ pub struct TerzopoulosParams {
     #[serde(default)]
     pub damping_density: f64,
     /// Semi-implicit steps: also put the Gauss–Newton part ½s·u uᵀ of the prescribed-metric
-    /// Jacobian into A (not in the paper), making stretch implicit so that Δt need not scale
-    /// with h/√η. Default false (the paper's lagged α).
+    /// Jacobian into A and keep compressive α (< 0) out of it, explicit (not in the paper):
+    /// stretch becomes implicit and A positive definite, so Δt need not scale with h/√η.
+    /// Default false (the paper's lagged α).
     #[serde(default)]
     pub tangent: bool,
 }
@@ -291,7 +292,19 @@ impl TerzopoulosSurface {
                 TermKind::Metric => {
                     let alpha = match self.params.metric {
                         MetricLaw::Prescribed => {
-                            t.weight * (apply(&t.ca, t, x).dot(&apply(&t.cb, t, x)) - t.rest)
+                            let da = apply(&t.ca, t, x);
+                            let db = apply(&t.cb, t, x);
+                            let alpha = t.weight * (da.dot(&db) - t.rest);
+                            if self.params.tangent && alpha < 0.0 {
+                                // compression stays explicit: A keeps only tension
+                                for k in 0..n {
+                                    b[t.nodes[k] as usize] -=
+                                        (db * t.ca[k] + da * t.cb[k]) * (0.5 * alpha);
+                                }
+                                0.0
+                            } else {
+                                alpha
+                            }
                         }
                         MetricLaw::Linear => {
                             let da = apply(&t.ca, t, &self.rest);
