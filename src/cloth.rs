@@ -1,5 +1,6 @@
 //! Particle cloth (MODEL.md §5): a quad grid of particles m_i ẍ_i = F_i(x, v) with Provot's
-//! springs or KES connectors scaled per width, integrated explicitly or by backward Euler; SI.
+//! springs, KES connectors scaled per width or Terzopoulos' elastic surface, integrated
+//! explicitly, by backward Euler or by Terzopoulos' semi-implicit scheme; SI.
 //!
 //! State lives in [`ClothWorld`] (particles, material with its friction states, loads, pins,
 //! obstacles); a [`ClothPipeline`] steps it and holds only scratch memory.
@@ -13,7 +14,9 @@ mod loads;
 mod obstacle;
 mod pipeline;
 pub mod record;
+mod semi_implicit;
 mod springs;
+mod terzopoulos;
 pub mod virtual_kes;
 mod world;
 
@@ -24,10 +27,12 @@ pub use constraints::ProvotConstraints;
 pub use explicit::SymplecticEulerStepper;
 pub use grid::{EdgeFamily, Grid, GridEdge};
 pub use implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
-pub use loads::{Loads, Wind};
-pub use obstacle::{Obstacle, ObstacleShape};
+pub use loads::{Anchor, Loads, Wind};
+pub use obstacle::{CollisionPotential, Obstacle, ObstacleShape};
 pub use pipeline::{ClothPipeline, Integrator, StepParameters, StepReport};
+pub use semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 pub use springs::{SpringFamily, SpringNetwork, SpringStiffness};
+pub use terzopoulos::{BendingLaw, MetricLaw, TerzopoulosParams, TerzopoulosSurface};
 pub use world::{ClothWorld, DeformationRates, Material, Pin};
 
 /// A 3-vector of `f64` (positions in m, velocities in m/s, forces in N).

@@ -42,7 +42,8 @@ pub enum RenderError {
     Write(#[from] WriteError),
 }
 
-/// What stays the same from frame to frame: the grid, obstacles, pinned particles, camera.
+/// What stays the same from frame to frame: the grid, obstacles (and collision potentials'
+/// bodies), pinned particles, camera.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SceneView {
     /// Particles along the warp and the weft.
@@ -68,7 +69,12 @@ impl SceneView {
             nv: world.grid.nv,
             h_warp: world.grid.h_warp,
             h_weft: world.grid.h_weft,
-            obstacles: world.obstacles.clone(),
+            obstacles: world
+                .obstacles
+                .iter()
+                .copied()
+                .chain(world.potentials.iter().map(|p| p.obstacle()))
+                .collect(),
             pins,
             camera,
         }

@@ -10,8 +10,9 @@ use thiserror::Error;
 use crate::cloth::record::Camera;
 use crate::cloth::virtual_kes::VirtualKesSpec;
 use crate::cloth::{
-    ClothError, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads, Material, Obstacle,
-    ProvotConstraints, SpringNetwork, SpringStiffness, StepParameters, Vec3,
+    Anchor, BendingLaw, ClothError, ClothWorld, CollisionPotential, Grid, Integrator,
+    KesConnectors, KesLaws, Loads, Material, MetricLaw, Obstacle, ProvotConstraints, SpringNetwork,
+    SpringStiffness, StepParameters, TerzopoulosParams, TerzopoulosSurface, Vec3,
 };
 use crate::kes::{Direction, KesTest};
 use crate::params::{FabricParams, ParamsError};
@@ -80,13 +81,41 @@ pub enum MaterialSpec {
     },
     /// A fabric parameter file, relative to the scene file.
     Kes { params: PathBuf },
+    /// Terzopoulos et al.'s elastic surface: η₁₁, η₂₂, η₁₂ [N/m], ξ₁₁, ξ₂₂, ξ₁₂ [N·m],
+    /// `metric` (`prescribed`, `linear`), `bending` (`curvature`, `linear`), damping density
+    /// [kg/(m²·s)], `tangent` (stretch implicit in the semi-implicit step).
+    Terzopoulos {
+        #[serde(default)]
+        eta: [f64; 3],
+        #[serde(default)]
+        xi: [f64; 3],
+        #[serde(default)]
+        metric: MetricLaw,
+        #[serde(default)]
+        bending: BendingLaw,
+        #[serde(default)]
+        damping_density: f64,
+        #[serde(default)]
+        tangent: bool,
+    },
+}
+
+/// `[[anchors]]`: a Hookean spring from particle (i, j) to a world point (Terzopoulos eq. 10).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnchorSpec {
+    pub particle: [usize; 2],
+    /// World point [m].
+    pub point: [f64; 3],
+    /// Spring constant [N/m].
+    pub stiffness: f64,
 }
 
 /// `[integrator]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntegratorSpec {
-    /// `explicit`, `broyden` or `newton_krylov`.
+    /// `explicit`, `broyden`, `newton_krylov` or `semi_implicit`.
     pub kind: Integrator,
     /// Time step [s].
     pub dt: f64,
@@ -145,6 +174,11 @@ pub struct SceneFile {
     pub pins: PinSpec,
     #[serde(default)]
     pub obstacles: Vec<Obstacle>,
+    /// Exponential collision potentials (`[[potentials]]`).
+    #[serde(default)]
+    pub potentials: Vec<CollisionPotential>,
+    #[serde(default)]
+    pub anchors: Vec<AnchorSpec>,
     pub camera: Option<Camera>,
     pub kes_test: Option<KesTestSpec>,
     /// Impulse palette and precomputation settings of a reduced model (docs/reduced.md).
@@ -436,7 +470,7 @@ impl Scene {
         let base = path.parent().unwrap_or(Path::new("."));
         let fabric = match &file.material {
             MaterialSpec::Kes { params } => Some(FabricParams::read(&base.join(params))?),
-            MaterialSpec::Springs { .. } => None,
+            MaterialSpec::Springs { .. } | MaterialSpec::Terzopoulos { .. } => None,
         };
         if let Some(t) = &file.kes_test {
             let Some(fabric) = fabric else {
@@ -511,6 +545,18 @@ impl Scene {
             (MaterialSpec::Kes { .. }, None) => {
                 return Err(invalid("kes material without parameters".into()))
             }
+            // built on the flat sheet below, which is its natural shape
+            (MaterialSpec::Terzopoulos { .. }, _) => Material::Springs(
+                SpringNetwork::new(
+                    &grid,
+                    SpringStiffness {
+                        structural: 0.0,
+                        shear: 0.0,
+                        flexion: 0.0,
+                    },
+                )
+                .map_err(cloth)?,
+            ),
         };
         let mut world = ClothWorld::flat(
             grid,
@@ -521,6 +567,62 @@ impl Scene {
             material,
         )
         .map_err(cloth)?;
+        if let MaterialSpec::Terzopoulos {
+            eta,
+            xi,
+            metric,
+            bending,
+            damping_density,
+            tangent,
+        } = &file.material
+        {
+            let params = TerzopoulosParams {
+                eta: *eta,
+                xi: *xi,
+                metric: *metric,
+                bending: *bending,
+                damping_density: *damping_density,
+                tangent: *tangent,
+            };
+            params.validate().map_err(invalid)?;
+            world.material = Material::Terzopoulos(Box::new(
+                TerzopoulosSurface::new(&grid, &world.x, params).map_err(cloth)?,
+            ));
+        }
+        if integ.kind == Integrator::SemiImplicit
+            && !matches!(world.material, Material::Terzopoulos(_))
+        {
+            return Err(invalid(
+                "integrator semi_implicit needs material kind = \"terzopoulos\"".into(),
+            ));
+        }
+        for p in &file.potentials {
+            p.validate().map_err(invalid)?;
+        }
+        world.potentials = file.potentials.clone();
+        for a in &file.anchors {
+            let [i, j] = a.particle;
+            if i >= g.nu || j >= g.nv {
+                return Err(invalid(format!(
+                    "anchors: particle ({i},{j}) outside the {} x {} grid",
+                    g.nu, g.nv
+                )));
+            }
+            if !(a.stiffness.is_finite()
+                && a.stiffness >= 0.0
+                && a.point.iter().all(|c| c.is_finite()))
+            {
+                return Err(invalid(format!(
+                    "anchors: stiffness = {} N/m must be finite and >= 0, point finite",
+                    a.stiffness
+                )));
+            }
+            world.anchors.push(Anchor {
+                particle: grid.index(i, j),
+                point: a.point,
+                stiffness: a.stiffness,
+            });
+        }
         file.loads.validate().map_err(invalid)?;
         world.loads = file.loads;
         for o in &file.obstacles {

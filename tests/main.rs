@@ -8,4 +8,5 @@ mod material;
 mod plot;
 mod reduced;
 mod render;
+mod terzopoulos;
 mod tui;

@@ -23,7 +23,7 @@ pub struct RunArgs {
     /// Number of steps (default: the scene's).
     #[arg(long)]
     pub steps: Option<u64>,
-    /// Integrator instead of the scene's: explicit, broyden or newton-krylov.
+    /// Integrator instead of the scene's: explicit, broyden, newton-krylov or semi-implicit.
     #[arg(long)]
     pub integrator: Option<Integrator>,
     /// Time step [s] instead of the scene's.

@@ -136,6 +136,7 @@ pub(crate) fn block_scaling(world: &ClothWorld, x: &[Vec3], dt: Option<f64>, out
     match &world.material {
         super::Material::Springs(s) => s.stiffness_blocks(x, out),
         super::Material::Kes(k) => k.stiffness_blocks(x, out),
+        super::Material::Terzopoulos(t) => t.stiffness_blocks(x, out),
     }
     for (k, b) in out.iter_mut().enumerate() {
         let d = match dt {

@@ -16,6 +16,25 @@ pub struct Wind {
     pub coefficient: f64,
 }
 
+/// Terzopoulos eq. 10: an ideal Hookean spring k·(r₀ − r) from a particle to a world point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Anchor {
+    /// Particle index j·nu + i.
+    pub particle: usize,
+    /// World point r₀ [m].
+    pub point: [f64; 3],
+    /// Spring constant k [N/m].
+    pub stiffness: f64,
+}
+
+impl Anchor {
+    /// k·(r₀ − r) [N].
+    #[inline]
+    pub fn force(&self, x: &Vec3) -> Vec3 {
+        (Vec3::from(self.point) - x) * self.stiffness
+    }
+}
+
 /// The loads of a scene.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

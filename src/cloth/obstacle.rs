@@ -113,6 +113,102 @@ impl TryFrom<ObstacleFields> for Obstacle {
     }
 }
 
+/// Terzopoulos' collision potential c·exp(−f(r)/ε) per unit area around an obstacle with
+/// inside/outside function f (signed distance [m]); force (eq. 13) along the cloth normal n:
+/// A·(c/ε)·exp(−f/ε)·(∇f·n)·n [N]. In a file: the obstacle's `kind` and shape fields,
+/// `strength` c [J/m²] and `range` ε [m].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "PotentialFields")]
+pub struct CollisionPotential {
+    #[serde(flatten)]
+    pub shape: ObstacleShape,
+    /// c [J/m²].
+    pub strength: f64,
+    /// ε [m].
+    pub range: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PotentialFields {
+    kind: String,
+    point: Option<[f64; 3]>,
+    normal: Option<[f64; 3]>,
+    center: Option<[f64; 3]>,
+    radius: Option<f64>,
+    min: Option<[f64; 3]>,
+    max: Option<[f64; 3]>,
+    strength: f64,
+    range: f64,
+}
+
+impl TryFrom<PotentialFields> for CollisionPotential {
+    type Error = String;
+    fn try_from(f: PotentialFields) -> Result<Self, String> {
+        let o = Obstacle::try_from(ObstacleFields {
+            kind: f.kind,
+            point: f.point,
+            normal: f.normal,
+            center: f.center,
+            radius: f.radius,
+            min: f.min,
+            max: f.max,
+            friction: 0.0,
+            offset: 0.0,
+        })?;
+        Ok(Self {
+            shape: o.shape,
+            strength: f.strength,
+            range: f.range,
+        })
+    }
+}
+
+/// The largest exponent −f/ε used, so that a node deep inside gets a large finite force.
+const MAX_EXPONENT: f64 = 30.0;
+
+impl CollisionPotential {
+    pub fn validate(&self) -> Result<(), String> {
+        self.obstacle().validate()?;
+        if !(self.strength.is_finite() && self.strength >= 0.0) {
+            return Err(format!(
+                "potential strength = {} J/m^2: must be finite and >= 0",
+                self.strength
+            ));
+        }
+        if !(self.range.is_finite() && self.range > 0.0) {
+            return Err(format!(
+                "potential range = {} m: must be finite and > 0",
+                self.range
+            ));
+        }
+        Ok(())
+    }
+
+    /// The obstacle whose inside/outside function this potential uses (for drawing).
+    pub fn obstacle(&self) -> Obstacle {
+        Obstacle {
+            shape: self.shape,
+            friction: 0.0,
+            offset: 0.0,
+        }
+    }
+
+    /// Force of eq. 13 on a node of tributary area `area` [m²] at `x` with unit normal `n` [N].
+    #[inline]
+    pub fn force(&self, x: &Vec3, n: &Vec3, area: f64) -> Vec3 {
+        let (d, grad) = self.obstacle().distance(x);
+        let e = (-d / self.range).min(MAX_EXPONENT).exp();
+        n * (area * self.strength / self.range * e * grad.dot(n))
+    }
+
+    /// Potential energy A·c·exp(−f/ε) of a node [J].
+    pub fn energy(&self, x: &Vec3, area: f64) -> f64 {
+        let (d, _) = self.obstacle().distance(x);
+        area * self.strength * (-d / self.range).min(MAX_EXPONENT).exp()
+    }
+}
+
 impl Obstacle {
     pub fn validate(&self) -> Result<(), String> {
         if !(self.friction.is_finite() && (0.0..=1.0).contains(&self.friction)) {

@@ -1,4 +1,4 @@
-//! The step pipeline: integrate (explicit or backward Euler), Provot's constraints, obstacles by
+//! The step pipeline: integrate (explicit, backward Euler or semi-implicit), Provot's constraints, obstacles by
 //! dynamic inverse (v = Δx/Δt for moved particles), then the blow-up check; time in s.
 
 use std::fmt;
@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::constraints::ProvotConstraints;
 use super::explicit::SymplecticEulerStepper;
 use super::implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
+use super::semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 use super::world::ClothWorld;
 use super::{ClothError, Vec3};
 
@@ -22,6 +23,8 @@ pub enum Integrator {
     Broyden,
     /// Backward Euler solved by Newton–Krylov (GMRES, differenced Jacobian–vector products).
     NewtonKrylov,
+    /// Terzopoulos' semi-implicit scheme (eqs. 28–31), for the `terzopoulos` material.
+    SemiImplicit,
 }
 
 impl Integrator {
@@ -30,6 +33,7 @@ impl Integrator {
             Integrator::Explicit => "explicit",
             Integrator::Broyden => "broyden",
             Integrator::NewtonKrylov => "newton_krylov",
+            Integrator::SemiImplicit => "semi_implicit",
         }
     }
 }
@@ -47,8 +51,9 @@ impl FromStr for Integrator {
             "explicit" | "symplectic_euler" | "euler" => Ok(Integrator::Explicit),
             "broyden" | "implicit" => Ok(Integrator::Broyden),
             "newton_krylov" | "newton" | "nk" => Ok(Integrator::NewtonKrylov),
+            "semi_implicit" | "terzopoulos" => Ok(Integrator::SemiImplicit),
             other => Err(format!(
-                "unknown integrator `{other}` — expected explicit, broyden or newton-krylov"
+                "unknown integrator `{other}` — expected explicit, broyden, newton-krylov or semi-implicit"
             )),
         }
     }
@@ -132,6 +137,7 @@ pub struct ClothPipeline {
     explicit: SymplecticEulerStepper,
     broyden: BroydenStepper,
     newton: NewtonKrylovStepper,
+    semi_implicit: SemiImplicitStepper,
     x_start: Vec<Vec3>,
 }
 
@@ -165,6 +171,15 @@ impl ClothPipeline {
             }
             Integrator::Broyden => report.solve = self.broyden.step(params, world),
             Integrator::NewtonKrylov => report.solve = self.newton.step(params, world),
+            Integrator::SemiImplicit => {
+                self.semi_implicit.step(dt, world)?;
+                report.solve = SolveOutcome {
+                    iterations: 1,
+                    evaluations: 1,
+                    residual: 0.0,
+                    converged: true,
+                };
+            }
         }
         if constrained {
             report.constrained = world.apply_constraints(&params.constraints, &self.x_start, dt);
@@ -176,6 +191,11 @@ impl ClothPipeline {
         world.steps += 1;
         check_blow_up(params, world)?;
         Ok(report)
+    }
+
+    /// Time spent in the semi-implicit integrator's phases so far.
+    pub fn semi_implicit_timing(&self) -> SemiImplicitTiming {
+        self.semi_implicit.timing
     }
 
     /// Quasi-static solve of `world`: free particles to equilibrium of the internal forces,

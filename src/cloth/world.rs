@@ -6,9 +6,10 @@ use crate::material::LawState;
 use super::connectors::KesConnectors;
 use super::constraints::ProvotConstraints;
 use super::grid::{EdgeFamily, Grid, GridEdge};
-use super::loads::Loads;
-use super::obstacle::Obstacle;
+use super::loads::{Anchor, Loads};
+use super::obstacle::{CollisionPotential, Obstacle};
 use super::springs::SpringNetwork;
+use super::terzopoulos::TerzopoulosSurface;
 use super::{ClothError, Vec3};
 
 /// The internal forces of the cloth.
@@ -18,6 +19,8 @@ pub enum Material {
     Springs(SpringNetwork),
     /// KES connectors from a fabric parameter file.
     Kes(Box<KesConnectors>),
+    /// Terzopoulos et al.'s elastic surface (metric and curvature tensors).
+    Terzopoulos(Box<TerzopoulosSurface>),
 }
 
 impl Material {
@@ -25,14 +28,17 @@ impl Material {
         match self {
             Material::Springs(_) => "springs",
             Material::Kes(_) => "kes",
+            Material::Terzopoulos(_) => "terzopoulos",
         }
     }
 
-    /// Number of connectors (springs, or traction + bending + shear connectors).
+    /// Number of connectors (springs, traction + bending + shear connectors, or difference
+    /// terms of the elastic surface).
     pub fn connector_count(&self) -> usize {
         match self {
             Material::Springs(s) => s.len(),
             Material::Kes(k) => k.len(),
+            Material::Terzopoulos(t) => t.len(),
         }
     }
 }
@@ -71,6 +77,10 @@ pub struct ClothWorld {
     pub material: Material,
     pub loads: Loads,
     pub obstacles: Vec<Obstacle>,
+    /// Exponential collision potentials (Terzopoulos eq. 13).
+    pub potentials: Vec<CollisionPotential>,
+    /// Hookean springs to world points (Terzopoulos eq. 10).
+    pub anchors: Vec<Anchor>,
     pins: Vec<Pin>,
     pinned: Vec<bool>,
     /// Structural pairs and cell diagonals, for rates and Provot's constraints.
@@ -144,6 +154,8 @@ impl ClothWorld {
             material,
             loads: Loads::default(),
             obstacles: Vec::new(),
+            potentials: Vec::new(),
+            anchors: Vec::new(),
             pins: Vec::new(),
             pinned: vec![false; grid.len()],
             rate_edges,
@@ -215,7 +227,7 @@ impl ClothWorld {
     /// Number of law states the material carries (0 for springs).
     pub fn state_len(&self) -> usize {
         match &self.material {
-            Material::Springs(_) => 0,
+            Material::Springs(_) | Material::Terzopoulos(_) => 0,
             Material::Kes(k) => k.state_len(),
         }
     }
@@ -227,6 +239,7 @@ impl ClothWorld {
         match &self.material {
             Material::Springs(s) => s.add_forces(x, f),
             Material::Kes(k) => k.add_forces(x, trial, f),
+            Material::Terzopoulos(t) => t.add_forces(x, f),
         }
     }
 
@@ -241,8 +254,40 @@ impl ClothWorld {
     ) {
         f.fill(Vec3::zeros());
         self.add_internal_forces(x, trial, f);
+        if let Material::Terzopoulos(t) = &self.material {
+            let gamma = t.params.damping_density;
+            for ((fi, vi), a) in f.iter_mut().zip(v).zip(&self.area) {
+                *fi -= vi * (gamma * a);
+            }
+        }
+        self.add_external_forces(x, v, normals, f, true);
+    }
+
+    /// Adds the loads, the collision potentials and (if `anchors`) the anchor springs at
+    /// (x, v) to `f` [N]; `normals` is scratch of the world's size.
+    pub fn add_external_forces(
+        &self,
+        x: &[Vec3],
+        v: &[Vec3],
+        normals: &mut [Vec3],
+        f: &mut [Vec3],
+        anchors: bool,
+    ) {
         self.loads
             .add_forces(&self.grid, x, v, &self.mass, &self.area, normals, f);
+        if !self.potentials.is_empty() {
+            self.grid.normals(x, normals);
+            for c in &self.potentials {
+                for (k, fk) in f.iter_mut().enumerate() {
+                    *fk += c.force(&x[k], &normals[k], self.area[k]);
+                }
+            }
+        }
+        if anchors {
+            for a in &self.anchors {
+                f[a.particle] += a.force(&x[a.particle]);
+            }
+        }
     }
 
     /// Commits the trial friction states of an accepted step (swapped in).
@@ -322,6 +367,7 @@ impl ClothWorld {
         match &self.material {
             Material::Springs(s) => s.energy(&self.x),
             Material::Kes(k) => k.elastic_energy(&self.x),
+            Material::Terzopoulos(t) => t.energy(&self.x),
         }
     }
 

@@ -167,7 +167,8 @@ pub fn friction(world: &ClothWorld) -> Option<Vec<f32>> {
 
 /// Elastic energy density [J/m²] at each particle: each spring's ½k(l − l₀)², or each KES
 /// traction connector's w·l₀·∫F_el dε (virgin toe), shared by its two ends and divided by
-/// the particle's tributary area.
+/// the particle's tributary area; for the elastic surface each difference term's energy
+/// shared by its nodes.
 pub fn energy(world: &ClothWorld) -> Vec<f32> {
     let mut e = vec![0.0f64; world.len()];
     let x = &world.x;
@@ -220,6 +221,11 @@ pub fn energy(world: &ClothWorld) -> Vec<f32> {
                 let w = 0.5 * width * edge.rest * s * h / 3.0;
                 e[a] += w;
                 e[b] += w;
+            }
+        }
+        Material::Terzopoulos(t) => {
+            for (ek, wk) in e.iter_mut().zip(t.node_energy(x)) {
+                *ek += wk;
             }
         }
     }
