@@ -43,6 +43,7 @@ fn sheet(n: usize) -> (SceneView, Vec<[f32; 3]>) {
             up: [0.0, 1.0, 0.0],
             fov_deg: 40.0,
         }),
+        door: None,
     };
     (view, x)
 }

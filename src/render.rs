@@ -14,7 +14,9 @@ use thiserror::Error;
 
 use crate::atomic::{write_atomic, WriteError};
 use crate::cloth::record::{Camera, Recording};
-use crate::cloth::{ClothWorld, Obstacle};
+use crate::cloth::{ClothWorld, Obstacle, ObstacleShape};
+use crate::reduced::ReducedModel;
+use crate::scene::DoorSpec;
 
 pub use fields::{colormap, energy, friction, strain, world_field, ColorBy, Field};
 pub use gpu::AdapterSummary;
@@ -57,6 +59,73 @@ pub struct SceneView {
     pub pins: Vec<usize>,
     /// The scene's camera; `None`: looking at the cloth from the front and above.
     pub camera: Option<Camera>,
+    /// A door leaf turning about its hinge ([`Renderer::set_door_angle`]), drawn as a thin box.
+    pub door: Option<DoorPanel>,
+}
+
+/// A door leaf as a box at door angle 0 (a corner and three edges [m]) turning about a hinge.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DoorPanel {
+    pub hinge: [f64; 3],
+    /// Unit hinge axis; positive angles turn right-handed about it.
+    pub axis: [f64; 3],
+    pub corner: [f64; 3],
+    pub edges: [[f64; 3]; 3],
+}
+
+impl DoorPanel {
+    /// Thickness of the leaf drawn behind its plane [m].
+    pub const THICKNESS: f64 = 0.03;
+    /// How far the leaf reaches past the cloth's far edge and top [m].
+    pub const MARGIN: f64 = 0.1;
+
+    /// The leaf of `door` in the plane (point, normal) in front of which the cloth `x` hangs
+    /// (at angle 0): from the hinge to past the cloth, from the hinge point's height (or the
+    /// cloth's bottom, if lower) to past its top, `THICKNESS` behind the plane. `None` when
+    /// the normal lies along the axis.
+    pub fn around(door: &DoorSpec, plane: ([f64; 3], [f64; 3]), x: &[[f32; 3]]) -> Option<Self> {
+        let h = Vector3::from(door.hinge);
+        let a = Vector3::from(door.axis).try_normalize(1e-12)?;
+        let n0 = Vector3::from(plane.1);
+        let mut n = (n0 - a * n0.dot(&a)).try_normalize(1e-12)?;
+        let rel =
+            |p: &[f32; 3]| Vector3::new(f64::from(p[0]), f64::from(p[1]), f64::from(p[2])) - h;
+        let mean = x.iter().map(rel).sum::<Vector3<f64>>() / x.len().max(1) as f64;
+        if mean.dot(&n) < 0.0 {
+            n = -n;
+        }
+        let mut w = a.cross(&n);
+        if mean.dot(&w) < 0.0 {
+            w = -w;
+        }
+        let (mut lo, mut hi, mut far) = (0.0f64, 0.0f64, 0.0f64);
+        for p in x {
+            let d = rel(p);
+            lo = lo.min(d.dot(&a));
+            hi = hi.max(d.dot(&a));
+            far = far.max(d.dot(&w));
+        }
+        let off = (Vector3::from(plane.0) - h).dot(&n);
+        let corner = h + a * lo + n * (off - Self::THICKNESS);
+        Some(Self {
+            hinge: door.hinge,
+            axis: a.into(),
+            corner: corner.into(),
+            edges: [
+                (w * (far + Self::MARGIN)).into(),
+                (a * (hi + Self::MARGIN - lo)).into(),
+                (n * Self::THICKNESS).into(),
+            ],
+        })
+    }
+
+    /// The first plane obstacle of a list (the door leaf of a door scene), as (point, normal).
+    pub fn plane_of(obstacles: &[Obstacle]) -> Option<([f64; 3], [f64; 3])> {
+        obstacles.iter().find_map(|o| match o.shape {
+            ObstacleShape::Plane { point, normal } => Some((point, normal)),
+            _ => None,
+        })
+    }
 }
 
 impl SceneView {
@@ -77,6 +146,64 @@ impl SceneView {
                 .collect(),
             pins,
             camera,
+            door: None,
+        }
+    }
+
+    /// The view with the leaf of `door` drawn in place of the scene's first plane obstacle
+    /// (the leaf's plane, drawn otherwise as a large square); unchanged without a plane.
+    pub fn with_door(mut self, door: &DoorSpec, x: &[[f32; 3]]) -> Self {
+        let Some(k) = self
+            .obstacles
+            .iter()
+            .position(|o| matches!(o.shape, ObstacleShape::Plane { .. }))
+        else {
+            return self;
+        };
+        if let Some(plane) = DoorPanel::plane_of(&self.obstacles[k..=k]) {
+            if let Some(panel) = DoorPanel::around(door, plane, x) {
+                self.obstacles.remove(k);
+                self.door = Some(panel);
+            }
+        }
+        self
+    }
+
+    /// The view of a reduced model (pins, camera, the door leaf when it has a door), at the
+    /// door's start; the leaf lies in the door plane of the model, or, for models that do not
+    /// store it, in the plane through the hinge facing the mean shape.
+    pub fn of_model(model: &ReducedModel) -> Self {
+        let i = &model.info;
+        let mean: Vec<[f32; 3]> = model
+            .mean
+            .chunks_exact(3)
+            .map(|p| [p[0], p[1], p[2]])
+            .collect();
+        let door = i.door.as_ref().and_then(|d| {
+            let plane = match i.door_plane {
+                Some([point, normal]) => (point, normal),
+                None => {
+                    let a = Vector3::from(d.axis);
+                    let c = mean
+                        .iter()
+                        .map(|p| Vector3::new(f64::from(p[0]), f64::from(p[1]), f64::from(p[2])))
+                        .sum::<Vector3<f64>>()
+                        / mean.len().max(1) as f64
+                        - Vector3::from(d.hinge);
+                    (d.hinge, a.cross(&c).into())
+                }
+            };
+            DoorPanel::around(d, plane, &mean)
+        });
+        Self {
+            nu: i.nu as usize,
+            nv: i.nv as usize,
+            h_warp: i.h_warp,
+            h_weft: i.h_weft,
+            obstacles: Vec::new(),
+            pins: i.pins.iter().map(|&p| p as usize).collect(),
+            camera: i.camera,
+            door,
         }
     }
 
@@ -101,6 +228,7 @@ impl SceneView {
             obstacles: i.obstacles.clone(),
             pins,
             camera: i.camera,
+            door: None,
         }
     }
 }
@@ -148,6 +276,8 @@ pub struct Renderer {
     gpu: Gpu,
     stage: Option<Stage>,
     cloth: Mesh,
+    /// Angle of the scene's door leaf [rad].
+    door_angle: f64,
 }
 
 impl Renderer {
@@ -159,6 +289,7 @@ impl Renderer {
             gpu: Gpu::new(width, height)?,
             stage: None,
             cloth: Mesh::default(),
+            door_angle: 0.0,
         })
     }
 
@@ -200,6 +331,12 @@ impl Renderer {
         Ok(())
     }
 
+    /// Turns the door leaf of the scene (if any) to `angle` [rad] from its start, for the
+    /// frames drawn next.
+    pub fn set_door_angle(&mut self, angle: f64) {
+        self.door_angle = angle;
+    }
+
     /// Draws positions `x` (particle p(i, j) at j·nu + i) of the scene set last, coloured by
     /// `field` when given (with its legend), and reads the image back.
     pub fn render(
@@ -223,6 +360,9 @@ impl Renderer {
         }
         let colors = field.map(fields::colors);
         mesh::cloth_mesh(&stage.view, x, colors.as_deref(), &mut self.cloth);
+        if let Some(d) = &stage.view.door {
+            mesh::door_panel(d, self.door_angle, &mut self.cloth);
+        }
         let globals = globals(stage, x, self.gpu.size());
         let render = self.gpu.draw(&globals, &self.cloth)?;
         let (width, height) = self.gpu.size();

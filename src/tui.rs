@@ -5,6 +5,7 @@ pub mod app;
 pub mod cloth;
 mod export;
 pub mod keymap;
+pub mod playback;
 pub mod series;
 pub mod view;
 mod worker;

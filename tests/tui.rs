@@ -395,3 +395,211 @@ fn every_tab_has_its_number_key() {
         );
     }
 }
+
+fn door_palette() -> Vec<kestrel::tui::app::PaletteKey> {
+    [("stop", 's'), ("open", 'o'), ("close", 'c')]
+        .into_iter()
+        .map(|(n, k)| kestrel::tui::app::PaletteKey {
+            name: n.into(),
+            key: k,
+        })
+        .collect()
+}
+
+#[test]
+fn palette_keys_apply_impulses_only_while_a_model_is_loaded() {
+    let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Cloth));
+    assert!(keymap(&a, key(KeyCode::Char('s'))).is_none());
+    assert!(keymap(&a, key(KeyCode::Char('c'))).is_none());
+    assert!(!matches!(
+        keymap(&a, alt('o')),
+        Some(Action::ClothImpulse(_))
+    ));
+    a.cloth.loaded = Some("door.krd".into());
+    a.update(Action::Event(Event::ClothPalette(door_palette())));
+    assert!(matches!(
+        keymap(&a, key(KeyCode::Char('s'))),
+        Some(Action::ClothImpulse(0))
+    ));
+    assert!(matches!(
+        keymap(&a, key(KeyCode::Char('c'))),
+        Some(Action::ClothImpulse(2))
+    ));
+    // `o` stays the global open key: the open entry is Alt-o
+    assert!(matches!(
+        keymap(&a, key(KeyCode::Char('o'))),
+        Some(Action::OpenPrompt)
+    ));
+    assert!(matches!(
+        keymap(&a, alt('o')),
+        Some(Action::ClothImpulse(1))
+    ));
+    assert!(matches!(
+        keymap(&a, key(KeyCode::Char(' '))),
+        Some(Action::ClothRunPause)
+    ));
+    // only in the Cloth tab
+    a.update(Action::GoTab(Tab::Fit));
+    assert!(matches!(
+        keymap(&a, key(KeyCode::Char('s'))),
+        Some(Action::SaveParams)
+    ));
+    a.update(Action::GoTab(Tab::Cloth));
+    press(&mut a, KeyCode::Char('c'));
+    assert!(matches!(
+        a.jobs.pop(),
+        Some(Job::Cloth(kestrel::tui::cloth::ClothControl::Impulse(2)))
+    ));
+    // loading a scene drops the palette
+    a.cloth.scenes = vec!["scenes/flag.toml".into()];
+    a.cloth.selected = 0;
+    a.update(Action::ClothLoad);
+    assert!(keymap(&a, key(KeyCode::Char('s'))).is_none());
+}
+
+#[test]
+fn snapshot_of_the_cloth_tab_playing_a_model() {
+    use kestrel::tui::cloth::{ClothFrame, ReducedStats};
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Cloth));
+    let model = std::path::PathBuf::from("scenes/door.krd");
+    a.cloth.scenes.push(model.clone());
+    a.cloth.selected = a.cloth.scenes.len() - 1;
+    a.cloth.loaded = Some(model);
+    a.update(Action::Event(Event::ClothPalette(door_palette())));
+    let (nu, nv) = (8, 9);
+    let positions = (0..nu * nv)
+        .map(|k| {
+            let (i, j) = ((k % nu) as f64, (k / nu) as f64);
+            [
+                0.1 + 0.1 * i,
+                1.9 - 0.1 * j,
+                0.02 + 0.01 * j * (0.5 * i).sin(),
+            ]
+        })
+        .collect();
+    let frame = ClothFrame {
+        scene: "Cloth on a swinging door (reduced, 8 x 9)".into(),
+        positions,
+        nu,
+        nv,
+        up: [0.0, 1.0, 0.0],
+        steps: 120,
+        time_s: 3.0,
+        ms_per_step: 0.028,
+        rate_structural: 0.0,
+        rate_shear: 0.0,
+        kinetic_j: 0.0,
+        elastic_j: 0.0,
+        running: true,
+        reduced: Some(ReducedStats {
+            rank: 9,
+            frames_per_s: 35500.0,
+            entry: 1,
+            entry_name: "open".into(),
+            door_deg: Some(42.5),
+            jumps: 3,
+            ignored: 0,
+        }),
+    };
+    a.update(Action::Event(Event::ClothFrame(Box::new(frame))));
+    insta::assert_snapshot!("tab_cloth_model", draw(&a, 120, 40));
+}
+
+#[test]
+fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
+    use kestrel::reduced::{precompute, PrecomputeOptions};
+    use kestrel::scene::{Scene, SceneFile};
+    use kestrel::tui::cloth::ClothControl;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/reduced_door_cloth.toml");
+    let mut file = SceneFile::read(&path).unwrap();
+    let g = file.grid.as_mut().unwrap();
+    g.nu = 8;
+    g.nv = 9;
+    file.material =
+        toml::from_str("kind = \"springs\"\nstructural = 2.0\nshear = 1.0\nflexion = 0.2").unwrap();
+    file.reduced.as_mut().unwrap().duration = 8.0;
+    let scene = match Scene::build(&file, &path).unwrap() {
+        Scene::Dynamic(s) => *s,
+        _ => unreachable!(),
+    };
+    let (model, _) = precompute(&scene, &PrecomputeOptions::default(), &mut |_| {}).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let krd = dir.path().join("door.krd");
+    model.write(&krd, false).unwrap();
+    assert_eq!(
+        kestrel::tui::playback::reduced_models(dir.path()),
+        vec![krd.clone()]
+    );
+
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Cloth));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let control = kestrel::tui::playback::start(krd.clone(), tx);
+    a.cloth.loaded = Some(krd);
+    let wait = |pred: &dyn Fn(&Event) -> bool| loop {
+        let e = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("no event from the playback worker");
+        assert!(!matches!(e, Event::Failed(_)), "{e:?}");
+        if pred(&e) {
+            break e;
+        }
+    };
+    let e = wait(&|e| matches!(e, Event::ClothPalette(_)));
+    a.update(Action::Event(e));
+    let open = a
+        .cloth
+        .palette
+        .iter()
+        .position(|p| p.name == "open")
+        .unwrap();
+    control.send(ClothControl::Step).unwrap();
+    let before = match wait(&|e| matches!(e, Event::ClothFrame(f) if f.steps >= 1)) {
+        Event::ClothFrame(f) => f,
+        _ => unreachable!(),
+    };
+    let r = before.reduced.clone().unwrap();
+    assert_eq!(
+        (before.nu, before.nv, r.entry_name.as_str()),
+        (8, 9, "stop")
+    );
+    assert_eq!(r.rank, model.rank);
+    // the open key, through keymap and update, reaches the worker
+    if let Some(act) = keymap(&a, KeyEvent::new(KeyCode::Char('o'), KeyModifiers::ALT)) {
+        a.update(act);
+    }
+    match a.jobs.pop() {
+        Some(Job::Cloth(c @ ClothControl::Impulse(k))) if k == open => control.send(c).unwrap(),
+        other => panic!("{other:?}"),
+    }
+    control.send(ClothControl::Run).unwrap();
+    let after = match wait(
+        &|e| matches!(e, Event::ClothFrame(f) if f.reduced.as_ref().is_some_and(|r| r.door_deg.unwrap_or(0.0) > 5.0)),
+    ) {
+        Event::ClothFrame(f) => f,
+        _ => unreachable!(),
+    };
+    control.send(ClothControl::Stop).unwrap();
+    let r = after.reduced.clone().unwrap();
+    assert_eq!(r.entry_name, "open");
+    assert!(r.frames_per_s > 0.0 && r.jumps >= 1, "{r:?}");
+    assert!(after.time_s > before.time_s);
+    let moved = before
+        .positions
+        .iter()
+        .zip(&after.positions)
+        .map(|(p, q)| (0..3).map(|i| (p[i] - q[i]).powi(2)).sum::<f64>())
+        .fold(0.0, f64::max)
+        .sqrt();
+    assert!(moved > 0.01, "the cloth turned with the door: {moved} m");
+    a.update(Action::Event(Event::ClothFrame(after)));
+    let screen = draw(&a, 120, 40);
+    assert!(
+        screen.contains("entry: open") && screen.contains("Alt-o open"),
+        "{screen}"
+    );
+}

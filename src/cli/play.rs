@@ -74,7 +74,7 @@ fn parse_size(s: &str) -> Result<(u32, u32), CliError> {
 fn play(
     model: &ReducedModel,
     seq: &[(usize, f64)],
-    mut frame: impl FnMut(usize, &[[f32; 3]]) -> Result<(), CliError>,
+    mut frame: impl FnMut(usize, &[[f32; 3]], f64) -> Result<(), CliError>,
 ) -> Result<(usize, usize, usize), CliError> {
     let mut player = Player::new(model);
     let mut local = vec![0f32; 3 * model.vertices];
@@ -86,7 +86,7 @@ fn play(
             player.advance();
             player.shape(&mut local);
             player.to_world(&local, &mut world);
-            frame(n, &world)?;
+            frame(n, &world, player.angle())?;
             n += 1;
         }
     }
@@ -105,7 +105,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut played = 0usize;
     let mut sink = 0f32;
     while passes == 0 || t0.elapsed().as_secs_f64() < 0.5 {
-        let (n, _, _) = play(&model, &seq, |_, w| {
+        let (n, _, _) = play(&model, &seq, |_, w, _| {
             sink += w[0][0];
             Ok(())
         })?;
@@ -129,15 +129,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             }
             let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
             let i = &model.info;
-            let view = SceneView {
-                nu: i.nu as usize,
-                nv: i.nv as usize,
-                h_warp: i.h_warp,
-                h_weft: i.h_weft,
-                obstacles: Vec::new(),
-                pins: i.pins.iter().map(|&p| p as usize).collect(),
-                camera: i.camera,
-            };
+            let view = SceneView::of_model(&model);
             let total: usize = seq
                 .iter()
                 .map(|&(_, d)| (d / i.frame_dt).round() as usize)
@@ -154,7 +146,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 pb
             };
             let mut first = true;
-            let r = play(&model, &seq, |n, world| {
+            let r = play(&model, &seq, |n, world, angle| {
                 pb.set_position(n as u64 + 1);
                 if n % args.every != 0 {
                     return Ok(());
@@ -163,6 +155,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                     renderer.set_scene(&view, world).map_err(CliError::failed)?;
                     first = false;
                 }
+                renderer.set_door_angle(angle);
                 let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
                 kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.force)
                     .map_err(CliError::failed)?;
@@ -172,7 +165,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             pb.finish_and_clear();
             r?
         }
-        None => play(&model, &seq, |_, _| Ok(()))?,
+        None => play(&model, &seq, |_, _, _| Ok(()))?,
     };
     let comparison = match &args.compare {
         Some(path) => {

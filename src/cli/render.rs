@@ -254,7 +254,10 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         check_outputs(&args, frames)?;
         renderer = Renderer::new(width, height).map_err(CliError::failed)?;
         t_start = Instant::now();
-        let view = SceneView::of_world(&world, scene.camera);
+        let mut view = SceneView::of_world(&world, scene.camera);
+        if let Some(door) = scene.reduced.as_ref().and_then(|r| r.door.as_ref()) {
+            view = view.with_door(door, &positions(&world));
+        }
         renderer
             .set_scene(&view, &positions(&world))
             .map_err(CliError::failed)?;

@@ -58,6 +58,10 @@ pub struct ModelInfo {
     /// Entry that holds the door still (taken when the door reaches the end of its range).
     pub stop: Option<u32>,
     pub door: Option<DoorSpec>,
+    /// The door leaf's plane at the start, (point, normal) [m]: the scene's first plane
+    /// obstacle (absent in models written before it was stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub door_plane: Option<[[f64; 3]; 2]>,
     /// Pinned particles (index j·nu + i).
     pub pins: Vec<u32>,
     pub camera: Option<Camera>,

@@ -267,6 +267,12 @@ pub fn build(
         start: spec.start_index() as u32,
         stop: stop_entry(spec).map(|s| s as u32),
         door: spec.door,
+        door_plane: spec.door.and_then(|_| {
+            world.obstacles.iter().find_map(|o| match o.shape {
+                crate::cloth::ObstacleShape::Plane { point, normal } => Some([point, normal]),
+                _ => None,
+            })
+        }),
         pins: world.pins().iter().map(|p| p.particle as u32).collect(),
         camera: scene.camera,
         rank_tolerance: epsilon,

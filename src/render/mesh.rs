@@ -7,7 +7,7 @@ use nalgebra::{Matrix4, Point3, Vector3};
 use crate::cloth::record::Camera;
 use crate::cloth::{Obstacle, ObstacleShape};
 
-use super::SceneView;
+use super::{DoorPanel, SceneView};
 
 type V3 = Vector3<f32>;
 
@@ -98,6 +98,34 @@ impl Mesh {
         }
     }
 
+    /// A box with flat faces: a corner and its three edges (a right-handed or left-handed set).
+    pub fn parallelepiped(&mut self, o: V3, e: [V3; 3], color: [f32; 3]) {
+        let centre = o + (e[0] + e[1] + e[2]) * 0.5;
+        for axis in 0..3 {
+            let (u, v) = (e[(axis + 1) % 3], e[(axis + 2) % 3]);
+            for side in [0.0f32, 1.0] {
+                let base_point = o + e[axis] * side;
+                let face_centre = base_point + (u + v) * 0.5;
+                let mut n = u.cross(&v).try_normalize(1e-12).unwrap_or(V3::y());
+                if n.dot(&(face_centre - centre)) < 0.0 {
+                    n = -n;
+                }
+                let base = self.vertices.len() as u32;
+                for (du, dv) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)] {
+                    self.push(base_point + u * du + v * dv, n, color, OBSTACLE);
+                }
+                self.indices.extend_from_slice(&[
+                    base,
+                    base + 1,
+                    base + 2,
+                    base,
+                    base + 2,
+                    base + 3,
+                ]);
+            }
+        }
+    }
+
     /// A square of half-side `half` centred on `c` in the plane with unit normal `n`.
     pub fn quad(&mut self, c: V3, n: V3, half: f32, material: u32, color: [f32; 3]) {
         let (u, v) = tangents(n);
@@ -122,6 +150,8 @@ fn v3(a: [f64; 3]) -> V3 {
 }
 
 const OBSTACLE_COLOR: [f32; 3] = [0.55, 0.58, 0.62];
+/// A wooden door leaf.
+const DOOR_COLOR: [f32; 3] = [0.55, 0.36, 0.20];
 const PIN_COLOR: [f32; 3] = [0.80, 0.08, 0.06];
 
 /// Axis-aligned bounds of points.
@@ -292,6 +322,19 @@ pub(crate) fn cloth_mesh(
             out.sphere(V3::from(q), r, PIN_COLOR, PIN, 8);
         }
     }
+}
+
+/// The door leaf turned by `angle` [rad] about its hinge.
+pub(crate) fn door_panel(d: &DoorPanel, angle: f64, out: &mut Mesh) {
+    let Some(axis) = nalgebra::Unit::try_new(Vector3::from(d.axis), 1e-12) else {
+        return;
+    };
+    let r = nalgebra::Rotation3::from_axis_angle(&axis, angle);
+    let h = Vector3::from(d.hinge);
+    let f = |v: Vector3<f64>| v.cast::<f32>();
+    let corner = f(h + r * (Vector3::from(d.corner) - h));
+    let e = d.edges.map(|e| f(r * Vector3::from(e)));
+    out.parallelepiped(corner, e, DOOR_COLOR);
 }
 
 /// A camera looking at the cloth from the front and above when the scene names none.

@@ -256,10 +256,20 @@ impl Default for FitState {
     }
 }
 
-/// The Cloth tab: the scenes found, the one loaded, its last frame and the view's angles.
+/// A palette entry of the reduced model being played: its name and key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaletteKey {
+    pub name: String,
+    pub key: char,
+}
+
+/// The Cloth tab: the scenes and reduced models found, the one loaded, its last frame, the
+/// model's palette (empty for a scene) and the view's angles.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ClothTabState {
+    /// Scenes (`*.toml`), then reduced models (`*.krd`).
     pub scenes: Vec<PathBuf>,
+    pub palette: Vec<PaletteKey>,
     pub selected: usize,
     pub loaded: Option<PathBuf>,
     pub frame: Option<ClothFrame>,
@@ -318,6 +328,8 @@ pub enum Event {
     Written(PathBuf),
     /// A frame of the running cloth simulation.
     ClothFrame(Box<ClothFrame>),
+    /// A reduced model was loaded for playback: its palette.
+    ClothPalette(Vec<PaletteKey>),
     /// A cloth render: frames written so far, in all, and the adapter drawing them.
     RenderProgress {
         done: usize,
@@ -378,6 +390,8 @@ pub enum Action {
     ClothRunPause,
     /// Cloth: one step.
     ClothStep,
+    /// Cloth: apply palette entry k of the reduced model being played.
+    ClothImpulse(usize),
     /// Cloth: turn the view (yaw, pitch) [rad].
     Rotate(f64, f64),
     /// A modal question answered.
@@ -420,7 +434,7 @@ impl App {
             fit: FitState::default(),
             export: ExportState::default(),
             cloth: ClothTabState {
-                scenes: super::cloth::dynamic_scenes(std::path::Path::new("scenes")),
+                scenes: cloth_entries(),
                 pitch: 0.35,
                 ..ClothTabState::default()
             },
@@ -693,8 +707,16 @@ impl App {
                 Some(path) => {
                     self.cloth.loaded = Some(path.clone());
                     self.cloth.frame = None;
+                    self.cloth.palette.clear();
                     self.jobs.push(Job::ClothStart(path.clone()));
-                    self.status = format!("loaded {} — Space runs, n steps", path.display());
+                    self.status = if super::playback::is_model(path) {
+                        format!(
+                            "loading model {} — Space plays, palette keys apply impulses",
+                            path.display()
+                        )
+                    } else {
+                        format!("loaded {} — Space runs, n steps", path.display())
+                    };
                 }
                 None => {
                     self.status = "no scenes: start kestrel in the folder that holds scenes/".into()
@@ -717,6 +739,13 @@ impl App {
                     self.jobs.push(Job::Cloth(ClothControl::Step));
                 }
             }
+            Action::ClothImpulse(k) => match self.cloth.palette.get(k) {
+                Some(entry) => {
+                    self.status = format!("impulse: {}", entry.name);
+                    self.jobs.push(Job::Cloth(ClothControl::Impulse(k)));
+                }
+                None => self.status = "no reduced model playing: load a .krd first".into(),
+            },
             Action::Rotate(yaw, pitch) => {
                 self.cloth.yaw = (self.cloth.yaw + yaw).rem_euclid(std::f64::consts::TAU);
                 self.cloth.pitch = (self.cloth.pitch + pitch).clamp(-1.5, 1.5);
@@ -921,6 +950,11 @@ impl App {
                 self.status = format!("written {}", path.display());
             }
             Event::ClothFrame(frame) => self.cloth.frame = Some(*frame),
+            Event::ClothPalette(palette) => {
+                let names: Vec<&str> = palette.iter().map(|p| p.name.as_str()).collect();
+                self.status = format!("model loaded — Space plays; impulses: {}", names.join(", "));
+                self.cloth.palette = palette;
+            }
             Event::RenderProgress {
                 done,
                 total,
@@ -944,4 +978,14 @@ impl App {
             }
         }
     }
+}
+
+/// The Cloth tab's list: the dynamic scenes of `scenes/`, then the reduced models of `scenes/`
+/// and of the working directory.
+fn cloth_entries() -> Vec<PathBuf> {
+    let scenes = std::path::Path::new("scenes");
+    let mut out = super::cloth::dynamic_scenes(scenes);
+    out.extend(super::playback::reduced_models(scenes));
+    out.extend(super::playback::reduced_models(std::path::Path::new(".")));
+    out
 }

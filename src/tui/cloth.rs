@@ -11,7 +11,7 @@ use crate::atomic::{write_atomic, WriteError};
 use crate::cloth::record::Camera;
 use crate::cloth::{ClothPipeline, ClothWorld, StepParameters};
 use crate::render::{frame_path, positions, RenderError, Renderer, SceneView};
-use crate::scene::Scene;
+use crate::scene::{DoorSpec, Scene};
 
 /// Size of the frames rendered from the tab [px].
 pub const RENDER_SIZE: (u32, u32) = (1280, 720);
@@ -27,6 +27,8 @@ pub enum ClothControl {
     /// One step, then paused.
     Step,
     Stop,
+    /// Apply palette entry k of a reduced model (ignored by a full simulation).
+    Impulse(usize),
     /// Render the current state (`ClothFrame`: one PNG at `path`) or run on and render
     /// [`CLOTH_SEQUENCE_FRAMES`] frames into the folder `path` (`ClothSequence`), pausing the
     /// simulation; nothing replaced unless `force`.
@@ -58,6 +60,24 @@ pub struct ClothFrame {
     pub kinetic_j: f64,
     pub elastic_j: f64,
     pub running: bool,
+    /// Playback of a reduced model: what a full simulation does not have.
+    pub reduced: Option<ReducedStats>,
+}
+
+/// What the tab shows of a reduced model's playback.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReducedStats {
+    pub rank: usize,
+    /// Frames reconstructed per second of wall time (step, mean + U·q, door turn).
+    pub frames_per_s: f64,
+    /// Palette entry in force.
+    pub entry: usize,
+    pub entry_name: String,
+    /// Door angle [deg], with a door.
+    pub door_deg: Option<f64>,
+    pub jumps: usize,
+    /// Impulses refused.
+    pub ignored: usize,
 }
 
 /// The dynamic scenes of a folder (virtual KES scenes are left out), sorted.
@@ -103,6 +123,7 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
     let name = scene.name.clone();
     let params = scene.params;
     let camera = scene.camera;
+    let door = scene.reduced.as_ref().and_then(|r| r.door);
     let mut renderer: Option<Renderer> = None;
     let mut world = scene.world;
     let mut pipeline = ClothPipeline::new();
@@ -145,6 +166,7 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
                 single = true;
             }
             Some(ClothControl::Stop) => return,
+            Some(ClothControl::Impulse(_)) => {}
             Some(ClothControl::Render { kind, path, force }) => {
                 running = false;
                 let outcome = render(
@@ -153,6 +175,7 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
                         kind,
                         path: &path,
                         force,
+                        door,
                     },
                     camera,
                     &params,
@@ -204,6 +227,7 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
                 kinetic_j: world.kinetic_energy(),
                 elastic_j: world.elastic_energy(),
                 running,
+                reduced: None,
             };
             if events.send(Event::ClothFrame(Box::new(frame))).is_err() {
                 return;
@@ -220,6 +244,8 @@ struct Target<'a> {
     kind: ExportKind,
     path: &'a Path,
     force: bool,
+    /// The scene's door, drawn as a leaf in place of its plane.
+    door: Option<DoorSpec>,
 }
 
 /// Renders the world as it stands, or runs it on and renders a sequence, for the Export tab;
@@ -258,7 +284,12 @@ fn render(
         None => renderer.insert(Renderer::new(RENDER_SIZE.0, RENDER_SIZE.1)?),
     };
     let adapter = r.adapter().to_string();
-    r.set_scene(&SceneView::of_world(world, camera), &positions(world))?;
+    let x = positions(world);
+    let mut view = SceneView::of_world(world, camera);
+    if let Some(door) = &target.door {
+        view = view.with_door(door, &x);
+    }
+    r.set_scene(&view, &x)?;
     let every = ((1.0 / SEQUENCE_FPS) / params.dt).round().max(1.0) as u64;
     for n in 0..total {
         if n > 0 {

@@ -50,6 +50,10 @@ pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
             ("n", "one step"),
             ("Left / Right", "turn the view"),
             ("PgUp / PgDn", "tilt the view"),
+            (
+                "palette keys",
+                "reduced model (.krd): apply an impulse (Alt+key when taken)",
+            ),
         ],
         Tab::Export => vec![
             ("Up / Down", "choose what to export"),
@@ -57,6 +61,40 @@ pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
         ],
     });
     lines
+}
+
+/// A palette key may be used bare: it is none of the global keys nor the Cloth tab's.
+pub fn palette_key_free(c: char) -> bool {
+    !matches!(c, '1'..='6' | '?' | 'q' | 'o' | 'k' | 'j' | 'n' | ' ')
+}
+
+/// How palette key `c` is typed: `c` when free, else `Alt-c`.
+pub fn palette_key_label(c: char) -> String {
+    if palette_key_free(c) {
+        c.to_string()
+    } else {
+        format!("Alt-{c}")
+    }
+}
+
+/// In the Cloth tab with a reduced model loaded: its palette keys (bare when free, always
+/// with Alt) apply impulses.
+fn palette_action(app: &App, key: KeyEvent) -> Option<Action> {
+    if app.tab != Tab::Cloth || app.cloth.loaded.is_none() || app.cloth.palette.is_empty() {
+        return None;
+    }
+    let KeyCode::Char(c) = key.code else {
+        return None;
+    };
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    if key.modifiers.contains(KeyModifiers::CONTROL) || !(alt || palette_key_free(c)) {
+        return None;
+    }
+    app.cloth
+        .palette
+        .iter()
+        .position(|p| p.key == c)
+        .map(Action::ClothImpulse)
 }
 
 /// The action for a key in the app's current mode, if any.
@@ -97,6 +135,9 @@ pub fn keymap(app: &App, key: KeyEvent) -> Option<Action> {
             KeyCode::Char('q') => Some(Action::Quit),
             _ => None,
         };
+    }
+    if let Some(a) = palette_action(app, key) {
+        return Some(a);
     }
     let global = match key.code {
         KeyCode::Tab => Some(Action::NextTab),

@@ -470,10 +470,40 @@ fn draw_fit(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
         .render(table, buf);
 }
 
+/// Statistics of a reduced model's playback.
+fn reduced_lines(f: &super::cloth::ClothFrame) -> Vec<Line<'static>> {
+    let Some(r) = &f.reduced else {
+        return Vec::new();
+    };
+    vec![
+        Line::from(if f.running {
+            "playing (Space pauses)"
+        } else {
+            "paused (Space plays, n one frame)"
+        }),
+        Line::from(format!("frame {}  t = {:.3} s", f.steps, f.time_s)),
+        Line::from(format!("rank {}  {:.0} frames/s", r.rank, r.frames_per_s)),
+        Line::from(format!("({:.3} ms per reconstruction)", f.ms_per_step)),
+        Line::from(format!("entry: {}", r.entry_name)),
+        Line::from(match r.door_deg {
+            Some(d) => format!("door {d:.1} deg"),
+            None => "no door".into(),
+        }),
+        Line::from(format!("jumps {}  refused {}", r.jumps, r.ignored)),
+        Line::from(format!("{} x {} vertices (reduced)", f.nu, f.nv)),
+    ]
+}
+
 fn draw_cloth(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let [left, right] =
         Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(area);
-    let [list, stats] = Layout::vertical([Constraint::Min(4), Constraint::Length(11)]).areas(left);
+    let legend_rows = if app.cloth.palette.is_empty() { 0 } else { 3 };
+    let [list, stats, legend] = Layout::vertical([
+        Constraint::Min(4),
+        Constraint::Length(11),
+        Constraint::Length(legend_rows),
+    ])
+    .areas(left);
     let items: Vec<ListItem> = if app.cloth.scenes.is_empty() {
         vec![ListItem::new("no scenes/ folder here")]
     } else {
@@ -481,10 +511,13 @@ fn draw_cloth(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             .scenes
             .iter()
             .map(|p| {
-                let name = p
+                let mut name = p
                     .file_stem()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default();
+                if super::playback::is_model(p) {
+                    name.push_str(".krd");
+                }
                 let mark = if app.cloth.loaded.as_ref() == Some(p) {
                     "* "
                 } else {
@@ -497,13 +530,14 @@ fn draw_cloth(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let mut state = ListState::default().with_selected(Some(app.cloth.selected));
     StatefulWidget::render(
         List::new(items)
-            .block(block("scenes (Enter loads)"))
+            .block(block("scenes, models (Enter loads)"))
             .highlight_style(theme.selected()),
         list,
         buf,
         &mut state,
     );
     let lines: Vec<Line> = match &app.cloth.frame {
+        Some(f) if f.reduced.is_some() => reduced_lines(f),
         Some(f) => vec![
             Line::from(if f.running {
                 "running (Space pauses)"
@@ -526,6 +560,32 @@ fn draw_cloth(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     Paragraph::new(lines)
         .block(block("live"))
         .render(stats, buf);
+    if !app.cloth.palette.is_empty() {
+        let current = app
+            .cloth
+            .frame
+            .as_ref()
+            .and_then(|f| f.reduced.as_ref())
+            .map(|r| r.entry);
+        let spans: Vec<Span> = app
+            .cloth
+            .palette
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let text = format!("{} {}  ", super::keymap::palette_key_label(p.key), p.name);
+                if current == Some(k) {
+                    Span::styled(text, theme.selected())
+                } else {
+                    Span::raw(text)
+                }
+            })
+            .collect();
+        Paragraph::new(Line::from(spans))
+            .block(block("palette (Alt+key when taken)"))
+            .wrap(Wrap { trim: true })
+            .render(legend, buf);
+    }
     let title = app
         .cloth
         .frame

@@ -6,6 +6,7 @@ use std::thread;
 
 use super::app::{App, Event, Job, PendingWrite};
 use super::cloth::{self, ClothControl};
+use super::playback;
 use crate::atomic::WriteError;
 use crate::fit::{assemble_fabric_params, fit_curve_with_progress, CurveFit};
 use crate::kes::Curve;
@@ -26,7 +27,11 @@ impl Workers {
                 if let Some(old) = self.cloth.take() {
                     let _ = old.send(ClothControl::Stop);
                 }
-                self.cloth = Some(cloth::start(path, tx));
+                self.cloth = Some(if playback::is_model(&path) {
+                    playback::start(path, tx)
+                } else {
+                    cloth::start(path, tx)
+                });
             }
             Job::Cloth(control) => {
                 if let Some(c) = &self.cloth {
