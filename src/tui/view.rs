@@ -497,7 +497,20 @@ fn reduced_lines(f: &super::cloth::ClothFrame) -> Vec<Line<'static>> {
 fn draw_cloth(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let [left, right] =
         Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(area);
-    let legend_rows = if app.cloth.palette.is_empty() { 0 } else { 3 };
+    // the palette legend wraps inside the 32 columns of the left pane
+    let legend_chars: usize = app
+        .cloth
+        .palette
+        .iter()
+        .map(|p| {
+            super::keymap::palette_key_label(p.key).chars().count() + p.name.chars().count() + 3
+        })
+        .sum();
+    let legend_rows = if app.cloth.palette.is_empty() {
+        0
+    } else {
+        2 + legend_chars.div_ceil(28).clamp(1, 6) as u16
+    };
     let [list, stats, legend] = Layout::vertical([
         Constraint::Min(4),
         Constraint::Length(11),
