@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use kestrel::cloth::{
-    ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Material,
+    ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Material, Preconditioner,
     ProvotConstraints, SpringNetwork, SpringStiffness, StepParameters, Vec3,
 };
 use kestrel::params::FabricParams;
@@ -67,12 +67,18 @@ fn kes_steps(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     for n in [20, 50, 70] {
-        for (integrator, dt) in [
-            (Integrator::Broyden, 1e-3),
-            (Integrator::NewtonKrylov, 1e-3),
-            (Integrator::Explicit, 1e-5),
+        for (integrator, dt, pre) in [
+            (Integrator::Broyden, 1e-3, Preconditioner::Stretch),
+            (Integrator::Broyden, 1e-3, Preconditioner::Block),
+            (Integrator::NewtonKrylov, 1e-3, Preconditioner::Block),
+            (Integrator::Explicit, 1e-5, Preconditioner::Block),
         ] {
-            let params = StepParameters::new(integrator, dt);
+            let mut params = StepParameters::new(integrator, dt);
+            params.preconditioner = pre;
+            let name = match (integrator, pre) {
+                (Integrator::Broyden, Preconditioner::Block) => "broyden_block",
+                _ => integrator.name(),
+            };
             let mut world = kes_sheet(n);
             let mut pipeline = ClothPipeline::new();
             // settle into the motion, then report the solver's work per step
@@ -91,11 +97,11 @@ fn kes_steps(c: &mut Criterion) {
                 ev += r.solve.evaluations;
             }
             eprintln!(
-                "kes {n}x{n} {integrator} dt={dt}: {:.1} iterations, {:.1} force evaluations per step",
+                "kes {n}x{n} {name} dt={dt}: {:.1} iterations, {:.1} force evaluations per step",
                 it as f64 / steps as f64,
                 ev as f64 / steps as f64
             );
-            g.bench_function(BenchmarkId::new(integrator.name(), n), |b| {
+            g.bench_function(BenchmarkId::new(name, n), |b| {
                 b.iter(|| pipeline.step(&params, &mut world).unwrap())
             });
         }

@@ -11,8 +11,9 @@ use crate::cloth::record::Camera;
 use crate::cloth::virtual_kes::VirtualKesSpec;
 use crate::cloth::{
     Anchor, BendingLaw, ClothError, ClothWorld, CollisionPotential, Grid, Integrator,
-    KesConnectors, KesLaws, Loads, Material, MetricLaw, Obstacle, ProvotConstraints, SpringNetwork,
-    SpringStiffness, StepParameters, TerzopoulosParams, TerzopoulosSurface, Vec3,
+    KesConnectors, KesLaws, Loads, Material, MetricLaw, Obstacle, Preconditioner,
+    ProvotConstraints, SpringNetwork, SpringStiffness, StepParameters, TerzopoulosParams,
+    TerzopoulosSurface, Vec3,
 };
 use crate::kes::{Direction, KesTest};
 use crate::params::{FabricParams, ParamsError};
@@ -128,6 +129,8 @@ pub struct IntegratorSpec {
     pub tolerance: Option<f64>,
     pub max_iterations: Option<usize>,
     pub memory: Option<usize>,
+    /// Broyden's H₀: `stretch` (default) or `block`.
+    pub preconditioner: Option<Preconditioner>,
     pub krylov_dim: Option<usize>,
     pub forcing: Option<f64>,
 }
@@ -658,6 +661,9 @@ impl Scene {
         }
         if let Some(m) = integ.memory {
             params.memory = m;
+        }
+        if let Some(p) = integ.preconditioner {
+            params.preconditioner = p;
         }
         if let Some(m) = integ.krylov_dim {
             params.krylov_dim = m;

@@ -7,8 +7,8 @@ use kestrel::cloth::record::{Camera, RecordInfo, Recording};
 use kestrel::cloth::virtual_kes::{run_virtual_kes, VirtualKesSpec};
 use kestrel::cloth::{
     ClothError, ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads,
-    Material, Obstacle, ObstacleShape, ProvotConstraints, SpringFamily, SpringNetwork,
-    SpringStiffness, StepParameters, Vec3,
+    Material, Obstacle, ObstacleShape, Preconditioner, ProvotConstraints, SpringFamily,
+    SpringNetwork, SpringStiffness, StepParameters, Vec3,
 };
 use kestrel::kes::{Direction, KesTest};
 use kestrel::params::FabricParams;
@@ -485,6 +485,69 @@ fn broyden_and_newton_krylov_agree_on_a_step() {
     assert!(
         diff < 1e-3 * moved,
         "differ by {diff} m for a step of {moved} m"
+    );
+}
+
+#[test]
+fn stretch_preconditioned_broyden_converges_to_the_same_step_in_fewer_iterations() {
+    // the bench's sheet: hanging in the xy plane by two corners, stretched by its weight
+    let grid = Grid::new(16, 16, 0.01, 0.01).unwrap();
+    let kes = KesConnectors::new(&grid, KesLaws::from_params(&cotton()).unwrap());
+    let mut start = ClothWorld::flat(
+        grid,
+        Vec3::zeros(),
+        Vec3::x(),
+        -Vec3::y(),
+        0.12,
+        Material::Kes(Box::new(kes)),
+    )
+    .unwrap();
+    start.loads.damping = 0.2;
+    start.pin(0, 0).unwrap();
+    start.pin(15, 0).unwrap();
+    let mut pipeline = ClothPipeline::new();
+    let mut params = StepParameters::new(Integrator::Broyden, 1e-3);
+    params.preconditioner = Preconditioner::Block;
+    for _ in 0..20 {
+        pipeline.step(&params, &mut start).unwrap();
+    }
+    let mut results = Vec::new();
+    for pre in [Preconditioner::Block, Preconditioner::Stretch] {
+        // the iterations at the default tolerance, x₁ at a tight one
+        let mut params = StepParameters::new(Integrator::Broyden, 1e-3);
+        params.preconditioner = pre;
+        let mut world = start.clone();
+        let report = ClothPipeline::new().step(&params, &mut world).unwrap();
+        assert!(report.solve.converged, "{pre:?}: {:?}", report.solve);
+        params.tolerance = 1e-13;
+        params.max_iterations = 1000;
+        params.memory = 60;
+        let mut world = start.clone();
+        let tight = ClothPipeline::new().step(&params, &mut world).unwrap();
+        assert!(tight.solve.converged, "{pre:?}: {:?}", tight.solve);
+        results.push((world.x, report.solve.iterations));
+    }
+    let (block, stretch) = (&results[0], &results[1]);
+    let moved: f64 = block
+        .0
+        .iter()
+        .zip(&start.x)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    let diff: f64 = block
+        .0
+        .iter()
+        .zip(&stretch.0)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    assert!(moved > 1e-6);
+    // tight solves of the same equation: the roots agree far below the default 1e-8 m
+    assert!(diff < 1e-9, "x₁ differ by {diff} m for a step of {moved} m");
+    assert!(
+        2 * stretch.1 <= block.1,
+        "stretch {} iterations, block {}",
+        stretch.1,
+        block.1
     );
 }
 

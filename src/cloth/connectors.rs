@@ -465,23 +465,10 @@ impl KesConnectors {
     /// each traction connector (mid-range elastic and friction tangents), isotropic terms for
     /// bending and shear; the implicit solvers' block-diagonal scaling.
     pub fn stiffness_blocks(&self, x: &[Vec3], out: &mut [Mat3]) {
-        for c in &self.traction {
-            let law = &self.laws.traction[c.dir as usize];
-            // mid-range tangents: the elastic slope runs from ~0 (toe) to k_t(1 + μ) (line),
-            // the friction tangent from 0 to 2·level/ε_f; the mid-range takes a third fewer
-            // Broyden iterations than the upper bounds on the hanging sheets
-            let k = 0.5
-                * c.width
-                * (law.k_t * (1.0 + law.friction.mu) + friction_stiffness(&law.friction, 0.0))
-                / c.rest;
-            let d = x[c.b as usize] - x[c.a as usize];
-            let l2 = d.norm_squared();
-            if l2 > 0.0 {
-                let b = d * d.transpose() * (k / l2);
-                out[c.a as usize] += b;
-                out[c.b as usize] += b;
-            }
-        }
+        self.stiffness_edges(x, |a, b, blk| {
+            out[a] += blk;
+            out[b] += blk;
+        });
         for c in &self.bending {
             let law = &self.laws.bending[c.dir as usize];
             let kb = law.k_b + friction_stiffness(&law.friction, 0.0);
@@ -505,6 +492,26 @@ impl KesConnectors {
                 for d in 0..3 {
                     out[p as usize][(d, d)] += k;
                 }
+            }
+        }
+    }
+
+    /// k·d̂d̂ᵀ [N/m] of each traction connector (a, b) at `x`, d̂ along p_b − p_a, k the
+    /// mid-range tangent of `stiffness_blocks`: the coupling of the stretch preconditioner.
+    pub fn stiffness_edges(&self, x: &[Vec3], mut f: impl FnMut(usize, usize, Mat3)) {
+        for c in &self.traction {
+            let law = &self.laws.traction[c.dir as usize];
+            // mid-range tangents: the elastic slope runs from ~0 (toe) to k_t(1 + μ) (line),
+            // the friction tangent from 0 to 2·level/ε_f; the mid-range takes a third fewer
+            // Broyden iterations than the upper bounds on the hanging sheets
+            let k = 0.5
+                * c.width
+                * (law.k_t * (1.0 + law.friction.mu) + friction_stiffness(&law.friction, 0.0))
+                / c.rest;
+            let d = x[c.b as usize] - x[c.a as usize];
+            let l2 = d.norm_squared();
+            if l2 > 0.0 {
+                f(c.a as usize, c.b as usize, d * d.transpose() * (k / l2));
             }
         }
     }

@@ -5,7 +5,8 @@
 
 use crate::material::LawState;
 
-use super::pipeline::StepParameters;
+use super::pipeline::{Preconditioner, StepParameters};
+use super::precond::StretchPreconditioner;
 use super::world::ClothWorld;
 use super::{Mat3, Vec3};
 
@@ -28,6 +29,8 @@ pub(crate) struct Workspace {
     pub vel: Vec<Vec3>,
     pub normals: Vec<Vec3>,
     pub trial: Vec<LawState>,
+    /// Right-hand side of the preconditioner solve, 3 entries per particle.
+    pub rhs: Vec<f64>,
 }
 
 impl Workspace {
@@ -37,6 +40,7 @@ impl Workspace {
         self.vel.resize(n, Vec3::zeros());
         self.normals.resize(n, Vec3::zeros());
         self.trial.resize(world.state_len(), LawState::default());
+        self.rhs.resize(3 * n, 0.0);
     }
 }
 
@@ -53,6 +57,9 @@ pub(crate) struct BackwardEuler<'a> {
     pub v0: &'a [Vec3],
     pub dt: f64,
     pub d_inv: &'a [Mat3],
+    /// When given, G = P⁻¹g instead of D⁻¹g (the norm stays max_i |D_i⁻¹g_i|): Broyden on
+    /// P⁻¹g from H₀ = I is Broyden on D⁻¹g from H₀ = P⁻¹D, the same iterates.
+    pub precond: Option<&'a StretchPreconditioner>,
     pub ws: &'a mut Workspace,
 }
 
@@ -77,6 +84,24 @@ impl Residual for BackwardEuler<'_> {
                 (x[k] - self.x0[k] - self.v0[k] * self.dt) * (m * inv_dt * inv_dt) - ws.force[k];
             g[k] = self.d_inv[k] * r;
             norm = norm.max(g[k].norm());
+            if self.precond.is_some() {
+                ws.rhs[3 * k..3 * k + 3].copy_from_slice(r.as_slice());
+            }
+        }
+        if let Some(p) = self.precond {
+            for (k, pin) in pinned.iter().enumerate() {
+                if *pin {
+                    ws.rhs[3 * k..3 * k + 3].fill(0.0);
+                }
+            }
+            p.solve_in_place(&mut ws.rhs);
+            for (k, gk) in g.iter_mut().enumerate() {
+                *gk = if pinned[k] {
+                    Vec3::zeros()
+                } else {
+                    Vec3::new(ws.rhs[3 * k], ws.rhs[3 * k + 1], ws.rhs[3 * k + 2])
+                };
+            }
         }
         if norm.is_nan() {
             f64::INFINITY
@@ -130,6 +155,20 @@ fn norm_inf(a: &[Vec3]) -> f64 {
 /// D_i⁻¹ per particle at positions `x`, D_i = (m/Δt² + (γm + cA)/Δt)·I + K_i for a dynamic
 /// step (`dt` given), D_i = K_i + 10⁻⁶·tr(K_i)/3·I for a static solve.
 pub(crate) fn block_scaling(world: &ClothWorld, x: &[Vec3], dt: Option<f64>, out: &mut Vec<Mat3>) {
+    block_diagonal(world, x, dt, out);
+    for b in out.iter_mut() {
+        *b = invert_block(b);
+    }
+}
+
+fn invert_block(full: &Mat3) -> Mat3 {
+    full.try_inverse().unwrap_or_else(|| {
+        Mat3::from_diagonal(&full.diagonal().map(|v| if v > 0.0 { 1.0 / v } else { 0.0 }))
+    })
+}
+
+/// The blocks D_i of `block_scaling`, not inverted [N/m].
+pub(crate) fn block_diagonal(world: &ClothWorld, x: &[Vec3], dt: Option<f64>, out: &mut Vec<Mat3>) {
     let n = world.len();
     out.clear();
     out.resize(n, Mat3::zeros());
@@ -146,10 +185,7 @@ pub(crate) fn block_scaling(world: &ClothWorld, x: &[Vec3], dt: Option<f64>, out
             }
             None => 1e-6 * b.trace() / 3.0,
         };
-        let full = *b + Mat3::identity() * d;
-        *b = full.try_inverse().unwrap_or_else(|| {
-            Mat3::from_diagonal(&full.diagonal().map(|v| if v > 0.0 { 1.0 / v } else { 0.0 }))
-        });
+        *b += Mat3::identity() * d;
     }
 }
 
@@ -406,6 +442,7 @@ pub(crate) fn newton_krylov_solve(
 #[derive(Debug, Default, Clone)]
 struct BackwardEulerScratch {
     ws: Workspace,
+    d: Vec<Mat3>,
     d_inv: Vec<Mat3>,
     /// Acceleration of the last solved step, for the predictor.
     a_prev: Vec<Vec3>,
@@ -418,10 +455,15 @@ impl BackwardEulerScratch {
     /// Predictor x₀ + Δt·v₀ + Δt²·a (a: the last step's acceleration, gravity at first) with
     /// the pins at their targets, `solve`, then
     /// v₁ = (x₁ − x₀)/Δt and the friction states of the last evaluation (at x₁) committed.
+    ///
+    /// With `precond`, the residual is preconditioned by P, refactored at the predictor when
+    /// the flag asks for it or it holds no factor; when P cannot be factored the step falls
+    /// back to the block scaling.
     fn step(
         &mut self,
         params: &StepParameters,
         world: &mut ClothWorld,
+        precond: Option<(&mut StretchPreconditioner, bool)>,
         solve: impl FnOnce(&mut BackwardEuler<'_>, &mut [Vec3]) -> SolveOutcome,
     ) -> SolveOutcome {
         let dt = params.dt;
@@ -443,7 +485,18 @@ impl BackwardEulerScratch {
         for (k, target) in world.pin_targets(dt) {
             self.x[k] = target;
         }
-        block_scaling(world, &self.x, Some(dt), &mut self.d_inv);
+        block_diagonal(world, &self.x, Some(dt), &mut self.d);
+        self.d_inv.clear();
+        self.d_inv.extend(self.d.iter().map(invert_block));
+        let precond = match precond {
+            Some((p, refactor)) => {
+                if (refactor || !p.is_ready()) && !p.refactor(world, &self.x, &self.d) {
+                    p.invalidate();
+                }
+                p.is_ready().then_some(&*p)
+            }
+            None => None,
+        };
         let outcome = {
             let mut res = BackwardEuler {
                 world,
@@ -451,6 +504,7 @@ impl BackwardEulerScratch {
                 v0: &self.v0,
                 dt,
                 d_inv: &self.d_inv,
+                precond,
                 ws: &mut self.ws,
             };
             solve(&mut res, &mut self.x)
@@ -474,11 +528,19 @@ impl BackwardEulerScratch {
     }
 }
 
+/// Steps between factorisations of the stretch preconditioner (sooner when it goes stale).
+const REFACTOR_EVERY: usize = 10;
+
 /// Backward Euler stepped by Broyden's method.
 #[derive(Debug, Default, Clone)]
 pub struct BroydenStepper {
     be: BackwardEulerScratch,
     scratch: BroydenScratch,
+    precond: StretchPreconditioner,
+    /// Steps since the last factorisation of P.
+    since_factor: usize,
+    /// Broyden iterations of the first step on the current factor.
+    fresh_iterations: usize,
 }
 
 /// Backward Euler stepped by Newton–Krylov (the reference).
@@ -496,7 +558,15 @@ impl BroydenStepper {
     /// One backward-Euler step of `world` (friction committed once, at the accepted x₁).
     pub fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
         let sc = &mut self.scratch;
-        self.be.step(params, world, |res, x| {
+        let before = self.precond.factorisations;
+        let precond = match params.preconditioner {
+            Preconditioner::Block => None,
+            Preconditioner::Stretch => {
+                let refactor = self.since_factor >= REFACTOR_EVERY;
+                Some((&mut self.precond, refactor))
+            }
+        };
+        let outcome = self.be.step(params, world, precond, |res, x| {
             broyden_solve(
                 res,
                 x,
@@ -505,7 +575,20 @@ impl BroydenStepper {
                 params.memory,
                 sc,
             )
-        })
+        });
+        if self.precond.factorisations != before {
+            self.since_factor = 0;
+            self.fresh_iterations = outcome.iterations;
+        }
+        self.since_factor += 1;
+        // a factor that has gone stale (half again the iterations it took when fresh) or a
+        // failed solve is replaced at the next step
+        if outcome.iterations > self.fresh_iterations + self.fresh_iterations / 2 + 2
+            || !outcome.converged
+        {
+            self.since_factor = REFACTOR_EVERY;
+        }
+        outcome
     }
 
     /// Moves the free particles of `world` to static equilibrium of the internal forces
@@ -551,7 +634,7 @@ impl NewtonKrylovStepper {
     /// One backward-Euler step of `world` by Newton–Krylov.
     pub fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
         let sc = &mut self.scratch;
-        self.be.step(params, world, |res, x| {
+        self.be.step(params, world, None, |res, x| {
             newton_krylov_solve(res, x, params, sc)
         })
     }

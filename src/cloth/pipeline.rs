@@ -13,6 +13,18 @@ use super::semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 use super::world::ClothWorld;
 use super::{ClothError, Vec3};
 
+/// H₀ of the Broyden step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preconditioner {
+    /// D⁻¹, the per-particle block scaling.
+    Block,
+    /// P⁻¹, P = D with the stretch stiffness k·d̂d̂ᵀ of each traction connector (or spring)
+    /// coupling its ends, by sparse Cholesky.
+    #[default]
+    Stretch,
+}
+
 /// The time integrator of a scene.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -74,6 +86,8 @@ pub struct StepParameters {
     pub max_iterations: usize,
     /// Broyden: steps stored before a restart. Default 20.
     pub memory: usize,
+    /// Broyden: the initial inverse Jacobian H₀. Default `Stretch`.
+    pub preconditioner: Preconditioner,
     /// Newton–Krylov: most GMRES iterations per Newton step. Default 40.
     pub krylov_dim: usize,
     /// Newton–Krylov: relative GMRES tolerance (forcing term). Default 0.1.
@@ -94,6 +108,7 @@ impl StepParameters {
             tolerance: 1e-8,
             max_iterations: 100,
             memory: 20,
+            preconditioner: Preconditioner::Stretch,
             krylov_dim: 40,
             forcing: 0.1,
             runaway_factor: 1e4,

@@ -159,13 +159,19 @@ impl SpringNetwork {
 
     /// Adds K·k̂k̂ᵀ of every spring at `x` to its particles' 3×3 blocks [N/m].
     pub fn stiffness_blocks(&self, x: &[Vec3], out: &mut [Mat3]) {
+        self.stiffness_edges(x, |a, b, blk| {
+            out[a] += blk;
+            out[b] += blk;
+        });
+    }
+
+    /// k·d̂d̂ᵀ [N/m] of each spring (a, b) at `x`: the coupling of the stretch preconditioner.
+    pub fn stiffness_edges(&self, x: &[Vec3], mut f: impl FnMut(usize, usize, Mat3)) {
         for s in &self.springs {
             let d = x[s.b as usize] - x[s.a as usize];
             let l2 = d.norm_squared();
             if l2 > 0.0 {
-                let b = d * d.transpose() * (s.k / l2);
-                out[s.a as usize] += b;
-                out[s.b as usize] += b;
+                f(s.a as usize, s.b as usize, d * d.transpose() * (s.k / l2));
             }
         }
     }
