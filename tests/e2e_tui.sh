@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end test of the workbench in a real terminal (tmux, 120x40): walk the tabs, run a
-# fit, save the parameter set, export a PNG, quit. Fails with the captured screen.
+# fit, save the parameter set, export a PNG, load a cloth scene and render its frame, quit. Fails with the captured screen.
 # Usage: tests/e2e_tui.sh [path/to/kestrel]   (default: target/release/kestrel)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -34,6 +34,7 @@ wait_for() {
 keys() { tmux send-keys -t "$session" "$@"; }
 
 cd "$work"
+ln -s "$root/scenes" scenes   # the Cloth tab lists ./scenes
 tmux new-session -d -s "$session" -x 120 -y 40 "NO_COLOR= '$bin'; echo exited-\$?; sleep 30"
 wait_for "1 Curves" 10
 wait_for "Cotton shirting"
@@ -51,9 +52,17 @@ keys 6;    wait_for "export PNG"
 keys Enter; wait_for "write PNG to"
 keys C-u;  tmux send-keys -t "$session" -l "e2e.png"; keys Enter
 wait_for "written e2e.png" 30
+keys 5;    wait_for "provot_sheet_17"
+keys Down Down Down Down Down; keys Enter; wait_for "paused" 20
+keys 6;    wait_for "cloth: current frame"
+keys Down Down Down; keys Enter; wait_for "write PNG to"
+keys C-u;  tmux send-keys -t "$session" -l "e2e-cloth.png"; keys Enter
+wait_for "written e2e-cloth.png" 90
+wait_for "adapter:" 5
 keys q;    wait_for "exited-0" 10
 
 [ -s "$work/e2e.params.toml" ] || fail "no parameter file written"
 grep -q 'kestrel_params = 1' "$work/e2e.params.toml" || fail "parameter file has no format version"
 head -c 8 "$work/e2e.png" | od -An -tx1 | grep -q '89 50 4e 47' || fail "e2e.png is not a PNG"
+head -c 8 "$work/e2e-cloth.png" | od -An -tx1 | grep -q '89 50 4e 47' || fail "e2e-cloth.png is not a PNG"
 echo "e2e: 1 passed, 0 failed"
