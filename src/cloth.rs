@@ -5,6 +5,7 @@
 //! State lives in [`ClothWorld`] (particles, material with its friction states, loads, pins,
 //! obstacles); a [`ClothPipeline`] steps it and holds only scratch memory.
 
+mod block_sparse;
 mod connectors;
 mod constraints;
 mod explicit;

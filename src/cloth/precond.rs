@@ -4,21 +4,18 @@
 
 use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
+use faer::sparse::SparseColMatRef;
 use faer::{MatMut, Side};
 
+use super::block_sparse::BlockPattern;
 use super::world::{ClothWorld, Material};
 use super::{Mat3, Vec3};
 
-/// The 3×3-block sparsity of P: per column node q its sorted row nodes; the scalar matrix is
-/// CSC with columns 3q, 3q+1, 3q+2 holding rows 3p..3p+2 of each row node p.
+/// The block sparsity of P for one set of couplings, with its symbolic Cholesky.
 #[derive(Debug, Clone)]
 struct Pattern {
-    nodes: usize,
     edges: Vec<(u32, u32)>,
-    start: Vec<usize>,
-    rows: Vec<u32>,
-    symbolic: SymbolicSparseColMat<usize>,
+    blocks: BlockPattern,
     symbolic_llt: SymbolicLlt<usize>,
 }
 
@@ -29,56 +26,18 @@ impl Pattern {
             cols[a as usize].push(b);
             cols[b as usize].push(a);
         }
-        let mut start = Vec::with_capacity(nodes + 1);
-        let mut rows = Vec::new();
-        start.push(0);
-        for c in &mut cols {
-            c.sort_unstable();
-            c.dedup();
-            rows.extend_from_slice(c);
-            start.push(rows.len());
-        }
-        let mut col_ptr = Vec::with_capacity(3 * nodes + 1);
-        let mut row_idx = Vec::with_capacity(9 * rows.len());
-        col_ptr.push(0usize);
-        for q in 0..nodes {
-            for _c in 0..3 {
-                for &p in &rows[start[q]..start[q + 1]] {
-                    row_idx.extend([3 * p as usize, 3 * p as usize + 1, 3 * p as usize + 2]);
-                }
-                col_ptr.push(row_idx.len());
-            }
-        }
-        let symbolic =
-            SymbolicSparseColMat::new_checked(3 * nodes, 3 * nodes, col_ptr, None, row_idx);
-        let symbolic_llt = SymbolicLlt::try_new(symbolic.as_ref(), Side::Lower).ok()?;
+        let blocks = BlockPattern::new(cols);
+        let symbolic_llt = SymbolicLlt::try_new(blocks.symbolic.as_ref(), Side::Lower).ok()?;
         Some(Self {
-            nodes,
             edges,
-            start,
-            rows,
-            symbolic,
+            blocks,
             symbolic_llt,
         })
     }
 
-    /// Block index of (p, q) (the pattern holds it).
-    #[inline]
-    fn find(&self, p: usize, q: usize) -> usize {
-        let (s, e) = (self.start[q], self.start[q + 1]);
-        s + self.rows[s..e].binary_search(&(p as u32)).unwrap_or(0)
-    }
-
     #[inline]
     fn add(&self, values: &mut [f64], p: usize, q: usize, m: &Mat3) {
-        let bi = self.find(p, q);
-        let s = self.start[q];
-        let len = self.start[q + 1] - s;
-        for c in 0..3 {
-            for r in 0..3 {
-                values[9 * s + 3 * (bi - s) + 3 * c * len + r] += m[(r, c)];
-            }
-        }
+        self.blocks.add(values, self.blocks.held(p, q), m);
     }
 }
 
@@ -111,7 +70,7 @@ impl StretchPreconditioner {
         }
         let n = world.len();
         let same = self.pattern.as_ref().is_some_and(|p| {
-            p.nodes == n
+            p.blocks.nodes() == n
                 && p.edges.len() == self.edges.len()
                 && p.edges
                     .iter()
@@ -127,7 +86,7 @@ impl StretchPreconditioner {
         };
         let values = &mut self.values;
         values.clear();
-        values.resize(pattern.symbolic.row_idx().len(), 0.0);
+        values.resize(pattern.blocks.symbolic.row_idx().len(), 0.0);
         let pinned = world.pinned();
         for (p, blk) in d.iter().enumerate() {
             let diag = if pinned[p] { Mat3::identity() } else { *blk };
@@ -139,7 +98,7 @@ impl StretchPreconditioner {
                 pattern.add(values, b, a, &-m);
             }
         }
-        let a = SparseColMatRef::new(pattern.symbolic.as_ref(), values);
+        let a = SparseColMatRef::new(pattern.blocks.symbolic.as_ref(), values);
         self.factor = Llt::try_new_with_symbolic(pattern.symbolic_llt.clone(), a, Side::Lower).ok();
         self.factorisations += 1;
         self.factor.is_some()

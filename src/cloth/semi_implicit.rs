@@ -5,9 +5,10 @@ use std::time::Instant;
 
 use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::{Llt, Lu, SymbolicLlt, SymbolicLu};
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
+use faer::sparse::SparseColMatRef;
 use faer::{MatMut, Side};
 
+use super::block_sparse::BlockPattern;
 use super::terzopoulos::{TerzopoulosParams, TerzopoulosSurface};
 use super::world::{ClothWorld, Material};
 use super::{ClothError, Grid, Mat3, Vec3};
@@ -28,22 +29,16 @@ pub struct SemiImplicitTiming {
     pub lu_fallbacks: u64,
 }
 
-/// The 3×3-block sparsity of A for one surface: per column node q its sorted row nodes; the
-/// scalar matrix is CSC with columns 3q, 3q+1, 3q+2 holding rows 3p..3p+2 of each row node p.
+/// The block sparsity of A for one surface, with where each term's blocks and the diagonal lie.
 #[derive(Debug, Clone)]
 struct Pattern {
     grid: Grid,
     terms: usize,
-    /// Start of column node q in `rows` (length nodes + 1).
-    start: Vec<usize>,
-    rows: Vec<u32>,
-    /// Column node of each block.
-    block_col: Vec<u32>,
+    blocks: BlockPattern,
     /// Block index of each (row slot, column slot) of each term: 16 per term.
     term_blocks: Vec<u32>,
     /// Block index of (p, p).
     diag: Vec<u32>,
-    symbolic: SymbolicSparseColMat<usize>,
 }
 
 impl Pattern {
@@ -58,23 +53,9 @@ impl Pattern {
                 }
             }
         }
-        let mut start = Vec::with_capacity(n + 1);
-        let mut rows = Vec::new();
-        let mut block_col = Vec::new();
-        start.push(0);
-        for (q, c) in cols.iter_mut().enumerate() {
-            c.sort_unstable();
-            c.dedup();
-            rows.extend_from_slice(c);
-            block_col.extend(std::iter::repeat_n(q as u32, c.len()));
-            start.push(rows.len());
-        }
-        let find = |p: u32, q: u32| -> u32 {
-            let (s, e) = (start[q as usize], start[q as usize + 1]);
-            // every (p, q) pair of a term was inserted above
-            let k = rows[s..e].binary_search(&p).unwrap_or(0);
-            (s + k) as u32
-        };
+        let blocks = BlockPattern::new(cols);
+        // every (p, q) pair of a term was inserted above
+        let find = |p: u32, q: u32| blocks.held(p as usize, q as usize);
         let mut term_blocks = Vec::with_capacity(16 * surface.len());
         for t in surface.terms() {
             for a in 0..4 {
@@ -88,74 +69,17 @@ impl Pattern {
             }
         }
         let diag = (0..n as u32).map(|p| find(p, p)).collect();
-        let mut col_ptr = Vec::with_capacity(3 * n + 1);
-        let mut row_idx = Vec::with_capacity(9 * rows.len());
-        col_ptr.push(0usize);
-        for q in 0..n {
-            for _c in 0..3 {
-                for &p in &rows[start[q]..start[q + 1]] {
-                    row_idx.extend([3 * p as usize, 3 * p as usize + 1, 3 * p as usize + 2]);
-                }
-                col_ptr.push(row_idx.len());
-            }
-        }
-        let symbolic = SymbolicSparseColMat::new_checked(3 * n, 3 * n, col_ptr, None, row_idx);
         Ok(Self {
             grid,
             terms: surface.len(),
-            start,
-            rows,
-            block_col,
+            blocks,
             term_blocks,
             diag,
-            symbolic,
         })
     }
 
     fn matches(&self, surface: &TerzopoulosSurface) -> bool {
         self.grid == *surface.grid() && self.terms == surface.len()
-    }
-
-    /// Scalar position of entry (r, c) of block `bi`.
-    #[inline]
-    fn pos(&self, bi: u32, r: usize, c: usize) -> usize {
-        let q = self.block_col[bi as usize] as usize;
-        let s = self.start[q];
-        let len = self.start[q + 1] - s;
-        9 * s + 3 * (bi as usize - s) + 3 * c * len + r
-    }
-
-    #[inline]
-    fn add(&self, values: &mut [f64], bi: u32, m: &Mat3) {
-        for c in 0..3 {
-            for r in 0..3 {
-                values[self.pos(bi, r, c)] += m[(r, c)];
-            }
-        }
-    }
-
-    #[inline]
-    fn get(&self, values: &[f64], bi: u32) -> Mat3 {
-        Mat3::from_fn(|r, c| values[self.pos(bi, r, c)])
-    }
-
-    #[inline]
-    fn set(&self, values: &mut [f64], bi: u32, m: &Mat3) {
-        for c in 0..3 {
-            for r in 0..3 {
-                values[self.pos(bi, r, c)] = m[(r, c)];
-            }
-        }
-    }
-
-    /// Block index of (p, q).
-    #[inline]
-    fn find(&self, p: usize, q: usize) -> Option<u32> {
-        let (s, e) = (self.start[q], self.start[q + 1]);
-        self.rows[s..e]
-            .binary_search(&(p as u32))
-            .ok()
-            .map(|k| (s + k) as u32)
     }
 }
 
@@ -245,7 +169,7 @@ impl SemiImplicitStepper {
         self.rest_force.clear();
         self.rest_force.resize(n, Vec3::zeros());
         world.grid.normals(&world.x, &mut self.normals);
-        let nnz = pattern.symbolic.row_idx().len();
+        let nnz = pattern.blocks.symbolic.row_idx().len();
         let values = &mut self.values;
         if !reuse {
             values.clear();
@@ -262,7 +186,9 @@ impl SemiImplicitStepper {
                     x,
                     &self.normals,
                     |ti, a, b, m| {
-                        pattern.add(values, pattern.term_blocks[16 * ti + 4 * a + b], &m);
+                        pattern
+                            .blocks
+                            .add(values, pattern.term_blocks[16 * ti + 4 * a + b], &m);
                     },
                     rest_force,
                 );
@@ -285,7 +211,9 @@ impl SemiImplicitStepper {
                 g += Vec3::from(a.point) * a.stiffness;
             }
             if !reuse {
-                pattern.add(values, pattern.diag[p], &(Mat3::identity() * d));
+                pattern
+                    .blocks
+                    .add(values, pattern.diag[p], &(Mat3::identity() * d));
             }
             self.rhs[3 * p..3 * p + 3].copy_from_slice(g.as_slice());
         }
@@ -295,11 +223,11 @@ impl SemiImplicitStepper {
         if !reuse {
             self.pinned_columns.clear();
             for &(p, _) in &targets {
-                for bi in pattern.start[p]..pattern.start[p + 1] {
-                    let row = pattern.rows[bi] as usize;
+                for bi in pattern.blocks.start[p]..pattern.blocks.start[p + 1] {
+                    let row = pattern.blocks.rows[bi] as usize;
                     if !world.is_pinned(row) {
                         self.pinned_columns
-                            .push((p, row, pattern.get(values, bi as u32)));
+                            .push((p, row, pattern.blocks.get(values, bi as u32)));
                     }
                 }
             }
@@ -320,21 +248,23 @@ impl SemiImplicitStepper {
         if !reuse {
             let t1 = Instant::now();
             for &(p, _) in &targets {
-                for bi in pattern.start[p]..pattern.start[p + 1] {
-                    pattern.set(values, bi as u32, &Mat3::zeros());
+                for bi in pattern.blocks.start[p]..pattern.blocks.start[p + 1] {
+                    pattern.blocks.set(values, bi as u32, &Mat3::zeros());
                 }
-                for bi in pattern.start[p]..pattern.start[p + 1] {
-                    let q = pattern.rows[bi] as usize;
-                    if let Some(b) = pattern.find(p, q) {
-                        pattern.set(values, b, &Mat3::zeros());
+                for bi in pattern.blocks.start[p]..pattern.blocks.start[p + 1] {
+                    let q = pattern.blocks.rows[bi] as usize;
+                    if let Some(b) = pattern.blocks.find(p, q) {
+                        pattern.blocks.set(values, b, &Mat3::zeros());
                     }
                 }
-                pattern.set(values, pattern.diag[p], &Mat3::identity());
+                pattern
+                    .blocks
+                    .set(values, pattern.diag[p], &Mat3::identity());
             }
-            let a = SparseColMatRef::new(pattern.symbolic.as_ref(), values);
+            let a = SparseColMatRef::new(pattern.blocks.symbolic.as_ref(), values);
             if self.symbolic_llt.is_none() {
                 self.symbolic_llt =
-                    SymbolicLlt::try_new(pattern.symbolic.as_ref(), Side::Lower).ok();
+                    SymbolicLlt::try_new(pattern.blocks.symbolic.as_ref(), Side::Lower).ok();
             }
             let llt = self
                 .symbolic_llt
@@ -345,7 +275,8 @@ impl SemiImplicitStepper {
                 None => {
                     // K(r) indefinite (compressed prescribed-metric membrane): LU
                     if self.symbolic_lu.is_none() {
-                        self.symbolic_lu = SymbolicLu::try_new(pattern.symbolic.as_ref()).ok();
+                        self.symbolic_lu =
+                            SymbolicLu::try_new(pattern.blocks.symbolic.as_ref()).ok();
                     }
                     self.timing.lu_fallbacks += 1;
                     self.symbolic_lu
