@@ -2,16 +2,15 @@
 //! faster than the wall clock), and sends a frame (positions, live statistics) twenty times a second.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use super::app::{Event, ExportKind, PendingWrite, CLOTH_SEQUENCE_FRAMES};
 use crate::atomic::{write_atomic, WriteError};
-use crate::cloth::record::Camera;
-use crate::cloth::{ClothPipeline, ClothWorld, StepParameters};
+use crate::cloth::ClothPipeline;
 use crate::render::{frame_path, positions, RenderError, Renderer, SceneView};
-use crate::scene::{DoorSpec, Scene};
+use crate::scene::Scene;
 
 /// Size of the frames rendered from the tab [px].
 pub const RENDER_SIZE: (u32, u32) = (1280, 720);
@@ -128,12 +127,7 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
     let mut world = scene.world;
     let mut pipeline = ClothPipeline::new();
     let g = world.loads.gravity;
-    let norm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
-    let up = if norm > 0.0 {
-        [-g[0] / norm, -g[1] / norm, -g[2] / norm]
-    } else {
-        [0.0, 1.0, 0.0]
-    };
+    let up = unit_or_y([-g[0], -g[1], -g[2]]);
     let mut running = false;
     let mut steps_since = 0u32;
     let mut step_time = Duration::ZERO;
@@ -141,18 +135,8 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
     // simulated time runs no faster than the wall clock while running
     let mut clock = (Instant::now(), world.time);
     loop {
-        let command = if running {
-            match control.try_recv() {
-                Ok(c) => Some(c),
-                Err(TryRecvError::Empty) => None,
-                Err(TryRecvError::Disconnected) => return,
-            }
-        } else {
-            match control.recv_timeout(Duration::from_millis(100)) {
-                Ok(c) => Some(c),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
-                Err(_) => return,
-            }
+        let Ok(command) = next_command(control, running) else {
+            return;
         };
         let mut single = false;
         match command {
@@ -169,27 +153,25 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
             Some(ClothControl::Impulse(_)) => {}
             Some(ClothControl::Render { kind, path, force }) => {
                 running = false;
-                let outcome = render(
-                    &mut renderer,
-                    Target {
-                        kind,
-                        path: &path,
-                        force,
-                        door,
-                    },
-                    camera,
-                    &params,
-                    &mut world,
-                    &mut pipeline,
-                    events,
-                );
-                let event = match outcome {
-                    Ok(()) => Event::Written(path),
-                    Err(RenderError::Write(WriteError::Exists { .. })) => {
-                        Event::Exists(PendingWrite::Png(kind, path))
+                let every = steps_per_sequence_frame(params.dt);
+                let outcome = render_frames(&mut renderer, kind, &path, force, events, |r, n| {
+                    if n == 0 {
+                        let x = positions(&world);
+                        let mut view = SceneView::of_world(&world, camera);
+                        if let Some(door) = &door {
+                            view = view.with_door(door, &x);
+                        }
+                        r.set_scene(&view, &x)?;
+                    } else {
+                        for _ in 0..every {
+                            pipeline.step(&params, &mut world).map_err(|e| {
+                                RenderError::Input(format!("simulation stopped: {e}"))
+                            })?;
+                        }
                     }
-                    Err(e) => Event::Failed(format!("{name}: {e}")),
-                };
+                    Ok(r.render_png(&positions(&world), None)?.0)
+                });
+                let event = render_answer(&name, kind, path, outcome);
                 let _ = events.send(event);
                 last_frame = Instant::now() - Duration::from_secs(1);
             }
@@ -239,68 +221,83 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
     }
 }
 
-/// Where a render from the tab goes.
-struct Target<'a> {
-    kind: ExportKind,
-    path: &'a Path,
-    force: bool,
-    /// The scene's door, drawn as a leaf in place of its plane.
-    door: Option<DoorSpec>,
+/// Why a worker stops listening: the tab dropped its control channel.
+pub(super) struct Disconnected;
+
+/// A worker's next command: polled while running, waited for (up to 100 ms) while paused.
+pub(super) fn next_command(
+    control: &Receiver<ClothControl>,
+    running: bool,
+) -> Result<Option<ClothControl>, Disconnected> {
+    if running {
+        match control.try_recv() {
+            Ok(c) => Ok(Some(c)),
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => Err(Disconnected),
+        }
+    } else {
+        match control.recv_timeout(Duration::from_millis(100)) {
+            Ok(c) => Ok(Some(c)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(Disconnected),
+        }
+    }
 }
 
-/// Renders the world as it stands, or runs it on and renders a sequence, for the Export tab;
-/// the renderer is created on first use and kept. Progress goes to `events` after each frame.
-#[allow(clippy::too_many_arguments)]
-fn render(
+/// `v` scaled to unit length; +y when it is zero.
+pub(super) fn unit_or_y(v: [f64; 3]) -> [f64; 3] {
+    let n = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    if n > 0.0 {
+        [v[0] / n, v[1] / n, v[2] / n]
+    } else {
+        [0.0, 1.0, 0.0]
+    }
+}
+
+/// Steps (or model frames) of `dt` [s] between the frames of a rendered sequence.
+pub(super) fn steps_per_sequence_frame(dt: f64) -> u64 {
+    ((1.0 / SEQUENCE_FPS) / dt).round().max(1.0) as u64
+}
+
+/// Writes an Export-tab render: one PNG at `path` (`ClothFrame`) or [`CLOTH_SEQUENCE_FRAMES`]
+/// into the folder `path` (`ClothSequence`), refusing before any work to replace a file unless
+/// `force`; the renderer is created on first use and kept. `draw(renderer, n)` prepares frame
+/// n (0: the state as it stands, with the scene set; then one sequence interval on each) and
+/// returns its PNG. Progress goes to `events` after each frame.
+pub(super) fn render_frames(
     renderer: &mut Option<Renderer>,
-    target: Target,
-    camera: Option<Camera>,
-    params: &StepParameters,
-    world: &mut ClothWorld,
-    pipeline: &mut ClothPipeline,
+    kind: ExportKind,
+    path: &Path,
+    force: bool,
     events: &Sender<Event>,
+    mut draw: impl FnMut(&mut Renderer, usize) -> Result<Vec<u8>, RenderError>,
 ) -> Result<(), RenderError> {
-    let sequence = target.kind == ExportKind::ClothSequence;
+    let sequence = kind == ExportKind::ClothSequence;
     let total = if sequence { CLOTH_SEQUENCE_FRAMES } else { 1 };
     let path_of = |n: usize| {
         if sequence {
-            frame_path(target.path, n)
+            frame_path(path, n)
         } else {
-            target.path.to_path_buf()
+            path.to_path_buf()
         }
     };
-    if !target.force {
+    if !force {
         if let Some(p) = (0..total).map(path_of).find(|p| p.exists()) {
             return Err(RenderError::Write(WriteError::Exists { path: p }));
         }
     }
     if sequence {
-        std::fs::create_dir_all(target.path).map_err(|e| {
-            RenderError::Input(format!("cannot create {}: {e}", target.path.display()))
-        })?;
+        std::fs::create_dir_all(path)
+            .map_err(|e| RenderError::Input(format!("cannot create {}: {e}", path.display())))?;
     }
     let r = match renderer {
         Some(r) => r,
         None => renderer.insert(Renderer::new(RENDER_SIZE.0, RENDER_SIZE.1)?),
     };
     let adapter = r.adapter().to_string();
-    let x = positions(world);
-    let mut view = SceneView::of_world(world, camera);
-    if let Some(door) = &target.door {
-        view = view.with_door(door, &x);
-    }
-    r.set_scene(&view, &x)?;
-    let every = ((1.0 / SEQUENCE_FPS) / params.dt).round().max(1.0) as u64;
     for n in 0..total {
-        if n > 0 {
-            for _ in 0..every {
-                pipeline
-                    .step(params, world)
-                    .map_err(|e| RenderError::Input(format!("simulation stopped: {e}")))?;
-            }
-        }
-        let (png, _) = r.render_png(&positions(world), None)?;
-        write_atomic(&path_of(n), &png, target.force)?;
+        let png = draw(r, n)?;
+        write_atomic(&path_of(n), &png, force)?;
         let _ = events.send(Event::RenderProgress {
             done: n + 1,
             total,
@@ -308,4 +305,20 @@ fn render(
         });
     }
     Ok(())
+}
+
+/// The event that answers a render request of `kind` to `path`.
+pub(super) fn render_answer(
+    name: &str,
+    kind: ExportKind,
+    path: PathBuf,
+    outcome: Result<(), RenderError>,
+) -> Event {
+    match outcome {
+        Ok(()) => Event::Written(path),
+        Err(RenderError::Write(WriteError::Exists { .. })) => {
+            Event::Exists(PendingWrite::Png(kind, path))
+        }
+        Err(e) => Event::Failed(format!("{name}: {e}")),
+    }
 }

@@ -2,15 +2,17 @@
 //! [`Player`] in real time (simulated time no faster than the wall clock), applies palette impulses.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::mpsc::{Receiver, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::app::{Event, ExportKind, PaletteKey, PendingWrite, CLOTH_SEQUENCE_FRAMES};
-use super::cloth::{ClothControl, ClothFrame, ReducedStats, RENDER_SIZE};
-use crate::atomic::{write_atomic, WriteError};
+use super::app::{Event, PaletteKey};
+use super::cloth::{
+    next_command, render_answer, render_frames, steps_per_sequence_frame, unit_or_y, ClothControl,
+    ClothFrame, ReducedStats,
+};
 use crate::reduced::{Player, ReducedModel};
-use crate::render::{frame_path, RenderError, Renderer, SceneView};
+use crate::render::{Renderer, SceneView};
 
 /// The reduced models (`*.krd`) of a folder, sorted.
 pub fn reduced_models(dir: &Path) -> Vec<PathBuf> {
@@ -93,15 +95,7 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
     if events.send(Event::ClothPalette(palette)).is_err() {
         return;
     }
-    let up = info.door.map(|d| d.axis).unwrap_or([0.0, 1.0, 0.0]);
-    let up = {
-        let n = (up[0] * up[0] + up[1] * up[1] + up[2] * up[2]).sqrt();
-        if n > 0.0 {
-            [up[0] / n, up[1] / n, up[2] / n]
-        } else {
-            [0.0, 1.0, 0.0]
-        }
-    };
+    let up = unit_or_y(info.door.map(|d| d.axis).unwrap_or([0.0, 1.0, 0.0]));
     let mut pb = Playback::new(model);
     let mut renderer: Option<Renderer> = None;
     let mut running = false;
@@ -111,18 +105,8 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
     let mut last_frame = Instant::now() - Duration::from_secs(1);
     let mut clock = (Instant::now(), 0.0);
     loop {
-        let command = if running {
-            match control.try_recv() {
-                Ok(c) => Some(c),
-                Err(TryRecvError::Empty) => None,
-                Err(TryRecvError::Disconnected) => return,
-            }
-        } else {
-            match control.recv_timeout(Duration::from_millis(100)) {
-                Ok(c) => Some(c),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return,
-            }
+        let Ok(command) = next_command(control, running) else {
+            return;
         };
         let mut single = false;
         let mut send_now = false;
@@ -146,14 +130,19 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
             }
             Some(ClothControl::Render { kind, path, force }) => {
                 running = false;
-                let outcome = render(&mut renderer, &mut pb, kind, &path, force, events);
-                let event = match outcome {
-                    Ok(()) => Event::Written(path),
-                    Err(RenderError::Write(WriteError::Exists { .. })) => {
-                        Event::Exists(PendingWrite::Png(kind, path))
+                let every = steps_per_sequence_frame(info.frame_dt);
+                let outcome = render_frames(&mut renderer, kind, &path, force, events, |r, n| {
+                    if n == 0 {
+                        r.set_scene(&SceneView::of_model(pb.model), &pb.world)?;
+                    } else {
+                        for _ in 0..every {
+                            pb.advance();
+                        }
                     }
-                    Err(e) => Event::Failed(format!("{}: {e}", info.name)),
-                };
+                    r.set_door_angle(pb.player.angle());
+                    Ok(r.render_png(&pb.world, None)?.0)
+                });
+                let event = render_answer(&info.name, kind, path, outcome);
                 let _ = events.send(event);
                 send_now = true;
             }
@@ -218,57 +207,4 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
             last_frame = Instant::now();
         }
     }
-}
-
-/// Renders the shape now shown, or plays on and renders a sequence (every frame of the model
-/// nearest to 30 per simulated second), for the Export tab.
-fn render(
-    renderer: &mut Option<Renderer>,
-    pb: &mut Playback,
-    kind: ExportKind,
-    path: &Path,
-    force: bool,
-    events: &Sender<Event>,
-) -> Result<(), RenderError> {
-    let sequence = kind == ExportKind::ClothSequence;
-    let total = if sequence { CLOTH_SEQUENCE_FRAMES } else { 1 };
-    let path_of = |n: usize| {
-        if sequence {
-            frame_path(path, n)
-        } else {
-            path.to_path_buf()
-        }
-    };
-    if !force {
-        if let Some(p) = (0..total).map(path_of).find(|p| p.exists()) {
-            return Err(RenderError::Write(WriteError::Exists { path: p }));
-        }
-    }
-    if sequence {
-        std::fs::create_dir_all(path)
-            .map_err(|e| RenderError::Input(format!("cannot create {}: {e}", path.display())))?;
-    }
-    let r = match renderer {
-        Some(r) => r,
-        None => renderer.insert(Renderer::new(RENDER_SIZE.0, RENDER_SIZE.1)?),
-    };
-    let adapter = r.adapter().to_string();
-    r.set_scene(&SceneView::of_model(pb.model), &pb.world)?;
-    let every = ((1.0 / 30.0) / pb.model.info.frame_dt).round().max(1.0) as usize;
-    for n in 0..total {
-        if n > 0 {
-            for _ in 0..every {
-                pb.advance();
-            }
-        }
-        r.set_door_angle(pb.player.angle());
-        let (png, _) = r.render_png(&pb.world, None)?;
-        write_atomic(&path_of(n), &png, force)?;
-        let _ = events.send(Event::RenderProgress {
-            done: n + 1,
-            total,
-            adapter: adapter.clone(),
-        });
-    }
-    Ok(())
 }
