@@ -8,12 +8,31 @@ pub mod run;
 
 use std::fmt;
 
+use indicatif::{ProgressBar, ProgressStyle};
+
 pub mod fit;
 pub mod fit_values;
 pub mod plot;
 pub mod simulate;
 pub mod tui;
 pub mod values;
+
+/// Progress bar templates counting frames and simulation steps.
+pub const FRAMES_BAR: &str = "{bar:40} {pos}/{len} frames  {elapsed_precise} (eta {eta})";
+pub const STEPS_BAR: &str = "{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})";
+
+/// A progress bar on stderr of `len` positions drawn with the indicatif `template`, or a
+/// hidden one when `hidden` (`--json` output, or work too small to show).
+pub fn progress_bar(len: u64, hidden: bool, template: &str) -> ProgressBar {
+    if hidden {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        pb.set_style(style);
+    }
+    pb
+}
 
 /// An error to print to the user, with the exit code to return.
 #[derive(Debug)]

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args as ClapArgs;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use super::CliError;
@@ -178,17 +177,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         std::fs::create_dir_all(o)
             .map_err(|e| CliError::failed(format!("cannot create {}: {e}", o.display())))?;
     }
-    let bar = if several {
-        let b = ProgressBar::new(fabrics as u64);
-        if let Ok(style) =
-            ProgressStyle::with_template("fitting {bar:30} {pos}/{len} fabrics {msg}")
-        {
-            b.set_style(style);
-        }
-        b
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = super::progress_bar(
+        fabrics as u64,
+        !several,
+        "fitting {bar:30} {pos}/{len} fabrics {msg}",
+    );
     let start = std::time::Instant::now();
     let results = fit_fabrics(&curves, &options, &|f| {
         bar.set_message(f.fabric.clone());

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 
 use kestrel::reduced::{compare, parse_sequence, Comparison, Player, ReducedModel};
@@ -134,17 +134,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 .iter()
                 .map(|&(_, d)| (d / i.frame_dt).round() as usize)
                 .sum();
-            let pb = if args.json {
-                ProgressBar::hidden()
-            } else {
-                let pb = ProgressBar::new(total as u64);
-                if let Ok(s) = ProgressStyle::with_template(
-                    "{bar:40} {pos}/{len} frames  {elapsed_precise} (eta {eta})",
-                ) {
-                    pb.set_style(s);
-                }
-                pb
-            };
+            let pb = super::progress_bar(total as u64, args.json, super::FRAMES_BAR);
             let mut first = true;
             let r = play(&model, &seq, |n, world, angle| {
                 pb.set_position(n as u64 + 1);

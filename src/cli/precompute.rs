@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use kestrel::plot::reduced::error_vs_rank_png;
@@ -82,17 +81,11 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         duration: args.duration,
         seed: args.seed,
     };
-    let pb = if args.json {
-        ProgressBar::hidden()
-    } else {
-        let pb = ProgressBar::new(1000);
-        if let Ok(s) = ProgressStyle::with_template(
-            "{bar:40} {percent:>3}% simulated  {elapsed_precise} (eta {eta})",
-        ) {
-            pb.set_style(s);
-        }
-        pb
-    };
+    let pb = super::progress_bar(
+        1000,
+        args.json,
+        "{bar:40} {percent:>3}% simulated  {elapsed_precise} (eta {eta})",
+    );
     let t0 = Instant::now();
     let result = precompute(&scene, &opts, &mut |f| pb.set_position((f * 1000.0) as u64));
     let (model, stats) = match result {

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 
 use kestrel::cloth::record::Recording;
@@ -135,19 +135,6 @@ fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
     Ok((lo, hi))
 }
 
-fn progress_bar(len: u64, json: bool) -> ProgressBar {
-    if json {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(len);
-    if let Ok(style) =
-        ProgressStyle::with_template("{bar:40} {pos}/{len} frames  {elapsed_precise} (eta {eta})")
-    {
-        pb.set_style(style);
-    }
-    pb
-}
-
 /// Refuses to start when a frame or the video would be replaced without `--force`.
 fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
     if args.out.exists() && !args.out.is_dir() {
@@ -197,7 +184,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         check_outputs(&args, rec.frames.len())?;
         renderer = Renderer::new(width, height).map_err(CliError::failed)?;
         t_start = Instant::now();
-        let pb = progress_bar(rec.frames.len() as u64, args.json);
+        let pb = super::progress_bar(rec.frames.len() as u64, args.json, super::FRAMES_BAR);
         let result = render_recording(
             &mut renderer,
             &rec,
@@ -261,7 +248,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         renderer
             .set_scene(&view, &positions(&world))
             .map_err(CliError::failed)?;
-        let pb = progress_bar(frames as u64, args.json);
+        let pb = super::progress_bar(frames as u64, args.json, super::FRAMES_BAR);
         let mut pipeline = ClothPipeline::new();
         let fail = |pb: &ProgressBar, e: String| {
             pb.abandon();

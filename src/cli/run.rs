@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use kestrel::atomic::write_atomic;
@@ -115,19 +114,6 @@ pub fn run(args: RunArgs) -> Result<(), CliError> {
     }
 }
 
-fn progress_bar(len: u64, json: bool) -> ProgressBar {
-    if json {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(len);
-    if let Ok(style) =
-        ProgressStyle::with_template("{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})")
-    {
-        pb.set_style(style);
-    }
-    pb
-}
-
 fn constraints_label(c: &ProvotConstraints) -> String {
     if !c.is_active() {
         return "none".into();
@@ -200,7 +186,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         r.push(&world);
         r
     });
-    let pb = progress_bar(steps, args.json);
+    let pb = super::progress_bar(steps, args.json, super::STEPS_BAR);
     let mut pipeline = ClothPipeline::new();
     let mut stepping = Duration::ZERO;
     let (mut iterations, mut evaluations, mut unconverged) = (0u64, 0u64, 0u64);
@@ -331,7 +317,7 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
             )));
         }
     }
-    let pb = progress_bar(0, args.json);
+    let pb = super::progress_bar(0, args.json, super::STEPS_BAR);
     let t0 = Instant::now();
     let result = run_virtual_kes(&scene.spec, &scene.laws, |done, total| {
         pb.set_length(total as u64);
