@@ -73,29 +73,9 @@ impl Mesh {
 
     /// An axis-aligned box with flat faces.
     pub fn cuboid(&mut self, lo: V3, hi: V3, color: [f32; 3]) {
-        for axis in 0..3 {
-            for side in [0.0f32, 1.0] {
-                let mut n = V3::zeros();
-                n[axis] = 2.0 * side - 1.0;
-                let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
-                let base = self.vertices.len() as u32;
-                for (du, dv) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)] {
-                    let mut p = V3::zeros();
-                    p[axis] = lo[axis] + side * (hi[axis] - lo[axis]);
-                    p[u] = lo[u] + du * (hi[u] - lo[u]);
-                    p[v] = lo[v] + dv * (hi[v] - lo[v]);
-                    self.push(p, n, color, OBSTACLE);
-                }
-                self.indices.extend_from_slice(&[
-                    base,
-                    base + 1,
-                    base + 2,
-                    base,
-                    base + 2,
-                    base + 3,
-                ]);
-            }
-        }
+        let d = hi - lo;
+        let edges = [V3::x() * d.x, V3::y() * d.y, V3::z() * d.z];
+        self.parallelepiped(lo, edges, color);
     }
 
     /// A box with flat faces: a corner and its three edges (a right-handed or left-handed set).
