@@ -266,6 +266,8 @@ struct Stage {
     view: SceneView,
     camera: Camera,
     up: Vector3<f32>,
+    /// The ground plane: a point on it and its unit normal.
+    ground: (Vector3<f32>, Vector3<f32>),
     /// Size of the cloth [m], for the scene's scale.
     extent: f32,
 }
@@ -320,12 +322,13 @@ impl Renderer {
             .max(view.nv.saturating_sub(1) as f32 * view.h_weft as f32)
             .max(1e-3);
         let ground = mesh::ground_of(view, first);
-        let (statics, ground_indices) = mesh::static_mesh(view, ground, extent);
-        self.gpu.set_static(&statics, ground_indices);
+        let (statics, parts) = mesh::static_mesh(view, ground, extent);
+        self.gpu.set_static(&statics, parts);
         self.stage = Some(Stage {
             view: view.clone(),
             camera,
             up,
+            ground,
             extent,
         });
         Ok(())
@@ -475,16 +478,21 @@ fn globals(stage: &Stage, x: &[[f32; 3]], (w, h): (u32, u32)) -> Globals {
         a
     };
     let texel = 2.0 * r_shadow / gpu::SHADOW_SIZE as f32;
+    let (gp, gn) = stage.ground;
     let nu = stage.view.nu.saturating_sub(1) as f32;
     let nv = stage.view.nv.saturating_sub(1) as f32;
     Globals {
         view_proj: mat(vp),
         light_view_proj: mat(lvp),
+        light_inverse: mat(lvp
+            .try_inverse()
+            .unwrap_or_else(nalgebra::Matrix4::identity)),
         eye: [eye.x, eye.y, eye.z, 1.0],
         // A penumbra about 1.5 % of the shadow map wide.
         light: [light.x, light.y, light.z, 0.006],
         up: [up.x, up.y, up.z, 25.0 * stage.extent + (eye - c).norm()],
         grid: [nu, nv, tile(stage.extent), 1.5 * texel],
+        ground: [gn.x, gn.y, gn.z, gn.dot(&gp)],
     }
 }
 

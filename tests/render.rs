@@ -1,5 +1,6 @@
 //! Offline frames on whatever adapter wgpu finds (lavapipe in CI): image size, the cloth's
-//! share of the frame, identical bytes for identical states, the colour map, records.
+//! share of the frame, identical bytes for identical states, the shadow on the ground, the
+//! colour map, records.
 
 use kestrel::cloth::record::{Camera, RecordInfo, Recording};
 use kestrel::cloth::{Obstacle, ObstacleShape};
@@ -242,4 +243,51 @@ fn a_record_renders_to_numbered_frames_and_keeps_them_without_force() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("simulation"), "{e}");
+}
+
+#[test]
+fn the_cloth_throws_a_soft_shadow_on_the_ground() {
+    // The same frame with the sheet where it is and sunk far under the ground (hidden, no
+    // shadow above): the ground darkens where the sheet's shadow falls, with a penumbra.
+    let (w, h) = (320u32, 240u32);
+    let mut r = Renderer::new(w, h).unwrap_or_else(|e| panic!("cannot render: {e}"));
+    let (view, x) = sheet();
+    r.set_scene(&view, &x).unwrap();
+    let (lit, _) = r.render(&x, None).unwrap();
+    let sunk: Vec<[f32; 3]> = x.iter().map(|p| [p[0], p[1] - 50.0, p[2]]).collect();
+    let (bare, _) = r.render(&sunk, None).unwrap();
+    if let Some(p) = std::env::var_os("KESTREL_RENDER_DUMP_SHADOW") {
+        std::fs::write(p, encode_png(&lit).unwrap()).unwrap();
+    }
+    let luma = |p: &[u8]| 0.3 * p[0] as f32 + 0.59 * p[1] as f32 + 0.11 * p[2] as f32;
+    let grey = |p: &[u8]| {
+        let (lo, hi) = (p[..3].iter().min().unwrap(), p[..3].iter().max().unwrap());
+        hi - lo < 12
+    };
+    let (mut umbra, mut penumbra) = (0usize, 0usize);
+    // The lower half of the frame: ground, ball and cloth.
+    let half = 4 * (w * h / 2) as usize;
+    for (a, b) in lit.rgba[half..]
+        .chunks_exact(4)
+        .zip(bare.rgba[half..].chunks_exact(4))
+    {
+        if !(grey(a) && grey(b)) {
+            continue;
+        }
+        let ratio = luma(a) / luma(b).max(1.0);
+        if ratio < 0.75 {
+            umbra += 1;
+        } else if ratio < 0.95 {
+            penumbra += 1;
+        }
+    }
+    let n = (w * h / 2) as f64;
+    eprintln!(
+        "umbra {:.2} %, penumbra {:.2} % of the lower half",
+        100.0 * umbra as f64 / n,
+        100.0 * penumbra as f64 / n
+    );
+    assert!(umbra as f64 > 0.08 * n, "no shadow under the sheet");
+    assert!(penumbra as f64 > 0.005 * n, "the shadow has no penumbra");
+    assert!(penumbra < umbra, "a penumbra wider than the shadow");
 }

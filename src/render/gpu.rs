@@ -1,16 +1,22 @@
 //! The wgpu side: adapter and device without a window, pipelines, 4× MSAA colour and depth
-//! targets, a shadow map, and the texture → buffer readback with 256-byte row alignment.
+//! targets, a shadow map and the ground's light texture, and the texture → buffer readback
+//! with 256-byte row alignment.
 
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::mesh::{Mesh, Vertex};
+use super::mesh::{Mesh, StaticParts, Vertex};
 use super::RenderError;
 
 pub(crate) const SAMPLES: u32 = 4;
-const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+/// Plain RGBA8: the shader writes sRGB-encoded colours itself (a software rasteriser converts
+/// every sample of an sRGB target, which costs more than all the shading).
+const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 pub(crate) const SHADOW_SIZE: u32 = 1024;
+/// Texels of the ground's light texture along each side (it spans the shadow map's square).
+const GROUND_LIGHT_SIZE: u32 = 512;
+const GROUND_LIGHT_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R8Unorm;
 
 /// The adapter a renderer runs on.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -39,10 +45,12 @@ impl std::fmt::Display for AdapterSummary {
 pub(crate) struct Globals {
     pub view_proj: [[f32; 4]; 4],
     pub light_view_proj: [[f32; 4]; 4],
+    pub light_inverse: [[f32; 4]; 4],
     pub eye: [f32; 4],
     pub light: [f32; 4],
     pub up: [f32; 4],
     pub grid: [f32; 4],
+    pub ground: [f32; 4],
 }
 
 /// GPU buffers of one mesh, grown as needed.
@@ -186,15 +194,20 @@ pub(crate) struct Gpu {
     globals: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
     shadow_bind_group: wgpu::BindGroup,
+    ground_light_bind_group: wgpu::BindGroup,
     /// The first validation or device error wgpu reported, taken after each submission.
     errors: Arc<Mutex<Option<String>>>,
     shadow_view: wgpu::TextureView,
+    ground_light_view: wgpu::TextureView,
     sky: wgpu::RenderPipeline,
     lit: wgpu::RenderPipeline,
+    ground: wgpu::RenderPipeline,
+    plane: wgpu::RenderPipeline,
+    ground_light: wgpu::RenderPipeline,
     shadow: wgpu::RenderPipeline,
     statics: MeshBuffers,
-    /// Indices of the ground at the start of `statics` (not drawn into the shadow map).
-    ground_indices: u32,
+    /// Where the ground (not drawn into the shadow map) and the other planes end in `statics`.
+    parts: StaticParts,
     dynamic: MeshBuffers,
     targets: Targets,
 }
@@ -310,21 +323,27 @@ impl Gpu {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let shadow_tex = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("shadow map"),
-            size: wgpu::Extent3d {
-                width: SHADOW_SIZE,
-                height: SHADOW_SIZE,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: DEPTH_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
-            view_formats: &[],
-        });
-        let shadow_view = shadow_tex.create_view(&Default::default());
+        let square = |label, size, format| {
+            device
+                .create_texture(&wgpu::TextureDescriptor {
+                    label: Some(label),
+                    size: wgpu::Extent3d {
+                        width: size,
+                        height: size,
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT
+                        | wgpu::TextureUsages::TEXTURE_BINDING,
+                    view_formats: &[],
+                })
+                .create_view(&Default::default())
+        };
+        let shadow_view = square("shadow map", SHADOW_SIZE, DEPTH_FORMAT);
+        let ground_light_view = square("ground light", GROUND_LIGHT_SIZE, GROUND_LIGHT_FORMAT);
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("shadow sampler"),
             address_mode_u: wgpu::AddressMode::ClampToEdge,
@@ -334,36 +353,69 @@ impl Gpu {
             compare: Some(wgpu::CompareFunction::LessEqual),
             ..Default::default()
         });
+        let linear = device.create_sampler(&wgpu::SamplerDescriptor {
+            label: Some("ground light sampler"),
+            address_mode_u: wgpu::AddressMode::ClampToEdge,
+            address_mode_v: wgpu::AddressMode::ClampToEdge,
+            mag_filter: wgpu::FilterMode::Linear,
+            min_filter: wgpu::FilterMode::Linear,
+            ..Default::default()
+        });
+        let entry = |binding, visibility, ty| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility,
+            ty,
+            count: None,
+        };
+        let uniform = wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        };
+        let fragment = wgpu::ShaderStages::FRAGMENT;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("globals"),
             entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
+                entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT, uniform),
+                entry(
+                    1,
+                    fragment,
+                    wgpu::BindingType::Texture {
                         sample_type: wgpu::TextureSampleType::Depth,
                         view_dimension: wgpu::TextureViewDimension::D2,
                         multisampled: false,
                     },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 2,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
-                    count: None,
-                },
+                ),
+                entry(
+                    2,
+                    fragment,
+                    wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
+                ),
             ],
+        });
+        let ground_light_layout =
+            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("ground light"),
+                entries: &[
+                    entry(
+                        0,
+                        fragment,
+                        wgpu::BindingType::Texture {
+                            sample_type: wgpu::TextureSampleType::Float { filterable: true },
+                            view_dimension: wgpu::TextureViewDimension::D2,
+                            multisampled: false,
+                        },
+                    ),
+                    entry(
+                        1,
+                        fragment,
+                        wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    ),
+                ],
+            });
+        let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("shadow globals"),
+            entries: &[entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT, uniform)],
         });
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("globals"),
@@ -383,18 +435,19 @@ impl Gpu {
                 },
             ],
         });
-        let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("shadow globals"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
+        let ground_light_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("ground light"),
+            layout: &ground_light_layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(&ground_light_view),
                 },
-                count: None,
-            }],
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Sampler(&linear),
+                },
+            ],
         });
         let shadow_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("shadow globals"),
@@ -404,17 +457,17 @@ impl Gpu {
                 resource: globals.as_entire_binding(),
             }],
         });
-        let shadow_pipeline_layout =
+        let pipeline_layout = |label, groups: &[Option<&wgpu::BindGroupLayout>]| {
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("shadow"),
-                bind_group_layouts: &[Some(&shadow_layout)],
+                label: Some(label),
+                bind_group_layouts: groups,
                 immediate_size: 0,
-            });
-        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("scene"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        });
+            })
+        };
+        let shadow_pipeline_layout = pipeline_layout("shadow", &[Some(&shadow_layout)]);
+        // The ground-light pass reads the shadow map; the frame's pass also the ground light.
+        let scene_layout = pipeline_layout("scene", &[Some(&layout)]);
+        let ground_layout = pipeline_layout("frame", &[Some(&layout), Some(&ground_light_layout)]);
         let attributes = wgpu::vertex_attr_array![
             0 => Float32x3, 1 => Float32x3, 2 => Float32x3, 3 => Float32x2, 4 => Uint32
         ];
@@ -428,97 +481,125 @@ impl Gpu {
             mask: !0,
             alpha_to_coverage_enabled: false,
         };
-        let color_target = [Some(wgpu::ColorTargetState {
-            format: COLOR_FORMAT,
-            blend: None,
-            write_mask: wgpu::ColorWrites::ALL,
-        })];
-        let lit = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("lit"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &shader,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &[Some(vertex_layout.clone())],
-            },
-            primitive: wgpu::PrimitiveState {
-                cull_mode: None,
-                ..Default::default()
-            },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: msaa,
-            fragment: Some(wgpu::FragmentState {
-                module: &shader,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &color_target,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let sky = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("sky"),
-            layout: Some(&pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &shader,
-                entry_point: Some("vs_sky"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: Default::default(),
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(false),
-                depth_compare: Some(wgpu::CompareFunction::Always),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
-            multisample: msaa,
-            fragment: Some(wgpu::FragmentState {
-                module: &shader,
-                entry_point: Some("fs_sky"),
-                compilation_options: Default::default(),
-                targets: &color_target,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let shadow = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("shadow"),
-            layout: Some(&shadow_pipeline_layout),
-            vertex: wgpu::VertexState {
-                module: &shader,
-                entry_point: Some("vs_shadow"),
-                compilation_options: Default::default(),
-                buffers: &[Some(vertex_layout)],
-            },
-            primitive: wgpu::PrimitiveState {
-                cull_mode: None,
-                ..Default::default()
-            },
-            depth_stencil: Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: wgpu::DepthBiasState {
+        let depth = |write, compare, bias| wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(write),
+            depth_compare: Some(compare),
+            stencil: Default::default(),
+            bias,
+        };
+        let target = |format| {
+            [Some(wgpu::ColorTargetState {
+                format,
+                blend: None,
+                write_mask: wgpu::ColorWrites::ALL,
+            })]
+        };
+        let color_target = target(COLOR_FORMAT);
+        let ground_light_target = target(GROUND_LIGHT_FORMAT);
+        // One pipeline of scene.wgsl: `mesh` draws vertex buffers of `Vertex`, else a
+        // fullscreen triangle; `fragment` is the entry point and its targets, if any.
+        let pipeline = |label,
+                        layout: &wgpu::PipelineLayout,
+                        vertex,
+                        mesh: bool,
+                        fragment: Option<(&str, &[Option<wgpu::ColorTargetState>])>,
+                        depth_stencil,
+                        multisample| {
+            let buffers = [Some(vertex_layout.clone())];
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(label),
+                layout: Some(layout),
+                vertex: wgpu::VertexState {
+                    module: &shader,
+                    entry_point: Some(vertex),
+                    compilation_options: Default::default(),
+                    buffers: if mesh { &buffers } else { &[] },
+                },
+                primitive: wgpu::PrimitiveState {
+                    cull_mode: None,
+                    ..Default::default()
+                },
+                depth_stencil,
+                multisample,
+                fragment: fragment.map(|(entry, targets)| wgpu::FragmentState {
+                    module: &shader,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    targets,
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        };
+        let less = wgpu::CompareFunction::Less;
+        let lit = pipeline(
+            "lit",
+            &ground_layout,
+            "vs_main",
+            true,
+            Some(("fs_main", &color_target)),
+            Some(depth(true, less, Default::default())),
+            msaa,
+        );
+        let ground = pipeline(
+            "ground",
+            &ground_layout,
+            "vs_main",
+            true,
+            Some(("fs_ground", &color_target)),
+            Some(depth(true, less, Default::default())),
+            msaa,
+        );
+        let plane = pipeline(
+            "plane",
+            &ground_layout,
+            "vs_main",
+            true,
+            Some(("fs_plane", &color_target)),
+            Some(depth(true, less, Default::default())),
+            msaa,
+        );
+        // Drawn last at the far plane: only where nothing else was.
+        let sky = pipeline(
+            "sky",
+            &ground_layout,
+            "vs_sky",
+            false,
+            Some(("fs_sky", &color_target)),
+            Some(depth(
+                false,
+                wgpu::CompareFunction::LessEqual,
+                Default::default(),
+            )),
+            msaa,
+        );
+        let ground_light = pipeline(
+            "ground light",
+            &scene_layout,
+            "vs_fullscreen",
+            false,
+            Some(("fs_ground_light", &ground_light_target)),
+            None,
+            Default::default(),
+        );
+        let shadow = pipeline(
+            "shadow",
+            &shadow_pipeline_layout,
+            "vs_shadow",
+            true,
+            None,
+            Some(depth(
+                true,
+                less,
+                wgpu::DepthBiasState {
                     constant: 2,
                     slope_scale: 2.0,
                     clamp: 0.0,
                 },
-            }),
-            multisample: Default::default(),
-            fragment: None,
-            multiview_mask: None,
-            cache: None,
-        });
+            )),
+            Default::default(),
+        );
         if let Some(e) = errors.lock().ok().and_then(|mut slot| slot.take()) {
             return Err(RenderError::Device(format!("{summary}: {e}")));
         }
@@ -532,13 +613,18 @@ impl Gpu {
             globals,
             bind_group,
             shadow_bind_group,
+            ground_light_bind_group,
             errors,
             shadow_view,
+            ground_light_view,
             sky,
             lit,
+            ground,
+            plane,
+            ground_light,
             shadow,
             statics,
-            ground_indices: 0,
+            parts: StaticParts::default(),
             dynamic,
             targets,
         })
@@ -558,9 +644,9 @@ impl Gpu {
         }
     }
 
-    pub fn set_static(&mut self, mesh: &Mesh, ground_indices: u32) {
+    pub fn set_static(&mut self, mesh: &Mesh, parts: StaticParts) {
         self.statics.upload(&self.device, &self.queue, mesh);
-        self.ground_indices = ground_indices;
+        self.parts = parts;
     }
 
     fn wait(&self) -> Result<(), RenderError> {
@@ -608,7 +694,7 @@ impl Gpu {
             });
             pass.set_pipeline(&self.shadow);
             pass.set_bind_group(0, &self.shadow_bind_group, &[]);
-            let g = self.ground_indices;
+            let g = self.parts.ground;
             if self.statics.count > g {
                 pass.set_vertex_buffer(0, self.statics.vertex.slice(..));
                 pass.set_index_buffer(self.statics.index.slice(..), wgpu::IndexFormat::Uint32);
@@ -619,6 +705,27 @@ impl Gpu {
                 pass.set_index_buffer(self.dynamic.index.slice(..), wgpu::IndexFormat::Uint32);
                 pass.draw_indexed(0..self.dynamic.count, 0, 0..1);
             }
+        }
+        {
+            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("ground light"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &self.ground_light_view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            pass.set_pipeline(&self.ground_light);
+            pass.set_bind_group(0, &self.bind_group, &[]);
+            pass.draw(0..3, 0..1);
         }
         {
             let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -648,17 +755,28 @@ impl Gpu {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
+            // Front to back: the cloth and obstacles hide parts of the ground, which hides
+            // most of the sky.
             pass.set_bind_group(0, &self.bind_group, &[]);
-            pass.set_pipeline(&self.sky);
-            pass.draw(0..3, 0..1);
-            pass.set_pipeline(&self.lit);
-            for m in [&self.statics, &self.dynamic] {
-                if m.count > 0 {
+            pass.set_bind_group(1, &self.ground_light_bind_group, &[]);
+            let StaticParts { ground, planes } = self.parts;
+            let n = self.statics.count;
+            let (s, d) = (&self.statics, &self.dynamic);
+            for (pipeline, m, range) in [
+                (&self.lit, d, 0..d.count),
+                (&self.lit, s, planes.min(n)..n),
+                (&self.plane, s, ground.min(n)..planes.min(n)),
+                (&self.ground, s, 0..ground.min(n)),
+            ] {
+                if !range.is_empty() {
+                    pass.set_pipeline(pipeline);
                     pass.set_vertex_buffer(0, m.vertex.slice(..));
                     pass.set_index_buffer(m.index.slice(..), wgpu::IndexFormat::Uint32);
-                    pass.draw_indexed(0..m.count, 0, 0..1);
+                    pass.draw_indexed(range, 0, 0..1);
                 }
             }
+            pass.set_pipeline(&self.sky);
+            pass.draw(0..3, 0..1);
         }
         self.queue.submit([enc.finish()]);
         self.wait()?;

@@ -205,15 +205,35 @@ pub(crate) fn ground_of(view: &SceneView, first: &[[f32; 3]]) -> (V3, V3) {
     (mid - up * (mid.dot(&up) - low), up)
 }
 
-/// Ground, obstacles: what does not move. The ground is the first `ground_indices` indices.
-pub(crate) fn static_mesh(view: &SceneView, ground: (V3, V3), extent: f32) -> (Mesh, u32) {
+/// Index counts of the parts of the static mesh, which is drawn in three parts: the ground
+/// (`..ground`), other planes (`ground..planes`: checkered walls) and the other obstacles
+/// (`planes..`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct StaticParts {
+    pub ground: u32,
+    pub planes: u32,
+}
+
+/// Ground, obstacles: what does not move, in the order of [`StaticParts`].
+pub(crate) fn static_mesh(view: &SceneView, ground: (V3, V3), extent: f32) -> (Mesh, StaticParts) {
     let mut m = Mesh::default();
     m.quad(ground.0, ground.1, 60.0 * extent, GROUND, [0.6, 0.6, 0.6]);
-    let ground_indices = m.indices.len() as u32;
-    for o in &view.obstacles {
+    let ground_end = m.indices.len() as u32;
+    let is_plane = |o: &&Obstacle| matches!(o.shape, ObstacleShape::Plane { .. });
+    for o in view.obstacles.iter().filter(is_plane) {
         add_obstacle(&mut m, o, ground, extent);
     }
-    (m, ground_indices)
+    let planes_end = m.indices.len() as u32;
+    for o in view.obstacles.iter().filter(|o| !is_plane(o)) {
+        add_obstacle(&mut m, o, ground, extent);
+    }
+    (
+        m,
+        StaticParts {
+            ground: ground_end,
+            planes: planes_end,
+        },
+    )
 }
 
 fn add_obstacle(m: &mut Mesh, o: &Obstacle, ground: (V3, V3), extent: f32) {
