@@ -1,6 +1,7 @@
 //! One cloth step: the kes material (cotton shirting, 1 cm spacing, hanging by two corners) at
-//! 20², 50², 70² for each integrator, Provot's springs with the explicit integrator at 32²,
-//! 64², 128², and the cost of Provot's constraint pass on the 17 × 17 sheet.
+//! 20², 50², 70² for each integrator, and one evaluation of its forces (what each Broyden
+//! iteration costs before any linear algebra); Provot's springs with the explicit integrator at
+//! 32², 64², 128², and the cost of Provot's constraint pass on the 17 × 17 sheet.
 
 use std::path::Path;
 use std::time::Duration;
@@ -109,6 +110,33 @@ fn kes_steps(c: &mut Criterion) {
     g.finish();
 }
 
+/// One evaluation of the total force (connectors with their friction trial states, gravity,
+/// damping) of the hanging kes sheet after 20 Broyden steps.
+fn kes_forces(c: &mut Criterion) {
+    let mut g = c.benchmark_group("kes_forces");
+    g.sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for n in [20, 50, 70] {
+        let mut world = kes_sheet(n);
+        let mut pipeline = ClothPipeline::new();
+        let params = StepParameters::new(Integrator::Broyden, 1e-3);
+        for _ in 0..20 {
+            pipeline.step(&params, &mut world).unwrap();
+        }
+        let mut trial = vec![Default::default(); world.state_len()];
+        let mut normals = vec![Vec3::zeros(); world.len()];
+        let mut f = vec![Vec3::zeros(); world.len()];
+        if let Material::Kes(k) = &world.material {
+            g.throughput(Throughput::Elements(k.len() as u64));
+        }
+        g.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| world.forces(&world.x, &world.v, &mut trial, &mut normals, &mut f))
+        });
+    }
+    g.finish();
+}
+
 fn spring_steps(c: &mut Criterion) {
     let mut g = c.benchmark_group("springs_explicit");
     g.sample_size(20)
@@ -161,5 +189,11 @@ fn provot_constraint_cost(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, kes_steps, spring_steps, provot_constraint_cost);
+criterion_group!(
+    benches,
+    kes_steps,
+    kes_forces,
+    spring_steps,
+    provot_constraint_cost
+);
 criterion_main!(benches);
