@@ -34,6 +34,23 @@ pub fn progress_bar(len: u64, hidden: bool, template: &str) -> ProgressBar {
     pb
 }
 
+/// Prints a command's summary: one JSON object on a line with `--json`, else the `table`.
+pub fn print_summary<T: serde::Serialize>(
+    summary: &T,
+    json: bool,
+    table: impl FnOnce(&T),
+) -> Result<(), CliError> {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string(summary).map_err(CliError::failed)?
+        );
+    } else {
+        table(summary);
+    }
+    Ok(())
+}
+
 /// An error to print to the user, with the exit code to return.
 #[derive(Debug)]
 pub struct CliError {

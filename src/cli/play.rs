@@ -195,9 +195,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         out: args.out.as_ref().map(|p| p.display().to_string()),
         compare: comparison,
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&s).map_err(CliError::failed)?);
-    } else {
+    super::print_summary(&s, args.json, |s| {
         println!("model        {}", s.model);
         println!(
             "played       {} frames of {} vertices at rank {} ({} jumps, {} impulses refused)",
@@ -216,6 +214,5 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 c.playback_error, c.projection_error, c.frames
             );
         }
-    }
-    Ok(())
+    })
 }

@@ -120,9 +120,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         bytes,
         error_plot: args.error_plot.as_ref().map(|p| p.display().to_string()),
     };
-    if args.json {
-        println!("{}", serde_json::to_string(&s).map_err(CliError::failed)?);
-    } else {
+    super::print_summary(&s, args.json, |s| {
         let st = &s.stats;
         println!("model        {} ({} bytes)", s.out, s.bytes);
         println!(
@@ -149,6 +147,5 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         if let Some(p) = &s.error_plot {
             println!("error plot   {p}");
         }
-    }
-    Ok(())
+    })
 }

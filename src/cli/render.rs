@@ -307,13 +307,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         video,
         video_note,
     };
-    if args.json {
-        let text = serde_json::to_string(&summary).map_err(CliError::failed)?;
-        println!("{text}");
-    } else {
-        print_summary(&summary);
-    }
-    Ok(())
+    super::print_summary(&summary, args.json, print_table)
 }
 
 fn on_path(program: &str) -> bool {
@@ -367,7 +361,7 @@ fn make_video(
     Ok((Some(video.display().to_string()), None))
 }
 
-fn print_summary(s: &RenderSummary) {
+fn print_table(s: &RenderSummary) {
     println!("source       {}", s.source);
     println!("adapter      {}", s.adapter);
     println!(

@@ -261,16 +261,10 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         record: args.record.as_ref().map(|p| p.display().to_string()),
         frames,
     };
-    if args.json {
-        let text = serde_json::to_string(&summary).map_err(CliError::failed)?;
-        println!("{text}");
-    } else {
-        print_summary(&summary);
-    }
-    Ok(())
+    super::print_summary(&summary, args.json, print_table)
 }
 
-fn print_summary(s: &RunSummary) {
+fn print_table(s: &RunSummary) {
     println!("scene        {} ({})", s.scene, s.name);
     println!(
         "cloth        {} particles, {} {} connectors",
@@ -344,26 +338,22 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
         nrmse: result.nrmse,
         csv: output.as_ref().map(|p| p.display().to_string()),
     };
-    if args.json {
-        let text = serde_json::to_string(&summary).map_err(CliError::failed)?;
-        println!("{text}");
-    } else {
-        println!("scene        {} ({})", summary.scene, summary.name);
+    super::print_summary(&summary, args.json, |s| {
+        println!("scene        {} ({})", s.scene, s.name);
         println!(
             "virtual KES  {} {} on a {}-particle strip, {} quasi-static samples",
-            summary.test, summary.direction, summary.particles, summary.steps
+            s.test, s.direction, s.particles, s.steps
         );
         println!(
             "wall time    {:.1} ms, {} force evaluations",
-            summary.wall_ms, summary.evaluations
+            s.wall_ms, s.evaluations
         );
         println!(
             "nrmse        {:.4} % against the single law",
-            100.0 * summary.nrmse
+            100.0 * s.nrmse
         );
-        if let Some(c) = &summary.csv {
+        if let Some(c) = &s.csv {
             println!("csv          {c}");
         }
-    }
-    Ok(())
+    })
 }

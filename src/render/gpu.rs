@@ -564,7 +564,7 @@ impl Gpu {
         let sky = pipeline(
             "sky",
             &ground_layout,
-            "vs_sky",
+            "vs_fullscreen",
             false,
             Some(("fs_sky", &color_target)),
             Some(depth(

@@ -73,24 +73,25 @@ fn vs_shadow(v: VertexIn) -> @builtin(position) vec4<f32> {
     return g.light_view_proj * vec4<f32>(v.pos, 1.0);
 }
 
-struct SkyOut {
+struct FullscreenOut {
     @builtin(position) clip: vec4<f32>,
-    @location(0) ndc_y: f32,
+    @location(0) ndc: vec2<f32>,
 };
 
+// A triangle over the whole target, at the far plane (depth 1).
 @vertex
-fn vs_sky(@builtin(vertex_index) i: u32) -> SkyOut {
+fn vs_fullscreen(@builtin(vertex_index) i: u32) -> FullscreenOut {
     let x = f32(i32(i & 1u) * 4 - 1);
     let y = f32(i32(i >> 1u) * 4 - 1);
-    var out: SkyOut;
+    var out: FullscreenOut;
     out.clip = vec4<f32>(x, y, 1.0, 1.0);
-    out.ndc_y = y;
+    out.ndc = vec2<f32>(x, y);
     return out;
 }
 
 @fragment
-fn fs_sky(in: SkyOut) -> @location(0) vec4<f32> {
-    let t = clamp(in.ndc_y * 0.5 + 0.5, 0.0, 1.0);
+fn fs_sky(in: FullscreenOut) -> @location(0) vec4<f32> {
+    let t = clamp(in.ndc.y * 0.5 + 0.5, 0.0, 1.0);
     return encode(mix(SKY_HORIZON, SKY_TOP, t * t));
 }
 
@@ -195,21 +196,6 @@ fn lit_fraction(world: vec3<f32>, n: vec3<f32>) -> f32 {
         }
     }
     return sum / 16.0;
-}
-
-struct FullscreenOut {
-    @builtin(position) clip: vec4<f32>,
-    @location(0) ndc: vec2<f32>,
-};
-
-@vertex
-fn vs_fullscreen(@builtin(vertex_index) i: u32) -> FullscreenOut {
-    let x = f32(i32(i & 1u) * 4 - 1);
-    let y = f32(i32(i >> 1u) * 4 - 1);
-    var out: FullscreenOut;
-    out.clip = vec4<f32>(x, y, 0.0, 1.0);
-    out.ndc = vec2<f32>(x, y);
-    return out;
 }
 
 // One texel of the ground's light: the ground point seen by this shadow-map texel (where the
