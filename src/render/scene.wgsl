@@ -1,6 +1,6 @@
 // kestrel offline frames: a shadow pass from a directional key light, the light reaching the
-// ground (a small texture, filtered once per shadow-map region), then one pass for cloth
-// (two-sided), obstacles, pins, the ground and last the sky gradient behind them. Colours are
+// ground (filtered once per frame into a texture over the shadow map's square), then one pass
+// for cloth (two-sided), obstacles, pins, walls, the ground and last the sky behind them. Colours are
 // computed linear and written sRGB-encoded to a plain RGBA8 target (the encoding is done
 // here: software rasterisers convert every sample of an sRGB target, which costs more than
 // the shading).
@@ -124,7 +124,8 @@ const TAPS = array<vec2<f32>, 16>(
 );
 
 // Four probes around the disc, at radius 1.5 on the diagonals: a straight shadow edge that
-// touches any tap (or its 2×2 footprint) separates two of them.
+// reaches any tap separates two of them (every tap lies within 1.0 of the centre along the
+// axes, where the probes' square is 1.06 out). A curved edge can slip between them.
 const PROBES = array<vec2<f32>, 4>(
     vec2<f32>(-1.06, -1.06), vec2<f32>(1.06, -1.06), vec2<f32>(1.06, 1.06), vec2<f32>(-1.06, 1.06)
 );
@@ -139,20 +140,10 @@ fn outside(q: vec3<f32>) -> bool {
     return q.x < 0.0 || q.x > 1.0 || q.y < 0.0 || q.y > 1.0 || q.z > 1.0;
 }
 
-// Fraction of the key light at `q`: the 16 taps, each a bilinear 2×2 comparison, which gives
-// a soft penumbra.
-fn soft_shadow(q: vec3<f32>) -> f32 {
-    var taps = TAPS;
-    var sum = 0.0;
-    for (var i = 0; i < 16; i = i + 1) {
-        sum = sum + textureSampleCompareLevel(shadow_map, shadow_sampler, q.xy + taps[i] * g.light.w, q.z);
-    }
-    return sum / 16.0;
-}
-
 // Fraction of the key light reaching `world` (normal `n`): the four probes first; where they
-// agree (fully lit or fully shadowed) that is the answer, else the 16 taps. A loop, because a
-// software rasteriser leaves a loop as soon as every lane has, while both arms of an `if` run.
+// agree (fully lit or fully shadowed) that is the answer, else the 16 taps, each a bilinear
+// 2×2 comparison, which gives a soft penumbra. A loop, because a software rasteriser leaves
+// a loop as soon as every lane has, while both arms of an `if` run.
 fn lit_fraction(world: vec3<f32>, n: vec3<f32>) -> f32 {
     let q = shadow_lookup(world, n);
     if (outside(q)) {
