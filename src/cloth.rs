@@ -31,11 +31,13 @@ pub use grid::{EdgeFamily, Grid, GridEdge};
 pub use implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
 pub use loads::{Anchor, Loads, Wind};
 pub use obstacle::{CollisionPotential, Obstacle, ObstacleShape};
-pub use pipeline::{ClothPipeline, Integrator, Preconditioner, StepParameters, StepReport};
+pub use pipeline::{
+    ClothPipeline, Integrator, Preconditioner, StepParameters, StepReport, MAX_HALVINGS,
+};
 pub use semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 pub use springs::{SpringFamily, SpringNetwork, SpringStiffness};
 pub use terzopoulos::{BendingLaw, MetricLaw, TerzopoulosParams, TerzopoulosSurface};
-pub use world::{ClothWorld, DeformationRates, Material, Pin};
+pub use world::{ClothWorld, DeformationRates, Material, Pin, WorldSnapshot};
 
 /// A 3-vector of `f64` (positions in m, velocities in m/s, forces in N).
 pub type Vec3 = nalgebra::Vector3<f64>;

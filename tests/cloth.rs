@@ -8,7 +8,7 @@ use kestrel::cloth::virtual_kes::{run_virtual_kes, VirtualKesSpec};
 use kestrel::cloth::{
     ClothError, ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads,
     Material, Obstacle, ObstacleShape, Preconditioner, ProvotConstraints, SpringFamily,
-    SpringNetwork, SpringStiffness, StepParameters, Vec3,
+    SpringNetwork, SpringStiffness, StepParameters, Vec3, MAX_HALVINGS,
 };
 use kestrel::kes::{Direction, KesTest};
 use kestrel::params::FabricParams;
@@ -549,6 +549,100 @@ fn stretch_preconditioned_broyden_converges_to_the_same_step_in_fewer_iterations
         stretch.1,
         block.1
     );
+}
+
+#[test]
+fn an_unconverged_implicit_step_is_taken_again_as_two_halves() {
+    // the hanging sheet of the bench, after 20 steps
+    let grid = Grid::new(12, 12, 0.01, 0.01).unwrap();
+    let kes = KesConnectors::new(&grid, KesLaws::from_params(&cotton()).unwrap());
+    let mut start = ClothWorld::flat(
+        grid,
+        Vec3::zeros(),
+        Vec3::x(),
+        -Vec3::y(),
+        0.12,
+        Material::Kes(Box::new(kes)),
+    )
+    .unwrap();
+    start.loads.damping = 0.2;
+    start.pin(0, 0).unwrap();
+    start.pin(11, 0).unwrap();
+    let dt = 1e-3;
+    let mut params = StepParameters::new(Integrator::Broyden, dt);
+    params.preconditioner = Preconditioner::Block;
+    let mut pipeline = ClothPipeline::new();
+    for _ in 0..20 {
+        pipeline.step(&params, &mut start).unwrap();
+    }
+    // the reference: two half steps converged tightly (the default tolerance is on the
+    // scaled residual; x₁ itself is then only good to ~1e-6 m on this stiff sheet)
+    params.tolerance = 1e-12;
+    params.memory = 60;
+    params.max_iterations = 1000;
+    let half = StepParameters {
+        dt: dt / 2.0,
+        ..params
+    };
+    let mut two_halves = start.clone();
+    let mut pipeline = ClothPipeline::new();
+    let mut half_iterations = 0;
+    for _ in 0..2 {
+        let r = pipeline.step(&half, &mut two_halves).unwrap();
+        assert!(r.solve.converged && r.halvings == 0, "{r:?}");
+        half_iterations = half_iterations.max(r.solve.iterations);
+    }
+    let full = ClothPipeline::new()
+        .step(&params, &mut start.clone())
+        .unwrap();
+    assert!(full.solve.converged && full.halvings == 0);
+    assert!(
+        half_iterations < full.solve.iterations,
+        "a half step takes {half_iterations} iterations, a whole one {}",
+        full.solve.iterations
+    );
+    // too few iterations for a whole step, enough for a half one (its predictor differs
+    // from the reference's: the number may move a little)
+    let cap = (half_iterations + full.solve.iterations) / 2;
+    eprintln!(
+        "iterations: half {half_iterations}, whole {}",
+        full.solve.iterations
+    );
+    let capped = StepParameters {
+        max_iterations: cap,
+        ..params
+    };
+    let mut world = start.clone();
+    let report = ClothPipeline::new().step(&capped, &mut world).unwrap();
+    assert_eq!(report.halvings, 1, "{report:?}");
+    assert!(report.solve.converged, "{report:?}");
+    // the failed attempt's work is counted
+    assert!(report.solve.iterations >= cap + 2, "{report:?}");
+    assert_eq!(world.steps, start.steps + 1);
+    assert!((world.time - (start.time + dt)).abs() < 1e-15);
+    let diff = world
+        .x
+        .iter()
+        .zip(&two_halves.x)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    assert!(
+        diff < 1e-9,
+        "the halved step is {diff} m from two half steps"
+    );
+    // the friction states were committed once per half step, as in the reference
+    assert!(world.elastic_energy() > 0.0);
+    assert!((world.elastic_energy() - two_halves.elastic_energy()).abs() < 1e-9);
+    // at the finest level the best iterate is accepted and reported unconverged
+    let starved = StepParameters {
+        max_iterations: 1,
+        ..params
+    };
+    let mut world = start.clone();
+    let report = ClothPipeline::new().step(&starved, &mut world).unwrap();
+    assert!(!report.solve.converged);
+    assert_eq!(report.halvings, (1 << MAX_HALVINGS) - 1, "{report:?}");
+    assert!((world.time - (start.time + dt)).abs() < 1e-15);
 }
 
 #[test]

@@ -85,6 +85,8 @@ struct RunSummary {
     iterations_per_step: f64,
     evaluations_per_step: f64,
     unconverged_steps: u64,
+    /// Implicit steps (or half steps) taken again as two halves because they did not converge.
+    halved_steps: u64,
     record: Option<String>,
     frames: usize,
 }
@@ -190,6 +192,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     let mut pipeline = ClothPipeline::new();
     let mut stepping = Duration::ZERO;
     let (mut iterations, mut evaluations, mut unconverged) = (0u64, 0u64, 0u64);
+    let mut halved = 0u64;
     let (mut peak_s, mut peak_sh) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
     for n in 1..=steps {
         let t0 = Instant::now();
@@ -207,6 +210,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         if !report.solve.converged {
             unconverged += 1;
         }
+        halved += report.halvings as u64;
         let r = world.deformation_rates();
         peak_s = peak_s.max(r.structural);
         peak_sh = peak_sh.max(r.shear);
@@ -258,6 +262,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         iterations_per_step: per(iterations),
         evaluations_per_step: per(evaluations),
         unconverged_steps: unconverged,
+        halved_steps: halved,
         record: args.record.as_ref().map(|p| p.display().to_string()),
         frames,
     };
@@ -284,6 +289,12 @@ fn print_table(s: &RunSummary) {
             "solver       {:.2} iterations/step, {:.2} force evaluations/step, {} unconverged steps",
             s.iterations_per_step, s.evaluations_per_step, s.unconverged_steps
         );
+        if s.halved_steps > 0 {
+            println!(
+                "halved       {} steps retried as two half steps (they did not converge)",
+                s.halved_steps
+            );
+        }
     }
     println!(
         "max rate     structural {:+.2} %, shear {:+.2} % (end); peak {:+.2} %, {:+.2} %",

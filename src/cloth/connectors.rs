@@ -284,6 +284,13 @@ impl KesConnectors {
         }
     }
 
+    /// Replaces the committed states (a step taken back); ignored when the count differs.
+    pub(crate) fn set_states(&mut self, states: &[LawState]) {
+        if states.len() == self.states.len() {
+            self.states.copy_from_slice(states);
+        }
+    }
+
     /// Back to virgin friction states.
     pub fn reset_states(&mut self) {
         self.states.fill(LawState::default());

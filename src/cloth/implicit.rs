@@ -541,6 +541,8 @@ pub struct BroydenStepper {
     since_factor: usize,
     /// Broyden iterations of the first step on the current factor.
     fresh_iterations: usize,
+    /// Δt the factor was made for [s] (P holds M/Δt²: a halved step needs a new one).
+    factor_dt: f64,
 }
 
 /// Backward Euler stepped by Newton–Krylov (the reference).
@@ -562,7 +564,7 @@ impl BroydenStepper {
         let precond = match params.preconditioner {
             Preconditioner::Block => None,
             Preconditioner::Stretch => {
-                let refactor = self.since_factor >= REFACTOR_EVERY;
+                let refactor = self.since_factor >= REFACTOR_EVERY || self.factor_dt != params.dt;
                 Some((&mut self.precond, refactor))
             }
         };
@@ -579,6 +581,7 @@ impl BroydenStepper {
         if self.precond.factorisations != before {
             self.since_factor = 0;
             self.fresh_iterations = outcome.iterations;
+            self.factor_dt = params.dt;
         }
         self.since_factor += 1;
         // a factor that has gone stale (half again the iterations it took when fresh) or a

@@ -10,7 +10,7 @@ use super::constraints::ProvotConstraints;
 use super::explicit::SymplecticEulerStepper;
 use super::implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
 use super::semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
-use super::world::ClothWorld;
+use super::world::{ClothWorld, WorldSnapshot};
 use super::{ClothError, Vec3};
 
 /// H₀ of the Broyden step.
@@ -144,7 +144,14 @@ pub struct StepReport {
     pub constrained: usize,
     /// Particles put back on an obstacle.
     pub contacts: usize,
+    /// Implicit steps that did not converge and were taken again as two halves (counted at
+    /// every level; the evaluations of the attempts are in `solve`).
+    pub halvings: usize,
 }
+
+/// How often an implicit step that does not converge is halved before its best iterate is
+/// accepted (Δt/8 at the finest).
+pub const MAX_HALVINGS: usize = 3;
 
 /// Steps a world; holds only the integrators' scratch memory.
 #[derive(Debug, Default, Clone)]
@@ -154,6 +161,8 @@ pub struct ClothPipeline {
     newton: NewtonKrylovStepper,
     semi_implicit: SemiImplicitStepper,
     x_start: Vec<Vec3>,
+    /// The world before an implicit step, per halving level, to take the step back.
+    before: Vec<WorldSnapshot>,
 }
 
 impl ClothPipeline {
@@ -168,8 +177,33 @@ impl ClothPipeline {
         params: &StepParameters,
         world: &mut ClothWorld,
     ) -> Result<StepReport, ClothError> {
+        let report = self.advance(params, world, 0)?;
+        world.steps += 1;
+        check_blow_up(params, world)?;
+        Ok(report)
+    }
+
+    /// Integrator, constraints and contacts over `params.dt`. An implicit step that does not
+    /// converge is taken back and done as two half steps (down to Δt/2^MAX_HALVINGS).
+    fn advance(
+        &mut self,
+        params: &StepParameters,
+        world: &mut ClothWorld,
+        level: usize,
+    ) -> Result<StepReport, ClothError> {
         let dt = params.dt;
         let mut report = StepReport::default();
+        let implicit = matches!(
+            params.integrator,
+            Integrator::Broyden | Integrator::NewtonKrylov
+        );
+        let may_halve = implicit && level < MAX_HALVINGS;
+        if may_halve {
+            if self.before.len() <= level {
+                self.before.resize_with(level + 1, WorldSnapshot::default);
+            }
+            world.save(&mut self.before[level]);
+        }
         let constrained = params.constraints.is_active();
         if constrained {
             self.x_start.clone_from(&world.x);
@@ -196,6 +230,27 @@ impl ClothPipeline {
                 };
             }
         }
+        if may_halve && !report.solve.converged {
+            world.restore(&self.before[level]);
+            let half = StepParameters {
+                dt: 0.5 * dt,
+                ..*params
+            };
+            let first = self.advance(&half, world, level + 1)?;
+            let second = self.advance(&half, world, level + 1)?;
+            let (a, b) = (first.solve, second.solve);
+            return Ok(StepReport {
+                solve: SolveOutcome {
+                    iterations: report.solve.iterations + a.iterations + b.iterations,
+                    evaluations: report.solve.evaluations + a.evaluations + b.evaluations,
+                    residual: a.residual.max(b.residual),
+                    converged: a.converged && b.converged,
+                },
+                constrained: first.constrained + second.constrained,
+                contacts: first.contacts + second.contacts,
+                halvings: 1 + first.halvings + second.halvings,
+            });
+        }
         if constrained {
             report.constrained = world.apply_constraints(&params.constraints, &self.x_start, dt);
         }
@@ -203,8 +258,6 @@ impl ClothPipeline {
             report.contacts = world.resolve_contacts();
         }
         world.time += dt;
-        world.steps += 1;
-        check_blow_up(params, world)?;
         Ok(report)
     }
 

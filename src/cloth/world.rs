@@ -54,6 +54,17 @@ pub struct Pin {
     pub velocity: Vec3,
 }
 
+/// What a step changes in a world (positions, velocities, pins, friction states, time), kept
+/// to take the step back: an implicit step that does not converge is retried as two halves.
+#[derive(Debug, Clone, Default)]
+pub struct WorldSnapshot {
+    x: Vec<Vec3>,
+    v: Vec<Vec3>,
+    pins: Vec<Pin>,
+    states: Vec<LawState>,
+    time: f64,
+}
+
 /// The largest deformation rates τ = (l − l₀)/l₀ of the structural pairs and of the cell
 /// diagonals (Provot's shear springs), as fractions (0.1 = 10 %).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -295,6 +306,29 @@ impl ClothWorld {
         if let Material::Kes(k) = &mut self.material {
             k.commit(trial);
         }
+    }
+
+    /// Saves what a step changes into `snap` (its buffers reused).
+    pub fn save(&self, snap: &mut WorldSnapshot) {
+        snap.x.clone_from(&self.x);
+        snap.v.clone_from(&self.v);
+        snap.pins.clone_from(&self.pins);
+        snap.states.clear();
+        if let Material::Kes(k) = &self.material {
+            snap.states.extend_from_slice(k.states());
+        }
+        snap.time = self.time;
+    }
+
+    /// Goes back to a state saved from this world.
+    pub fn restore(&mut self, snap: &WorldSnapshot) {
+        self.x.clone_from(&snap.x);
+        self.v.clone_from(&snap.v);
+        self.pins.clone_from(&snap.pins);
+        if let Material::Kes(k) = &mut self.material {
+            k.set_states(&snap.states);
+        }
+        self.time = snap.time;
     }
 
     /// Moves the pins to time t + dt and re-sets their particles (dynamic inverse).
