@@ -118,14 +118,6 @@ impl DoorPanel {
             ],
         })
     }
-
-    /// The first plane obstacle of a list (the door leaf of a door scene), as (point, normal).
-    pub fn plane_of(obstacles: &[Obstacle]) -> Option<([f64; 3], [f64; 3])> {
-        obstacles.iter().find_map(|o| match o.shape {
-            ObstacleShape::Plane { point, normal } => Some((point, normal)),
-            _ => None,
-        })
-    }
 }
 
 impl SceneView {
@@ -153,14 +145,15 @@ impl SceneView {
     /// The view with the leaf of `door` drawn in place of the scene's first plane obstacle
     /// (the leaf's plane, drawn otherwise as a large square); unchanged without a plane.
     pub fn with_door(mut self, door: &DoorSpec, x: &[[f32; 3]]) -> Self {
-        let Some(k) = self
+        let plane = self
             .obstacles
             .iter()
-            .position(|o| matches!(o.shape, ObstacleShape::Plane { .. }))
-        else {
-            return self;
-        };
-        if let Some(plane) = DoorPanel::plane_of(&self.obstacles[k..=k]) {
+            .enumerate()
+            .find_map(|(k, o)| match o.shape {
+                ObstacleShape::Plane { point, normal } => Some((k, (point, normal))),
+                _ => None,
+            });
+        if let Some((k, plane)) = plane {
             if let Some(panel) = DoorPanel::around(door, plane, x) {
                 self.obstacles.remove(k);
                 self.door = Some(panel);
@@ -582,15 +575,8 @@ pub fn render_recording(
     let mut all = Vec::with_capacity(total);
     for (n, f) in rec.frames.iter().enumerate() {
         let field = color_by.map(|_| {
-            let mut fl = Field::auto(
-                strain(view.nu, view.nv, view.h_warp, view.h_weft, &f.positions),
-                "STRAIN %",
-                100.0,
-            );
-            if let Some(r) = range {
-                fl.range = r;
-            }
-            fl
+            Field::strain(view.nu, view.nv, view.h_warp, view.h_weft, &f.positions)
+                .with_range(range)
         });
         let (png, t) = renderer.render_png(&f.positions, field.as_ref())?;
         write_atomic(&frame_path(out_dir, n), &png, force)?;

@@ -264,14 +264,10 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 }
                 simulate += t0.elapsed();
             }
-            let field = args.color_by.and_then(|by| {
-                world_field(by, &world).map(|mut f| {
-                    if let Some(r) = range {
-                        f.range = r;
-                    }
-                    f
-                })
-            });
+            let field = args
+                .color_by
+                .and_then(|by| world_field(by, &world))
+                .map(|f| f.with_range(range));
             let (png, t) = renderer
                 .render_png(&positions(&world), field.as_ref())
                 .map_err(|e| fail(&pb, e.to_string()))?;

@@ -75,25 +75,23 @@ impl Residual for BackwardEuler<'_> {
         let pinned = self.world.pinned();
         let mut norm: f64 = 0.0;
         for k in 0..x.len() {
-            if pinned[k] {
+            // pinned rows: zero residual (and right-hand side of the preconditioner solve)
+            let r = if pinned[k] {
                 g[k] = Vec3::zeros();
-                continue;
-            }
-            let m = self.world.mass[k];
-            let r =
-                (x[k] - self.x0[k] - self.v0[k] * self.dt) * (m * inv_dt * inv_dt) - ws.force[k];
-            g[k] = self.d_inv[k] * r;
-            norm = norm.max(g[k].norm());
+                Vec3::zeros()
+            } else {
+                let m = self.world.mass[k];
+                let r = (x[k] - self.x0[k] - self.v0[k] * self.dt) * (m * inv_dt * inv_dt)
+                    - ws.force[k];
+                g[k] = self.d_inv[k] * r;
+                norm = norm.max(g[k].norm());
+                r
+            };
             if self.precond.is_some() {
                 ws.rhs[3 * k..3 * k + 3].copy_from_slice(r.as_slice());
             }
         }
         if let Some(p) = self.precond {
-            for (k, pin) in pinned.iter().enumerate() {
-                if *pin {
-                    ws.rhs[3 * k..3 * k + 3].fill(0.0);
-                }
-            }
             p.solve_in_place(&mut ws.rhs);
             for (k, gk) in g.iter_mut().enumerate() {
                 *gk = if pinned[k] {

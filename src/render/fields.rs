@@ -66,6 +66,19 @@ pub struct Field {
 }
 
 impl Field {
+    /// The strain field of positions `x` on an `nu` × `nv` grid (rest spacings [m]), in %.
+    pub fn strain(nu: usize, nv: usize, h_warp: f64, h_weft: f64, x: &[[f32; 3]]) -> Self {
+        Self::auto(strain(nu, nv, h_warp, h_weft, x), "STRAIN %", 100.0)
+    }
+
+    /// The same field with its colour-map range fixed to `range`, when given.
+    pub fn with_range(mut self, range: Option<(f32, f32)>) -> Self {
+        if let Some(r) = range {
+            self.range = r;
+        }
+        self
+    }
+
     /// A field with the range [min(0, lowest), highest] rounded out to 1, 2 or 5 × 10ⁿ.
     pub fn auto(values: Vec<f32>, label: impl Into<String>, scale: f32) -> Self {
         let hi = values.iter().copied().fold(0.0f32, f32::max);
@@ -237,23 +250,9 @@ pub fn energy(world: &ClothWorld) -> Vec<f32> {
 
 /// The field `by` for a world.
 pub fn world_field(by: ColorBy, world: &ClothWorld) -> Option<Field> {
-    let x: Vec<[f32; 3]> = world
-        .x
-        .iter()
-        .map(|p| [p.x as f32, p.y as f32, p.z as f32])
-        .collect();
+    let g = &world.grid;
     Some(match by {
-        ColorBy::Strain => Field::auto(
-            strain(
-                world.grid.nu,
-                world.grid.nv,
-                world.grid.h_warp,
-                world.grid.h_weft,
-                &x,
-            ),
-            "STRAIN %",
-            100.0,
-        ),
+        ColorBy::Strain => Field::strain(g.nu, g.nv, g.h_warp, g.h_weft, &super::positions(world)),
         ColorBy::Friction => Field::auto(friction(world)?, "FRICTION |Z|", 1.0),
         ColorBy::Energy => Field::auto(energy(world), "ENERGY J/M2", 1.0),
     })

@@ -53,62 +53,83 @@ pub(crate) struct Globals {
     pub ground: [f32; 4],
 }
 
-/// GPU buffers of one mesh, grown as needed.
+/// A GPU buffer written from memory, replaced by one of the next power of two when the data
+/// outgrows it.
+struct GrowBuffer {
+    buffer: wgpu::Buffer,
+    cap: u64,
+    usage: wgpu::BufferUsages,
+    label: &'static str,
+}
+
+impl GrowBuffer {
+    fn new(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages) -> Self {
+        let usage = usage | wgpu::BufferUsages::COPY_DST;
+        Self {
+            buffer: Self::make(device, label, usage, 4096),
+            cap: 4096,
+            usage,
+            label,
+        }
+    }
+
+    fn make(
+        device: &wgpu::Device,
+        label: &str,
+        usage: wgpu::BufferUsages,
+        size: u64,
+    ) -> wgpu::Buffer {
+        device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size,
+            usage,
+            mapped_at_creation: false,
+        })
+    }
+
+    fn write(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, data: &[u8]) {
+        if data.len() as u64 > self.cap {
+            self.cap = (data.len() as u64).next_power_of_two();
+            self.buffer = Self::make(device, self.label, self.usage, self.cap);
+        }
+        if !data.is_empty() {
+            queue.write_buffer(&self.buffer, 0, data);
+        }
+    }
+}
+
+/// GPU buffers of one mesh.
 struct MeshBuffers {
-    vertex: wgpu::Buffer,
-    index: wgpu::Buffer,
-    vertex_cap: u64,
-    index_cap: u64,
+    vertex: GrowBuffer,
+    index: GrowBuffer,
     count: u32,
 }
 
 impl MeshBuffers {
-    fn new(device: &wgpu::Device, label: &str) -> Self {
-        let make = |usage, size| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: usage | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            })
-        };
+    fn new(device: &wgpu::Device) -> Self {
         Self {
-            vertex: make(wgpu::BufferUsages::VERTEX, 4096),
-            index: make(wgpu::BufferUsages::INDEX, 4096),
-            vertex_cap: 4096,
-            index_cap: 4096,
+            vertex: GrowBuffer::new(device, "vertices", wgpu::BufferUsages::VERTEX),
+            index: GrowBuffer::new(device, "indices", wgpu::BufferUsages::INDEX),
             count: 0,
         }
     }
 
     fn upload(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, mesh: &Mesh) {
-        let vb: &[u8] = bytemuck::cast_slice(&mesh.vertices);
-        let ib: &[u8] = bytemuck::cast_slice(&mesh.indices);
-        if vb.len() as u64 > self.vertex_cap {
-            self.vertex_cap = (vb.len() as u64).next_power_of_two();
-            self.vertex = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("vertices"),
-                size: self.vertex_cap,
-                usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-        }
-        if ib.len() as u64 > self.index_cap {
-            self.index_cap = (ib.len() as u64).next_power_of_two();
-            self.index = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("indices"),
-                size: self.index_cap,
-                usage: wgpu::BufferUsages::INDEX | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-        }
-        if !vb.is_empty() {
-            queue.write_buffer(&self.vertex, 0, vb);
-        }
-        if !ib.is_empty() {
-            queue.write_buffer(&self.index, 0, ib);
-        }
+        self.vertex
+            .write(device, queue, bytemuck::cast_slice(&mesh.vertices));
+        self.index
+            .write(device, queue, bytemuck::cast_slice(&mesh.indices));
         self.count = mesh.indices.len() as u32;
+    }
+
+    /// Draws the triangles of `indices` (clipped to the mesh), if any.
+    fn draw(&self, pass: &mut wgpu::RenderPass<'_>, indices: std::ops::Range<u32>) {
+        let indices = indices.start.min(self.count)..indices.end.min(self.count);
+        if !indices.is_empty() {
+            pass.set_vertex_buffer(0, self.vertex.buffer.slice(..));
+            pass.set_index_buffer(self.index.buffer.slice(..), wgpu::IndexFormat::Uint32);
+            pass.draw_indexed(indices, 0, 0..1);
+        }
     }
 }
 
@@ -603,8 +624,8 @@ impl Gpu {
         if let Some(e) = errors.lock().ok().and_then(|mut slot| slot.take()) {
             return Err(RenderError::Device(format!("{summary}: {e}")));
         }
-        let statics = MeshBuffers::new(&device, "static mesh");
-        let dynamic = MeshBuffers::new(&device, "cloth mesh");
+        let statics = MeshBuffers::new(&device);
+        let dynamic = MeshBuffers::new(&device);
         let targets = Targets::new(&device, width, height);
         Ok(Self {
             device,
@@ -694,17 +715,8 @@ impl Gpu {
             });
             pass.set_pipeline(&self.shadow);
             pass.set_bind_group(0, &self.shadow_bind_group, &[]);
-            let g = self.parts.ground;
-            if self.statics.count > g {
-                pass.set_vertex_buffer(0, self.statics.vertex.slice(..));
-                pass.set_index_buffer(self.statics.index.slice(..), wgpu::IndexFormat::Uint32);
-                pass.draw_indexed(g..self.statics.count, 0, 0..1);
-            }
-            if self.dynamic.count > 0 {
-                pass.set_vertex_buffer(0, self.dynamic.vertex.slice(..));
-                pass.set_index_buffer(self.dynamic.index.slice(..), wgpu::IndexFormat::Uint32);
-                pass.draw_indexed(0..self.dynamic.count, 0, 0..1);
-            }
+            self.statics.draw(&mut pass, self.parts.ground..u32::MAX);
+            self.dynamic.draw(&mut pass, 0..u32::MAX);
         }
         {
             let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
@@ -760,20 +772,15 @@ impl Gpu {
             pass.set_bind_group(0, &self.bind_group, &[]);
             pass.set_bind_group(1, &self.ground_light_bind_group, &[]);
             let StaticParts { ground, planes } = self.parts;
-            let n = self.statics.count;
             let (s, d) = (&self.statics, &self.dynamic);
             for (pipeline, m, range) in [
-                (&self.lit, d, 0..d.count),
-                (&self.lit, s, planes.min(n)..n),
-                (&self.plane, s, ground.min(n)..planes.min(n)),
-                (&self.ground, s, 0..ground.min(n)),
+                (&self.lit, d, 0..u32::MAX),
+                (&self.lit, s, planes..u32::MAX),
+                (&self.plane, s, ground..planes),
+                (&self.ground, s, 0..ground),
             ] {
-                if !range.is_empty() {
-                    pass.set_pipeline(pipeline);
-                    pass.set_vertex_buffer(0, m.vertex.slice(..));
-                    pass.set_index_buffer(m.index.slice(..), wgpu::IndexFormat::Uint32);
-                    pass.draw_indexed(range, 0, 0..1);
-                }
+                pass.set_pipeline(pipeline);
+                m.draw(&mut pass, range);
             }
             pass.set_pipeline(&self.sky);
             pass.draw(0..3, 0..1);
