@@ -34,6 +34,29 @@ pub fn progress_bar(len: u64, hidden: bool, template: &str) -> ProgressBar {
     pb
 }
 
+/// `--size WxH` in pixels; `example` is shown in the error.
+pub fn parse_size(s: &str, example: &str) -> Result<(u32, u32), CliError> {
+    let bad = || CliError::input(format!("--size {s}: expected WxH, e.g. {example}"));
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+/// A dynamic scene file; a virtual KES test is an error "PATH `refusal`".
+pub fn load_dynamic(
+    path: &std::path::Path,
+    refusal: &str,
+) -> Result<kestrel::scene::DynamicScene, CliError> {
+    match kestrel::scene::Scene::load(path).map_err(CliError::input)? {
+        kestrel::scene::Scene::Dynamic(s) => Ok(*s),
+        kestrel::scene::Scene::VirtualKes(_) => {
+            Err(CliError::input(format!("{} {refusal}", path.display())))
+        }
+    }
+}
+
 /// Prints a command's summary: one JSON object on a line with `--json`, else the `table`.
 pub fn print_summary<T: serde::Serialize>(
     summary: &T,

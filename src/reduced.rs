@@ -19,11 +19,10 @@ use thiserror::Error;
 use crate::atomic::WriteError;
 use crate::cloth::ClothError;
 
-pub use basis::{reduce, Reduction};
-pub use drive::Driver;
+pub use basis::{frobenius_error, reduce, relative_error, Reduction};
 pub use model::{ModelInfo, Orbit, ReducedModel, MODEL_MAGIC, MODEL_VERSION};
 pub use play::{compare, parse_sequence, Comparison, Player};
-pub use precompute::{build, precompute, sample, PrecomputeOptions, PrecomputeStats, Sampled};
+pub use precompute::{precompute, PrecomputeOptions, PrecomputeStats};
 
 #[derive(Debug, Error)]
 pub enum ReducedError {

@@ -14,7 +14,7 @@ use thiserror::Error;
 
 use crate::atomic::{write_atomic, WriteError};
 use crate::cloth::record::{Camera, Recording};
-use crate::cloth::{ClothWorld, Obstacle, ObstacleShape};
+use crate::cloth::{ClothWorld, Obstacle};
 use crate::reduced::ReducedModel;
 use crate::scene::DoorSpec;
 
@@ -149,10 +149,7 @@ impl SceneView {
             .obstacles
             .iter()
             .enumerate()
-            .find_map(|(k, o)| match o.shape {
-                ObstacleShape::Plane { point, normal } => Some((k, (point, normal))),
-                _ => None,
-            });
+            .find_map(|(k, o)| o.plane().map(|plane| (k, plane)));
         if let Some((k, plane)) = plane {
             if let Some(panel) = DoorPanel::around(door, plane, x) {
                 self.obstacles.remove(k);

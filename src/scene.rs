@@ -311,19 +311,27 @@ fn seed() -> u64 {
     1
 }
 
+/// Index of a palette entry by name, or by key when `name` is one character.
+pub fn palette_index(palette: &[PaletteEntrySpec], name: &str) -> Option<usize> {
+    palette.iter().position(|e| e.name == name).or_else(|| {
+        let mut c = name.chars();
+        match (c.next(), c.next()) {
+            (Some(k), None) => palette.iter().position(|e| e.key == k),
+            _ => None,
+        }
+    })
+}
+
+/// Whether palette entry `to` may follow entry `from` (an empty `next` allows any).
+pub fn palette_allows(palette: &[PaletteEntrySpec], from: usize, to: usize) -> bool {
+    let next = &palette[from].next;
+    next.is_empty() || next.iter().any(|n| palette[to].name == *n)
+}
+
 impl ReducedSpec {
     /// Index of an entry by name or key.
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.palette
-            .iter()
-            .position(|e| e.name == name)
-            .or_else(|| {
-                let mut c = name.chars();
-                match (c.next(), c.next()) {
-                    (Some(k), None) => self.palette.iter().position(|e| e.key == k),
-                    _ => None,
-                }
-            })
+        palette_index(&self.palette, name)
     }
 
     /// Index of the start entry.
@@ -336,8 +344,7 @@ impl ReducedSpec {
 
     /// Whether entry `to` may follow entry `from`.
     pub fn allows(&self, from: usize, to: usize) -> bool {
-        let next = &self.palette[from].next;
-        next.is_empty() || next.iter().any(|n| self.palette[to].name == *n)
+        palette_allows(&self.palette, from, to)
     }
 
     /// Checks the palette, durations and tolerances; `wind` says whether the scene has wind.

@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use kestrel::reduced::{compare, parse_sequence, Comparison, Player, ReducedModel};
 use kestrel::render::{frame_path, Renderer, SceneView};
-use kestrel::scene::Scene;
 
 use super::CliError;
 
@@ -61,15 +60,6 @@ struct Summary {
     compare: Option<Comparison>,
 }
 
-fn parse_size(s: &str) -> Result<(u32, u32), CliError> {
-    let bad = || CliError::input(format!("--size {s}: expected WxH, e.g. 960x720"));
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    Ok((
-        w.trim().parse().map_err(|_| bad())?,
-        h.trim().parse().map_err(|_| bad())?,
-    ))
-}
-
 /// Plays the whole sequence once; calls `frame` with each world shape.
 fn play(
     model: &ReducedModel,
@@ -99,26 +89,10 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     if args.every == 0 {
         return Err(CliError::input("--every must be >= 1"));
     }
-    // Timing: the sequence replayed until 0.5 s have passed, no output.
-    let t0 = Instant::now();
-    let mut passes = 0;
-    let mut played = 0usize;
-    let mut sink = 0f32;
-    while passes == 0 || t0.elapsed().as_secs_f64() < 0.5 {
-        let (n, _, _) = play(&model, &seq, |_, w, _| {
-            sink += w[0][0];
-            Ok(())
-        })?;
-        played += n;
-        passes += 1;
-    }
-    let elapsed = t0.elapsed().as_secs_f64();
-    std::hint::black_box(sink);
-    let frames_per_s = played as f64 / elapsed;
-    let mut rendered = 0;
-    let (frames, jumps, ignored) = match &args.out {
+    // The frames' folder and size are checked before any work.
+    let size = match &args.out {
         Some(dir) => {
-            let (w, h) = parse_size(&args.size)?;
+            let size = super::parse_size(&args.size, "960x720")?;
             std::fs::create_dir_all(dir)
                 .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
             if !args.force && frame_path(dir, 0).exists() {
@@ -127,47 +101,60 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                     frame_path(dir, 0).display()
                 )));
             }
-            let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
-            let i = &model.info;
-            let view = SceneView::of_model(&model);
-            let total: usize = seq
-                .iter()
-                .map(|&(_, d)| (d / i.frame_dt).round() as usize)
-                .sum();
-            let pb = super::progress_bar(total as u64, args.json, super::FRAMES_BAR);
-            let mut first = true;
-            let r = play(&model, &seq, |n, world, angle| {
-                pb.set_position(n as u64 + 1);
-                if n % args.every != 0 {
-                    return Ok(());
-                }
-                if first {
-                    renderer.set_scene(&view, world).map_err(CliError::failed)?;
-                    first = false;
-                }
-                renderer.set_door_angle(angle);
-                let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
-                kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.force)
-                    .map_err(CliError::failed)?;
-                rendered += 1;
-                Ok(())
-            });
-            pb.finish_and_clear();
-            r?
+            Some(size)
         }
-        None => play(&model, &seq, |_, _, _| Ok(()))?,
+        None => None,
     };
+    // Timing: the sequence replayed until 0.5 s have passed, no output. Playback is
+    // deterministic: the first pass gives the counts.
+    let t0 = Instant::now();
+    let mut passes = 0;
+    let mut played = 0usize;
+    let mut sink = 0f32;
+    let mut counts = (0, 0, 0);
+    while passes == 0 || t0.elapsed().as_secs_f64() < 0.5 {
+        let c = play(&model, &seq, |_, w, _| {
+            sink += w[0][0];
+            Ok(())
+        })?;
+        if passes == 0 {
+            counts = c;
+        }
+        played += c.0;
+        passes += 1;
+    }
+    let elapsed = t0.elapsed().as_secs_f64();
+    std::hint::black_box(sink);
+    let frames_per_s = played as f64 / elapsed;
+    let (frames, jumps, ignored) = counts;
+    let mut rendered = 0;
+    if let (Some(dir), Some((w, h))) = (&args.out, size) {
+        let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
+        let view = SceneView::of_model(&model);
+        let pb = super::progress_bar(frames as u64, args.json, super::FRAMES_BAR);
+        let mut first = true;
+        let r = play(&model, &seq, |n, world, angle| {
+            pb.set_position(n as u64 + 1);
+            if n % args.every != 0 {
+                return Ok(());
+            }
+            if first {
+                renderer.set_scene(&view, world).map_err(CliError::failed)?;
+                first = false;
+            }
+            renderer.set_door_angle(angle);
+            let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
+            kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.force)
+                .map_err(CliError::failed)?;
+            rendered += 1;
+            Ok(())
+        });
+        pb.finish_and_clear();
+        r?;
+    }
     let comparison = match &args.compare {
         Some(path) => {
-            let scene = match Scene::load(path).map_err(CliError::input)? {
-                Scene::Dynamic(s) => *s,
-                Scene::VirtualKes(_) => {
-                    return Err(CliError::input(format!(
-                        "{} is not a dynamic scene",
-                        path.display()
-                    )))
-                }
-            };
+            let scene = super::load_dynamic(path, "is not a dynamic scene")?;
             let pb = if args.json {
                 ProgressBar::hidden()
             } else {

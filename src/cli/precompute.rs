@@ -10,7 +10,6 @@ use serde::Serialize;
 use kestrel::plot::reduced::error_vs_rank_png;
 use kestrel::plot::{write_png, PlotSize};
 use kestrel::reduced::{precompute, PrecomputeOptions, PrecomputeStats};
-use kestrel::scene::Scene;
 
 use super::CliError;
 
@@ -66,15 +65,10 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
             )));
         }
     }
-    let scene = match Scene::load(&args.scene).map_err(CliError::input)? {
-        Scene::Dynamic(s) => *s,
-        Scene::VirtualKes(_) => {
-            return Err(CliError::input(format!(
-                "{} is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
-                args.scene.display()
-            )))
-        }
-    };
+    let scene = super::load_dynamic(
+        &args.scene,
+        "is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
+    )?;
     let opts = PrecomputeOptions {
         epsilon: args.epsilon,
         rank: args.rank,

@@ -15,7 +15,6 @@ use kestrel::render::{
     frame_path, positions, render_recording, world_field, ColorBy, FrameTimings, Renderer,
     SceneView,
 };
-use kestrel::scene::Scene;
 
 use super::CliError;
 
@@ -109,15 +108,6 @@ struct RenderSummary {
     video_note: Option<String>,
 }
 
-fn parse_size(s: &str) -> Result<(u32, u32), CliError> {
-    let bad = || CliError::input(format!("--size {s}: expected WxH, e.g. 1280x720"));
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    Ok((
-        w.trim().parse().map_err(|_| bad())?,
-        h.trim().parse().map_err(|_| bad())?,
-    ))
-}
-
 fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
     let bad = || {
         CliError::input(format!(
@@ -169,7 +159,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 pub fn run(args: RenderArgs) -> Result<(), CliError> {
-    let (width, height) = parse_size(&args.size)?;
+    let (width, height) = super::parse_size(&args.size, "1280x720")?;
     let range = args.range.as_deref().map(parse_range).transpose()?;
     if args.fps == 0 {
         return Err(CliError::input("--fps must be >= 1"));
@@ -210,15 +200,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             .scene
             .as_ref()
             .ok_or_else(|| CliError::input("give a scene file or --from FILE"))?;
-        let scene = match Scene::load(path).map_err(CliError::input)? {
-            Scene::Dynamic(s) => *s,
-            Scene::VirtualKes(_) => {
-                return Err(CliError::input(format!(
-                    "{} is a virtual KES test; render a dynamic scene",
-                    path.display()
-                )))
-            }
-        };
+        let scene = super::load_dynamic(path, "is a virtual KES test; render a dynamic scene")?;
         let mut world = scene.world;
         let frames = args.frames.unwrap_or(60);
         if frames == 0 {

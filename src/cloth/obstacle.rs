@@ -210,6 +210,14 @@ impl CollisionPotential {
 }
 
 impl Obstacle {
+    /// (point, normal) of a plane obstacle; `None` for other shapes.
+    pub fn plane(&self) -> Option<([f64; 3], [f64; 3])> {
+        match self.shape {
+            ObstacleShape::Plane { point, normal } => Some((point, normal)),
+            _ => None,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if !(self.friction.is_finite() && (0.0..=1.0).contains(&self.friction)) {
             return Err(format!(

@@ -146,7 +146,7 @@ impl Recording {
 
     /// Parses a record's bytes, checking every length.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, RecordError> {
-        let mut r = Reader { bytes, at: 0 };
+        let mut r = Reader::new(bytes);
         if r.take(8)? != MAGIC {
             return Err(RecordError::Format("bad magic (expected KESTRELR)".into()));
         }
@@ -167,10 +167,10 @@ impl Recording {
         }
         let n = nu as usize * nv as usize;
         let frame_len = 16 + 12 * n;
-        if r.bytes.len() - r.at != frames as usize * frame_len {
+        if r.remaining() != frames as usize * frame_len {
             return Err(RecordError::Format(format!(
                 "{} bytes of frames for {frames} frames of {frame_len} bytes",
-                r.bytes.len() - r.at
+                r.remaining()
             )));
         }
         let mut out = Vec::with_capacity(frames as usize);
@@ -210,30 +210,57 @@ impl Recording {
     }
 }
 
-struct Reader<'a> {
+/// Reads little-endian fields off a byte slice, failing at its end (records and reduced
+/// models).
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
+/// The data ended before a field: the offset where it was wanted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Truncated(usize);
+
+impl From<Truncated> for String {
+    fn from(t: Truncated) -> Self {
+        format!("truncated at byte {}", t.0)
+    }
+}
+
+impl From<Truncated> for RecordError {
+    fn from(t: Truncated) -> Self {
+        RecordError::Format(t.into())
+    }
+}
+
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], RecordError> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes, at: 0 }
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], Truncated> {
         let end = self
             .at
             .checked_add(n)
             .filter(|&e| e <= self.bytes.len())
-            .ok_or_else(|| RecordError::Format(format!("truncated at byte {}", self.at)))?;
+            .ok_or(Truncated(self.at))?;
         let s = &self.bytes[self.at..end];
         self.at = end;
         Ok(s)
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], RecordError> {
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N], Truncated> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);
         Ok(a)
     }
 
-    fn u32(&mut self) -> Result<u32, RecordError> {
+    pub fn u32(&mut self) -> Result<u32, Truncated> {
         Ok(u32::from_le_bytes(self.array()?))
     }
 }

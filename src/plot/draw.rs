@@ -19,7 +19,7 @@ use crate::material::MaterialLaw;
 
 pub(crate) type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
 
-fn draw_err(e: impl std::fmt::Display) -> PlotError {
+pub(crate) fn draw_err(e: impl std::fmt::Display) -> PlotError {
     PlotError::Draw(e.to_string())
 }
 

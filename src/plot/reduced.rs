@@ -3,13 +3,10 @@
 
 use plotters::prelude::*;
 
-use super::draw::{render, title};
+use super::draw::{draw_err, render, title};
 use super::style::{rgb, FAMILY, LOADING_RGB, UNLOADING_RGB};
 use super::{PlotError, PlotSize};
-
-fn draw_err(e: impl std::fmt::Display) -> PlotError {
-    PlotError::Draw(e.to_string())
-}
+use crate::reduced::{frobenius_error, relative_error};
 
 /// The error-against-rank plot of singular values `sigma` (decreasing), marking the rank kept
 /// and the tolerance ε.
@@ -24,17 +21,13 @@ pub fn error_vs_rank_png(
     if sigma.len() < 2 || s1 <= 0.0 {
         return Err(PlotError::Empty("error vs rank".into()));
     }
-    let total: f64 = sigma.iter().map(|s| s * s).sum();
     let max_r = (sigma.len() - 1).min((rank * 3).max(40));
     let floor = 1e-5;
     let spectral: Vec<(f64, f64)> = (0..=max_r)
-        .map(|r| (r as f64, (sigma[r] / s1).max(floor)))
+        .map(|r| (r as f64, relative_error(sigma, r).max(floor)))
         .collect();
     let frob: Vec<(f64, f64)> = (0..=max_r)
-        .map(|r| {
-            let tail: f64 = sigma[r..].iter().map(|s| s * s).sum();
-            (r as f64, (tail / total).sqrt().max(floor))
-        })
+        .map(|r| (r as f64, frobenius_error(sigma, r).max(floor)))
         .collect();
     render(size, |root| {
         let area = title(

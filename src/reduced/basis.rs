@@ -88,7 +88,7 @@ pub fn reduce(
     let s1 = sigma.first().copied().unwrap_or(0.0);
     let positive = sigma.iter().take_while(|&&s| s > s1 * 1e-12).count();
     let r = match rank {
-        Some(r) => r.min(positive),
+        Some(r) => r,
         None => sigma
             .iter()
             .take_while(|&&s| s > 0.0 && s >= epsilon * s1)
@@ -118,7 +118,7 @@ pub fn reduce(
         coordinates: m,
         snapshots: n,
         mean,
-        sigma: sigma.into_iter().take(m.min(n)).collect(),
+        sigma,
         rank: r,
         basis,
         coords: q.as_slice().to_vec(),

@@ -72,11 +72,6 @@ impl Driver {
         self.entry
     }
 
-    /// Door angle relative to the start [rad] (0 without a door).
-    pub fn angle(&self) -> f64 {
-        self.angle
-    }
-
     /// Time the door may still turn at ω before leaving its range [s] (∞ without motion).
     pub fn time_to_limit(&self, omega: f64) -> f64 {
         match &self.door {
@@ -154,12 +149,7 @@ fn door_of(d: &DoorSpec, world: &ClothWorld) -> Door {
         .obstacles
         .iter()
         .enumerate()
-        .filter_map(|(i, o)| match o.shape {
-            ObstacleShape::Plane { point, normal } => {
-                Some((i, Vec3::from(point), Vec3::from(normal)))
-            }
-            _ => None,
-        })
+        .filter_map(|(i, o)| o.plane().map(|(p, n)| (i, Vec3::from(p), Vec3::from(n))))
         .collect();
     Door {
         hinge: Vec3::from(d.hinge),

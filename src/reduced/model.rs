@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::atomic::write_atomic;
-use crate::cloth::record::Camera;
+use crate::cloth::record::{Camera, Reader, Truncated};
 use crate::scene::{DoorSpec, PaletteEntrySpec};
 
 use super::ReducedError;
@@ -164,11 +164,12 @@ impl ReducedModel {
             path: path.to_path_buf(),
             message,
         };
-        let mut r = Reader { bytes, at: 0 };
-        if r.take(8).map_err(&bad)? != MODEL_MAGIC {
+        let cut = |t: Truncated| bad(t.into());
+        let mut r = Reader::new(bytes);
+        if r.take(8).map_err(cut)? != MODEL_MAGIC {
             return Err(bad("bad magic (expected KESTRELD)".into()));
         }
-        let version = r.u32().map_err(&bad)?;
+        let version = r.u32().map_err(cut)?;
         if version != MODEL_VERSION {
             return Err(bad(format!(
                 "version {version} (this kestrel reads {MODEL_VERSION})"
@@ -176,10 +177,10 @@ impl ReducedModel {
         }
         let mut h = [0usize; 6];
         for v in &mut h {
-            *v = r.u32().map_err(&bad)? as usize;
+            *v = r.u32().map_err(cut)? as usize;
         }
         let [vertices, rank, states, orbits, singular, json_len] = h;
-        let info: ModelInfo = serde_json::from_slice(r.take(json_len).map_err(&bad)?)
+        let info: ModelInfo = serde_json::from_slice(r.take(json_len).map_err(cut)?)
             .map_err(|e| bad(format!("header: {e}")))?;
         if (info.nu * info.nv) as usize != vertices {
             return Err(bad(format!(
@@ -189,14 +190,14 @@ impl ReducedModel {
         }
         let m = 3 * vertices;
         let need = 4 * (singular + m + m * rank + 2 * states * rank) + 12 * orbits;
-        if r.bytes.len() - r.at != need {
+        if r.remaining() != need {
             return Err(bad(format!(
                 "{} bytes after the header, expected {need}",
-                r.bytes.len() - r.at
+                r.remaining()
             )));
         }
         let mut floats = |n: usize| -> Result<Vec<f32>, ReducedError> {
-            let s = r.take(4 * n).map_err(&bad)?;
+            let s = r.take(4 * n).map_err(cut)?;
             Ok(s.chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect())
@@ -209,9 +210,9 @@ impl ReducedModel {
         let mut list = Vec::with_capacity(orbits);
         for _ in 0..orbits {
             let o = Orbit {
-                entry: r.u32().map_err(&bad)?,
-                start: r.u32().map_err(&bad)?,
-                end: r.u32().map_err(&bad)?,
+                entry: r.u32().map_err(cut)?,
+                start: r.u32().map_err(cut)?,
+                end: r.u32().map_err(cut)?,
             };
             if o.entry as usize >= info.palette.len() || o.start > o.end || o.end as usize >= states
             {
@@ -250,28 +251,5 @@ impl ReducedModel {
         let bytes = self.to_bytes()?;
         write_atomic(path, &bytes, force)?;
         Ok(bytes.len())
-    }
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.bytes.len())
-            .ok_or_else(|| format!("truncated at byte {}", self.at))?;
-        let s = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-
-    fn u32(&mut self) -> Result<u32, String> {
-        let s = self.take(4)?;
-        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
     }
 }

@@ -7,7 +7,7 @@ use nalgebra::{Rotation3, Unit};
 use serde::Serialize;
 
 use crate::cloth::Vec3;
-use crate::scene::{DynamicScene, PaletteEntrySpec};
+use crate::scene::{palette_allows, palette_index, DynamicScene, PaletteEntrySpec};
 
 use super::drive::Driver;
 use super::model::ReducedModel;
@@ -37,23 +37,13 @@ pub fn parse_sequence(
         if !(secs.is_finite() && secs >= 0.0) {
             return Err(err(format!("duration {secs} s must be >= 0")));
         }
-        let k = palette
-            .iter()
-            .position(|e| e.name == name)
-            .or_else(|| {
-                let mut c = name.chars();
-                match (c.next(), c.next()) {
-                    (Some(k), None) => palette.iter().position(|e| e.key == k),
-                    _ => None,
-                }
-            })
-            .ok_or_else(|| {
-                let names: Vec<&str> = palette.iter().map(|e| e.name.as_str()).collect();
-                err(format!(
-                    "`{name}` is not in the palette ({})",
-                    names.join(", ")
-                ))
-            })?;
+        let k = palette_index(palette, name).ok_or_else(|| {
+            let names: Vec<&str> = palette.iter().map(|e| e.name.as_str()).collect();
+            err(format!(
+                "`{name}` is not in the palette ({})",
+                names.join(", ")
+            ))
+        })?;
         out.push((k, secs));
     }
     if out.is_empty() {
@@ -125,14 +115,8 @@ impl<'m> Player<'m> {
         self.angle
     }
 
-    /// Current reduced coordinates q [m].
-    pub fn q(&self) -> &[f32] {
-        &self.q
-    }
-
     fn allowed(&self, k: usize) -> bool {
-        let next = &self.model.info.palette[self.entry].next;
-        next.is_empty() || next.iter().any(|n| self.model.info.palette[k].name == *n)
+        palette_allows(&self.model.info.palette, self.entry, k)
     }
 
     fn at_limit(&self, omega: f64) -> bool {

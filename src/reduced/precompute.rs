@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::cloth::Obstacle;
 use crate::scene::{DynamicScene, ReducedSpec};
 
 use super::basis::{frobenius_error, reduce};
@@ -268,10 +269,11 @@ pub fn build(
         stop: stop_entry(spec).map(|s| s as u32),
         door: spec.door,
         door_plane: spec.door.and_then(|_| {
-            world.obstacles.iter().find_map(|o| match o.shape {
-                crate::cloth::ObstacleShape::Plane { point, normal } => Some([point, normal]),
-                _ => None,
-            })
+            world
+                .obstacles
+                .iter()
+                .find_map(Obstacle::plane)
+                .map(|(p, n)| [p, n])
         }),
         pins: world.pins().iter().map(|p| p.particle as u32).collect(),
         camera: scene.camera,
