@@ -6,7 +6,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::app::{Event, ExportKind, PendingWrite, CLOTH_SEQUENCE_FRAMES};
+use super::app::{Event, ExportKind, PendingWrite};
 use crate::atomic::{write_atomic, WriteError};
 use crate::cloth::ClothPipeline;
 use crate::render::{frame_path, positions, RenderError, Renderer, SceneView};
@@ -29,7 +29,7 @@ pub enum ClothControl {
     /// Apply palette entry k of a reduced model (ignored by a full simulation).
     Impulse(usize),
     /// Render the current state (`ClothFrame`: one PNG at `path`) or run on and render
-    /// [`CLOTH_SEQUENCE_FRAMES`] frames into the folder `path` (`ClothSequence`), pausing the
+    /// [`ExportKind::frames`] frames into the folder `path` (`ClothSequence`), pausing the
     /// simulation; nothing replaced unless `force`.
     Render {
         kind: ExportKind,
@@ -155,21 +155,22 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
                 running = false;
                 let every = steps_per_sequence_frame(params.dt);
                 let outcome = render_frames(&mut renderer, kind, &path, force, events, |r, n| {
-                    if n == 0 {
-                        let x = positions(&world);
-                        let mut view = SceneView::of_world(&world, camera);
-                        if let Some(door) = &door {
-                            view = view.with_door(door, &x);
-                        }
-                        r.set_scene(&view, &x)?;
-                    } else {
+                    if n > 0 {
                         for _ in 0..every {
                             pipeline.step(&params, &mut world).map_err(|e| {
                                 RenderError::Input(format!("simulation stopped: {e}"))
                             })?;
                         }
                     }
-                    Ok(r.render_png(&positions(&world), None)?.0)
+                    let x = positions(&world);
+                    if n == 0 {
+                        let mut view = SceneView::of_world(&world, camera);
+                        if let Some(door) = &door {
+                            view = view.with_door(door, &x);
+                        }
+                        r.set_scene(&view, &x)?;
+                    }
+                    Ok(r.render_png(&x, None)?.0)
                 });
                 let event = render_answer(&name, kind, path, outcome);
                 let _ = events.send(event);
@@ -259,7 +260,7 @@ pub(super) fn steps_per_sequence_frame(dt: f64) -> u64 {
     ((1.0 / SEQUENCE_FPS) / dt).round().max(1.0) as u64
 }
 
-/// Writes an Export-tab render: one PNG at `path` (`ClothFrame`) or [`CLOTH_SEQUENCE_FRAMES`]
+/// Writes an Export-tab render: one PNG at `path` (`ClothFrame`) or [`ExportKind::frames`]
 /// into the folder `path` (`ClothSequence`), refusing before any work to replace a file unless
 /// `force`; the renderer is created on first use and kept. `draw(renderer, n)` prepares frame
 /// n (0: the state as it stands, with the scene set; then one sequence interval on each) and
@@ -273,7 +274,7 @@ pub(super) fn render_frames(
     mut draw: impl FnMut(&mut Renderer, usize) -> Result<Vec<u8>, RenderError>,
 ) -> Result<(), RenderError> {
     let sequence = kind == ExportKind::ClothSequence;
-    let total = if sequence { CLOTH_SEQUENCE_FRAMES } else { 1 };
+    let total = kind.frames();
     let path_of = |n: usize| {
         if sequence {
             frame_path(path, n)

@@ -19,7 +19,7 @@ pub fn reduced_models(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "krd"))
+                .filter(|p| p.is_file() && is_model(p))
                 .collect()
         })
         .unwrap_or_default();

@@ -524,13 +524,14 @@ fn draw_cloth(app: &App, theme: &Theme, area: Rect, buf: &mut Buffer) {
             .scenes
             .iter()
             .map(|p| {
-                let mut name = p
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                if super::playback::is_model(p) {
-                    name.push_str(".krd");
+                // scenes by their stem, models by their whole name
+                let name = if super::playback::is_model(p) {
+                    p.file_name()
+                } else {
+                    p.file_stem()
                 }
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
                 let mark = if app.cloth.loaded.as_ref() == Some(p) {
                     "* "
                 } else {
