@@ -42,7 +42,7 @@ struct Pattern {
 }
 
 impl Pattern {
-    fn new(surface: &TerzopoulosSurface) -> Result<Self, ClothError> {
+    fn new(surface: &TerzopoulosSurface) -> Self {
         let grid = *surface.grid();
         let n = grid.len();
         let mut cols: Vec<Vec<u32>> = (0..n).map(|p| vec![p as u32]).collect();
@@ -69,13 +69,13 @@ impl Pattern {
             }
         }
         let diag = (0..n as u32).map(|p| find(p, p)).collect();
-        Ok(Self {
+        Self {
             grid,
             terms: surface.len(),
             blocks,
             term_blocks,
             diag,
-        })
+        }
     }
 
     fn matches(&self, surface: &TerzopoulosSurface) -> bool {
@@ -130,15 +130,13 @@ impl SemiImplicitStepper {
         };
         let t0 = Instant::now();
         if !self.pattern.as_ref().is_some_and(|p| p.matches(surface)) {
-            self.pattern = Some(Pattern::new(surface)?);
+            self.pattern = None;
             self.symbolic_llt = None;
             self.symbolic_lu = None;
             self.factor = None;
             self.key = None;
         }
-        let Some(pattern) = self.pattern.as_ref() else {
-            return Err(ClothError::Invalid("no sparsity pattern".into()));
-        };
+        let pattern = &*self.pattern.get_or_insert_with(|| Pattern::new(surface));
         let n = world.len();
         let linear = surface.params.is_linear();
         let key = FactorKey {
@@ -295,7 +293,6 @@ impl SemiImplicitStepper {
             Some(Factor::Llt(f)) => f.solve_in_place(rhs),
             Some(Factor::Lu(f)) => f.solve_in_place(rhs),
             None => {
-                self.factor = None;
                 self.key = None;
                 return Err(ClothError::BlowUp {
                     step: world.steps,
