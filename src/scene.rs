@@ -10,10 +10,9 @@ use thiserror::Error;
 use crate::cloth::record::Camera;
 use crate::cloth::virtual_kes::VirtualKesSpec;
 use crate::cloth::{
-    Anchor, BendingLaw, ClothError, ClothWorld, CollisionPotential, Grid, Integrator,
-    KesConnectors, KesLaws, Loads, Material, MetricLaw, Obstacle, Preconditioner,
-    ProvotConstraints, SpringNetwork, SpringStiffness, StepParameters, TerzopoulosParams,
-    TerzopoulosSurface, Vec3,
+    Anchor, ClothError, ClothWorld, CollisionPotential, Grid, Integrator, KesConnectors, KesLaws,
+    Loads, Material, Obstacle, Preconditioner, ProvotConstraints, SpringNetwork, SpringStiffness,
+    StepParameters, TerzopoulosParams, TerzopoulosSurface, Vec3,
 };
 use crate::kes::{Direction, KesTest};
 use crate::params::{FabricParams, ParamsError};
@@ -85,20 +84,7 @@ pub enum MaterialSpec {
     /// Terzopoulos et al.'s elastic surface: η₁₁, η₂₂, η₁₂ [N/m], ξ₁₁, ξ₂₂, ξ₁₂ [N·m],
     /// `metric` (`prescribed`, `linear`), `bending` (`curvature`, `linear`), damping density
     /// [kg/(m²·s)], `tangent` (stretch implicit in the semi-implicit step).
-    Terzopoulos {
-        #[serde(default)]
-        eta: [f64; 3],
-        #[serde(default)]
-        xi: [f64; 3],
-        #[serde(default)]
-        metric: MetricLaw,
-        #[serde(default)]
-        bending: BendingLaw,
-        #[serde(default)]
-        damping_density: f64,
-        #[serde(default)]
-        tangent: bool,
-    },
+    Terzopoulos(TerzopoulosParams),
 }
 
 /// `[[anchors]]`: a Hookean spring from particle (i, j) to a world point (Terzopoulos eq. 10).
@@ -480,7 +466,7 @@ impl Scene {
         let base = path.parent().unwrap_or(Path::new("."));
         let fabric = match &file.material {
             MaterialSpec::Kes { params } => Some(FabricParams::read(&base.join(params))?),
-            MaterialSpec::Springs { .. } | MaterialSpec::Terzopoulos { .. } => None,
+            MaterialSpec::Springs { .. } | MaterialSpec::Terzopoulos(_) => None,
         };
         if let Some(t) = &file.kes_test {
             let Some(fabric) = fabric else {
@@ -556,7 +542,7 @@ impl Scene {
                 return Err(invalid("kes material without parameters".into()))
             }
             // built on the flat sheet below, which is its natural shape
-            (MaterialSpec::Terzopoulos { .. }, _) => Material::Springs(
+            (MaterialSpec::Terzopoulos(_), _) => Material::Springs(
                 SpringNetwork::new(
                     &grid,
                     SpringStiffness {
@@ -577,26 +563,10 @@ impl Scene {
             material,
         )
         .map_err(cloth)?;
-        if let MaterialSpec::Terzopoulos {
-            eta,
-            xi,
-            metric,
-            bending,
-            damping_density,
-            tangent,
-        } = &file.material
-        {
-            let params = TerzopoulosParams {
-                eta: *eta,
-                xi: *xi,
-                metric: *metric,
-                bending: *bending,
-                damping_density: *damping_density,
-                tangent: *tangent,
-            };
+        if let MaterialSpec::Terzopoulos(params) = &file.material {
             params.validate().map_err(invalid)?;
             world.material = Material::Terzopoulos(Box::new(
-                TerzopoulosSurface::new(&grid, &world.x, params).map_err(cloth)?,
+                TerzopoulosSurface::new(&grid, &world.x, *params).map_err(cloth)?,
             ));
         }
         if integ.kind == Integrator::SemiImplicit
