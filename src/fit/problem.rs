@@ -524,6 +524,14 @@ pub fn thinned_samples(x: &[f64], target: usize) -> Vec<usize> {
         .collect()
 }
 
+/// The samples of (x, y) that [`thinned_samples`] keeps.
+pub(crate) fn thinned_path(x: &[f64], y: &[f64], target: usize) -> (Vec<f64>, Vec<f64>) {
+    thinned_samples(x, target)
+        .into_iter()
+        .map(|i| (x[i], y[i]))
+        .unzip()
+}
+
 /// Why a curve cannot be fitted, if it cannot.
 fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> {
     if curve.x.len() != curve.y.len() {
@@ -597,9 +605,9 @@ fn fit_model(
             ));
         }
     }
-    let kept = thinned_samples(&curve.x, FIT_SAMPLES.max(curve.x.len() / 8));
-    let x_fit: Vec<f64> = kept.iter().map(|&i| curve.x[i]).collect();
-    let y_fit: Vec<f64> = kept.iter().map(|&i| curve.y[i]).collect();
+    let (x_fit, y_fit) = thinned_path(&curve.x, &curve.y, FIT_SAMPLES.max(curve.x.len() / 8));
+    // standard errors of the thinned fit, scaled to what every sample would give
+    let thinning = (x_fit.len() as f64 / curve.x.len() as f64).sqrt();
     let mut evaluations = 0;
     let mut iterations = 0;
     let mut termination;
@@ -668,8 +676,6 @@ fn fit_model(
         }
         // pin the worst-determined coordinate and refit
         let stats = report::covariance(&problem);
-        // standard errors of the thinned fit, scaled to what every sample would give
-        let thinning = (x_fit.len() as f64 / curve.x.len() as f64).sqrt();
         let worst = stats.and_then(|(_, se_q)| {
             coords
                 .free
