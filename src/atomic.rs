@@ -1,9 +1,10 @@
-//! Files written whole or not at all: a temporary file beside the target, then a rename.
+//! Files written whole or not at all: a temporary file beside the target, then an atomic
+//! rename (or, without `--force`, a no-clobber link that fails if the target appeared).
 
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use tempfile::NamedTempFile;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -18,43 +19,69 @@ pub enum WriteError {
     },
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so a
-/// reader never sees half a file. Refuses to replace an existing file unless `force`.
-pub fn write_atomic(path: &Path, bytes: &[u8], force: bool) -> Result<(), WriteError> {
+/// Fails early, before any work is done, when `path` exists and `force` is off.
+pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
     if !force && path.exists() {
         return Err(WriteError::Exists {
             path: path.to_path_buf(),
         });
     }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a uniquely named temporary file in the same folder, so a
+/// reader never sees half a file and a killed writer leaves no partial file under `path`.
+/// Without `force` the final step refuses to replace a file, also one that appeared while
+/// writing (no check-then-rename race); with `force` it replaces atomically.
+pub fn write_atomic(path: &Path, bytes: &[u8], force: bool) -> Result<(), WriteError> {
+    check_target(path, force)?;
     let io = |source| WriteError::Io {
         path: path.to_path_buf(),
         source,
     };
     let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     };
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(io(e));
-    }
-    Ok(())
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    persist(tmp, path, force)
+}
+
+fn persist(tmp: NamedTempFile, path: &Path, force: bool) -> Result<(), WriteError> {
+    let result = if force {
+        tmp.persist(path)
+    } else {
+        tmp.persist_noclobber(path)
+    };
+    result.map(|_| ()).map_err(|e| {
+        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+            WriteError::Exists {
+                path: path.to_path_buf(),
+            }
+        } else {
+            WriteError::Io {
+                path: path.to_path_buf(),
+                source: e.error,
+            }
+        }
+        // the temporary file is removed when `e.file` drops
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn refuses_to_overwrite_without_force() {
@@ -68,5 +95,35 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"two");
         // no temporary file left behind
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_target_that_appears_while_writing_is_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.txt");
+        let mut tmp = NamedTempFile::new_in(dir.path()).unwrap();
+        tmp.write_all(b"mine").unwrap();
+        // another writer slips in after the early check
+        fs::write(&p, b"theirs").unwrap();
+        let e = persist(tmp, &p, false).unwrap_err();
+        assert!(matches!(e, WriteError::Exists { .. }), "{e}");
+        assert_eq!(fs::read(&p).unwrap(), b"theirs");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn threads_of_one_process_write_side_by_side() {
+        let dir = tempfile::tempdir().unwrap();
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let p = dir.path().join(format!("t{i}.txt"));
+                s.spawn(move || write_atomic(&p, format!("{i}").as_bytes(), false).unwrap());
+            }
+        });
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 8);
+        for i in 0..8 {
+            let text = fs::read_to_string(dir.path().join(format!("t{i}.txt"))).unwrap();
+            assert_eq!(text, i.to_string());
+        }
     }
 }
