@@ -9,10 +9,18 @@ use clap::{Parser, Subcommand};
 /// kestrel: a terminal lab workbench for the mechanics of woven fabric (KES-FB curves,
 /// connector laws with Dahl / Bliman–Sorine friction, identification, cloth simulation).
 #[derive(Debug, Parser)]
-#[command(name = "kestrel", version, about, long_about = None)]
+#[command(
+    name = "kestrel",
+    version,
+    about,
+    long_about = None,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// With no command: KES curve files or folders to open in the workbench.
+    files: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -41,7 +49,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<(), cli::CliError> = match cli.command {
         Some(Command::Plot(args)) => cli::plot::run(args),
-        None => cli::tui::run(cli::tui::Args { files: Vec::new() }),
+        None => cli::tui::run(cli::tui::Args { files: cli.files }),
         Some(Command::Tui(args)) => cli::tui::run(args),
         Some(Command::Fit(args)) => cli::fit::run(args),
         Some(Command::Values(args)) => cli::values::run(args),

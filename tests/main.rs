@@ -1,5 +1,6 @@
 //! All integration tests, one binary (modules per area).
 
+mod cli;
 mod cloth;
 mod fit;
 mod friction;

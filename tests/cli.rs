@@ -1,0 +1,41 @@
+//! The command line's forms: what `kestrel` accepts before any command runs.
+
+use std::process::{Command, Output, Stdio};
+
+fn kestrel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn files_without_a_command_open_the_workbench() {
+    // `kestrel FILE…` is `kestrel tui FILE…`: without a terminal both refuse the same way
+    // (not "unrecognized subcommand").
+    for args in [
+        &["kes_data/wool-suiting/tensile_warp.csv"][..],
+        &["tui", "kes_data/wool-suiting/tensile_warp.csv"][..],
+    ] {
+        let out = kestrel(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("the workbench needs a terminal"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_command_name_still_runs_the_command() {
+    let out = kestrel(&["values", "kes_data/wool-suiting/tensile_warp.csv"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("EMT"));
+}
