@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use kestrel::kes::values::VALUE_NAMES;
 use kestrel::kes::{
     kes_values, loop_values, read_kes_files, read_loop, Curve, CurveOverrides, Direction,
-    KesReading, KesTest, KesValues, LoopValues, ReadingRules,
+    KesReading, KesTest, LoopValues, ReadingRules,
 };
 use serde::Serialize;
 
@@ -67,21 +67,24 @@ fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
         }
     }
     if args.json {
-        let entries: Vec<Entry<KesValues>> = readings
-            .iter()
-            .map(|(c, r)| Entry {
-                file: file_name(c),
-                fabric: &c.fabric,
-                test: c.test,
-                direction: c.direction,
-                values: r.values,
-            })
-            .collect();
-        print_json(&entries)
+        print_json(&entries(readings.iter().map(|(c, r)| (*c, r.values))))
     } else {
         print!("{}", kes_table(&readings, rules));
         Ok(())
     }
+}
+
+/// The JSON entries of a list of curves and their values.
+fn entries<'a, V: Serialize>(values: impl Iterator<Item = (&'a Curve, V)>) -> Vec<Entry<'a, V>> {
+    values
+        .map(|(c, values)| Entry {
+            file: file_name(c),
+            fabric: &c.fabric,
+            test: c.test,
+            direction: c.direction,
+            values,
+        })
+        .collect()
 }
 
 fn file_name(curve: &Curve) -> String {
@@ -198,17 +201,7 @@ fn run_loops(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
         }
     }
     if args.json {
-        let entries: Vec<Entry<LoopValues>> = values
-            .iter()
-            .map(|(c, v)| Entry {
-                file: file_name(c),
-                fabric: &c.fabric,
-                test: c.test,
-                direction: c.direction,
-                values: *v,
-            })
-            .collect();
-        return print_json(&entries);
+        return print_json(&entries(values.iter().map(|(c, v)| (c, *v))));
     }
     for (c, v) in &values {
         let unit = |key: &str| c.metadata.get(key).map_or("", String::as_str);
