@@ -1,5 +1,5 @@
-//! The fitting strategy: each candidate law (model × μ × toe) fitted with coordinates at a
-//! bound or not identified pinned, and the candidate with the lowest AIC = n ln(RSS/n) + 2k kept.
+//! The fitting strategy: every candidate law (model × μ × toe) fitted, pinning coordinates at
+//! a bound or not identified, and the candidate with the lowest AIC = n ln(RSS/n) + 2k kept.
 
 use std::time::Instant;
 
