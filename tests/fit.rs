@@ -250,7 +250,7 @@ fn one_percent_noise_gives_nrmse_at_the_noise_level() {
                 fit.nrmse
             );
             // the main rigidity stays close and every parameter has a standard error or a pin
-            let k = fit.params[0].value;
+            let k = fit.value(Param::K).unwrap_or(f64::NAN);
             let k_true = match law {
                 ConnectorLaw::Traction(l) => l.k_t,
                 ConnectorLaw::Shear(l) => l.k_s,
