@@ -2,16 +2,20 @@
 //! shape (Ngo Ngoc & Boivin §6), then Levenberg–Marquardt on the forces sample by sample
 //! along the measured path, with an analytic Jacobian from forward sensitivities.
 
+pub mod coords;
 pub mod estimate;
 pub mod fabric;
+pub mod options;
 pub mod path_model;
 pub mod problem;
 pub mod report;
+pub mod strategy;
+pub mod thinning;
 pub mod values;
 
+pub use coords::Param;
 pub use fabric::{assemble_fabric_params, fit_fabric, fit_fabrics, FabricFit};
-pub use problem::{
-    fit_curve, fit_curve_with_progress, FitModel, FitOptions, FitProgress, MuMode, ProgressSink,
-    ToeChoice,
-};
+pub use options::{FitModel, FitOptions, FitProgress, MuMode, ProgressSink, ToeChoice};
+pub use problem::Termination;
 pub use report::{CurveFit, FitStatus, ParamEstimate};
+pub use strategy::{fit_curve, fit_curve_with_progress};

@@ -1,7 +1,7 @@
 //! Identification: known parameters → noiseless (and noisy) protocol curves → fit from the
 //! automatic initial estimate → parameters back.
 
-use kestrel::fit::{fit_curve, FitModel, FitOptions, MuMode};
+use kestrel::fit::{fit_curve, FitModel, FitOptions, MuMode, Param};
 use kestrel::friction::FrictionShape;
 use kestrel::kes::{Curve, Direction, KesTest};
 use kestrel::material::{
@@ -141,26 +141,29 @@ fn check_recovered(fit: &kestrel::fit::CurveFit, law: &ConnectorLaw, tol: f64) {
         ConnectorLaw::Bending(l) => l.friction,
         ConnectorLaw::Shear(l) => l.friction,
     };
-    let mut expect: Vec<(&str, f64)> = match law {
+    let mut expect: Vec<(Param, f64)> = match law {
         ConnectorLaw::Traction(l) => vec![
-            ("k_t", l.k_t),
-            ("eps1", l.eps1),
-            ("f1", l.f1),
-            ("eps1_aligned", l.eps1_aligned()),
+            (Param::K, l.k_t),
+            (Param::Eps1, l.eps1),
+            (Param::F1, l.f1),
+            (Param::Eps1Aligned, l.eps1_aligned()),
         ],
-        ConnectorLaw::Shear(l) => vec![("k_s", l.k_s)],
-        ConnectorLaw::Bending(l) => vec![("k_b", l.k_b)],
+        ConnectorLaw::Shear(l) => vec![(Param::K, l.k_s)],
+        ConnectorLaw::Bending(l) => vec![(Param::K, l.k_b)],
     };
-    expect.push(("level", f.level));
-    expect.push(("mu", f.mu));
+    expect.push((Param::Level, f.level));
+    expect.push((Param::Mu, f.mu));
     match f.shape {
-        FrictionShape::Dahl { eps_f, .. } => expect.push(("eps_f", eps_f)),
-        FrictionShape::Bs2 { eps_f, eta, ratio } => {
-            expect.extend([("eps_f", eps_f), ("eta", eta), ("ratio", ratio)])
-        }
+        FrictionShape::Dahl { eps_f, .. } => expect.push((Param::EpsF, eps_f)),
+        FrictionShape::Bs2 { eps_f, eta, ratio } => expect.extend([
+            (Param::EpsF, eps_f),
+            (Param::Eta, eta),
+            (Param::Ratio, ratio),
+        ]),
     }
-    for (name, truth) in expect {
-        let got = fit.value(name).unwrap_or(f64::NAN);
+    for (param, truth) in expect {
+        let name = param.name(fit.test);
+        let got = fit.value(param).unwrap_or(f64::NAN);
         let err = if truth == 0.0 {
             got.abs()
         } else {
@@ -247,7 +250,7 @@ fn one_percent_noise_gives_nrmse_at_the_noise_level() {
                 fit.nrmse
             );
             // the main rigidity stays close and every parameter has a standard error or a pin
-            let k = fit.params[0].value;
+            let k = fit.value(Param::K).unwrap_or(f64::NAN);
             let k_true = match law {
                 ConnectorLaw::Traction(l) => l.k_t,
                 ConnectorLaw::Shear(l) => l.k_s,
@@ -438,7 +441,7 @@ fn every_kes_data_curve_fits_within_two_percent_with_mu_free() {
 
 #[test]
 fn the_papers_additive_law_cannot_follow_tensile_loops() {
-    // μ = 0 with the quadratic toe (the paper's law) against μ free: MODEL.md §3
+    // μ = 0 with the quadratic toe (the paper's law) against μ free
     let c = kes_data_fabric("polyester-georgette")
         .into_iter()
         .find(|c| c.test == KesTest::Tensile)
@@ -586,7 +589,7 @@ fn a_fitted_file_drives_simulate_to_the_measured_values() {
 
 #[test]
 fn a_thinned_path_gives_the_full_paths_forces_at_the_samples_kept() {
-    use kestrel::fit::problem::thinned_samples;
+    use kestrel::fit::thinning::thinned_samples;
     // every law, both friction orders, μ > 0; a noisy path with small back-steps and dwell
     for bs2 in [false, true] {
         for (law, test) in known_laws(bs2, 0.25) {

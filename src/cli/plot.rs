@@ -163,7 +163,7 @@ fn hysteresis(
                 ),
                 None => "no law: the fit failed".into(),
             });
-            (law, fit.value("offset").unwrap_or(0.0))
+            (law, fit.value(kestrel::fit::Param::Offset).unwrap_or(0.0))
         }
     };
     let view = HysteresisPlot {

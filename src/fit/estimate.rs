@@ -330,7 +330,7 @@ pub fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
     }
     // ε_f: the distance to saturate after a reversal, by a 1-D search on the full law
     // (on the thinned path, exact at the samples kept: `thinned_samples`)
-    let (xs, ys) = super::problem::thinned_path(x, y, super::problem::FIT_SAMPLES);
+    let (xs, ys) = super::thinning::thinned_path(x, y, super::thinning::FIT_SAMPLES);
     let mut best = (f64::INFINITY, 0.05 * ranges.x_range());
     let mut out = vec![0.0; xs.len()];
     for j in 0..14 {

@@ -7,8 +7,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::problem::{fit_curve, FitOptions};
+use super::options::FitOptions;
 use super::report::{CurveFit, FitStatus};
+use super::strategy::fit_curve;
 use crate::kes::{Curve, Direction};
 use crate::material::ConnectorLaw;
 use crate::params::{CurveFitQuality, FabricParams, Provenance, SourceFile};
@@ -95,7 +96,7 @@ pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]
             None => {}
         }
         let status_note = match &fit.status {
-            FitStatus::Fitted => fit.termination.clone(),
+            FitStatus::Fitted => fit.termination.to_string(),
             FitStatus::Failed(reason) => format!("failed: {reason}"),
         };
         params.fits.push(CurveFitQuality {

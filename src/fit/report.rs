@@ -1,15 +1,14 @@
-//! The report of a fit: parameters with SI units and standard errors (from the Jacobian and
-//! the residual variance, cov = s²(JᵀJ)⁻¹), strong correlations, NRMSE = RMS(residual)/(max −
-//! min of the measured force), AIC, iterations, termination, time.
+//! The report of a fit: parameters with SI units and standard errors (cov_p = G cov_q Gᵀ,
+//! G = ∂p/∂q, cov_q = s²(JᵀJ)⁻¹), strong correlations, NRMSE = RMS(residual)/(max − min of
+//! the measured force), AIC = n ln(RSS/n) + 2k, iterations, termination, time.
 
 use std::time::Duration;
 
-use levenberg_marquardt::TerminationReason;
-use nalgebra::DMatrix;
 use serde::Serialize;
 
+use super::coords::Param;
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
-use super::problem::{param_name, PathProblem};
+use super::problem::{Solution, Termination};
 use crate::friction::FrictionShape;
 use crate::kes::{Curve, KesTest};
 use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
@@ -26,6 +25,8 @@ pub enum FitStatus {
 /// One parameter of the report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ParamEstimate {
+    #[serde(skip)]
+    pub param: Param,
     pub name: &'static str,
     pub unit: &'static str,
     pub value: f64,
@@ -45,6 +46,7 @@ pub struct CurveFit {
     /// `dahl`, `dahl+mu`, `dahl-alpha(+mu)`, `bs2`, `bs2+mu`.
     pub model: String,
     pub status: FitStatus,
+    /// The chosen law's parameters, in report order.
     pub params: Vec<ParamEstimate>,
     /// Pairs with |correlation| ≥ 0.9.
     pub correlations: Vec<(String, String, f64)>,
@@ -57,14 +59,14 @@ pub struct CurveFit {
     /// Jacobian evaluations (one per Levenberg–Marquardt iteration).
     pub iterations: usize,
     pub evaluations: usize,
-    pub termination: String,
+    pub termination: Termination,
     pub elapsed_ms: f64,
     /// For `auto`: which model won and why.
     pub selection: Option<String>,
     #[serde(skip)]
-    pub physical: P,
+    physical: P,
     #[serde(skip)]
-    pub kind: Option<LawKind>,
+    kind: Option<LawKind>,
 }
 
 impl CurveFit {
@@ -84,7 +86,7 @@ impl CurveFit {
             free_parameters: 0,
             iterations: 0,
             evaluations: 0,
-            termination: "not run".into(),
+            termination: Termination::NotRun,
             elapsed_ms: 0.0,
             selection: None,
             physical: [0.0; idx::N],
@@ -96,9 +98,17 @@ impl CurveFit {
         self.status == FitStatus::Fitted
     }
 
-    /// The value of a parameter by name.
-    pub fn value(&self, name: &str) -> Option<f64> {
-        self.params.iter().find(|p| p.name == name).map(|p| p.value)
+    /// The value of a parameter of the chosen law (None if the law has no such parameter).
+    pub fn value(&self, param: Param) -> Option<f64> {
+        self.params
+            .iter()
+            .find(|p| p.param == param)
+            .map(|p| p.value)
+    }
+
+    /// The chosen law's parameters and their values, in report order.
+    pub fn values(&self) -> impl Iterator<Item = (Param, f64)> + '_ {
+        self.params.iter().map(|p| (p.param, p.value))
     }
 
     /// The model's forces along a path (offset included), for overlays and residuals.
@@ -115,26 +125,26 @@ impl CurveFit {
         let p = &self.physical;
         let shape = match kind.shape {
             ShapeKind::Dahl => FrictionShape::Dahl {
-                eps_f: p[idx::EPSF],
-                alpha: p[idx::ALPHA],
+                eps_f: p[Param::EpsF],
+                alpha: p[Param::Alpha],
             },
             ShapeKind::Bs2 => FrictionShape::Bs2 {
-                eps_f: p[idx::EPSF],
-                eta: p[idx::ETA],
-                ratio: p[idx::RATIO],
+                eps_f: p[Param::EpsF],
+                eta: p[Param::Eta],
+                ratio: p[Param::Ratio],
             },
         };
         let friction = FrictionLaw {
-            level: p[idx::LEVEL],
-            mu: p[idx::MU],
+            level: p[Param::Level],
+            mu: p[Param::Mu],
             shape,
         };
         Some(match self.test {
             KesTest::Tensile => ConnectorLaw::Traction(TractionLaw {
-                k_t: p[idx::K],
-                eps1: p[idx::E1],
-                f1: p[idx::F1],
-                eps1_aligned: Some(p[idx::E1A]),
+                k_t: p[Param::K],
+                eps1: p[Param::Eps1],
+                f1: p[Param::F1],
+                eps1_aligned: Some(p[Param::Eps1Aligned]),
                 friction,
                 toe: if kind.elastic == ElasticKind::PowerToeLine {
                     ToeShape::Power
@@ -143,12 +153,12 @@ impl CurveFit {
                 },
             }),
             KesTest::Shear => ConnectorLaw::Shear(ShearLaw {
-                k_s: p[idx::K],
+                k_s: p[Param::K],
                 theta0: 0.0,
                 friction,
             }),
             KesTest::Bending => ConnectorLaw::Bending(BendingLaw {
-                k_b: p[idx::K],
+                k_b: p[Param::K],
                 k0: 0.0,
                 friction,
             }),
@@ -165,82 +175,29 @@ fn source_name(curve: &Curve) -> String {
         .unwrap_or_default()
 }
 
-/// Covariance of the free coordinates q and their standard errors, or None if JᵀJ is
-/// singular or there are no degrees of freedom left.
-pub(crate) fn covariance(problem: &PathProblem<'_>) -> Option<(DMatrix<f64>, Vec<f64>)> {
-    use levenberg_marquardt::LeastSquaresProblem;
-    let r = problem.residuals()?;
-    let j = problem.jacobian_q();
-    let (m, n) = j.shape();
-    if m <= n || n == 0 {
-        return None;
-    }
-    let s2 = r.norm_squared() / (m - n) as f64;
-    let jtj = j.transpose() * &j;
-    let inv = jtj.try_inverse()?;
-    let cov = inv * s2;
-    let se = (0..n).map(|i| cov[(i, i)].max(0.0).sqrt()).collect();
-    Some((cov, se))
-}
-
-#[allow(clippy::too_many_arguments)]
+/// The report of a solution on every sample of `curve`; `pinned` says why a parameter was
+/// taken out of the free set.
 pub(crate) fn build(
     curve: &Curve,
-    problem: &PathProblem<'_>,
-    kind: LawKind,
+    solution: &Solution,
     model: String,
-    pinned: &[(usize, String)],
-    termination: TerminationReason,
-    evaluations: usize,
-    iterations: usize,
+    pinned: &[(Param, String)],
     elapsed: Duration,
 ) -> CurveFit {
-    let coords = &problem.coords;
-    let p = coords.physical(&coords.q);
-    let forces = problem.forces();
-    let rss: f64 = forces
-        .iter()
-        .zip(&curve.y)
-        .map(|(a, b)| (a - b) * (a - b))
-        .sum();
+    let coords = &solution.coords;
+    let kind = coords.kind;
+    let p = solution.params;
+    let rss: f64 = solution.residuals.iter().map(|r| r * r).sum();
     let n = curve.y.len() as f64;
     let y_range = curve.y.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
         - curve.y.iter().cloned().fold(f64::INFINITY, f64::min);
     let nrmse = (rss / n).sqrt() / y_range;
     let k = coords.free.len();
     let aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
-    // physical covariance: cov_p = G cov_q Gᵀ with G = ∂p/∂q (scaled residuals → × range²)
-    let stats = covariance(problem);
-    let mut params_out = Vec::new();
-    let mut list: Vec<usize> = vec![idx::K];
-    if kind.elastic.is_traction() {
-        list.extend([idx::E1, idx::F1, idx::E1A]);
-    }
-    list.extend([idx::LEVEL, idx::MU, idx::EPSF]);
-    match kind.shape {
-        ShapeKind::Dahl => list.push(idx::ALPHA),
-        ShapeKind::Bs2 => list.extend([idx::ETA, idx::RATIO]),
-    }
-    list.push(idx::OFFSET);
-    // G by central differences of the (smooth, cheap) map q → p
-    let g: Vec<[f64; idx::N]> = coords
-        .free
-        .iter()
-        .map(|&j| {
-            let h = 1e-7 * (coords.hi[j] - coords.lo[j]).abs().max(1e-300);
-            let (mut qp, mut qm) = (coords.q, coords.q);
-            qp[j] += h;
-            qm[j] -= h;
-            let (pp, pm) = (coords.physical(&qp), coords.physical(&qm));
-            let mut c = [0.0; idx::N];
-            for i in 0..idx::N {
-                c[i] = (pp[i] - pm[i]) / (2.0 * h);
-            }
-            c
-        })
-        .collect();
-    let cov_p = |a: usize, b: usize| -> Option<f64> {
-        let (cov, _) = stats.as_ref()?;
+    let list = Param::of_law(kind);
+    let g = coords.dp_dq();
+    let cov_p = |a: Param, b: Param| -> Option<f64> {
+        let cov = solution.covariance.as_ref()?;
         let mut s = 0.0;
         for (u, gu) in g.iter().enumerate() {
             for (v, gv) in g.iter().enumerate() {
@@ -249,17 +206,17 @@ pub(crate) fn build(
         }
         Some(s)
     };
-    let depends_on_free = |i: usize| g.iter().any(|c| c[i] != 0.0);
+    let depends_on_free = |i: Param| g.iter().any(|c| c[i] != 0.0);
+    let mut params_out = Vec::new();
     for &i in &list {
-        let (name, unit) = param_name(i, curve.test);
         let pin = pinned
             .iter()
-            .find(|(j, _)| *j == i || (i == idx::F1 && *j == idx::F1))
+            .find(|(j, _)| *j == i)
             .map(|(_, why)| why.clone());
         let model_fixed = match i {
-            idx::MU => !coords.free.contains(&idx::MU),
-            idx::ALPHA => !coords.free.contains(&idx::ALPHA) && pin.is_none(),
-            idx::OFFSET => !coords.free.contains(&idx::OFFSET) && pin.is_none(),
+            Param::Mu => !coords.free.contains(&Param::Mu),
+            Param::Alpha => !coords.free.contains(&Param::Alpha) && pin.is_none(),
+            Param::Offset => !coords.free.contains(&Param::Offset) && pin.is_none(),
             _ => false,
         };
         let std_error = if depends_on_free(i) {
@@ -268,8 +225,9 @@ pub(crate) fn build(
             None
         };
         params_out.push(ParamEstimate {
-            name,
-            unit,
+            param: i,
+            name: i.name(curve.test),
+            unit: i.unit(curve.test),
             value: p[i],
             std_error,
             pinned: if model_fixed && pin.is_none() {
@@ -280,7 +238,7 @@ pub(crate) fn build(
         });
     }
     let mut correlations = Vec::new();
-    if stats.is_some() {
+    if solution.covariance.is_some() {
         for (a_pos, &a) in list.iter().enumerate() {
             for &b in &list[a_pos + 1..] {
                 if !(depends_on_free(a) && depends_on_free(b)) {
@@ -290,8 +248,8 @@ pub(crate) fn build(
                     let c = ab / (aa * bb).sqrt();
                     if c.abs() >= 0.9 && c.is_finite() {
                         correlations.push((
-                            param_name(a, curve.test).0.to_string(),
-                            param_name(b, curve.test).0.to_string(),
+                            a.name(curve.test).to_string(),
+                            b.name(curve.test).to_string(),
                             c,
                         ));
                     }
@@ -312,9 +270,9 @@ pub(crate) fn build(
         aic,
         samples: curve.y.len(),
         free_parameters: k,
-        iterations,
-        evaluations,
-        termination: format!("{termination:?}"),
+        iterations: solution.iterations,
+        evaluations: solution.evaluations,
+        termination: solution.termination,
         elapsed_ms: elapsed.as_secs_f64() * 1e3,
         selection: None,
         physical: p,

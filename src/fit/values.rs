@@ -6,6 +6,7 @@ use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
 use nalgebra::{DMatrix, DVector, Dyn, Owned};
 use serde::{Deserialize, Serialize};
 
+use super::problem::Termination;
 use crate::friction::FrictionShape;
 use crate::kes::protocol::{simulate, Protocol};
 use crate::kes::values::{kes_values, ReadingRules};
@@ -297,7 +298,7 @@ pub fn fit_values(test: KesTest, direction: Direction, values: &DirectionValues)
         law: law.validate().ok().map(|_| law),
         matches,
         iterations: report.number_of_evaluations,
-        note: Some(format!("{:?}", report.termination)),
+        note: Some(Termination::from(report.termination).to_string()),
     }
 }
 

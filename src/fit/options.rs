@@ -1,0 +1,101 @@
+//! What a fit is asked for: the friction model, the toe, μ free or zero, the zero offset,
+//! the evaluation budget; and where its progress (iteration, NRMSE) goes.
+
+use serde::{Deserialize, Serialize};
+
+/// Friction model to fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FitModel {
+    /// Dahl / Bliman–Sorine first order (α = 1).
+    Dahl,
+    /// Dahl with a free exponent α ≥ 1.
+    DahlAlpha,
+    /// Bliman–Sorine second order (stiction peak).
+    Bs2,
+    /// Fit Dahl and second order, with μ free and μ = 0, and keep the lowest AIC.
+    Auto,
+}
+
+impl std::str::FromStr for FitModel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "dahl" => Ok(FitModel::Dahl),
+            "dahl-alpha" => Ok(FitModel::DahlAlpha),
+            "bs2" => Ok(FitModel::Bs2),
+            "auto" => Ok(FitModel::Auto),
+            o => Err(format!(
+                "unknown model `{o}` — expected dahl, dahl-alpha, bs2 or auto"
+            )),
+        }
+    }
+}
+
+/// The load-dependent friction level μ: fitted, or 0 (the paper's additive law).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MuMode {
+    Free,
+    Zero,
+}
+
+/// The traction toe to fit: one shape, or both with the lower AIC kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToeChoice {
+    Quadratic,
+    Power,
+    Auto,
+}
+
+impl std::str::FromStr for ToeChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "quadratic" => Ok(ToeChoice::Quadratic),
+            "power" => Ok(ToeChoice::Power),
+            "auto" => Ok(ToeChoice::Auto),
+            o => Err(format!(
+                "unknown toe `{o}` — expected quadratic, power or auto"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FitOptions {
+    pub model: FitModel,
+    /// Traction toe shape (tensile curves only).
+    pub toe: ToeChoice,
+    pub mu: MuMode,
+    /// Fit a force zero offset (the instrument's zero).
+    pub offset: bool,
+    /// Most residual evaluations for one least-squares run.
+    pub max_evaluations: usize,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        Self {
+            model: FitModel::Auto,
+            toe: ToeChoice::Auto,
+            mu: MuMode::Free,
+            offset: true,
+            max_evaluations: 400,
+        }
+    }
+}
+
+/// Live progress of a fit: which model, the iteration and the current NRMSE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitProgress {
+    pub model: String,
+    /// Jacobian evaluations so far in this least-squares run.
+    pub iteration: usize,
+    /// RMS(residual)/(max − min of the force) at the last evaluation.
+    pub nrmse: f64,
+}
+
+/// Where progress goes (a channel to a UI, a progress bar); called once per iteration.
+pub type ProgressSink<'a> = &'a (dyn Fn(&FitProgress) + Sync);
