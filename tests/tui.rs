@@ -609,3 +609,44 @@ fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
         "{screen}"
     );
 }
+
+#[test]
+fn the_key_table_has_no_shadowed_keys_and_the_help_lists_every_row() {
+    use kestrel::tui::keymap::{help_lines, Context, BINDINGS};
+    // within what is looked up together, a key is bound once
+    let groups = |c: Context| match c {
+        Context::Global => vec![Context::Global],
+        Context::Tab(t) => vec![Context::Global, Context::Tab(t)],
+        other => vec![other],
+    };
+    for b in BINDINGS {
+        for (k, _) in b.keys {
+            let bound = BINDINGS
+                .iter()
+                .filter(|o| groups(b.context).contains(&o.context))
+                .flat_map(|o| o.keys)
+                .filter(|(o, _)| o == k)
+                .count();
+            assert_eq!(bound, 1, "{k:?} bound {bound} times near {}", b.label);
+        }
+    }
+    for tab in Tab::ALL {
+        let help = help_lines(tab);
+        for b in BINDINGS
+            .iter()
+            .filter(|b| matches!(b.context, Context::Global) || b.context == Context::Tab(tab))
+        {
+            assert!(help.contains(&(b.label, b.help)), "{tab:?}: {}", b.label);
+        }
+    }
+}
+
+#[test]
+fn constructing_the_app_reads_no_files_the_cloth_list_comes_from_a_scan_job() {
+    let (curves, _) = sample_curves();
+    let mut a = App::new(curves, String::new(), true);
+    assert!(a.cloth.scenes.is_empty() && a.jobs.is_empty());
+    let scenes = vec![std::path::PathBuf::from("scenes/flag.toml")];
+    a.update(Action::Event(Event::ClothScanned(scenes.clone())));
+    assert_eq!(a.cloth.scenes, scenes);
+}
