@@ -40,8 +40,6 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     };
     let monochrome = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(curves, status, monochrome);
-    // the Cloth tab lists ./scenes and the working directory
-    app.jobs.push(Job::ScanCloth(PathBuf::new()));
 
     let terminate = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
@@ -51,6 +49,8 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     let mut terminal = ratatui::init();
     let (tx, rx) = mpsc::channel();
     let mut workers = worker::Workers::default();
+    // the Cloth tab lists ./scenes and the working directory
+    workers.start(Job::ScanCloth(PathBuf::new()), tx.clone());
     let result = (|| -> io::Result<()> {
         loop {
             for job in std::mem::take(&mut app.jobs) {
