@@ -650,3 +650,23 @@ fn constructing_the_app_reads_no_files_the_cloth_list_comes_from_a_scan_job() {
     a.update(Action::Event(Event::ClothScanned(scenes.clone())));
     assert_eq!(a.cloth.scenes, scenes);
 }
+
+#[test]
+fn tab_in_a_prompt_completes_the_path_through_a_job() {
+    let mut a = app();
+    press(&mut a, KeyCode::Char('o'));
+    a.update(Action::PromptClear);
+    for c in concat!(env!("CARGO_MANIFEST_DIR"), "/scen").chars() {
+        a.update(Action::PromptInput(c));
+    }
+    press(&mut a, KeyCode::Tab);
+    let Some(Job::CompletePath(typed)) = a.jobs.pop() else {
+        panic!("no completion job")
+    };
+    let completed = kestrel::tui::files::complete_path(&typed).unwrap();
+    a.update(Action::Event(Event::PathCompleted { typed, completed }));
+    assert_eq!(
+        a.prompt.as_ref().map(|p| p.text.as_str()),
+        Some(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/"))
+    );
+}

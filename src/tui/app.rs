@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use super::files::complete_path;
 use super::keymap::{Modal, Mode};
 use super::message::{Action, Event, Job, LoadedCurve, PendingWrite, Tab};
 use super::prompt::{Confirm, Prompt, PromptPurpose};
@@ -196,11 +195,7 @@ impl App {
                 p.text.pop();
             }
             Action::PromptClear => p.text.clear(),
-            Action::PromptComplete => {
-                if let Some(done) = complete_path(&p.text) {
-                    p.text = done;
-                }
-            }
+            Action::PromptComplete => fx.job(Job::CompletePath(p.text.clone())),
             Action::PromptSubmit => self.submit_prompt(fx),
             Action::Cancel => {
                 self.prompt = None;
@@ -277,6 +272,12 @@ impl App {
                     self.unsaved = false;
                 }
                 fx.status(format!("written {}", path.display()));
+            }
+            Event::PathCompleted { typed, completed } => {
+                // only if the text was not changed meanwhile
+                if let Some(p) = self.prompt.as_mut().filter(|p| p.text == typed) {
+                    p.text = completed;
+                }
             }
             Event::ClothScanned(scenes) => self.cloth.on_scanned(scenes),
             Event::ClothFrame(frame) => self.cloth.frame = Some(*frame),

@@ -237,6 +237,8 @@ pub enum Job {
         force: bool,
         request: Box<ExportRequest>,
     },
+    /// Complete the path typed in the prompt.
+    CompletePath(String),
     /// List the scenes and reduced models under `root` (the working directory when empty).
     ScanCloth(PathBuf),
     /// Load a scene and start its simulation thread (paused).
@@ -258,6 +260,11 @@ pub enum Event {
         errors: Vec<String>,
     },
     Written(PathBuf),
+    /// A typed path (`typed`) and its completion.
+    PathCompleted {
+        typed: String,
+        completed: String,
+    },
     /// The scenes, then the reduced models, found for the Cloth tab.
     ClothScanned(Vec<PathBuf>),
     /// A frame of the running cloth simulation.

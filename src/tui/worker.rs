@@ -97,6 +97,9 @@ fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
             let (curves, errors) = files::load_curves(&[path]);
             Some(Event::Opened { curves, errors })
         }
+        Job::CompletePath(typed) => {
+            files::complete_path(&typed).map(|completed| Event::PathCompleted { typed, completed })
+        }
         Job::ScanCloth(root) => Some(Event::ClothScanned(files::cloth_entries(&root))),
         Job::SaveParams {
             path,
