@@ -68,6 +68,7 @@ macro_rules! bind {
 
 use Context::{Always, Global, Help, Prompt, Question};
 
+const CURVES: Context = Context::Tab(Tab::Curves);
 const CONNECTOR: Context = Context::Tab(Tab::Connector);
 const HYSTERESIS: Context = Context::Tab(Tab::Hysteresis);
 const FIT: Context = Context::Tab(Tab::Fit);
@@ -79,242 +80,85 @@ const UP_DOWN: &[(Key, Action)] = &[
 ];
 
 /// Every key binding, in the order the help screen shows them.
+#[rustfmt::skip]
 pub static BINDINGS: &[Binding] = &[
-    bind!(
-        Global,
-        "Tab / Shift-Tab",
-        "next / previous tab",
-        &[
-            (key(KeyCode::Tab), Action::NextTab),
-            (key(KeyCode::BackTab), Action::PrevTab),
-        ]
-    ),
-    bind!(
-        Global,
-        "1-6",
-        "go to tab",
-        &[
-            (ch('1'), Action::GoTab(Tab::Curves)),
-            (ch('2'), Action::GoTab(Tab::Connector)),
-            (ch('3'), Action::GoTab(Tab::Hysteresis)),
-            (ch('4'), Action::GoTab(Tab::Fit)),
-            (ch('5'), Action::GoTab(Tab::Cloth)),
-            (ch('6'), Action::GoTab(Tab::Export)),
-        ]
-    ),
-    bind!(
-        Global,
-        "o",
-        "open KES file(s): a path, or a folder of CSVs",
-        &[(ch('o'), Action::OpenPrompt)]
-    ),
-    bind!(
-        Global,
-        "?",
-        "this help (Esc closes)",
-        &[(ch('?'), Action::ToggleHelp)]
-    ),
-    bind!(
-        Global,
-        "q",
-        "quit (asks if fits are unsaved)",
-        &[(ch('q'), Action::Quit)]
-    ),
-    bind!(
-        Global,
-        "Esc",
-        "close a popup or prompt",
-        &[(key(KeyCode::Esc), Action::Cancel)]
-    ),
-    bind!(
-        Global,
-        "k / j",
-        "as Up / Down",
-        &[(ch('k'), Action::Up), (ch('j'), Action::Down)]
-    ),
+    bind!(Global, "Tab / Shift-Tab", "next / previous tab",
+        &[(key(KeyCode::Tab), Action::NextTab), (key(KeyCode::BackTab), Action::PrevTab)]),
+    bind!(Global, "1-6", "go to tab", &[
+        (ch('1'), Action::GoTab(Tab::Curves)),
+        (ch('2'), Action::GoTab(Tab::Connector)),
+        (ch('3'), Action::GoTab(Tab::Hysteresis)),
+        (ch('4'), Action::GoTab(Tab::Fit)),
+        (ch('5'), Action::GoTab(Tab::Cloth)),
+        (ch('6'), Action::GoTab(Tab::Export)),
+    ]),
+    bind!(Global, "o", "open KES file(s): a path, or a folder of CSVs", &[(ch('o'), Action::OpenPrompt)]),
+    bind!(Global, "?", "this help (Esc closes)", &[(ch('?'), Action::ToggleHelp)]),
+    bind!(Global, "q", "quit (asks if fits are unsaved)", &[(ch('q'), Action::Quit)]),
+    bind!(Global, "Esc", "close a popup or prompt", &[(key(KeyCode::Esc), Action::Cancel)]),
+    bind!(Global, "k / j", "as Up / Down", &[(ch('k'), Action::Up), (ch('j'), Action::Down)]),
     bind!(Always, "Ctrl-C", "quit", &[(ctrl('c'), Action::Quit)]),
-    bind!(
-        Question,
-        "y / n",
-        "answer the question, Esc cancels",
-        &[
-            (ch('y'), Action::Answer(true)),
-            (ch('Y'), Action::Answer(true)),
-            (ch('n'), Action::Answer(false)),
-            (ch('N'), Action::Answer(false)),
-            (key(KeyCode::Esc), Action::Cancel),
-        ]
-    ),
-    bind!(
-        Prompt,
-        "in a prompt",
-        "Tab completes a path, Ctrl-U clears, Esc cancels",
-        &[
-            (key(KeyCode::Enter), Action::PromptSubmit),
-            (key(KeyCode::Esc), Action::Cancel),
-            (key(KeyCode::Backspace), Action::PromptBackspace),
-            (key(KeyCode::Tab), Action::PromptComplete),
-            (ctrl('u'), Action::PromptClear),
-        ]
-    ),
-    bind!(
-        Help,
-        "? / Esc",
-        "close this help",
-        &[
-            (key(KeyCode::Esc), Action::ToggleHelp),
-            (ch('?'), Action::ToggleHelp),
-        ]
-    ),
+    bind!(Question, "y / n", "answer the question, Esc cancels", &[
+        (ch('y'), Action::Answer(true)),
+        (ch('Y'), Action::Answer(true)),
+        (ch('n'), Action::Answer(false)),
+        (ch('N'), Action::Answer(false)),
+        (key(KeyCode::Esc), Action::Cancel),
+    ]),
+    bind!(Prompt, "in a prompt", "Tab completes a path, Ctrl-U clears, Esc cancels", &[
+        (key(KeyCode::Enter), Action::PromptSubmit),
+        (key(KeyCode::Esc), Action::Cancel),
+        (key(KeyCode::Backspace), Action::PromptBackspace),
+        (key(KeyCode::Tab), Action::PromptComplete),
+        (ctrl('u'), Action::PromptClear),
+    ]),
+    bind!(Help, "? / Esc", "close this help",
+        &[(key(KeyCode::Esc), Action::ToggleHelp), (ch('?'), Action::ToggleHelp)]),
     bind!(Help, "q", "quit", &[(ch('q'), Action::Quit)]),
-    bind!(
-        Context::Tab(Tab::Curves),
-        "Up / Down",
-        "select curve",
-        UP_DOWN
-    ),
+    bind!(CURVES, "Up / Down", "select curve", UP_DOWN),
     bind!(CONNECTOR, "Up / Down", "select parameter", UP_DOWN),
-    bind!(
-        CONNECTOR,
-        "l",
-        "law: traction / bending / shear",
-        &[(ch('l'), Action::CycleLaw)]
-    ),
-    bind!(
-        CONNECTOR,
-        "f",
-        "friction: Dahl / second-order Bliman-Sorine",
-        &[(ch('f'), Action::ToggleFrictionModel)]
-    ),
-    bind!(
-        CONNECTOR,
-        "m",
-        "load-dependent level mu on / off",
-        &[(ch('m'), Action::ToggleMu)]
-    ),
-    bind!(
-        CONNECTOR,
-        "+ (=) / -",
-        "parameter +1 % / -1 %",
-        &[
-            (ch('+'), Action::Nudge(0.01)),
-            (ch('='), Action::Nudge(0.01)),
-            (ch('-'), Action::Nudge(-0.01)),
-        ]
-    ),
-    bind!(
-        CONNECTOR,
-        "] / [",
-        "parameter +10 % / -10 %",
-        &[
-            (ch(']'), Action::Nudge(0.1)),
-            (ch('['), Action::Nudge(-0.1)),
-        ]
-    ),
-    bind!(
-        CONNECTOR,
-        "Enter",
-        "type a value",
-        &[(key(KeyCode::Enter), Action::EditValue)]
-    ),
-    bind!(
-        HYSTERESIS,
-        "p",
-        "driving path: full cycles / decaying / partial reversals",
-        &[(ch('p'), Action::CyclePath)]
-    ),
-    bind!(
-        HYSTERESIS,
-        "+ (=) / -",
-        "amplitude x1.25 / /1.25",
-        &[
-            (ch('+'), Action::ScaleAmplitude(1.25)),
-            (ch('='), Action::ScaleAmplitude(1.25)),
-            (ch('-'), Action::ScaleAmplitude(0.8)),
-        ]
-    ),
-    bind!(
-        HYSTERESIS,
-        "Up / Down",
-        "select curve (sets the law)",
-        UP_DOWN
-    ),
+    bind!(CONNECTOR, "l", "law: traction / bending / shear", &[(ch('l'), Action::CycleLaw)]),
+    bind!(CONNECTOR, "f", "friction: Dahl / second-order Bliman-Sorine",
+        &[(ch('f'), Action::ToggleFrictionModel)]),
+    bind!(CONNECTOR, "m", "load-dependent level mu on / off", &[(ch('m'), Action::ToggleMu)]),
+    bind!(CONNECTOR, "+ (=) / -", "parameter +1 % / -1 %", &[
+        (ch('+'), Action::Nudge(0.01)),
+        (ch('='), Action::Nudge(0.01)),
+        (ch('-'), Action::Nudge(-0.01)),
+    ]),
+    bind!(CONNECTOR, "] / [", "parameter +10 % / -10 %",
+        &[(ch(']'), Action::Nudge(0.1)), (ch('['), Action::Nudge(-0.1))]),
+    bind!(CONNECTOR, "Enter", "type a value", &[(key(KeyCode::Enter), Action::EditValue)]),
+    bind!(HYSTERESIS, "p", "driving path: full cycles / decaying / partial reversals",
+        &[(ch('p'), Action::CyclePath)]),
+    bind!(HYSTERESIS, "+ (=) / -", "amplitude x1.25 / /1.25", &[
+        (ch('+'), Action::ScaleAmplitude(1.25)),
+        (ch('='), Action::ScaleAmplitude(1.25)),
+        (ch('-'), Action::ScaleAmplitude(0.8)),
+    ]),
+    bind!(HYSTERESIS, "Up / Down", "select curve (sets the law)", UP_DOWN),
     bind!(FIT, "Up / Down", "select curve", UP_DOWN),
-    bind!(
-        FIT,
-        "m",
-        "model: auto / dahl / bs2 / dahl-alpha",
-        &[(ch('m'), Action::CycleModel)]
-    ),
-    bind!(
-        FIT,
-        "Enter",
-        "run the fit (worker thread)",
-        &[(key(KeyCode::Enter), Action::RunFit)]
-    ),
-    bind!(
-        FIT,
-        "a",
-        "accept the fitted law into the Connector tab",
-        &[(ch('a'), Action::AcceptFit)]
-    ),
-    bind!(
-        FIT,
-        "s",
-        "save the fabric's parameter set",
-        &[(ch('s'), Action::SaveParams)]
-    ),
-    bind!(
-        CLOTH,
-        "Up / Down",
-        "select a scene (scenes/*.toml)",
-        UP_DOWN
-    ),
-    bind!(
-        CLOTH,
-        "Enter",
-        "load the scene (paused)",
-        &[(key(KeyCode::Enter), Action::ClothLoad)]
-    ),
-    bind!(
-        CLOTH,
-        "Space",
-        "run / pause (worker thread)",
-        &[(ch(' '), Action::ClothRunPause)]
-    ),
+    bind!(FIT, "m", "model: auto / dahl / bs2 / dahl-alpha", &[(ch('m'), Action::CycleModel)]),
+    bind!(FIT, "Enter", "run the fit (worker thread)", &[(key(KeyCode::Enter), Action::RunFit)]),
+    bind!(FIT, "a", "accept the fitted law into the Connector tab", &[(ch('a'), Action::AcceptFit)]),
+    bind!(FIT, "s", "save the fabric's parameter set", &[(ch('s'), Action::SaveParams)]),
+    bind!(CLOTH, "Up / Down", "select a scene (scenes/*.toml)", UP_DOWN),
+    bind!(CLOTH, "Enter", "load the scene (paused)", &[(key(KeyCode::Enter), Action::ClothLoad)]),
+    bind!(CLOTH, "Space", "run / pause (worker thread)", &[(ch(' '), Action::ClothRunPause)]),
     bind!(CLOTH, "n", "one step", &[(ch('n'), Action::ClothStep)]),
-    bind!(
-        CLOTH,
-        "Left / Right",
-        "turn the view",
-        &[
-            (key(KeyCode::Left), Action::Rotate(-0.15, 0.0)),
-            (key(KeyCode::Right), Action::Rotate(0.15, 0.0)),
-        ]
-    ),
-    bind!(
-        CLOTH,
-        "PgUp / PgDn",
-        "tilt the view",
-        &[
-            (key(KeyCode::PageUp), Action::Rotate(0.0, 0.1)),
-            (key(KeyCode::PageDown), Action::Rotate(0.0, -0.1)),
-        ]
-    ),
+    bind!(CLOTH, "Left / Right", "turn the view", &[
+        (key(KeyCode::Left), Action::Rotate(-0.15, 0.0)),
+        (key(KeyCode::Right), Action::Rotate(0.15, 0.0)),
+    ]),
+    bind!(CLOTH, "PgUp / PgDn", "tilt the view", &[
+        (key(KeyCode::PageUp), Action::Rotate(0.0, 0.1)),
+        (key(KeyCode::PageDown), Action::Rotate(0.0, -0.1)),
+    ]),
     // the palette keys are the model's own: matched in `keymap`, listed here for the help
-    bind!(
-        CLOTH,
-        "palette keys",
-        "reduced model (.krd): apply an impulse (Alt+key when taken)",
-        &[]
-    ),
+    bind!(CLOTH, "palette keys", "reduced model (.krd): apply an impulse (Alt+key when taken)", &[]),
     bind!(EXPORT, "Up / Down", "choose what to export", UP_DOWN),
-    bind!(
-        EXPORT,
-        "Enter",
-        "write the PNG or the frames (asks for a path)",
-        &[(key(KeyCode::Enter), Action::Export)]
-    ),
+    bind!(EXPORT, "Enter", "write the PNG or the frames (asks for a path)",
+        &[(key(KeyCode::Enter), Action::Export)]),
 ];
 
 /// What the keys depend on: the tab, the popup open, the palette of a model being played.
