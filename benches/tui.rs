@@ -1,14 +1,16 @@
 //! A full redraw of each workbench tab at 200×60 (ratatui TestBackend, no terminal I/O).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use kestrel::tui::app::{Action, App, Tab};
-use kestrel::tui::sample_curves;
+use kestrel::tui::files::{cloth_entries, sample_curves};
+use kestrel::tui::{Action, App, Event, Tab};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
 fn redraw(c: &mut Criterion) {
     let (curves, _) = sample_curves();
     let mut app = App::new(curves, String::new(), false);
+    let scenes = cloth_entries(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+    app.update(Action::Event(Event::ClothScanned(scenes)));
     let mut terminal = match Terminal::new(TestBackend::new(200, 60)) {
         Ok(t) => t,
         Err(e) => panic!("test backend: {e}"),

@@ -1,17 +1,19 @@
-//! The terminal workbench (ratatui): curves, connector laws, hysteresis, fits, export.
-//! `App` is plain data, keys map to actions, `App::update` changes state, workers do the work.
+//! The terminal workbench (ratatui): curves, connector laws, hysteresis, fits, cloth, export.
+//! Keys map to actions (`keymap`), `App::update` changes state, workers do the work.
 
 pub mod app;
-pub mod cloth;
-mod export;
+pub mod files;
 pub mod keymap;
-pub mod playback;
+pub mod message;
+pub mod prompt;
 pub mod series;
+pub mod tabs;
 pub mod view;
-mod worker;
+pub mod widgets;
+pub mod worker;
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -19,119 +21,9 @@ use std::time::Duration;
 
 use ratatui::crossterm::event::{self, Event as TermEvent};
 
-pub use app::{Action, App, Event, LoadedCurve, Tab};
-
-use crate::kes::Curve;
-
-/// KES values of a curve formatted for the tabs: (name, value with unit), or why not.
-pub fn format_values(curve: &Curve) -> Vec<(String, String)> {
-    crate::kes::values::formatted(curve)
-}
-
-/// Completes a path prompt: the longest common prefix of the matching entries.
-pub fn complete_path(text: &str) -> Option<String> {
-    let path = Path::new(text);
-    let (dir, prefix) = if text.ends_with('/') || text.is_empty() {
-        (
-            PathBuf::from(if text.is_empty() { "." } else { text }),
-            String::new(),
-        )
-    } else {
-        (
-            path.parent()
-                .map(|p| {
-                    if p.as_os_str().is_empty() {
-                        PathBuf::from(".")
-                    } else {
-                        p.to_path_buf()
-                    }
-                })
-                .unwrap_or_else(|| PathBuf::from(".")),
-            path.file_name()?.to_string_lossy().into_owned(),
-        )
-    };
-    let mut names: Vec<(String, bool)> = std::fs::read_dir(&dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                e.file_type().map(|t| t.is_dir()).unwrap_or(false),
-            )
-        })
-        .filter(|(n, _)| n.starts_with(&prefix))
-        .collect();
-    names.sort();
-    let first = names.first()?;
-    let mut common = first.0.clone();
-    for (n, _) in &names[1..] {
-        while !n.starts_with(&common) {
-            common.pop();
-        }
-    }
-    let base = if text.ends_with('/') || text.is_empty() {
-        text.to_string()
-    } else {
-        let parent = &text[..text.len() - prefix.len()];
-        parent.to_string()
-    };
-    let mut out = format!("{base}{common}");
-    if names.len() == 1 && first.1 {
-        out.push('/');
-    }
-    Some(out)
-}
-
-/// Loads KES files (a folder loads every `.csv` in it, sorted), each with its KES values.
-pub fn load_curves(paths: &[PathBuf]) -> (Vec<LoadedCurve>, Vec<String>) {
-    let mut files = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-                .map(|rd| {
-                    rd.filter_map(|e| e.ok().map(|e| e.path()))
-                        .filter(|f| f.extension().is_some_and(|e| e == "csv"))
-                        .collect()
-                })
-                .unwrap_or_default();
-            entries.sort();
-            files.extend(entries);
-        } else {
-            files.push(p.clone());
-        }
-    }
-    let mut curves = Vec::new();
-    let mut errors = Vec::new();
-    for f in files {
-        match crate::kes::import::read_kes(&f, Default::default()) {
-            Ok(curve) => curves.push(LoadedCurve {
-                values: format_values(&curve),
-                curve,
-                fit: None,
-            }),
-            Err(e) => errors.push(e.to_string()),
-        }
-    }
-    (curves, errors)
-}
-
-/// The sample fabric built into kestrel, with its KES values.
-pub fn sample_curves() -> (Vec<LoadedCurve>, Vec<String>) {
-    match crate::kes::sample::sample_fabric() {
-        Ok(curves) => (
-            curves
-                .into_iter()
-                .map(|curve| LoadedCurve {
-                    values: format_values(&curve),
-                    curve,
-                    fit: None,
-                })
-                .collect(),
-            Vec::new(),
-        ),
-        Err(e) => (Vec::new(), vec![e.to_string()]),
-    }
-}
+pub use app::App;
+pub use files::{format_values, load_curves, sample_curves};
+pub use message::{Action, Event, Job, LoadedCurve, Tab};
 
 /// Runs the workbench on the terminal until the user quits. With no files, the sample
 /// fabric of `kes_data/` is loaded.
@@ -157,21 +49,22 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     let mut terminal = ratatui::init();
     let (tx, rx) = mpsc::channel();
     let mut workers = worker::Workers::default();
+    // the Cloth tab lists ./scenes and the working directory
+    workers.start(Job::ScanCloth(PathBuf::new()), tx.clone());
     let result = (|| -> io::Result<()> {
         loop {
+            for job in std::mem::take(&mut app.jobs) {
+                workers.start(job, tx.clone());
+            }
             terminal.draw(|frame| frame.render_widget(&app, frame.area()))?;
             if terminate.load(Ordering::Relaxed) {
                 return Ok(());
             }
             if event::poll(Duration::from_millis(50))? {
-                match event::read()? {
-                    TermEvent::Key(key) => {
-                        if let Some(action) = keymap::keymap(&app, key) {
-                            app.update(action);
-                        }
+                if let TermEvent::Key(key) = event::read()? {
+                    if let Some(action) = keymap::keymap(&app, key) {
+                        app.update(action);
                     }
-                    TermEvent::Resize(_, _) => {}
-                    _ => {}
                 }
             }
             while let Ok(ev) = rx.try_recv() {
@@ -183,9 +76,6 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
                 if repaint {
                     terminal.clear()?;
                 }
-            }
-            for job in std::mem::take(&mut app.jobs) {
-                workers.start(job, &app, tx.clone());
             }
             if app.should_quit {
                 return Ok(());

@@ -1,9 +1,10 @@
 //! The workbench without a terminal: keymap and update as plain functions, every tab drawn on
 //! ratatui's TestBackend and compared with a snapshot.
 
-use kestrel::tui::app::{Action, App, Confirm, Event, Job, Tab};
+use kestrel::tui::files::{cloth_entries, sample_curves};
 use kestrel::tui::keymap::keymap;
-use kestrel::tui::sample_curves;
+use kestrel::tui::prompt::Confirm;
+use kestrel::tui::{Action, App, Event, Job, Tab};
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -11,7 +12,11 @@ use ratatui::Terminal;
 fn app() -> App {
     let (curves, errors) = sample_curves();
     assert!(errors.is_empty(), "{errors:?}");
-    App::new(curves, "sample loaded".into(), true)
+    let mut a = App::new(curves, "sample loaded".into(), true);
+    // what the scan job finds when kestrel starts in the repository
+    let scenes = cloth_entries(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+    a.update(Action::Event(Event::ClothScanned(scenes)));
+    a
 }
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -86,10 +91,11 @@ fn tabs_cycle_and_selection_follows_the_law() {
     a.update(Action::GoTab(Tab::Curves));
     let shear = a
         .curves
+        .list
         .iter()
         .position(|c| c.curve.test.name() == "shear")
         .unwrap();
-    while a.selected != shear {
+    while a.curves.selected != shear {
         press(&mut a, KeyCode::Down);
     }
     assert_eq!(a.connector.current().name(), "shear");
@@ -157,7 +163,7 @@ fn fit_runs_as_a_job_and_quitting_with_unsaved_fits_asks() {
         fit: Box::new(fit),
     }));
     assert!(a.fit.running.is_none());
-    assert!(a.curves[curve_index].fit.as_ref().unwrap().is_fitted());
+    assert!(a.curves.list[curve_index].fit.as_ref().unwrap().is_fitted());
     assert!(a.status.contains("NRMSE"), "{}", a.status);
     press(&mut a, KeyCode::Char('a'));
     assert!(a.status.contains("accepted"), "{}", a.status);
@@ -196,9 +202,9 @@ fn snapshots_of_every_tab_at_120x40() {
 
 #[test]
 fn cloth_tab_loads_a_scene_and_controls_its_worker() {
-    use kestrel::tui::cloth::ClothControl;
+    use kestrel::tui::message::ClothControl;
     let mut a = app();
-    a.cloth.scenes = kestrel::tui::cloth::dynamic_scenes(std::path::Path::new(concat!(
+    a.cloth.scenes = kestrel::tui::files::dynamic_scenes(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/scenes"
     )));
@@ -226,7 +232,7 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
     // the worker really steps the scene and sends frames
     let (tx, rx) = std::sync::mpsc::channel();
     let path = a.cloth.loaded.clone().unwrap();
-    let control = kestrel::tui::cloth::start(path, tx);
+    let control = kestrel::tui::worker::cloth::start(path, tx);
     control.send(ClothControl::Step).unwrap();
     let frame = loop {
         match rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {
@@ -247,8 +253,8 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
 
 #[test]
 fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
-    use kestrel::tui::app::{ExportKind, CLOTH_SEQUENCE_FRAMES};
-    use kestrel::tui::cloth::ClothControl;
+    use kestrel::tui::message::ClothControl;
+    use kestrel::tui::message::{ExportKind, CLOTH_SEQUENCE_FRAMES};
     let mut a = app();
     a.update(Action::GoTab(Tab::Export));
     let frame_kind = ExportKind::ALL
@@ -273,7 +279,7 @@ fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
     assert!(a.prompt.is_some());
 
     let (tx, rx) = std::sync::mpsc::channel();
-    let control = kestrel::tui::cloth::start(scene, tx);
+    let control = kestrel::tui::worker::cloth::start(scene, tx);
     let wait_written = |a: &mut App| loop {
         match rx
             .recv_timeout(std::time::Duration::from_secs(120))
@@ -298,7 +304,7 @@ fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
         .unwrap();
     wait_written(&mut a);
     let image = image_size(&png);
-    assert_eq!(image, kestrel::tui::cloth::RENDER_SIZE);
+    assert_eq!(image, kestrel::tui::worker::cloth::RENDER_SIZE);
     assert_eq!(a.export.last_written.as_deref(), Some(png.as_path()));
     assert!(a.export.adapter.is_some());
 
@@ -361,7 +367,7 @@ fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
         let f = kestrel::render::frame_path(&frames, n);
         assert_eq!(
             image_size(&f),
-            kestrel::tui::cloth::RENDER_SIZE,
+            kestrel::tui::worker::cloth::RENDER_SIZE,
             "{}",
             f.display()
         );
@@ -396,10 +402,10 @@ fn every_tab_has_its_number_key() {
     }
 }
 
-fn door_palette() -> Vec<kestrel::tui::app::PaletteKey> {
+fn door_palette() -> Vec<kestrel::tui::message::PaletteKey> {
     [("stop", 's'), ("open", 'o'), ("close", 'c')]
         .into_iter()
-        .map(|(n, k)| kestrel::tui::app::PaletteKey {
+        .map(|(n, k)| kestrel::tui::message::PaletteKey {
             name: n.into(),
             key: k,
         })
@@ -450,7 +456,7 @@ fn palette_keys_apply_impulses_only_while_a_model_is_loaded() {
     press(&mut a, KeyCode::Char('c'));
     assert!(matches!(
         a.jobs.pop(),
-        Some(Job::Cloth(kestrel::tui::cloth::ClothControl::Impulse(2)))
+        Some(Job::Cloth(kestrel::tui::message::ClothControl::Impulse(2)))
     ));
     // loading a scene drops the palette
     a.cloth.scenes = vec!["scenes/flag.toml".into()];
@@ -461,7 +467,7 @@ fn palette_keys_apply_impulses_only_while_a_model_is_loaded() {
 
 #[test]
 fn snapshot_of_the_cloth_tab_playing_a_model() {
-    use kestrel::tui::cloth::{ClothFrame, ReducedStats};
+    use kestrel::tui::message::{ClothFrame, ReducedStats};
     let mut a = app();
     a.update(Action::GoTab(Tab::Cloth));
     let model = std::path::PathBuf::from("scenes/door.krd");
@@ -512,7 +518,7 @@ fn snapshot_of_the_cloth_tab_playing_a_model() {
 fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
     use kestrel::reduced::{precompute, PrecomputeOptions};
     use kestrel::scene::{Scene, SceneFile};
-    use kestrel::tui::cloth::ClothControl;
+    use kestrel::tui::message::ClothControl;
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/reduced_door_cloth.toml");
     let mut file = SceneFile::read(&path).unwrap();
@@ -531,14 +537,14 @@ fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
     let krd = dir.path().join("door.krd");
     model.write(&krd, false).unwrap();
     assert_eq!(
-        kestrel::tui::playback::reduced_models(dir.path()),
+        kestrel::tui::files::reduced_models(dir.path()),
         vec![krd.clone()]
     );
 
     let mut a = app();
     a.update(Action::GoTab(Tab::Cloth));
     let (tx, rx) = std::sync::mpsc::channel();
-    let control = kestrel::tui::playback::start(krd.clone(), tx);
+    let control = kestrel::tui::worker::playback::start(krd.clone(), tx);
     a.cloth.loaded = Some(krd);
     let wait = |pred: &dyn Fn(&Event) -> bool| loop {
         let e = rx
@@ -601,5 +607,66 @@ fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
     assert!(
         screen.contains("entry: open") && screen.contains("Alt-o open"),
         "{screen}"
+    );
+}
+
+#[test]
+fn the_key_table_has_no_shadowed_keys_and_the_help_lists_every_row() {
+    use kestrel::tui::keymap::{help_lines, Context, BINDINGS};
+    // within what is looked up together, a key is bound once
+    let groups = |c: Context| match c {
+        Context::Global => vec![Context::Global],
+        Context::Tab(t) => vec![Context::Global, Context::Tab(t)],
+        other => vec![other],
+    };
+    for b in BINDINGS {
+        for (k, _) in b.keys {
+            let bound = BINDINGS
+                .iter()
+                .filter(|o| groups(b.context).contains(&o.context))
+                .flat_map(|o| o.keys)
+                .filter(|(o, _)| o == k)
+                .count();
+            assert_eq!(bound, 1, "{k:?} bound {bound} times near {}", b.label);
+        }
+    }
+    for tab in Tab::ALL {
+        let help = help_lines(tab);
+        for b in BINDINGS
+            .iter()
+            .filter(|b| matches!(b.context, Context::Global) || b.context == Context::Tab(tab))
+        {
+            assert!(help.contains(&(b.label, b.help)), "{tab:?}: {}", b.label);
+        }
+    }
+}
+
+#[test]
+fn constructing_the_app_reads_no_files_the_cloth_list_comes_from_a_scan_job() {
+    let (curves, _) = sample_curves();
+    let mut a = App::new(curves, String::new(), true);
+    assert!(a.cloth.scenes.is_empty() && a.jobs.is_empty());
+    let scenes = vec![std::path::PathBuf::from("scenes/flag.toml")];
+    a.update(Action::Event(Event::ClothScanned(scenes.clone())));
+    assert_eq!(a.cloth.scenes, scenes);
+}
+
+#[test]
+fn tab_in_a_prompt_completes_the_path_through_a_job() {
+    let mut a = app();
+    press(&mut a, KeyCode::Char('o'));
+    a.update(Action::PromptClear);
+    for c in concat!(env!("CARGO_MANIFEST_DIR"), "/scen").chars() {
+        a.update(Action::PromptInput(c));
+    }
+    press(&mut a, KeyCode::Tab);
+    let Some(Job::CompletePath(typed)) = a.jobs.pop() else {
+        panic!("no completion job")
+    };
+    let completed = kestrel::tui::files::complete_path(&typed).unwrap();
+    a.update(Action::Event(Event::PathCompleted { typed, completed }));
+    assert_eq!(
+        a.prompt.as_ref().map(|p| p.text.as_str()),
+        Some(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/"))
     );
 }

@@ -1,71 +1,205 @@
-//! Keys → named actions, per tab and per mode (prompt, question, help). Also the help text.
+//! One table of key bindings, (context, keys → actions, help), from which both [`keymap`] and
+//! the help screen ([`help_lines`]) are made, so the two cannot disagree.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::{Action, App, Tab};
+use super::message::{Action, PaletteKey, Tab};
 
-/// The key bindings shown by `?`: (keys, what they do), global first, then the tab's own.
-pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
-    let mut lines = vec![
-        ("Tab / Shift-Tab", "next / previous tab"),
-        ("1-6", "go to tab"),
-        ("o", "open KES file(s): a path, or a folder of CSVs"),
-        ("?", "this help (Esc closes)"),
-        (
-            "in a prompt",
-            "Tab completes a path, Ctrl-U clears, Esc cancels",
-        ),
-        ("q", "quit (asks if fits are unsaved)"),
-    ];
-    lines.extend(match tab {
-        Tab::Curves => vec![("Up / Down", "select curve")],
-        Tab::Connector => vec![
-            ("Up / Down", "select parameter"),
-            ("l", "law: traction / bending / shear"),
-            ("f", "friction: Dahl / second-order Bliman-Sorine"),
-            ("m", "load-dependent level mu on / off"),
-            ("+ / -", "parameter +1 % / -1 %"),
-            ("] / [", "parameter +10 % / -10 %"),
-            ("Enter", "type a value"),
-        ],
-        Tab::Hysteresis => vec![
-            (
-                "p",
-                "driving path: full cycles / decaying / partial reversals",
-            ),
-            ("+ / -", "amplitude x1.25 / /1.25"),
-            ("Up / Down", "select curve (sets the law)"),
-        ],
-        Tab::Fit => vec![
-            ("Up / Down", "select curve"),
-            ("m", "model: auto / dahl / bs2 / dahl-alpha"),
-            ("Enter", "run the fit (worker thread)"),
-            ("a", "accept the fitted law into the Connector tab"),
-            ("s", "save the fabric's parameter set"),
-        ],
-        Tab::Cloth => vec![
-            ("Up / Down", "select a scene (scenes/*.toml)"),
-            ("Enter", "load the scene (paused)"),
-            ("Space", "run / pause (worker thread)"),
-            ("n", "one step"),
-            ("Left / Right", "turn the view"),
-            ("PgUp / PgDn", "tilt the view"),
-            (
-                "palette keys",
-                "reduced model (.krd): apply an impulse (Alt+key when taken)",
-            ),
-        ],
-        Tab::Export => vec![
-            ("Up / Down", "choose what to export"),
-            ("Enter", "write the PNG or the frames (asks for a path)"),
-        ],
-    });
-    lines
+/// Where a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// In every mode, before anything else.
+    Always,
+    /// A yes/no question is open.
+    Question,
+    /// A text prompt is open (other characters are typed into it).
+    Prompt,
+    /// The help screen is open.
+    Help,
+    /// No popup: in every tab.
+    Global,
+    /// No popup: in this tab.
+    Tab(Tab),
 }
 
-/// A palette key may be used bare: it is none of the global keys nor the Cloth tab's.
+/// A key: its code, and whether Ctrl is held (without Ctrl, modifiers are not looked at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub ctrl: bool,
+}
+
+const fn key(code: KeyCode) -> Key {
+    Key { code, ctrl: false }
+}
+
+const fn ch(c: char) -> Key {
+    key(KeyCode::Char(c))
+}
+
+const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        ctrl: true,
+    }
+}
+
+/// One line of the help screen: the keys it shows and the action of each.
+#[derive(Debug)]
+pub struct Binding {
+    pub context: Context,
+    pub keys: &'static [(Key, Action)],
+    /// How the keys are shown.
+    pub label: &'static str,
+    pub help: &'static str,
+}
+
+/// A binding row; the key list stays a literal so that it lives as long as the table.
+macro_rules! bind {
+    ($context:expr, $label:expr, $help:expr, $keys:expr $(,)?) => {
+        Binding {
+            context: $context,
+            keys: $keys,
+            label: $label,
+            help: $help,
+        }
+    };
+}
+
+use Context::{Always, Global, Help, Prompt, Question};
+
+const CURVES: Context = Context::Tab(Tab::Curves);
+const CONNECTOR: Context = Context::Tab(Tab::Connector);
+const HYSTERESIS: Context = Context::Tab(Tab::Hysteresis);
+const FIT: Context = Context::Tab(Tab::Fit);
+const CLOTH: Context = Context::Tab(Tab::Cloth);
+const EXPORT: Context = Context::Tab(Tab::Export);
+const UP_DOWN: &[(Key, Action)] = &[
+    (key(KeyCode::Up), Action::Up),
+    (key(KeyCode::Down), Action::Down),
+];
+
+/// Every key binding, in the order the help screen shows them.
+#[rustfmt::skip]
+pub static BINDINGS: &[Binding] = &[
+    bind!(Global, "Tab / Shift-Tab", "next / previous tab",
+        &[(key(KeyCode::Tab), Action::NextTab), (key(KeyCode::BackTab), Action::PrevTab)]),
+    bind!(Global, "1-6", "go to tab", &[
+        (ch('1'), Action::GoTab(Tab::Curves)),
+        (ch('2'), Action::GoTab(Tab::Connector)),
+        (ch('3'), Action::GoTab(Tab::Hysteresis)),
+        (ch('4'), Action::GoTab(Tab::Fit)),
+        (ch('5'), Action::GoTab(Tab::Cloth)),
+        (ch('6'), Action::GoTab(Tab::Export)),
+    ]),
+    bind!(Global, "o", "open KES file(s): a path, or a folder of CSVs", &[(ch('o'), Action::OpenPrompt)]),
+    bind!(Global, "?", "this help (Esc closes)", &[(ch('?'), Action::ToggleHelp)]),
+    bind!(Global, "q", "quit (asks if fits are unsaved)", &[(ch('q'), Action::Quit)]),
+    bind!(Global, "Esc", "close a popup or prompt", &[(key(KeyCode::Esc), Action::Cancel)]),
+    bind!(Global, "k / j", "as Up / Down", &[(ch('k'), Action::Up), (ch('j'), Action::Down)]),
+    bind!(Always, "Ctrl-C", "quit", &[(ctrl('c'), Action::Quit)]),
+    bind!(Question, "y / n", "answer the question, Esc cancels", &[
+        (ch('y'), Action::Answer(true)),
+        (ch('Y'), Action::Answer(true)),
+        (ch('n'), Action::Answer(false)),
+        (ch('N'), Action::Answer(false)),
+        (key(KeyCode::Esc), Action::Cancel),
+    ]),
+    bind!(Prompt, "in a prompt", "Tab completes a path, Ctrl-U clears, Esc cancels", &[
+        (key(KeyCode::Enter), Action::PromptSubmit),
+        (key(KeyCode::Esc), Action::Cancel),
+        (key(KeyCode::Backspace), Action::PromptBackspace),
+        (key(KeyCode::Tab), Action::PromptComplete),
+        (ctrl('u'), Action::PromptClear),
+    ]),
+    bind!(Help, "? / Esc", "close this help",
+        &[(key(KeyCode::Esc), Action::ToggleHelp), (ch('?'), Action::ToggleHelp)]),
+    bind!(Help, "q", "quit", &[(ch('q'), Action::Quit)]),
+    bind!(CURVES, "Up / Down", "select curve", UP_DOWN),
+    bind!(CONNECTOR, "Up / Down", "select parameter", UP_DOWN),
+    bind!(CONNECTOR, "l", "law: traction / bending / shear", &[(ch('l'), Action::CycleLaw)]),
+    bind!(CONNECTOR, "f", "friction: Dahl / second-order Bliman-Sorine",
+        &[(ch('f'), Action::ToggleFrictionModel)]),
+    bind!(CONNECTOR, "m", "load-dependent level mu on / off", &[(ch('m'), Action::ToggleMu)]),
+    bind!(CONNECTOR, "+ (=) / -", "parameter +1 % / -1 %", &[
+        (ch('+'), Action::Nudge(0.01)),
+        (ch('='), Action::Nudge(0.01)),
+        (ch('-'), Action::Nudge(-0.01)),
+    ]),
+    bind!(CONNECTOR, "] / [", "parameter +10 % / -10 %",
+        &[(ch(']'), Action::Nudge(0.1)), (ch('['), Action::Nudge(-0.1))]),
+    bind!(CONNECTOR, "Enter", "type a value", &[(key(KeyCode::Enter), Action::EditValue)]),
+    bind!(HYSTERESIS, "p", "driving path: full cycles / decaying / partial reversals",
+        &[(ch('p'), Action::CyclePath)]),
+    bind!(HYSTERESIS, "+ (=) / -", "amplitude x1.25 / /1.25", &[
+        (ch('+'), Action::ScaleAmplitude(1.25)),
+        (ch('='), Action::ScaleAmplitude(1.25)),
+        (ch('-'), Action::ScaleAmplitude(0.8)),
+    ]),
+    bind!(HYSTERESIS, "Up / Down", "select curve (sets the law)", UP_DOWN),
+    bind!(FIT, "Up / Down", "select curve", UP_DOWN),
+    bind!(FIT, "m", "model: auto / dahl / bs2 / dahl-alpha", &[(ch('m'), Action::CycleModel)]),
+    bind!(FIT, "Enter", "run the fit (worker thread)", &[(key(KeyCode::Enter), Action::RunFit)]),
+    bind!(FIT, "a", "accept the fitted law into the Connector tab", &[(ch('a'), Action::AcceptFit)]),
+    bind!(FIT, "s", "save the fabric's parameter set", &[(ch('s'), Action::SaveParams)]),
+    bind!(CLOTH, "Up / Down", "select a scene (scenes/*.toml)", UP_DOWN),
+    bind!(CLOTH, "Enter", "load the scene (paused)", &[(key(KeyCode::Enter), Action::ClothLoad)]),
+    bind!(CLOTH, "Space", "run / pause (worker thread)", &[(ch(' '), Action::ClothRunPause)]),
+    bind!(CLOTH, "n", "one step", &[(ch('n'), Action::ClothStep)]),
+    bind!(CLOTH, "Left / Right", "turn the view", &[
+        (key(KeyCode::Left), Action::Rotate(-0.15, 0.0)),
+        (key(KeyCode::Right), Action::Rotate(0.15, 0.0)),
+    ]),
+    bind!(CLOTH, "PgUp / PgDn", "tilt the view", &[
+        (key(KeyCode::PageUp), Action::Rotate(0.0, 0.1)),
+        (key(KeyCode::PageDown), Action::Rotate(0.0, -0.1)),
+    ]),
+    // the palette keys are the model's own: matched in `keymap`, listed here for the help
+    bind!(CLOTH, "palette keys", "reduced model (.krd): apply an impulse (Alt+key when taken)", &[]),
+    bind!(EXPORT, "Up / Down", "choose what to export", UP_DOWN),
+    bind!(EXPORT, "Enter", "write the PNG or the frames (asks for a path)",
+        &[(key(KeyCode::Enter), Action::Export)]),
+];
+
+/// What the keys depend on: the tab, the popup open, the palette of a model being played.
+#[derive(Debug, Clone, Copy)]
+pub struct Mode<'a> {
+    pub tab: Tab,
+    pub question: bool,
+    pub prompt: bool,
+    pub help: bool,
+    /// The palette of the reduced model loaded in the Cloth tab (empty otherwise).
+    pub palette: &'a [PaletteKey],
+}
+
+/// Whatever the keys are looked up in (the app): its mode now.
+pub trait Modal {
+    fn mode(&self) -> Mode<'_>;
+}
+
+impl Modal for Mode<'_> {
+    fn mode(&self) -> Mode<'_> {
+        *self
+    }
+}
+
+fn lookup(context: Context, key: KeyEvent) -> Option<Action> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    BINDINGS
+        .iter()
+        .filter(|b| b.context == context)
+        .flat_map(|b| b.keys)
+        .find(|(k, _)| k.code == key.code && (!k.ctrl || ctrl))
+        .map(|(_, a)| a.clone())
+}
+
+/// A palette key may be used bare: no global key nor Cloth key is the same character.
 pub fn palette_key_free(c: char) -> bool {
-    !matches!(c, '1'..='6' | '?' | 'q' | 'o' | 'k' | 'j' | 'n' | ' ')
+    !BINDINGS
+        .iter()
+        .filter(|b| matches!(b.context, Global | Context::Tab(Tab::Cloth)))
+        .flat_map(|b| b.keys)
+        .any(|(k, _)| k.code == KeyCode::Char(c))
 }
 
 /// How palette key `c` is typed: `c` when free, else `Alt-c`.
@@ -79,8 +213,8 @@ pub fn palette_key_label(c: char) -> String {
 
 /// In the Cloth tab with a reduced model loaded: its palette keys (bare when free, always
 /// with Alt) apply impulses.
-fn palette_action(app: &App, key: KeyEvent) -> Option<Action> {
-    if app.tab != Tab::Cloth || app.cloth.loaded.is_none() || app.cloth.palette.is_empty() {
+fn palette_action(mode: &Mode, key: KeyEvent) -> Option<Action> {
+    if mode.tab != Tab::Cloth || mode.palette.is_empty() {
         return None;
     }
     let KeyCode::Char(c) = key.code else {
@@ -90,96 +224,50 @@ fn palette_action(app: &App, key: KeyEvent) -> Option<Action> {
     if key.modifiers.contains(KeyModifiers::CONTROL) || !(alt || palette_key_free(c)) {
         return None;
     }
-    app.cloth
-        .palette
+    mode.palette
         .iter()
         .position(|p| p.key == c)
         .map(Action::ClothImpulse)
 }
 
-/// The action for a key in the app's current mode, if any.
-pub fn keymap(app: &App, key: KeyEvent) -> Option<Action> {
+/// The action for a key in the current mode, if any.
+pub fn keymap(modal: &impl Modal, key: KeyEvent) -> Option<Action> {
+    let mode = modal.mode();
     if key.kind == KeyEventKind::Release {
         return None;
     }
-    if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
-        return Some(Action::Quit);
-    }
-    if app.confirm.is_some() {
-        return match key.code {
-            KeyCode::Char('y') | KeyCode::Char('Y') => Some(Action::Answer(true)),
-            KeyCode::Char('n') | KeyCode::Char('N') => Some(Action::Answer(false)),
-            KeyCode::Esc => Some(Action::Cancel),
-            _ => None,
-        };
-    }
-    if app.prompt.is_some() {
-        if key.modifiers.contains(KeyModifiers::CONTROL) {
-            return match key.code {
-                KeyCode::Char('u') => Some(Action::PromptClear),
-                _ => None,
-            };
-        }
-        return match key.code {
-            KeyCode::Enter => Some(Action::PromptSubmit),
-            KeyCode::Esc => Some(Action::Cancel),
-            KeyCode::Backspace => Some(Action::PromptBackspace),
-            KeyCode::Tab => Some(Action::PromptComplete),
-            KeyCode::Char(c) => Some(Action::PromptInput(c)),
-            _ => None,
-        };
-    }
-    if app.help {
-        return match key.code {
-            KeyCode::Esc | KeyCode::Char('?') => Some(Action::ToggleHelp),
-            KeyCode::Char('q') => Some(Action::Quit),
-            _ => None,
-        };
-    }
-    if let Some(a) = palette_action(app, key) {
+    if let Some(a) = lookup(Always, key) {
         return Some(a);
     }
-    let global = match key.code {
-        KeyCode::Tab => Some(Action::NextTab),
-        KeyCode::BackTab => Some(Action::PrevTab),
-        KeyCode::Char(c @ '1'..='6') => Some(Action::GoTab(Tab::ALL[(c as u8 - b'1') as usize])),
-        KeyCode::Char('?') => Some(Action::ToggleHelp),
-        KeyCode::Char('q') => Some(Action::Quit),
-        KeyCode::Esc => Some(Action::Cancel),
-        KeyCode::Char('o') => Some(Action::OpenPrompt),
-        KeyCode::Up | KeyCode::Char('k') => Some(Action::Up),
-        KeyCode::Down | KeyCode::Char('j') => Some(Action::Down),
-        _ => None,
-    };
-    if global.is_some() {
-        return global;
+    if mode.question {
+        return lookup(Question, key);
     }
-    match (app.tab, key.code) {
-        (Tab::Connector, KeyCode::Char('l')) => Some(Action::CycleLaw),
-        (Tab::Connector, KeyCode::Char('f')) => Some(Action::ToggleFrictionModel),
-        (Tab::Connector, KeyCode::Char('m')) => Some(Action::ToggleMu),
-        (Tab::Connector, KeyCode::Char('+') | KeyCode::Char('=')) => Some(Action::Nudge(0.01)),
-        (Tab::Connector, KeyCode::Char('-')) => Some(Action::Nudge(-0.01)),
-        (Tab::Connector, KeyCode::Char(']')) => Some(Action::Nudge(0.1)),
-        (Tab::Connector, KeyCode::Char('[')) => Some(Action::Nudge(-0.1)),
-        (Tab::Connector, KeyCode::Enter) => Some(Action::EditValue),
-        (Tab::Hysteresis, KeyCode::Char('p')) => Some(Action::CyclePath),
-        (Tab::Hysteresis, KeyCode::Char('+') | KeyCode::Char('=')) => {
-            Some(Action::ScaleAmplitude(1.25))
-        }
-        (Tab::Hysteresis, KeyCode::Char('-')) => Some(Action::ScaleAmplitude(0.8)),
-        (Tab::Fit, KeyCode::Char('m')) => Some(Action::CycleModel),
-        (Tab::Fit, KeyCode::Enter) => Some(Action::RunFit),
-        (Tab::Fit, KeyCode::Char('a')) => Some(Action::AcceptFit),
-        (Tab::Fit, KeyCode::Char('s')) => Some(Action::SaveParams),
-        (Tab::Export, KeyCode::Enter) => Some(Action::Export),
-        (Tab::Cloth, KeyCode::Enter) => Some(Action::ClothLoad),
-        (Tab::Cloth, KeyCode::Char(' ')) => Some(Action::ClothRunPause),
-        (Tab::Cloth, KeyCode::Char('n')) => Some(Action::ClothStep),
-        (Tab::Cloth, KeyCode::Left) => Some(Action::Rotate(-0.15, 0.0)),
-        (Tab::Cloth, KeyCode::Right) => Some(Action::Rotate(0.15, 0.0)),
-        (Tab::Cloth, KeyCode::PageUp) => Some(Action::Rotate(0.0, 0.1)),
-        (Tab::Cloth, KeyCode::PageDown) => Some(Action::Rotate(0.0, -0.1)),
-        _ => None,
+    if mode.prompt {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        return lookup(Prompt, key)
+            .filter(|_| !ctrl || matches!(key.code, KeyCode::Char(_)))
+            .or(match key.code {
+                KeyCode::Char(c) if !ctrl => Some(Action::PromptInput(c)),
+                _ => None,
+            });
     }
+    if mode.help {
+        return lookup(Help, key);
+    }
+    palette_action(&mode, key)
+        .or_else(|| lookup(Global, key))
+        .or_else(|| lookup(Context::Tab(mode.tab), key))
+}
+
+/// The key bindings shown by `?`: (keys, what they do); every mode's, then the tab's own.
+pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
+    BINDINGS
+        .iter()
+        .filter(|b| match b.context {
+            Context::Tab(t) => t == tab,
+            Help => false,
+            _ => true,
+        })
+        .map(|b| (b.label, b.help))
+        .collect()
 }

@@ -115,7 +115,7 @@ pub fn hysteresis(law: &ConnectorLaw, test: KesTest, path: DrivingPath, scale: f
 
 /// Orthographic view of a cloth frame: yaw about the up axis, then tilt by `pitch`; returns
 /// screen (x, y) per particle [m].
-pub fn project(frame: &super::cloth::ClothFrame, yaw: f64, pitch: f64) -> Points {
+pub fn project(frame: &super::message::ClothFrame, yaw: f64, pitch: f64) -> Points {
     let u = frame.up;
     // a horizontal unit vector: the world axis least aligned with up, made orthogonal
     let axis = if u[0].abs() < 0.9 {

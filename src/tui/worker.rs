@@ -1,12 +1,15 @@
-//! Long work off the UI thread: fits, file loading, saving and exports; results come back as
-//! [`Event`]s on a channel.
+//! Long work off the UI thread: fits, file loading and scans, saving, exports and the cloth
+//! threads; each [`Job`] carries what it needs and results come back as [`Event`]s.
+
+pub mod cloth;
+pub mod export;
+pub mod playback;
 
 use std::sync::mpsc::Sender;
 use std::thread;
 
-use super::app::{App, Event, Job, PendingWrite};
-use super::cloth::{self, ClothControl};
-use super::playback;
+use super::files;
+use super::message::{is_model, ClothControl, Event, Job, PendingWrite};
 use crate::atomic::WriteError;
 use crate::fit::{assemble_fabric_params, fit_curve_with_progress, CurveFit};
 use crate::kes::Curve;
@@ -20,14 +23,14 @@ pub struct Workers {
 }
 
 impl Workers {
-    /// Starts `job`; what it needs of the app is copied now.
-    pub fn start(&mut self, job: Job, app: &App, tx: Sender<Event>) {
+    /// Starts `job`: a command to the cloth thread, or a one-shot thread.
+    pub fn start(&mut self, job: Job, tx: Sender<Event>) {
         match job {
             Job::ClothStart(path) => {
                 if let Some(old) = self.cloth.take() {
                     let _ = old.send(ClothControl::Stop);
                 }
-                self.cloth = Some(if playback::is_model(&path) {
+                self.cloth = Some(if is_model(&path) {
                     playback::start(path, tx)
                 } else {
                     cloth::start(path, tx)
@@ -40,7 +43,9 @@ impl Workers {
                     }
                 }
             }
-            Job::ExportPng { kind, path, force } if kind.is_cloth() => {
+            Job::ExportPng {
+                kind, path, force, ..
+            } if kind.is_cloth() => {
                 let request = ClothControl::Render { kind, path, force };
                 match &self.cloth {
                     Some(c) if c.send(request).is_ok() => {}
@@ -52,7 +57,13 @@ impl Workers {
                     }
                 }
             }
-            other => spawn(other, app, tx),
+            other => {
+                thread::spawn(move || {
+                    if let Some(event) = run(other, &tx) {
+                        let _ = tx.send(event);
+                    }
+                });
+            }
         }
     }
 }
@@ -65,80 +76,66 @@ impl Drop for Workers {
     }
 }
 
-/// Starts a one-shot `job` on its own thread; what it needs of the app is copied now.
-fn spawn(job: Job, app: &App, tx: Sender<Event>) {
+/// Runs a one-shot `job` on the calling thread; progress goes to `tx`, the answer is returned.
+fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
     match job {
-        Job::ClothStart(_) | Job::Cloth(_) => {}
+        Job::ClothStart(_) | Job::Cloth(_) => None,
         Job::Fit {
             curve_index,
             curve,
             options,
         } => {
-            thread::spawn(move || {
-                let progress = tx.clone();
-                let fit = fit_curve_with_progress(&curve, &options, &|p| {
-                    let _ = progress.send(Event::FitProgress(p.clone()));
-                });
-                let _ = tx.send(Event::FitDone {
-                    curve_index,
-                    fit: Box::new(fit),
-                });
+            let fit = fit_curve_with_progress(&curve, &options, &|p| {
+                let _ = tx.send(Event::FitProgress(p.clone()));
             });
+            Some(Event::FitDone {
+                curve_index,
+                fit: Box::new(fit),
+            })
         }
         Job::Open(path) => {
-            thread::spawn(move || {
-                let (curves, errors) = super::load_curves(&[path]);
-                let _ = tx.send(Event::Opened { curves, errors });
-            });
+            let (curves, errors) = files::load_curves(&[path]);
+            Some(Event::Opened { curves, errors })
         }
-        Job::SaveParams { path, force } => {
-            let members = app.fabric_members();
-            let pairs: Vec<(Curve, CurveFit)> = members
-                .iter()
-                .filter_map(|&i| {
-                    let c = &app.curves[i];
-                    c.fit
-                        .as_ref()
-                        .filter(|f| f.is_fitted())
-                        .map(|f| (c.curve.clone(), f.clone()))
-                })
-                .collect();
-            let fabric = app
-                .selected_curve()
-                .map(|c| c.curve.fabric.clone())
-                .unwrap_or_default();
-            thread::spawn(move || {
-                if pairs.is_empty() {
-                    let _ = tx.send(Event::Failed(
-                        "no fitted curve in this fabric: fit one first".into(),
-                    ));
-                    return;
-                }
-                let curves: Vec<&Curve> = pairs.iter().map(|p| &p.0).collect();
-                let fits: Vec<CurveFit> = pairs.iter().map(|p| p.1.clone()).collect();
-                let params = assemble_fabric_params(&fabric, &curves, &fits);
-                let event = match params.write(&path, ParamsFormat::from_path(&path), force) {
+        Job::CompletePath(typed) => {
+            files::complete_path(&typed).map(|completed| Event::PathCompleted { typed, completed })
+        }
+        Job::ScanCloth(root) => Some(Event::ClothScanned(files::cloth_entries(&root))),
+        Job::SaveParams {
+            path,
+            force,
+            fabric,
+            fitted,
+        } => {
+            if fitted.is_empty() {
+                return Some(Event::Failed(
+                    "no fitted curve in this fabric: fit one first".into(),
+                ));
+            }
+            let curves: Vec<&Curve> = fitted.iter().map(|p| &p.0).collect();
+            let fits: Vec<CurveFit> = fitted.iter().map(|p| p.1.clone()).collect();
+            let params = assemble_fabric_params(&fabric, &curves, &fits);
+            Some(
+                match params.write(&path, ParamsFormat::from_path(&path), force) {
                     Ok(()) => Event::Written(path),
                     Err(ParamsError::Write(WriteError::Exists { .. })) => {
                         Event::Exists(PendingWrite::Params(path))
                     }
                     Err(e) => Event::Failed(e.to_string()),
-                };
-                let _ = tx.send(event);
-            });
+                },
+            )
         }
-        Job::ExportPng { kind, path, force } => {
-            let request = super::export::ExportRequest::from_app(app, kind);
-            thread::spawn(move || {
-                let event = match super::export::write(&request, &path, force) {
-                    Ok(()) => Event::Written(path),
-                    Err(PlotError::Write(WriteError::Exists { .. })) => {
-                        Event::Exists(PendingWrite::Png(kind, path))
-                    }
-                    Err(e) => Event::Failed(e.to_string()),
-                };
-                let _ = tx.send(event);
-            });
-        }
+        Job::ExportPng {
+            kind,
+            path,
+            force,
+            request,
+        } => Some(match export::write(&request, &path, force) {
+            Ok(()) => Event::Written(path),
+            Err(PlotError::Write(WriteError::Exists { .. })) => {
+                Event::Exists(PendingWrite::Png(kind, path))
+            }
+            Err(e) => Event::Failed(e.to_string()),
+        }),
     }
 }

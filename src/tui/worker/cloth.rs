@@ -6,96 +6,17 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::app::{Event, ExportKind, PendingWrite};
 use crate::atomic::{write_atomic, WriteError};
 use crate::cloth::ClothPipeline;
 use crate::render::{frame_path, positions, RenderError, Renderer, SceneView};
 use crate::scene::Scene;
+use crate::tui::message::{ClothControl, ClothFrame, Event, ExportKind, PendingWrite};
 
 /// Size of the frames rendered from the tab [px].
 pub const RENDER_SIZE: (u32, u32) = (1280, 720);
 
 /// Frames per second of simulated time in a rendered sequence.
 const SEQUENCE_FPS: f64 = 30.0;
-
-/// Commands to a running simulation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClothControl {
-    Run,
-    Pause,
-    /// One step, then paused.
-    Step,
-    Stop,
-    /// Apply palette entry k of a reduced model (ignored by a full simulation).
-    Impulse(usize),
-    /// Render the current state (`ClothFrame`: one PNG at `path`) or run on and render
-    /// [`ExportKind::frames`] frames into the folder `path` (`ClothSequence`), pausing the
-    /// simulation; nothing replaced unless `force`.
-    Render {
-        kind: ExportKind,
-        path: PathBuf,
-        force: bool,
-    },
-}
-
-/// What the tab shows of a simulation at one moment.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClothFrame {
-    pub scene: String,
-    /// Particle positions [m].
-    pub positions: Vec<[f64; 3]>,
-    /// Particles along the warp and the weft.
-    pub nu: usize,
-    pub nv: usize,
-    /// Unit vector against gravity (the view's up).
-    pub up: [f64; 3],
-    pub steps: u64,
-    pub time_s: f64,
-    /// Mean wall time per step since the last frame [ms].
-    pub ms_per_step: f64,
-    /// Largest deformation rates of structural and shear pairs (0.1 = 10 %).
-    pub rate_structural: f64,
-    pub rate_shear: f64,
-    pub kinetic_j: f64,
-    pub elastic_j: f64,
-    pub running: bool,
-    /// Playback of a reduced model: what a full simulation does not have.
-    pub reduced: Option<ReducedStats>,
-}
-
-/// What the tab shows of a reduced model's playback.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReducedStats {
-    pub rank: usize,
-    /// Frames reconstructed per second of wall time (step, mean + U·q, door turn).
-    pub frames_per_s: f64,
-    /// Palette entry in force.
-    pub entry: usize,
-    pub entry_name: String,
-    /// Door angle [deg], with a door.
-    pub door_deg: Option<f64>,
-    pub jumps: usize,
-    /// Impulses refused.
-    pub ignored: usize,
-}
-
-/// The dynamic scenes of a folder (virtual KES scenes are left out), sorted.
-pub fn dynamic_scenes(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| !n.starts_with("kes_"))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
 
 /// Starts the simulation of `path` on its own thread, paused; returns its control channel.
 pub fn start(path: PathBuf, events: Sender<Event>) -> Sender<ClothControl> {

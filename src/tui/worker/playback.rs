@@ -1,36 +1,17 @@
 //! The Cloth tab's playback thread for a reduced model (`.krd`): plays it with the library's
 //! [`Player`] in real time (simulated time no faster than the wall clock), applies palette impulses.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::app::{Event, PaletteKey};
 use super::cloth::{
-    next_command, render_answer, render_frames, steps_per_sequence_frame, unit_or_y, ClothControl,
-    ClothFrame, ReducedStats,
+    next_command, render_answer, render_frames, steps_per_sequence_frame, unit_or_y,
 };
 use crate::reduced::{Player, ReducedModel};
 use crate::render::{Renderer, SceneView};
-
-/// The reduced models (`*.krd`) of a folder, sorted.
-pub fn reduced_models(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && is_model(p))
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
-/// A path names a reduced model (by its extension).
-pub fn is_model(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "krd")
-}
+use crate::tui::message::{ClothControl, ClothFrame, Event, PaletteKey, ReducedStats};
 
 /// Loads the model at `path` and plays it on its own thread, paused; returns its control channel.
 pub fn start(path: PathBuf, events: Sender<Event>) -> Sender<ClothControl> {

@@ -1,0 +1,341 @@
+//! What flows through the workbench: [`Action`]s into `App::update`, [`Job`]s out to the
+//! workers, [`Event`]s back from them, and the plain data they carry.
+
+use std::path::{Path, PathBuf};
+
+use crate::fit::{CurveFit, FitOptions, FitProgress};
+use crate::kes::Curve;
+use crate::material::ConnectorLaw;
+use crate::plot::Overlay;
+
+/// The tabs, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Curves,
+    Connector,
+    Hysteresis,
+    Fit,
+    Cloth,
+    Export,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 6] = [
+        Tab::Curves,
+        Tab::Connector,
+        Tab::Hysteresis,
+        Tab::Fit,
+        Tab::Cloth,
+        Tab::Export,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Curves => "Curves",
+            Tab::Connector => "Connector",
+            Tab::Hysteresis => "Hysteresis",
+            Tab::Fit => "Fit",
+            Tab::Cloth => "Cloth",
+            Tab::Export => "Export",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
+    }
+}
+
+/// What the Export tab writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportKind {
+    /// The selected curve with its fit or the Connector law overlaid.
+    CurrentView,
+    /// The fabric's six curves in a 2 × 3 sheet.
+    FabricSheet,
+    /// The hysteresis view of the Connector law.
+    Hysteresis,
+    /// The Cloth tab's simulation as it stands, rendered (wgpu, 1280 × 720).
+    ClothFrame,
+    /// The Cloth tab's simulation run on for [`CLOTH_SEQUENCE_FRAMES`] frames, each rendered
+    /// to `DIR/frame_NNNNN.png`.
+    ClothSequence,
+}
+
+/// Frames of a rendered cloth sequence from the Export tab.
+pub const CLOTH_SEQUENCE_FRAMES: usize = 60;
+
+impl ExportKind {
+    pub const ALL: [ExportKind; 5] = [
+        ExportKind::CurrentView,
+        ExportKind::FabricSheet,
+        ExportKind::Hysteresis,
+        ExportKind::ClothFrame,
+        ExportKind::ClothSequence,
+    ];
+
+    /// Images one export writes.
+    pub fn frames(self) -> usize {
+        if self == ExportKind::ClothSequence {
+            CLOTH_SEQUENCE_FRAMES
+        } else {
+            1
+        }
+    }
+
+    /// Rendered from the Cloth tab's simulation (rather than plotted).
+    pub fn is_cloth(self) -> bool {
+        matches!(self, ExportKind::ClothFrame | ExportKind::ClothSequence)
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            ExportKind::CurrentView => "current view (curve, overlay, residuals)",
+            ExportKind::FabricSheet => "fabric sheet (2 x 3 curves)",
+            ExportKind::Hysteresis => "hysteresis view (friction part, energy per cycle)",
+            ExportKind::ClothFrame => "cloth: current frame, rendered (1280x720)",
+            ExportKind::ClothSequence => "cloth: next 60 frames, rendered to a folder",
+        }
+    }
+
+    pub fn default_name(self) -> &'static str {
+        match self {
+            ExportKind::CurrentView => "kestrel-curve.png",
+            ExportKind::FabricSheet => "kestrel-sheet.png",
+            ExportKind::Hysteresis => "kestrel-hysteresis.png",
+            ExportKind::ClothFrame => "kestrel-cloth.png",
+            ExportKind::ClothSequence => "kestrel-frames",
+        }
+    }
+}
+
+/// A write waiting for the user's yes to overwrite.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PendingWrite {
+    Params(PathBuf),
+    Png(ExportKind, PathBuf),
+}
+
+/// A loaded curve and what kestrel knows of it.
+#[derive(Debug, Clone)]
+pub struct LoadedCurve {
+    pub curve: Curve,
+    /// KES values, formatted (name, value with unit), or why not available.
+    pub values: Vec<(String, String)>,
+    /// The latest fit of this curve, if any.
+    pub fit: Option<CurveFit>,
+}
+
+/// A palette entry of the reduced model being played: its name and key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaletteKey {
+    pub name: String,
+    pub key: char,
+}
+
+/// A path names a reduced model (by its extension).
+pub fn is_model(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "krd")
+}
+
+/// Commands to a running simulation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClothControl {
+    Run,
+    Pause,
+    /// One step, then paused.
+    Step,
+    Stop,
+    /// Apply palette entry k of a reduced model (ignored by a full simulation).
+    Impulse(usize),
+    /// Render the current state (`ClothFrame`: one PNG at `path`) or run on and render
+    /// [`ExportKind::frames`] frames into the folder `path` (`ClothSequence`), pausing the
+    /// simulation; nothing replaced unless `force`.
+    Render {
+        kind: ExportKind,
+        path: PathBuf,
+        force: bool,
+    },
+}
+
+/// What the Cloth tab shows of a simulation at one moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClothFrame {
+    pub scene: String,
+    /// Particle positions [m].
+    pub positions: Vec<[f64; 3]>,
+    /// Particles along the warp and the weft.
+    pub nu: usize,
+    pub nv: usize,
+    /// Unit vector against gravity (the view's up).
+    pub up: [f64; 3],
+    pub steps: u64,
+    pub time_s: f64,
+    /// Mean wall time per step since the last frame [ms].
+    pub ms_per_step: f64,
+    /// Largest deformation rates of structural and shear pairs (0.1 = 10 %).
+    pub rate_structural: f64,
+    pub rate_shear: f64,
+    pub kinetic_j: f64,
+    pub elastic_j: f64,
+    pub running: bool,
+    /// Playback of a reduced model: what a full simulation does not have.
+    pub reduced: Option<ReducedStats>,
+}
+
+/// What the Cloth tab shows of a reduced model's playback.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReducedStats {
+    pub rank: usize,
+    /// Frames reconstructed per second of wall time (step, mean + U·q, door turn).
+    pub frames_per_s: f64,
+    /// Palette entry in force.
+    pub entry: usize,
+    pub entry_name: String,
+    /// Door angle [deg], with a door.
+    pub door_deg: Option<f64>,
+    pub jumps: usize,
+    /// Impulses refused.
+    pub ignored: usize,
+}
+
+/// A curve with its overlay and legend, owned so a worker can draw it.
+#[derive(Debug, Clone)]
+pub struct PlotItem {
+    pub curve: Curve,
+    pub overlay: Option<Overlay>,
+    pub legend: Vec<String>,
+}
+
+/// Everything one plotted export needs, copied from the tabs.
+#[derive(Debug, Clone)]
+pub enum ExportRequest {
+    Curve(PlotItem),
+    Sheet { title: String, items: Vec<PlotItem> },
+    Hysteresis { item: PlotItem, law: ConnectorLaw },
+    Nothing(String),
+}
+
+/// Work for a worker thread, asked for by `update` and started by the event loop.
+#[derive(Debug, Clone)]
+pub enum Job {
+    Fit {
+        curve_index: usize,
+        curve: Box<Curve>,
+        options: FitOptions,
+    },
+    Open(PathBuf),
+    /// Write the parameter set of `fabric` assembled from its fitted curves.
+    SaveParams {
+        path: PathBuf,
+        force: bool,
+        fabric: String,
+        fitted: Vec<(Curve, CurveFit)>,
+    },
+    ExportPng {
+        kind: ExportKind,
+        path: PathBuf,
+        force: bool,
+        request: Box<ExportRequest>,
+    },
+    /// Complete the path typed in the prompt.
+    CompletePath(String),
+    /// List the scenes and reduced models under `root` (the working directory when empty).
+    ScanCloth(PathBuf),
+    /// Load a scene and start its simulation thread (paused).
+    ClothStart(PathBuf),
+    /// Run, pause, step or stop the simulation thread.
+    Cloth(ClothControl),
+}
+
+/// What comes back from the workers.
+#[derive(Debug, Clone)]
+pub enum Event {
+    FitProgress(FitProgress),
+    FitDone {
+        curve_index: usize,
+        fit: Box<CurveFit>,
+    },
+    Opened {
+        curves: Vec<LoadedCurve>,
+        errors: Vec<String>,
+    },
+    Written(PathBuf),
+    /// A typed path (`typed`) and its completion.
+    PathCompleted {
+        typed: String,
+        completed: String,
+    },
+    /// The scenes, then the reduced models, found for the Cloth tab.
+    ClothScanned(Vec<PathBuf>),
+    /// A frame of the running cloth simulation.
+    ClothFrame(Box<ClothFrame>),
+    /// A reduced model was loaded for playback: its palette.
+    ClothPalette(Vec<PaletteKey>),
+    /// A cloth render: frames written so far, in all, and the adapter drawing them.
+    RenderProgress {
+        done: usize,
+        total: usize,
+        adapter: String,
+    },
+    /// The file exists: ask before overwriting.
+    Exists(PendingWrite),
+    Failed(String),
+}
+
+/// Everything the user can do, named.
+#[derive(Debug, Clone)]
+pub enum Action {
+    NextTab,
+    PrevTab,
+    GoTab(Tab),
+    ToggleHelp,
+    Quit,
+    /// Escape: close a popup or prompt.
+    Cancel,
+    Up,
+    Down,
+    OpenPrompt,
+    PromptInput(char),
+    PromptBackspace,
+    /// Clear the prompt's text (Ctrl-U).
+    PromptClear,
+    PromptComplete,
+    PromptSubmit,
+    /// Connector: next law (traction → bending → shear).
+    CycleLaw,
+    /// Connector: Dahl ↔ second-order Bliman–Sorine.
+    ToggleFrictionModel,
+    /// Connector: load-dependent level on/off.
+    ToggleMu,
+    /// Connector: multiply the selected parameter by (1 + fraction).
+    Nudge(f64),
+    /// Connector: type a value for the selected parameter.
+    EditValue,
+    /// Hysteresis: next driving path.
+    CyclePath,
+    /// Hysteresis: scale the amplitude.
+    ScaleAmplitude(f64),
+    /// Fit: next model.
+    CycleModel,
+    /// Fit: run the fit of the selected curve on a worker.
+    RunFit,
+    /// Fit: put the fitted law into the Connector tab.
+    AcceptFit,
+    /// Fit: save the fabric's parameter set (asks for a path).
+    SaveParams,
+    /// Export: write the selected PNG (asks for a path).
+    Export,
+    /// Cloth: load the selected scene.
+    ClothLoad,
+    /// Cloth: run / pause.
+    ClothRunPause,
+    /// Cloth: one step.
+    ClothStep,
+    /// Cloth: apply palette entry k of the reduced model being played.
+    ClothImpulse(usize),
+    /// Cloth: turn the view (yaw, pitch) [rad].
+    Rotate(f64, f64),
+    /// A modal question answered.
+    Answer(bool),
+    Event(Event),
+}

@@ -1,0 +1,43 @@
+//! The one-line text prompt at the bottom of the screen and the modal yes/no question.
+
+use super::message::{ExportKind, PendingWrite};
+
+/// What a text prompt is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptPurpose {
+    /// Open KES curve files (a path; a folder opens every CSV in it).
+    Open,
+    /// A value for the selected Connector parameter.
+    ParameterValue,
+    /// Where to save the fabric's parameter set.
+    SaveParams,
+    /// Where to write a PNG.
+    ExportPng(ExportKind),
+}
+
+/// A one-line text prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub purpose: PromptPurpose,
+    pub label: String,
+    pub text: String,
+}
+
+impl Prompt {
+    pub fn new(purpose: PromptPurpose, label: &str, text: String) -> Self {
+        Self {
+            purpose,
+            label: label.to_string(),
+            text,
+        }
+    }
+}
+
+/// A modal question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirm {
+    /// Quit although results are unsaved.
+    Quit,
+    /// Overwrite an existing file.
+    Overwrite(PendingWrite),
+}

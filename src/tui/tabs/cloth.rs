@@ -1,0 +1,327 @@
+//! The Cloth tab: the scenes and reduced models found, the one loaded running on a worker
+//! (run, pause, step, palette impulses), its live statistics and an orthographic wireframe.
+
+use std::path::PathBuf;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Color;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::canvas::{self, Canvas};
+use ratatui::widgets::{List, ListItem, ListState, Paragraph, StatefulWidget, Widget, Wrap};
+
+use super::Effects;
+use crate::tui::keymap::palette_key_label;
+use crate::tui::message::{is_model, Action, ClothControl, ClothFrame, Job, PaletteKey};
+use crate::tui::series;
+use crate::tui::widgets::{block, bounds, Theme};
+
+/// The scenes and reduced models found, the one loaded, its last frame, the model's palette
+/// (empty for a scene) and the view's angles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClothTabState {
+    /// Scenes (`*.toml`), then reduced models (`*.krd`).
+    pub scenes: Vec<PathBuf>,
+    pub palette: Vec<PaletteKey>,
+    pub selected: usize,
+    pub loaded: Option<PathBuf>,
+    pub frame: Option<ClothFrame>,
+    /// View rotation about the up axis and tilt [rad].
+    pub yaw: f64,
+    pub pitch: f64,
+}
+
+impl Default for ClothTabState {
+    fn default() -> Self {
+        Self {
+            scenes: Vec::new(),
+            palette: Vec::new(),
+            selected: 0,
+            loaded: None,
+            frame: None,
+            yaw: 0.0,
+            pitch: 0.35,
+        }
+    }
+}
+
+impl ClothTabState {
+    /// The palette keys in force: those of a reduced model loaded, else none.
+    pub fn live_palette(&self) -> &[PaletteKey] {
+        if self.loaded.is_some() {
+            &self.palette
+        } else {
+            &[]
+        }
+    }
+
+    /// Handles the tab's actions: selection, load, run/pause, step, impulses, view.
+    pub fn update(&mut self, action: &Action, fx: &mut Effects) {
+        match *action {
+            Action::Up | Action::Down => {
+                let up = matches!(action, Action::Up);
+                self.selected = super::ring_step(self.selected, self.scenes.len(), up);
+            }
+            Action::ClothLoad => match self.scenes.get(self.selected) {
+                Some(path) => {
+                    self.loaded = Some(path.clone());
+                    self.frame = None;
+                    self.palette.clear();
+                    fx.job(Job::ClothStart(path.clone()));
+                    fx.status(if is_model(path) {
+                        format!(
+                            "loading model {} — Space plays, palette keys apply impulses",
+                            path.display()
+                        )
+                    } else {
+                        format!("loaded {} — Space runs, n steps", path.display())
+                    });
+                }
+                None => fx.status("no scenes: start kestrel in the folder that holds scenes/"),
+            },
+            Action::ClothRunPause => {
+                if self.loaded.is_none() {
+                    fx.status("load a scene first (Enter)");
+                } else {
+                    let running = self.frame.as_ref().is_some_and(|f| f.running);
+                    fx.job(Job::Cloth(if running {
+                        ClothControl::Pause
+                    } else {
+                        ClothControl::Run
+                    }));
+                }
+            }
+            Action::ClothStep if self.loaded.is_some() => {
+                fx.job(Job::Cloth(ClothControl::Step));
+            }
+            Action::ClothImpulse(k) => match self.palette.get(k) {
+                Some(entry) => {
+                    fx.status(format!("impulse: {}", entry.name));
+                    fx.job(Job::Cloth(ClothControl::Impulse(k)));
+                }
+                None => fx.status("no reduced model playing: load a .krd first"),
+            },
+            Action::Rotate(yaw, pitch) => {
+                self.yaw = (self.yaw + yaw).rem_euclid(std::f64::consts::TAU);
+                self.pitch = (self.pitch + pitch).clamp(-1.5, 1.5);
+            }
+            _ => {}
+        }
+    }
+
+    /// The list found by the scan job.
+    pub fn on_scanned(&mut self, scenes: Vec<PathBuf>) {
+        self.selected = self.selected.min(scenes.len().saturating_sub(1));
+        self.scenes = scenes;
+    }
+
+    pub fn on_palette(&mut self, palette: Vec<PaletteKey>, fx: &mut Effects) {
+        let names: Vec<&str> = palette.iter().map(|p| p.name.as_str()).collect();
+        fx.status(format!(
+            "model loaded — Space plays; impulses: {}",
+            names.join(", ")
+        ));
+        self.palette = palette;
+    }
+
+    pub fn render(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+        let [left, right] =
+            Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(area);
+        // the palette legend wraps inside the 32 columns of the left pane
+        let legend_chars: usize = self
+            .palette
+            .iter()
+            .map(|p| palette_key_label(p.key).chars().count() + p.name.chars().count() + 3)
+            .sum();
+        let legend_rows = if self.palette.is_empty() {
+            0
+        } else {
+            2 + legend_chars.div_ceil(28).clamp(1, 6) as u16
+        };
+        let [list, stats, legend] = Layout::vertical([
+            Constraint::Min(4),
+            Constraint::Length(11),
+            Constraint::Length(legend_rows),
+        ])
+        .areas(left);
+        self.render_list(theme, list, buf);
+        let lines: Vec<Line> = match &self.frame {
+            Some(f) if f.reduced.is_some() => reduced_lines(f),
+            Some(f) => simulation_lines(f),
+            None => vec![Line::from("no simulation: select a scene, Enter")],
+        };
+        Paragraph::new(lines)
+            .block(block("live"))
+            .render(stats, buf);
+        if !self.palette.is_empty() {
+            self.render_palette(theme, legend, buf);
+        }
+        let title = self
+            .frame
+            .as_ref()
+            .map(|f| format!("{} (Left/Right turn, PgUp/PgDn tilt)", f.scene))
+            .unwrap_or_else(|| "view".into());
+        match &self.frame {
+            Some(frame) => self.render_view(frame, &title, theme, right, buf),
+            None => block(&title).render(right, buf),
+        }
+    }
+
+    fn render_list(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+        let items: Vec<ListItem> = if self.scenes.is_empty() {
+            vec![ListItem::new("no scenes/ folder here")]
+        } else {
+            self.scenes
+                .iter()
+                .map(|p| {
+                    // scenes by their stem, models by their whole name
+                    let name = if is_model(p) {
+                        p.file_name()
+                    } else {
+                        p.file_stem()
+                    }
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                    let mark = if self.loaded.as_ref() == Some(p) {
+                        "* "
+                    } else {
+                        "  "
+                    };
+                    ListItem::new(format!("{mark}{name}"))
+                })
+                .collect()
+        };
+        let mut state = ListState::default().with_selected(Some(self.selected));
+        StatefulWidget::render(
+            List::new(items)
+                .block(block("scenes, models (Enter loads)"))
+                .highlight_style(theme.selected()),
+            area,
+            buf,
+            &mut state,
+        );
+    }
+
+    fn render_palette(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+        let current = self
+            .frame
+            .as_ref()
+            .and_then(|f| f.reduced.as_ref())
+            .map(|r| r.entry);
+        let spans: Vec<Span> = self
+            .palette
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let text = format!("{} {}  ", palette_key_label(p.key), p.name);
+                if current == Some(k) {
+                    Span::styled(text, theme.selected())
+                } else {
+                    Span::raw(text)
+                }
+            })
+            .collect();
+        Paragraph::new(Line::from(spans))
+            .block(block("palette (Alt+key when taken)"))
+            .wrap(Wrap { trim: true })
+            .render(area, buf);
+    }
+
+    /// The wireframe, with equal scales on both axes.
+    fn render_view(
+        &self,
+        frame: &ClothFrame,
+        title: &str,
+        theme: &Theme,
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
+        let points = series::project(frame, self.yaw, self.pitch);
+        let (xb, yb) = bounds([points.as_slice()]);
+        // a braille cell is 2 × 4 dots, about 1:2 in aspect
+        let w = f64::from(area.width.saturating_sub(2).max(1));
+        let h = f64::from(area.height.saturating_sub(2).max(1)) * 2.0;
+        let (cx, cy) = (0.5 * (xb[0] + xb[1]), 0.5 * (yb[0] + yb[1]));
+        let scale = ((xb[1] - xb[0]) / w).max((yb[1] - yb[0]) / h);
+        let (hx, hy) = (0.5 * scale * w, 0.5 * scale * h);
+        let (nu, nv) = (frame.nu, frame.nv);
+        let color = if theme.mono {
+            Color::Reset
+        } else {
+            Color::Cyan
+        };
+        Canvas::default()
+            .block(block(title))
+            .marker(Marker::Braille)
+            .x_bounds([cx - hx, cx + hx])
+            .y_bounds([cy - hy, cy + hy])
+            .paint(|ctx| {
+                let at = |i: usize, j: usize| points.get(j * nu + i).copied();
+                for i in 0..nu {
+                    for j in 0..nv {
+                        let Some((x1, y1)) = at(i, j) else { continue };
+                        for (di, dj) in [(1, 0), (0, 1)] {
+                            if let Some((x2, y2)) =
+                                at(i + di, j + dj).filter(|_| i + di < nu && j + dj < nv)
+                            {
+                                ctx.draw(&canvas::Line {
+                                    x1,
+                                    y1,
+                                    x2,
+                                    y2,
+                                    color,
+                                });
+                            }
+                        }
+                    }
+                }
+            })
+            .render(area, buf);
+    }
+}
+
+/// Statistics of a full simulation.
+fn simulation_lines(f: &ClothFrame) -> Vec<Line<'static>> {
+    vec![
+        Line::from(if f.running {
+            "running (Space pauses)"
+        } else {
+            "paused (Space runs, n steps)"
+        }),
+        Line::from(format!("step {}  t = {:.3} s", f.steps, f.time_s)),
+        Line::from(format!("{:.2} ms per step", f.ms_per_step)),
+        Line::from(format!(
+            "max rate structural {:.2} %",
+            100.0 * f.rate_structural
+        )),
+        Line::from(format!("max rate shear      {:.2} %", 100.0 * f.rate_shear)),
+        Line::from(format!("kinetic {:.4e} J", f.kinetic_j)),
+        Line::from(format!("elastic {:.4e} J", f.elastic_j)),
+        Line::from(format!("{} x {} particles", f.nu, f.nv)),
+    ]
+}
+
+/// Statistics of a reduced model's playback.
+fn reduced_lines(f: &ClothFrame) -> Vec<Line<'static>> {
+    let Some(r) = &f.reduced else {
+        return Vec::new();
+    };
+    vec![
+        Line::from(if f.running {
+            "playing (Space pauses)"
+        } else {
+            "paused (Space plays, n one frame)"
+        }),
+        Line::from(format!("frame {}  t = {:.3} s", f.steps, f.time_s)),
+        Line::from(format!("rank {}  {:.0} frames/s", r.rank, r.frames_per_s)),
+        Line::from(format!("({:.3} ms per reconstruction)", f.ms_per_step)),
+        Line::from(format!("entry: {}", r.entry_name)),
+        Line::from(match r.door_deg {
+            Some(d) => format!("door {d:.1} deg"),
+            None => "no door".into(),
+        }),
+        Line::from(format!("jumps {}  refused {}", r.jumps, r.ignored)),
+        Line::from(format!("{} x {} vertices (reduced)", f.nu, f.nv)),
+    ]
+}

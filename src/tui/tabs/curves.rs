@@ -1,0 +1,135 @@
+//! The Curves tab: the loaded KES curves grouped by fabric, the selected one's loading and
+//! unloading branches (KES units) and its KES values. The other tabs read the selection.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{List, ListItem, ListState, Paragraph, StatefulWidget, Widget};
+
+use crate::tui::message::LoadedCurve;
+use crate::tui::series;
+use crate::tui::widgets::{block, chart, values_paragraph, Theme};
+
+/// The loaded curves and the selection.
+#[derive(Debug, Clone, Default)]
+pub struct CurvesState {
+    pub list: Vec<LoadedCurve>,
+    pub selected: usize,
+}
+
+impl CurvesState {
+    pub fn new(list: Vec<LoadedCurve>) -> Self {
+        Self { list, selected: 0 }
+    }
+
+    pub fn selected_curve(&self) -> Option<&LoadedCurve> {
+        self.list.get(self.selected)
+    }
+
+    /// Indices of the curves of the selected curve's fabric.
+    pub fn fabric_members(&self) -> Vec<usize> {
+        let Some(sel) = self.selected_curve() else {
+            return Vec::new();
+        };
+        self.list
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.curve.fabric == sel.curve.fabric)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Moves the selection; true when there is a curve to follow.
+    pub fn step(&mut self, up: bool) -> bool {
+        let n = self.list.len();
+        if n == 0 {
+            return false;
+        }
+        self.selected = super::ring_step(self.selected, n, up);
+        true
+    }
+
+    /// Appends opened curves and selects the first of them; true when there were any.
+    pub fn add(&mut self, curves: Vec<LoadedCurve>) -> bool {
+        if curves.is_empty() {
+            return false;
+        }
+        self.selected = self.list.len();
+        self.list.extend(curves);
+        true
+    }
+
+    /// The curve list grouped by fabric, with the selection highlighted.
+    pub fn render_list(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+        let mut items = Vec::new();
+        let mut selected_row = None;
+        let mut last_fabric: Option<&str> = None;
+        for (i, c) in self.list.iter().enumerate() {
+            if last_fabric != Some(c.curve.fabric.as_str()) {
+                let name = if c.curve.fabric.is_empty() {
+                    "(no fabric)"
+                } else {
+                    c.curve.fabric.as_str()
+                };
+                items.push(ListItem::new(Line::from(Span::styled(
+                    name.to_string(),
+                    theme.fg(Color::Green).add_modifier(Modifier::BOLD),
+                ))));
+                last_fabric = Some(c.curve.fabric.as_str());
+            }
+            if i == self.selected {
+                selected_row = Some(items.len());
+            }
+            let fitted = match &c.fit {
+                Some(f) if f.is_fitted() => format!(" {:.2}%", 100.0 * f.nrmse),
+                _ => String::new(),
+            };
+            items.push(ListItem::new(format!(
+                "  {} {}{}",
+                c.curve.test, c.curve.direction, fitted
+            )));
+        }
+        if items.is_empty() {
+            items.push(ListItem::new("no curves: press o to open"));
+        }
+        let mut state = ListState::default().with_selected(selected_row);
+        StatefulWidget::render(
+            List::new(items)
+                .block(block("curves"))
+                .highlight_style(theme.selected()),
+            area,
+            buf,
+            &mut state,
+        );
+    }
+
+    pub fn render(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+        let [left, right] =
+            Layout::horizontal([Constraint::Length(28), Constraint::Min(20)]).areas(area);
+        self.render_list(theme, left, buf);
+        let Some(c) = self.selected_curve() else {
+            Paragraph::new("Open KES curves with o (a CSV file or a folder).")
+                .block(block("curve"))
+                .render(right, buf);
+            return;
+        };
+        let [plot, values] =
+            Layout::horizontal([Constraint::Min(20), Constraint::Length(26)]).areas(right);
+        let units = c.curve.test.kes_units();
+        let (up, down) = series::branches(&c.curve);
+        let title = format!("{} {} {}", c.curve.fabric, c.curve.test, c.curve.direction);
+        chart(
+            &title,
+            units.x_label,
+            units.y_label,
+            &[
+                ("loading", &up, theme.loading(), false),
+                ("unloading", &down, theme.unloading(), false),
+            ],
+            plot,
+            buf,
+        );
+        values_paragraph("KES values", &c.values).render(values, buf);
+    }
+}

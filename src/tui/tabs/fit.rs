@@ -1,0 +1,263 @@
+//! The Fit tab: Levenberg–Marquardt fits of the selected curve on a worker (model, progress,
+//! parameters ± standard errors, correlations), accepted into the Connector tab or saved.
+
+use std::path::PathBuf;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Color;
+use ratatui::text::Line;
+use ratatui::widgets::{Gauge, Paragraph, Widget, Wrap};
+
+use super::connector::ConnectorState;
+use super::curves::CurvesState;
+use super::Effects;
+use crate::fit::{CurveFit, FitModel, FitOptions, FitProgress, FitStatus};
+use crate::tui::message::{Action, Job};
+use crate::tui::prompt::PromptPurpose;
+use crate::tui::series;
+use crate::tui::widgets::{block, chart, Theme};
+
+/// The model to fit and the fit running.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitState {
+    pub model: FitModel,
+    /// A fit is running on a worker: which curve, and the last progress.
+    pub running: Option<(usize, Option<FitProgress>)>,
+    /// Iterations seen in the running fit (all models together), for the gauge.
+    pub iterations_seen: usize,
+}
+
+impl Default for FitState {
+    fn default() -> Self {
+        Self {
+            model: FitModel::Auto,
+            running: None,
+            iterations_seen: 0,
+        }
+    }
+}
+
+/// The job that writes the parameter set of the selected curve's fabric from its fitted curves.
+pub fn save_job(curves: &CurvesState, path: PathBuf, force: bool) -> Job {
+    let fitted = curves
+        .fabric_members()
+        .iter()
+        .filter_map(|&i| {
+            let c = &curves.list[i];
+            c.fit
+                .as_ref()
+                .filter(|f| f.is_fitted())
+                .map(|f| (c.curve.clone(), f.clone()))
+        })
+        .collect();
+    let fabric = curves
+        .selected_curve()
+        .map(|c| c.curve.fabric.clone())
+        .unwrap_or_default();
+    Job::SaveParams {
+        path,
+        force,
+        fabric,
+        fitted,
+    }
+}
+
+impl FitState {
+    /// Handles the tab's actions: model, run, accept, save.
+    pub fn update(
+        &mut self,
+        action: &Action,
+        curves: &CurvesState,
+        connector: &mut ConnectorState,
+        fx: &mut Effects,
+    ) {
+        match action {
+            Action::CycleModel => {
+                self.model = match self.model {
+                    FitModel::Auto => FitModel::Dahl,
+                    FitModel::Dahl => FitModel::Bs2,
+                    FitModel::Bs2 => FitModel::DahlAlpha,
+                    FitModel::DahlAlpha => FitModel::Auto,
+                };
+            }
+            Action::RunFit => self.run(curves, fx),
+            Action::AcceptFit => {
+                let Some(c) = curves.selected_curve() else {
+                    return;
+                };
+                match c.fit.as_ref().and_then(|f| f.law()) {
+                    Some(law) => {
+                        connector.accept(law, c.curve.test);
+                        fx.status(format!(
+                            "fitted {} law accepted into the Connector tab",
+                            law.name()
+                        ));
+                    }
+                    None => fx.status("no fitted law for this curve: run the fit first"),
+                }
+            }
+            Action::SaveParams => {
+                if curves.list.iter().all(|c| c.fit.is_none()) {
+                    fx.status("nothing to save: fit a curve first (Fit tab, Enter)");
+                } else {
+                    let fabric = curves
+                        .selected_curve()
+                        .map(|c| crate::fit::fabric::fabric_slug(&c.curve.fabric))
+                        .unwrap_or_else(|| "fabric".into());
+                    fx.prompt(
+                        PromptPurpose::SaveParams,
+                        "save parameter set to (.toml or .json):",
+                        format!("{fabric}.params.toml"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn run(&mut self, curves: &CurvesState, fx: &mut Effects) {
+        if self.running.is_some() {
+            fx.status("a fit is already running");
+            return;
+        }
+        let Some(curve) = curves.selected_curve().map(|c| c.curve.clone()) else {
+            fx.status("no curve selected: open one with o");
+            return;
+        };
+        let options = FitOptions {
+            model: self.model,
+            ..FitOptions::default()
+        };
+        fx.status(format!("fitting {} {} …", curve.test, curve.direction));
+        fx.job(Job::Fit {
+            curve_index: curves.selected,
+            curve: Box::new(curve),
+            options,
+        });
+        self.running = Some((curves.selected, None));
+        self.iterations_seen = 0;
+    }
+
+    pub fn on_progress(&mut self, p: FitProgress) {
+        self.iterations_seen += 1;
+        if let Some((_, last)) = self.running.as_mut() {
+            *last = Some(p);
+        }
+    }
+
+    /// A fit came back: kept with its curve; true when it fitted (results now unsaved).
+    pub fn on_done(
+        &mut self,
+        curve_index: usize,
+        fit: CurveFit,
+        curves: &mut CurvesState,
+        fx: &mut Effects,
+    ) -> bool {
+        self.running = None;
+        let fitted = matches!(fit.status, FitStatus::Fitted);
+        fx.status(match &fit.status {
+            FitStatus::Fitted => format!(
+                "fit done: {} NRMSE {:.2} % in {:.0} ms",
+                fit.model,
+                100.0 * fit.nrmse,
+                fit.elapsed_ms
+            ),
+            FitStatus::Failed(why) => format!("fit failed: {why}"),
+        });
+        if let Some(c) = curves.list.get_mut(curve_index) {
+            c.fit = Some(fit);
+        }
+        fitted
+    }
+
+    pub fn render(&self, curves: &CurvesState, theme: &Theme, area: Rect, buf: &mut Buffer) {
+        let [left, right] =
+            Layout::horizontal([Constraint::Length(28), Constraint::Min(20)]).areas(area);
+        let [list, model] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(3)]).areas(left);
+        curves.render_list(theme, list, buf);
+        Paragraph::new(format!("{:?} (m)", self.model).to_lowercase())
+            .block(block("model"))
+            .render(model, buf);
+        let [gauge, body] =
+            Layout::vertical([Constraint::Length(3), Constraint::Min(5)]).areas(right);
+        let (ratio, label) = match &self.running {
+            Some((_, Some(p))) => (
+                (self.iterations_seen as f64 / 400.0).min(0.99),
+                format!(
+                    "{}: iteration {} NRMSE {:.3} %",
+                    p.model,
+                    p.iteration,
+                    100.0 * p.nrmse
+                ),
+            ),
+            Some((_, None)) => (0.0, "starting…".to_string()),
+            None => (
+                0.0,
+                "idle: Enter runs the fit of the selected curve".to_string(),
+            ),
+        };
+        Gauge::default()
+            .block(block("fit"))
+            .gauge_style(theme.fg(Color::Green))
+            .ratio(ratio)
+            .label(label)
+            .render(gauge, buf);
+        let Some(c) = curves.selected_curve() else {
+            return;
+        };
+        let Some(fit) = &c.fit else {
+            Paragraph::new("not fitted yet")
+                .block(block("result"))
+                .render(body, buf);
+            return;
+        };
+        let [plot, table] =
+            Layout::horizontal([Constraint::Min(20), Constraint::Length(46)]).areas(body);
+        let units = c.curve.test.kes_units();
+        let (up, down) = series::branches(&c.curve);
+        let model_pts = series::fit_points(&c.curve, fit);
+        chart(
+            &format!("{} {} fit", c.curve.test, c.curve.direction),
+            units.x_label,
+            units.y_label,
+            &[
+                ("loading", &up, theme.loading(), false),
+                ("unloading", &down, theme.unloading(), false),
+                ("model", &model_pts, theme.model(), true),
+            ],
+            plot,
+            buf,
+        );
+        let mut lines = vec![Line::from(match &fit.status {
+            FitStatus::Fitted => format!(
+                "{}  NRMSE {:.3} %  {} it, {:.0} ms",
+                fit.model,
+                100.0 * fit.nrmse,
+                fit.iterations,
+                fit.elapsed_ms
+            ),
+            FitStatus::Failed(why) => format!("failed: {why}"),
+        })];
+        for p in &fit.params {
+            let se = match (p.std_error, &p.pinned) {
+                (_, Some(_)) => "pinned".to_string(),
+                (Some(se), None) => format!("± {se:.2e}"),
+                (None, None) => String::new(),
+            };
+            lines.push(Line::from(format!(
+                "{:<12} {:>10.4e} {:<10} {}",
+                p.name, p.value, se, p.unit
+            )));
+        }
+        lines.push(Line::from(format!("termination: {}", fit.termination)));
+        for (a, b, r) in &fit.correlations {
+            lines.push(Line::from(format!("corr({a}, {b}) = {r:.2}")));
+        }
+        Paragraph::new(lines)
+            .block(block("parameters (a accepts, s saves)"))
+            .wrap(Wrap { trim: true })
+            .render(table, buf);
+    }
+}

@@ -1,0 +1,140 @@
+//! Drawing helpers shared by the tabs: the theme (or none under NO_COLOR), framed blocks,
+//! charts of (x, y) series with padded bounds, and KES value tables.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
+
+/// Colours, or none under NO_COLOR.
+pub struct Theme {
+    pub mono: bool,
+}
+
+impl Theme {
+    pub fn fg(&self, c: Color) -> Style {
+        if self.mono {
+            Style::default()
+        } else {
+            Style::default().fg(c)
+        }
+    }
+    pub fn selected(&self) -> Style {
+        if self.mono {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default()
+                .fg(Color::Black)
+                .bg(Color::Cyan)
+                .add_modifier(Modifier::BOLD)
+        }
+    }
+    pub fn loading(&self) -> Style {
+        self.fg(Color::Cyan)
+    }
+    pub fn unloading(&self) -> Style {
+        self.fg(Color::Magenta)
+    }
+    pub fn model(&self) -> Style {
+        self.fg(Color::Yellow)
+    }
+}
+
+pub fn block(title: &str) -> Block<'_> {
+    Block::default().borders(Borders::ALL).title(title)
+}
+
+/// Bounds of a set of series, padded by 5 %.
+pub fn bounds<'a>(series: impl IntoIterator<Item = &'a [(f64, f64)]>) -> ([f64; 2], [f64; 2]) {
+    let mut x = [f64::INFINITY, f64::NEG_INFINITY];
+    let mut y = [f64::INFINITY, f64::NEG_INFINITY];
+    for s in series {
+        for &(a, b) in s {
+            if a.is_finite() && b.is_finite() {
+                x = [x[0].min(a), x[1].max(a)];
+                y = [y[0].min(b), y[1].max(b)];
+            }
+        }
+    }
+    if !x[0].is_finite() {
+        return ([0.0, 1.0], [0.0, 1.0]);
+    }
+    let pad = |r: [f64; 2]| {
+        let d = (r[1] - r[0]).abs().max(1e-12) * 0.05;
+        [r[0] - d, r[1] + d]
+    };
+    (pad(x), pad(y))
+}
+
+fn axis_labels(r: [f64; 2]) -> Vec<Span<'static>> {
+    let fmt = |v: f64| {
+        if v.abs() >= 1000.0 || (v != 0.0 && v.abs() < 0.01) {
+            format!("{v:.2e}")
+        } else {
+            format!("{v:.3}")
+        }
+    };
+    vec![
+        Span::raw(fmt(r[0])),
+        Span::raw(fmt(0.5 * (r[0] + r[1]))),
+        Span::raw(fmt(r[1])),
+    ]
+}
+
+/// A named series for a chart: (name, points, style, drawn as a line?).
+pub type Series<'a> = (&'a str, &'a [(f64, f64)], Style, bool);
+
+/// A chart of named series.
+pub fn chart(
+    title: &str,
+    x_title: &str,
+    y_title: &str,
+    sets: &[Series<'_>],
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let (xb, yb) = bounds(sets.iter().map(|s| s.1));
+    let datasets: Vec<Dataset> = sets
+        .iter()
+        .map(|(name, data, style, line)| {
+            Dataset::default()
+                .name(name.to_string())
+                .marker(Marker::Braille)
+                .graph_type(if *line {
+                    GraphType::Line
+                } else {
+                    GraphType::Scatter
+                })
+                .style(*style)
+                .data(data)
+        })
+        .collect();
+    Chart::new(datasets)
+        .block(block(title))
+        .x_axis(
+            Axis::default()
+                .title(x_title.to_string())
+                .bounds(xb)
+                .labels(axis_labels(xb)),
+        )
+        .y_axis(
+            Axis::default()
+                .title(y_title.to_string())
+                .bounds(yb)
+                .labels(axis_labels(yb)),
+        )
+        .render(area, buf);
+}
+
+/// A table of (name, value with unit) rows.
+pub fn values_paragraph<'a>(title: &'a str, rows: &[(String, String)]) -> Paragraph<'a> {
+    let lines: Vec<Line> = rows
+        .iter()
+        .map(|(k, v)| Line::from(format!("{k:>5} {v}")))
+        .collect();
+    Paragraph::new(lines)
+        .block(block(title))
+        .wrap(Wrap { trim: true })
+}

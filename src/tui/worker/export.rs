@@ -1,0 +1,41 @@
+//! The Export tab's PNGs, drawn by the plot module from the request the tab copied.
+
+use std::path::Path;
+
+use crate::plot::{self, CurvePlot, HysteresisPlot, PlotError, PlotSize};
+use crate::tui::message::{ExportRequest, PlotItem};
+
+fn curve_plot(i: &PlotItem) -> CurvePlot<'_> {
+    CurvePlot {
+        curve: &i.curve,
+        model: i.overlay.as_ref(),
+        legend: &i.legend,
+    }
+}
+
+/// Draws and writes the PNG (atomically; an existing file only with `force`).
+pub fn write(request: &ExportRequest, path: &Path, force: bool) -> Result<(), PlotError> {
+    if !force && path.exists() {
+        return Err(PlotError::Write(crate::atomic::WriteError::Exists {
+            path: path.to_path_buf(),
+        }));
+    }
+    let bytes = match request {
+        ExportRequest::Curve(i) => plot::curve_png(&curve_plot(i), PlotSize::SINGLE)?,
+        ExportRequest::Sheet { title, items } => {
+            let plots: Vec<CurvePlot> = items.iter().map(curve_plot).collect();
+            plot::sheet_png(title, &plots, PlotSize::SHEET)?
+        }
+        ExportRequest::Hysteresis { item, law } => plot::hysteresis_png(
+            &HysteresisPlot {
+                curve: &item.curve,
+                law: Some(law),
+                offset: 0.0,
+                legend: &item.legend,
+            },
+            PlotSize::SINGLE,
+        )?,
+        ExportRequest::Nothing(why) => return Err(PlotError::Sheet(why.clone())),
+    };
+    plot::write_png(path, &bytes, force)
+}
