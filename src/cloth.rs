@@ -36,7 +36,7 @@ pub use pipeline::{
 };
 pub use semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 pub use springs::{SpringFamily, SpringNetwork, SpringStiffness};
-pub use terzopoulos::{BendingLaw, MetricLaw, TerzopoulosParams, TerzopoulosSurface};
+pub use terzopoulos::{MetricLaw, RigidityLaw, TerzopoulosParams, TerzopoulosSurface};
 pub use world::{ClothWorld, DeformationRates, Material, Pin, WorldSnapshot};
 
 /// A 3-vector of `f64` (positions in m, velocities in m/s, forces in N).

@@ -245,7 +245,7 @@ pub struct Image {
 /// Positions of a world as `f32` triples.
 pub fn positions(world: &ClothWorld) -> Vec<[f32; 3]> {
     world
-        .x
+        .positions()
         .iter()
         .map(|p| [p.x as f32, p.y as f32, p.z as f32])
         .collect()

@@ -566,7 +566,7 @@ impl Scene {
         if let MaterialSpec::Terzopoulos(params) = &file.material {
             params.validate().map_err(invalid)?;
             world.material = Material::Terzopoulos(Box::new(
-                TerzopoulosSurface::new(&grid, &world.x, *params).map_err(cloth)?,
+                TerzopoulosSurface::new(&grid, world.positions(), *params).map_err(cloth)?,
             ));
         }
         if integ.kind == Integrator::SemiImplicit

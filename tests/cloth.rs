@@ -84,8 +84,9 @@ fn spring_world(n: usize, size: f64, k: f64) -> ClothWorld {
 /// Perturbs positions and sets random velocities.
 fn shake(world: &mut ClothWorld, rng: &mut Lcg, dx: f64, dv: f64) {
     for k in 0..world.len() {
-        world.x[k] += rng.vec(dx);
-        world.v[k] = rng.vec(dv);
+        let x = world.positions()[k] + rng.vec(dx);
+        world.set_position(k, x);
+        world.set_velocity(k, rng.vec(dv));
     }
 }
 
@@ -106,10 +107,13 @@ fn every_connector_has_zero_net_force_and_torque() {
     };
     let mut checked = 0;
     for c in 0..kes.len() {
-        let forces = kes.connector_forces(&world.x, c);
+        let forces = kes.connector_forces(world.positions(), c);
         let scale: f64 = forces.iter().map(|(_, f)| f.norm()).sum::<f64>() + 1e-30;
         let net: Vec3 = forces.iter().map(|(_, f)| *f).sum();
-        let torque: Vec3 = forces.iter().map(|(p, f)| world.x[*p].cross(f)).sum();
+        let torque: Vec3 = forces
+            .iter()
+            .map(|(p, f)| world.positions()[*p].cross(f))
+            .sum();
         assert!(net.norm() < 1e-12 * scale, "{}: net {net}", kes.describe(c));
         assert!(
             torque.norm() < 1e-12 * scale,
@@ -131,15 +135,15 @@ fn springs_have_zero_net_force_and_torque_and_hooke_magnitude() {
         unreachable!()
     };
     for k in 0..s.len() {
-        let [(a, fa), (b, fb)] = s.spring_forces(&world.x, k);
+        let [(a, fa), (b, fb)] = s.spring_forces(world.positions(), k);
         assert!((fa + fb).norm() < 1e-15);
-        let torque = world.x[a].cross(&fa) + world.x[b].cross(&fb);
+        let torque = world.positions()[a].cross(&fa) + world.positions()[b].cross(&fb);
         assert!(torque.norm() < 1e-14 * fa.norm().max(1e-30));
         let stiffness = match s.family(k) {
             SpringFamily::Flexion => 1.4,
             _ => 7.0,
         };
-        let l = (world.x[b] - world.x[a]).norm();
+        let l = (world.positions()[b] - world.positions()[a]).norm();
         let hooke = stiffness * (l - s.edge(k).rest).abs();
         assert!((fa.norm() - hooke).abs() < 1e-12 * hooke.max(1.0));
     }
@@ -150,9 +154,7 @@ fn traction_connector_carries_law_times_width() {
     // a 3 x 3 sheet stretched 2 % along the warp: each warp connector carries F(ε)·w with
     // w = h_weft on the middle row and h_weft/2 on the borders
     let mut world = kes_world(3, 3, 0.01);
-    for p in world.x.iter_mut() {
-        p.x *= 1.02;
-    }
+    world.map_positions(|p| Vec3::new(p.x * 1.02, p.y, p.z));
     let Material::Kes(kes) = &world.material else {
         unreachable!()
     };
@@ -161,7 +163,7 @@ fn traction_connector_carries_law_times_width() {
     let f = law.drive(&[0.02])[0];
     let total: f64 = (0..kes.len())
         .filter(|&c| kes.describe(c).starts_with("warp traction (1,"))
-        .map(|c| kes.connector_forces(&world.x, c)[0].1.x)
+        .map(|c| kes.connector_forces(world.positions(), c)[0].1.x)
         .sum();
     // the three warp connectors from column 1 to 2 together carry F·(nv − 1)·h_weft
     assert!(
@@ -180,9 +182,9 @@ fn momentum_is_conserved_without_external_loads() {
     shake(&mut world, &mut rng, 0.001, 0.3);
     let (p0, l0) = (world.linear_momentum(), world.angular_momentum());
     let scale_p: f64 = world
-        .v
+        .velocities()
         .iter()
-        .zip(&world.mass)
+        .zip(world.masses())
         .map(|(v, m)| m * v.norm())
         .sum();
     let params = StepParameters::new(Integrator::Explicit, 2e-6);
@@ -210,7 +212,7 @@ fn free_fall_follows_the_closed_form() {
     // no pins: the sheet translates rigidly, x_n = x_0 + g·Δt²·n(n+1)/2 for both schemes
     for integrator in [Integrator::Explicit, Integrator::Broyden] {
         let mut world = kes_world(4, 4, 0.02);
-        let x0 = world.x.clone();
+        let x0 = world.positions().to_vec();
         // explicit Euler is only stable below ~1e-5 s for this stiff fabric
         let dt = if integrator == Integrator::Explicit {
             1e-5
@@ -223,7 +225,7 @@ fn free_fall_follows_the_closed_form() {
             pipeline.step(&params, &mut world).unwrap();
         }
         let drop = -9.81 * dt * dt * 20.0 * 21.0 / 2.0;
-        for (x, x0) in world.x.iter().zip(&x0) {
+        for (x, x0) in world.positions().iter().zip(&x0) {
             assert!(
                 ((x - x0) - Vec3::new(0.0, drop, 0.0)).norm() < 1e-9,
                 "{integrator}"
@@ -276,9 +278,7 @@ fn friction_dissipates_what_elasticity_keeps() {
         }
         let mut world = kes_world_of(&params, 7, 7, 0.01);
         world.loads = Loads::none();
-        for p in world.x.iter_mut() {
-            *p *= 1.02;
-        }
+        world.map_positions(|p| p * 1.02);
         for i in 0..7 {
             for (a, b) in [(i, 0), (i, 6), (0, i), (6, i)] {
                 world.pin(a, b).unwrap();
@@ -294,7 +294,8 @@ fn friction_dissipates_what_elasticity_keeps() {
         for k in 0..world.len() {
             if !world.is_pinned(k) {
                 let d = rng.vec(0.0001);
-                world.x[k] += Vec3::new(d.x, 0.0, d.z);
+                let x = world.positions()[k] + Vec3::new(d.x, 0.0, d.z);
+                world.set_position(k, x);
             }
         }
         pipeline.step(&params, &mut world).unwrap();
@@ -323,7 +324,7 @@ fn pinned_particles_stay_put() {
         let mut world = kes_world(6, 6, 0.02);
         world.pin(0, 0).unwrap();
         world.pin(5, 0).unwrap();
-        let held = [world.x[0], world.x[5]];
+        let held = [world.positions()[0], world.positions()[5]];
         let dt = if integrator == Integrator::Explicit {
             2e-5
         } else {
@@ -334,9 +335,16 @@ fn pinned_particles_stay_put() {
         for _ in 0..30 {
             pipeline.step(&params, &mut world).unwrap();
         }
-        assert_eq!([world.x[0], world.x[5]], held, "{integrator}");
-        assert_eq!(world.v[0], Vec3::zeros());
-        assert!(world.x[30].y < -1e-6, "{integrator}: the rest falls");
+        assert_eq!(
+            [world.positions()[0], world.positions()[5]],
+            held,
+            "{integrator}"
+        );
+        assert_eq!(world.velocities()[0], Vec3::zeros());
+        assert!(
+            world.positions()[30].y < -1e-6,
+            "{integrator}: the rest falls"
+        );
     }
 }
 
@@ -376,7 +384,7 @@ fn obstacles_are_never_penetrated() {
     for _ in 0..600 {
         contacts += pipeline.step(&params, &mut world).unwrap().contacts;
         for o in &world.obstacles {
-            for x in &world.x {
+            for x in world.positions() {
                 assert!(o.distance(x).0 >= -1e-12, "{x} inside {o:?}");
             }
         }
@@ -469,11 +477,11 @@ fn broyden_and_newton_krylov_agree_on_a_step() {
         params.memory = 60;
         let report = ClothPipeline::new().step(&params, &mut world).unwrap();
         assert!(report.solve.converged, "{integrator}: {:?}", report.solve);
-        results.push(world.x);
+        results.push(world.positions().to_vec());
     }
     let moved: f64 = results[0]
         .iter()
-        .zip(&start.x)
+        .zip(start.positions())
         .map(|(a, b)| (a - b).norm())
         .fold(0.0, f64::max);
     let diff: f64 = results[0]
@@ -531,13 +539,13 @@ fn stretch_preconditioned_broyden_converges_to_the_same_step_in_fewer_iterations
         let mut world = start.clone();
         let tight = ClothPipeline::new().step(&params, &mut world).unwrap();
         assert!(tight.solve.converged, "{pre:?}: {:?}", tight.solve);
-        results.push((world.x, report.solve.iterations));
+        results.push((world.positions().to_vec(), report.solve.iterations));
     }
     let (block, stretch) = (&results[0], &results[1]);
     let moved: f64 = block
         .0
         .iter()
-        .zip(&start.x)
+        .zip(start.positions())
         .map(|(a, b)| (a - b).norm())
         .fold(0.0, f64::max);
     let diff: f64 = block
@@ -609,9 +617,9 @@ fn an_unconverged_implicit_step_is_taken_again_as_two_halves() {
     assert_eq!(world.steps, start.steps + 1);
     assert!((world.time - (start.time + dt)).abs() < 1e-15);
     let diff = world
-        .x
+        .positions()
         .iter()
-        .zip(&two_halves.x)
+        .zip(two_halves.positions())
         .map(|(a, b)| (a - b).norm())
         .fold(0.0, f64::max);
     assert!(
@@ -705,7 +713,7 @@ fn record_round_trips_and_rejects_truncation() {
         obstacles: vec![],
     });
     rec.push(&world);
-    world.x[4] = Vec3::new(1.5, -2.0, 0.25);
+    world.set_position(4, Vec3::new(1.5, -2.0, 0.25));
     world.steps = 7;
     world.time = 0.007;
     rec.push(&world);

@@ -20,7 +20,7 @@ pub enum MetricLaw {
 /// How the rigidities β_ij depend on the state (eq. 17).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum BendingLaw {
+pub enum RigidityLaw {
     /// β_ij = ξ_ij (B_ij − B⁰_ij) with B_ij = n·D_ij(r), force D_ijᵀ(β_ij n) (n frozen).
     #[default]
     Curvature,
@@ -43,7 +43,7 @@ pub struct TerzopoulosParams {
     pub metric: MetricLaw,
     /// Default `curvature`.
     #[serde(default)]
-    pub bending: BendingLaw,
+    pub bending: RigidityLaw,
     /// Damping density γ [kg/(m²·s)]: force −γ·A·v, the matrix C of eq. 26. Default 0.
     #[serde(default)]
     pub damping_density: f64,
@@ -79,7 +79,7 @@ impl TerzopoulosParams {
     /// Whether K does not depend on r (eq. 28 can reuse one factorisation).
     pub fn is_linear(&self) -> bool {
         let metric_linear = self.metric == MetricLaw::Linear || self.eta == [0.0; 3];
-        let bending_linear = self.bending == BendingLaw::Linear || self.xi == [0.0; 3];
+        let bending_linear = self.bending == RigidityLaw::Linear || self.xi == [0.0; 3];
         metric_linear && bending_linear
     }
 }
@@ -197,14 +197,14 @@ impl TerzopoulosSurface {
                         f[t.nodes[k] as usize] -= (db * t.ca[k] + da * t.cb[k]) * (0.5 * alpha);
                     }
                 }
-                (TermKind::Bend, _, BendingLaw::Curvature) => {
+                (TermKind::Bend, _, RigidityLaw::Curvature) => {
                     let nrm = normal_of(t, x, &normals);
                     let beta = t.weight * (nrm.dot(&apply(&t.ca, t, x)) - t.rest);
                     for k in 0..n {
                         f[t.nodes[k] as usize] -= nrm * (beta * t.ca[k]);
                     }
                 }
-                (TermKind::Bend, _, BendingLaw::Linear) => {
+                (TermKind::Bend, _, RigidityLaw::Linear) => {
                     let d = apply_disp(&t.ca, t, x, &self.rest) * t.weight;
                     for k in 0..n {
                         f[t.nodes[k] as usize] -= d * t.ca[k];
@@ -249,11 +249,11 @@ impl TerzopoulosSurface {
                 0.5 * t.weight
                     * apply_disp(&t.ca, t, x, &self.rest).dot(&apply_disp(&t.cb, t, x, &self.rest))
             }
-            (TermKind::Bend, _, BendingLaw::Curvature) => {
+            (TermKind::Bend, _, RigidityLaw::Curvature) => {
                 let b = normal_of(t, x, normals).dot(&apply(&t.ca, t, x)) - t.rest;
                 0.5 * t.weight * b * b
             }
-            (TermKind::Bend, _, BendingLaw::Linear) => {
+            (TermKind::Bend, _, RigidityLaw::Linear) => {
                 0.5 * t.weight * apply_disp(&t.ca, t, x, &self.rest).norm_squared()
             }
         }
@@ -337,7 +337,7 @@ impl TerzopoulosSurface {
                     }
                 }
                 TermKind::Bend => match self.params.bending {
-                    BendingLaw::Curvature => {
+                    RigidityLaw::Curvature => {
                         let nrm = normal_of(t, x, normals);
                         let nn = nrm * nrm.transpose() * t.weight;
                         for p in 0..n {
@@ -347,7 +347,7 @@ impl TerzopoulosSurface {
                             }
                         }
                     }
-                    BendingLaw::Linear => {
+                    RigidityLaw::Linear => {
                         let d = apply(&t.ca, t, &self.rest) * t.weight;
                         for p in 0..n {
                             b[t.nodes[p] as usize] += d * t.ca[p];

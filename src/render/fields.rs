@@ -171,7 +171,7 @@ pub fn friction(world: &ClothWorld) -> Option<Vec<f32>> {
             }
         }
         .unwrap_or(0.0) as f32;
-        for (p, _) in k.connector_forces(&world.x, c) {
+        for (p, _) in k.connector_forces(world.positions(), c) {
             out[p] = out[p].max(z);
         }
     }
@@ -184,7 +184,7 @@ pub fn friction(world: &ClothWorld) -> Option<Vec<f32>> {
 /// shared by its nodes.
 pub fn energy(world: &ClothWorld) -> Vec<f32> {
     let mut e = vec![0.0f64; world.len()];
-    let x = &world.x;
+    let x = world.positions();
     match &world.material {
         Material::Springs(s) => {
             for k in 0..s.len() {
