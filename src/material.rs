@@ -1,4 +1,4 @@
-//! Connector laws per unit width (MODEL.md §3): F = F_el(x) + (F_c0 + μ·|F_el(x)|)·z, with z a
+//! Connector laws per unit width (docs/model.md): F = F_el(x) + (F_c0 + μ·|F_el(x)|)·z, with z a
 //! unit friction state driven along the strain path x. Traction and shear in N/m, bending
 //! moment in N·m/m = N; strain as a fraction, shear angle in rad, curvature in 1/m.
 

@@ -1,5 +1,5 @@
 //! Particle cloth: connector balance, invariants, constraints, contacts, solvers, blow-up,
-//! virtual KES tests, records and scenes (MODEL.md §5).
+//! virtual KES tests, records and scenes.
 
 use std::path::{Path, PathBuf};
 

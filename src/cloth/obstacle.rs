@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Vec3;
+use super::{SettingError, Vec3};
 
 /// The shape of an obstacle.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -168,18 +168,22 @@ impl TryFrom<PotentialFields> for CollisionPotential {
 const MAX_EXPONENT: f64 = 30.0;
 
 impl CollisionPotential {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         self.obstacle().validate()?;
         if !(self.strength.is_finite() && self.strength >= 0.0) {
-            return Err(format!(
-                "potential strength = {} J/m^2: must be finite and >= 0",
-                self.strength
+            return Err(SettingError::range(
+                "potential strength",
+                self.strength,
+                " J/m^2",
+                "finite and >= 0",
             ));
         }
         if !(self.range.is_finite() && self.range > 0.0) {
-            return Err(format!(
-                "potential range = {} m: must be finite and > 0",
-                self.range
+            return Err(SettingError::range(
+                "potential range",
+                self.range,
+                " m",
+                "finite and > 0",
             ));
         }
         Ok(())
@@ -218,38 +222,41 @@ impl Obstacle {
         }
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if !(self.friction.is_finite() && (0.0..=1.0).contains(&self.friction)) {
-            return Err(format!(
-                "obstacle friction = {}: must be in [0, 1]",
-                self.friction
+            return Err(SettingError::range(
+                "obstacle friction",
+                self.friction,
+                "",
+                "in [0, 1]",
             ));
         }
         if !(self.offset.is_finite() && self.offset >= 0.0) {
-            return Err(format!(
-                "obstacle offset = {} m: must be finite and >= 0",
-                self.offset
+            return Err(SettingError::range(
+                "obstacle offset",
+                self.offset,
+                " m",
+                "finite and >= 0",
             ));
         }
         let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
         match &self.shape {
             ObstacleShape::Plane { point, normal } => {
                 if !finite(point) || !finite(normal) || Vec3::from(*normal).norm() == 0.0 {
-                    return Err("plane: point and a non-zero normal must be finite".into());
+                    return Err(SettingError::Plane);
                 }
             }
             ObstacleShape::Sphere { center, radius } => {
                 if !(finite(center) && radius.is_finite() && *radius > 0.0) {
-                    return Err(format!(
-                        "sphere: center must be finite and radius = {radius} m > 0"
-                    ));
+                    return Err(SettingError::Sphere { radius: *radius });
                 }
             }
             ObstacleShape::Box { min, max } => {
                 if !finite(min) || !finite(max) || (0..3).any(|k| min[k] >= max[k]) {
-                    return Err(format!(
-                        "box: min {min:?} must be below max {max:?} on every axis"
-                    ));
+                    return Err(SettingError::Box {
+                        min: *min,
+                        max: *max,
+                    });
                 }
             }
         }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::grid::Grid;
-use super::{ClothError, Mat3, Vec3};
+use super::{ClothError, Mat3, SettingError, Vec3};
 
 /// How the stretch/shear tensions α_ij depend on the state (eq. 16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -56,21 +56,26 @@ pub struct TerzopoulosParams {
 }
 
 impl TerzopoulosParams {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         for (name, w) in [("eta", self.eta), ("xi", self.xi)] {
             for (k, v) in w.iter().enumerate() {
                 if !(v.is_finite() && *v >= 0.0) {
                     let idx = ["11", "22", "12"][k];
-                    return Err(format!(
-                        "material {name}{idx} = {v}: must be finite and >= 0"
+                    return Err(SettingError::range(
+                        format!("material {name}{idx}"),
+                        *v,
+                        "",
+                        "finite and >= 0",
                     ));
                 }
             }
         }
         if !(self.damping_density.is_finite() && self.damping_density >= 0.0) {
-            return Err(format!(
-                "material damping_density = {} kg/(m^2*s): must be finite and >= 0",
-                self.damping_density
+            return Err(SettingError::range(
+                "material damping_density",
+                self.damping_density,
+                " kg/(m^2*s)",
+                "finite and >= 0",
             ));
         }
         Ok(())
@@ -124,7 +129,7 @@ impl TerzopoulosSurface {
     /// The surface whose natural shape (G⁰, B⁰) is `rest` on `grid`; material coordinates
     /// a₁ = i·h_warp, a₂ = j·h_weft.
     pub fn new(grid: &Grid, rest: &[Vec3], params: TerzopoulosParams) -> Result<Self, ClothError> {
-        params.validate().map_err(ClothError::Invalid)?;
+        params.validate()?;
         if rest.len() != grid.len() {
             return Err(ClothError::Invalid(format!(
                 "{} rest positions for a {} x {} grid",

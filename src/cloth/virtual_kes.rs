@@ -362,7 +362,7 @@ fn strain_at_force(law: &crate::material::TractionLaw, f_max: f64) -> f64 {
 }
 
 impl VirtualKesResult {
-    /// The curve in the KES-CSV format (docs: /shared/KES-CSV.md), Kawabata units.
+    /// The curve as a KES curve file (docs/kes.md), Kawabata units.
     pub fn to_csv(&self, fabric: &str) -> String {
         let (header, sx, sy) = match self.spec.test {
             KesTest::Tensile => ("strain [%],force [gf/cm]", 100.0, 1.0 / GF_PER_CM_N_PER_M),

@@ -1,5 +1,5 @@
 //! A connector law driven along a measured path with forward sensitivities: F(x_i; p) and
-//! ∂F/∂p for every physical parameter p, stepping the friction states exactly (MODEL.md §2–3).
+//! ∂F/∂p for every physical parameter p, stepping the friction states exactly (docs/model.md).
 
 use crate::friction::{bs2_step, dahl_step};
 use crate::material::{ToeShape, TractionLaw};

@@ -194,7 +194,7 @@ pub struct CurveOverrides {
     pub direction: Option<Direction>,
 }
 
-/// Reads a KES curve file (KES-CSV.md) into SI units, rows in file order.
+/// Reads a KES curve file (docs/kes.md) into SI units, rows in file order.
 pub fn read_kes(path: &Path, overrides: CurveOverrides) -> Result<Curve, KesError> {
     let text = read_file(path)?;
     let mut curve = parse_kes(&text, &path.display().to_string(), overrides)?;

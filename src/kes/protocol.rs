@@ -395,7 +395,7 @@ pub fn read_law(
     };
     if value.get("kestrel_params").is_some() {
         let params = FabricParams::parse(&text, format, path)?;
-        let laws = params.direction(direction.name());
+        let laws = params.direction(direction);
         let law = match test {
             KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
             KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
