@@ -253,7 +253,7 @@ impl MaterialLaw for TractionLaw {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BendingLaw {
-    /// Bending rigidity per width k_b [N·m] (moment per width [N] per curvature [1/m]).
+    /// Bending rigidity per width k_b [N·m] (moment per width \[N\] per curvature [1/m]).
     pub k_b: f64,
     /// Rest curvature K₀ [1/m].
     #[serde(default)]
@@ -289,7 +289,7 @@ impl MaterialLaw for BendingLaw {
 pub struct ShearLaw {
     /// Shear rigidity per width k_s [N/(m·rad)].
     pub k_s: f64,
-    /// Rest shear angle θ₀ [rad] (0: warp and weft at right angles).
+    /// Rest shear angle θ₀ \[rad\] (0: warp and weft at right angles).
     #[serde(default)]
     pub theta0: f64,
     /// Friction term (level in N/m, lengths in rad).

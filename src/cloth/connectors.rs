@@ -446,7 +446,7 @@ impl KesConnectors {
         }
     }
 
-    /// Elastic energy Σ w·h·∫F_el dε + Σ w·h·½k_b(K − K₀)² + Σ A·½k_s(θ − θ₀)² [J] at `x`.
+    /// Elastic energy Σ w·h·∫F_el dε + Σ w·h·½k_b(K − K₀)² + Σ A·½k_s(θ − θ₀)² \[J\] at `x`.
     pub fn elastic_energy(&self, x: &[Vec3]) -> f64 {
         let mut e = 0.0;
         for (k, c) in self.traction.iter().enumerate() {

@@ -25,7 +25,7 @@ pub struct SolveOutcome {
     pub iterations: usize,
     /// Force evaluations, the cost unit.
     pub evaluations: usize,
-    /// max_i |G_i| at the end [m].
+    /// max_i |G_i| at the end \[m\].
     pub residual: f64,
     pub converged: bool,
 }
@@ -187,7 +187,7 @@ impl BroydenStepper {
     }
 
     /// Moves the free particles of `world` to static equilibrium of the internal forces
-    /// (quasi-static loading) until max_i |D⁻¹g_i| ≤ `tolerance` [m], commits the friction
+    /// (quasi-static loading) until max_i |D⁻¹g_i| ≤ `tolerance` \[m\], commits the friction
     /// states and zeroes the velocities.
     pub fn solve_static(
         &mut self,

@@ -21,14 +21,14 @@ pub struct Wind {
 pub struct Anchor {
     /// Particle index j·nu + i.
     pub particle: usize,
-    /// World point r₀ [m].
+    /// World point r₀ \[m\].
     pub point: [f64; 3],
     /// Spring constant k [N/m].
     pub stiffness: f64,
 }
 
 impl Anchor {
-    /// k·(r₀ − r) [N].
+    /// k·(r₀ − r) \[N\].
     #[inline]
     pub fn force(&self, x: &Vec3) -> Vec3 {
         (Vec3::from(self.point) - x) * self.stiffness

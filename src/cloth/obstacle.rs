@@ -12,9 +12,9 @@ use super::{SettingError, Vec3};
 pub enum ObstacleShape {
     /// The half-space below a plane through `point` with outward unit `normal`.
     Plane { point: [f64; 3], normal: [f64; 3] },
-    /// A ball of `radius` [m] about `center`.
+    /// A ball of `radius` \[m\] about `center`.
     Sphere { center: [f64; 3], radius: f64 },
-    /// An axis-aligned box from `min` to `max` [m].
+    /// An axis-aligned box from `min` to `max` \[m\].
     Box { min: [f64; 3], max: [f64; 3] },
 }
 
@@ -28,7 +28,7 @@ pub struct Obstacle {
     /// Fraction of the tangential velocity removed at each contact, 0 ≤ friction ≤ 1.
     #[serde(default)]
     pub friction: f64,
-    /// Distance kept between a particle and the surface δ [m] (cloth half-thickness).
+    /// Distance kept between a particle and the surface δ \[m\] (cloth half-thickness).
     #[serde(default)]
     pub offset: f64,
 }
@@ -114,9 +114,9 @@ impl TryFrom<ObstacleFields> for Obstacle {
 }
 
 /// Terzopoulos' collision potential c·exp(−f(r)/ε) per unit area around an obstacle with
-/// inside/outside function f (signed distance [m]); force (eq. 13) along the cloth normal n:
-/// A·(c/ε)·exp(−f/ε)·(∇f·n)·n [N]. In a file: the obstacle's `kind` and shape fields,
-/// `strength` c [J/m²] and `range` ε [m].
+/// inside/outside function f (signed distance \[m\]); force (eq. 13) along the cloth normal n:
+/// A·(c/ε)·exp(−f/ε)·(∇f·n)·n \[N\]. In a file: the obstacle's `kind` and shape fields,
+/// `strength` c [J/m²] and `range` ε \[m\].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "PotentialFields")]
 pub struct CollisionPotential {
@@ -124,7 +124,7 @@ pub struct CollisionPotential {
     pub shape: ObstacleShape,
     /// c [J/m²].
     pub strength: f64,
-    /// ε [m].
+    /// ε \[m\].
     pub range: f64,
 }
 
@@ -198,7 +198,7 @@ impl CollisionPotential {
         }
     }
 
-    /// Force of eq. 13 on a node of tributary area `area` [m²] at `x` with unit normal `n` [N].
+    /// Force of eq. 13 on a node of tributary area `area` \[m²\] at `x` with unit normal `n` \[N\].
     #[inline]
     pub fn force(&self, x: &Vec3, n: &Vec3, area: f64) -> Vec3 {
         let (d, grad) = self.obstacle().distance(x);
@@ -206,7 +206,7 @@ impl CollisionPotential {
         n * (area * self.strength / self.range * e * grad.dot(n))
     }
 
-    /// Potential energy A·c·exp(−f/ε) of a node [J].
+    /// Potential energy A·c·exp(−f/ε) of a node \[J\].
     pub fn energy(&self, x: &Vec3, area: f64) -> f64 {
         let (d, _) = self.obstacle().distance(x);
         area * self.strength * (-d / self.range).min(MAX_EXPONENT).exp()
@@ -263,7 +263,7 @@ impl Obstacle {
         Ok(())
     }
 
-    /// Signed distance of `x` to the surface minus the offset [m] (< 0: inside) and the
+    /// Signed distance of `x` to the surface minus the offset \[m\] (< 0: inside) and the
     /// outward unit normal there.
     pub fn distance(&self, x: &Vec3) -> (f64, Vec3) {
         let (d, n) = match &self.shape {

@@ -74,12 +74,12 @@ impl FromStr for Integrator {
 /// Everything a step needs besides the world.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepParameters {
-    /// Time step Δt [s].
+    /// Time step Δt \[s\].
     pub dt: f64,
     pub integrator: Integrator,
     /// Provot's deformation-rate constraints (applied after any integrator). Default none.
     pub constraints: ProvotConstraints,
-    /// Implicit steps stop when max_i |D_i⁻¹g_i| ≤ tolerance [m], g = M(x₁ − x₀ − Δt·v₀)/Δt² − F
+    /// Implicit steps stop when max_i |D_i⁻¹g_i| ≤ tolerance \[m\], g = M(x₁ − x₀ − Δt·v₀)/Δt² − F
     /// and D_i the block scaling (docs/cloth.md). Default 1e-8 m.
     pub tolerance: f64,
     /// Implicit: most Broyden iterations or Newton steps per step. Default 100.
@@ -274,7 +274,7 @@ impl ClothPipeline {
     }
 
     /// Quasi-static solve of `world`: free particles to equilibrium of the internal forces,
-    /// until max_i |D⁻¹g_i| ≤ `tolerance` [m].
+    /// until max_i |D⁻¹g_i| ≤ `tolerance` \[m\].
     pub fn solve_static(
         &mut self,
         params: &StepParameters,

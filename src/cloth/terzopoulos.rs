@@ -178,7 +178,7 @@ impl TerzopoulosSurface {
         &self.terms
     }
 
-    /// Adds the elastic forces −∂E/∂r (n frozen in the curvature terms) at `x` to `f` [N].
+    /// Adds the elastic forces −∂E/∂r (n frozen in the curvature terms) at `x` to `f` \[N\].
     pub fn add_forces(&self, x: &[Vec3], f: &mut [Vec3]) {
         let mut normals = vec![Vec3::zeros(); x.len()];
         self.grid.normals(x, &mut normals);
@@ -220,7 +220,7 @@ impl TerzopoulosSurface {
     }
 
     /// Elastic energy Σ ¼s(G − G⁰)² + ½s(B − B⁰)² (or the quadratic forms of the linear
-    /// laws) [J].
+    /// laws) \[J\].
     pub fn energy(&self, x: &[Vec3]) -> f64 {
         let mut normals = vec![Vec3::zeros(); x.len()];
         self.grid.normals(x, &mut normals);

@@ -48,7 +48,7 @@ impl Material {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pin {
     pub particle: usize,
-    /// Position at the world's current time [m].
+    /// Position at the world's current time \[m\].
     pub position: Vec3,
     /// Velocity of the pin [m/s].
     pub velocity: Vec3,
@@ -83,7 +83,7 @@ pub struct ClothWorld {
     pub(super) v: Vec<Vec3>,
     /// Masses [kg].
     pub(super) mass: Vec<f64>,
-    /// Tributary areas [m²].
+    /// Tributary areas \[m²\].
     pub area: Vec<f64>,
     pub material: Material,
     pub loads: Loads,
@@ -96,7 +96,7 @@ pub struct ClothWorld {
     pinned: Vec<bool>,
     /// Structural pairs and cell diagonals, for rates and Provot's constraints.
     rate_edges: Vec<GridEdge>,
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub time: f64,
     /// Steps taken.
     pub steps: u64,
@@ -183,7 +183,7 @@ impl ClothWorld {
         self.x.is_empty()
     }
 
-    /// Positions [m].
+    /// Positions \[m\].
     pub fn positions(&self) -> &[Vec3] {
         &self.x
     }
@@ -193,12 +193,12 @@ impl ClothWorld {
         &self.v
     }
 
-    /// Masses [kg].
+    /// Masses \[kg\].
     pub fn masses(&self) -> &[f64] {
         &self.mass
     }
 
-    /// Moves particle `k` to `position` [m]; a pinned particle takes its pin along.
+    /// Moves particle `k` to `position` \[m\]; a pinned particle takes its pin along.
     pub fn set_position(&mut self, k: usize, position: Vec3) {
         self.x[k] = position;
         if let Some(p) = self.pins.iter_mut().find(|p| p.particle == k) {
@@ -214,7 +214,7 @@ impl ClothWorld {
         }
     }
 
-    /// Maps every position x ← f(x) [m], the pins' with them.
+    /// Maps every position x ← f(x) \[m\], the pins' with them.
     pub fn map_positions(&mut self, mut f: impl FnMut(Vec3) -> Vec3) {
         for x in &mut self.x {
             *x = f(*x);
@@ -339,7 +339,7 @@ impl ClothWorld {
     }
 
     /// Adds the loads, the collision potentials and (if `anchors`) the anchor springs at
-    /// (x, v) to `f` [N]; `normals` is scratch of the world's size.
+    /// (x, v) to `f` \[N\]; `normals` is scratch of the world's size.
     pub fn add_external_forces(
         &self,
         x: &[Vec3],
@@ -455,7 +455,7 @@ impl ClothWorld {
         n
     }
 
-    /// ½ Σ m v² [J].
+    /// ½ Σ m v² \[J\].
     pub fn kinetic_energy(&self) -> f64 {
         self.v
             .iter()
@@ -464,7 +464,7 @@ impl ClothWorld {
             .sum()
     }
 
-    /// Elastic energy of the material at the current positions [J].
+    /// Elastic energy of the material at the current positions \[J\].
     pub fn elastic_energy(&self) -> f64 {
         match &self.material {
             Material::Springs(s) => s.energy(&self.x),
@@ -473,7 +473,7 @@ impl ClothWorld {
         }
     }
 
-    /// Gravitational potential −Σ m g·x [J].
+    /// Gravitational potential −Σ m g·x \[J\].
     pub fn gravity_energy(&self) -> f64 {
         let g = self.loads.gravity();
         -self
@@ -545,7 +545,7 @@ impl ClothWorld {
         }
     }
 
-    /// A reference energy for blow-up detection [J]: M·(|g|·L + |u|² + 1 m²/s²) with L the
+    /// A reference energy for blow-up detection \[J\]: M·(|g|·L + |u|² + 1 m²/s²) with L the
     /// sheet's diagonal and u the wind.
     pub fn reference_energy(&self) -> f64 {
         let m: f64 = self.mass.iter().sum();

@@ -70,7 +70,7 @@ pub enum Protocol {
     /// Extend until the force per width reaches `max_force` [N/m], then return until it is
     /// back to zero.
     Tensile { max_force: f64 },
-    /// 0 → +amplitude → −amplitude → 0 [rad], under a constant `tension` [N/m].
+    /// 0 → +amplitude → −amplitude → 0 \[rad\], under a constant `tension` [N/m].
     Shear { amplitude: f64, tension: f64 },
     /// 0 → +amplitude → −amplitude → 0 [1/m].
     Bending { amplitude: f64 },

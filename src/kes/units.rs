@@ -1,5 +1,5 @@
-//! Units named in CSV headers (`name [unit]`) and their factors to SI: lengths [m], strain
-//! [-], angles [rad], curvature [1/m], forces [N], force per width [N/m], moment per width [N].
+//! Units named in CSV headers (`name [unit]`) and their factors to SI: lengths \[m\], strain
+//! [-], angles \[rad\], curvature [1/m], forces \[N\], force per width [N/m], moment per width \[N\].
 
 use super::{KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
 

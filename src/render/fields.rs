@@ -66,7 +66,7 @@ pub struct Field {
 }
 
 impl Field {
-    /// The strain field of positions `x` on an `nu` × `nv` grid (rest spacings [m]), in %.
+    /// The strain field of positions `x` on an `nu` × `nv` grid (rest spacings \[m\]), in %.
     pub fn strain(nu: usize, nv: usize, h_warp: f64, h_weft: f64, x: &[[f32; 3]]) -> Self {
         Self::auto(strain(nu, nv, h_warp, h_weft, x), "STRAIN %", 100.0)
     }

@@ -20,9 +20,9 @@ pub struct GridSpec {
     /// Particles along the warp and along the weft.
     pub nu: usize,
     pub nv: usize,
-    /// Extent along the warp and the weft [m].
+    /// Extent along the warp and the weft \[m\].
     pub size: [f64; 2],
-    /// Position of p(0, 0) [m]. Default the origin.
+    /// Position of p(0, 0) \[m\]. Default the origin.
     #[serde(default)]
     pub origin: [f64; 3],
     /// Warp direction. Default +X.
@@ -66,7 +66,7 @@ pub enum MaterialSpec {
 #[serde(deny_unknown_fields)]
 pub struct AnchorSpec {
     pub particle: [usize; 2],
-    /// World point [m].
+    /// World point \[m\].
     pub point: [f64; 3],
     /// Spring constant [N/m].
     pub stiffness: f64,
@@ -78,14 +78,14 @@ pub struct AnchorSpec {
 pub struct IntegratorSpec {
     /// `explicit`, `broyden`, `newton_krylov` or `semi_implicit`.
     pub kind: Integrator,
-    /// Time step [s].
+    /// Time step \[s\].
     pub dt: f64,
     /// Steps of a run (the command line may change it).
     pub steps: u64,
     /// Provot's constraints (`structural`, `shear` τ_c as fractions, `passes`).
     #[serde(default)]
     pub constraints: ProvotConstraints,
-    /// Implicit tolerance on the scaled residual max |D_i⁻¹g_i| [m].
+    /// Implicit tolerance on the scaled residual max |D_i⁻¹g_i| \[m\].
     pub tolerance: Option<f64>,
     pub max_iterations: Option<usize>,
     pub memory: Option<usize>,

@@ -40,12 +40,12 @@ pub enum ReducedSpecError {
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DoorSpec {
-    /// A point on the hinge axis [m].
+    /// A point on the hinge axis \[m\].
     pub hinge: [f64; 3],
     /// Direction of the hinge axis (positive angles turn right-handed about it). Default +Y.
     #[serde(default = "y_axis")]
     pub axis: [f64; 3],
-    /// Range of the door angle [deg], starting at the lower end. Default 0..90.
+    /// Range of the door angle \[deg\], starting at the lower end. Default 0..90.
     #[serde(default = "door_range")]
     pub range_deg: [f64; 2],
 }
@@ -90,12 +90,12 @@ pub struct ReducedSpec {
     /// Entry the scene settles under before sampling and playback starts from (name). Default
     /// the first.
     pub start: Option<String>,
-    /// Settling time under `start` before sampling [s]. Default 1.
+    /// Settling time under `start` before sampling \[s\]. Default 1.
     #[serde(default = "one")]
     pub settle: f64,
-    /// Simulated time of the random palette sequence [s].
+    /// Simulated time of the random palette sequence \[s\].
     pub duration: f64,
-    /// Bounds of one IRF's duration [s].
+    /// Bounds of one IRF's duration \[s\].
     pub t_min: f64,
     pub t_max: f64,
     /// Steps between recorded states. Default 10.

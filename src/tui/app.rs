@@ -273,7 +273,7 @@ pub struct ClothTabState {
     pub selected: usize,
     pub loaded: Option<PathBuf>,
     pub frame: Option<ClothFrame>,
-    /// View rotation about the up axis and tilt [rad].
+    /// View rotation about the up axis and tilt \[rad\].
     pub yaw: f64,
     pub pitch: f64,
 }
@@ -392,7 +392,7 @@ pub enum Action {
     ClothStep,
     /// Cloth: apply palette entry k of the reduced model being played.
     ClothImpulse(usize),
-    /// Cloth: turn the view (yaw, pitch) [rad].
+    /// Cloth: turn the view (yaw, pitch) \[rad\].
     Rotate(f64, f64),
     /// A modal question answered.
     Answer(bool),

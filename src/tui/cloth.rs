@@ -12,7 +12,7 @@ use crate::cloth::ClothPipeline;
 use crate::render::{frame_path, positions, RenderError, Renderer, SceneView};
 use crate::scene::Scene;
 
-/// Size of the frames rendered from the tab [px].
+/// Size of the frames rendered from the tab \[px\].
 pub const RENDER_SIZE: (u32, u32) = (1280, 720);
 
 /// Frames per second of simulated time in a rendered sequence.
@@ -42,7 +42,7 @@ pub enum ClothControl {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClothFrame {
     pub scene: String,
-    /// Particle positions [m].
+    /// Particle positions \[m\].
     pub positions: Vec<[f64; 3]>,
     /// Particles along the warp and the weft.
     pub nu: usize,
@@ -51,7 +51,7 @@ pub struct ClothFrame {
     pub up: [f64; 3],
     pub steps: u64,
     pub time_s: f64,
-    /// Mean wall time per step since the last frame [ms].
+    /// Mean wall time per step since the last frame \[ms\].
     pub ms_per_step: f64,
     /// Largest deformation rates of structural and shear pairs (0.1 = 10 %).
     pub rate_structural: f64,
@@ -72,7 +72,7 @@ pub struct ReducedStats {
     /// Palette entry in force.
     pub entry: usize,
     pub entry_name: String,
-    /// Door angle [deg], with a door.
+    /// Door angle \[deg\], with a door.
     pub door_deg: Option<f64>,
     pub jumps: usize,
     /// Impulses refused.

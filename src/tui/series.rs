@@ -114,7 +114,7 @@ pub fn hysteresis(law: &ConnectorLaw, test: KesTest, path: DrivingPath, scale: f
 }
 
 /// Orthographic view of a cloth frame: yaw about the up axis, then tilt by `pitch`; returns
-/// screen (x, y) per particle [m].
+/// screen (x, y) per particle \[m\].
 pub fn project(frame: &super::cloth::ClothFrame, yaw: f64, pitch: f64) -> Points {
     let u = frame.up;
     // a horizontal unit vector: the world axis least aligned with up, made orthogonal
