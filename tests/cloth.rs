@@ -314,6 +314,31 @@ fn friction_dissipates_what_elasticity_keeps() {
 }
 
 #[test]
+fn pins_follow_their_particles_and_unpin_frees_them() {
+    let mut world = spring_world(4, 0.1, 100.0);
+    world.pin(0, 0).unwrap();
+    let k = world.grid.index(0, 0);
+    let p = Vec3::new(0.0, 0.5, 0.0);
+    world.set_position(k, p);
+    world.set_velocity(k, Vec3::x());
+    assert_eq!(world.pins()[0].position, p);
+    assert_eq!(world.pins()[0].velocity, Vec3::x());
+    let dt = 1e-4;
+    let params = StepParameters::new(Integrator::Explicit, dt);
+    let mut pipeline = ClothPipeline::new();
+    pipeline.step(&params, &mut world).unwrap();
+    assert_eq!(world.positions()[k], p + Vec3::x() * dt);
+    assert_eq!(world.velocities()[k], Vec3::x());
+    world.map_positions(|x| x + Vec3::y());
+    assert_eq!(world.pins()[0].position, world.positions()[k]);
+    world.unpin(k);
+    assert!(!world.is_pinned(k));
+    assert!(world.pins().is_empty());
+    pipeline.step(&params, &mut world).unwrap();
+    assert!(world.velocities()[k].y < 0.0, "a free particle falls");
+}
+
+#[test]
 fn pinned_particles_stay_put() {
     for integrator in [
         Integrator::Explicit,
