@@ -131,7 +131,15 @@ fn kes_forces(c: &mut Criterion) {
             g.throughput(Throughput::Elements(k.len() as u64));
         }
         g.bench_function(BenchmarkId::from_parameter(n), |b| {
-            b.iter(|| world.forces(&world.x, &world.v, &mut trial, &mut normals, &mut f))
+            b.iter(|| {
+                world.forces(
+                    world.positions(),
+                    world.velocities(),
+                    &mut trial,
+                    &mut normals,
+                    &mut f,
+                )
+            })
         });
     }
     g.finish();

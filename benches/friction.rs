@@ -1,10 +1,7 @@
-//! Stepping a 10⁶-sample strain path through each friction operator and each law.
+//! Stepping a 10⁶-sample strain path through each friction shape and each law.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use kestrel::friction::{
-    BlimanSorine2Operator, BlimanSorine2Params, DahlOperator, DahlParams, FrictionOperator,
-    FrictionShape,
-};
+use kestrel::friction::{FrictionShape, UnitFriction};
 use kestrel::material::{BendingLaw, FrictionLaw, LawState, MaterialLaw, ShearLaw, TractionLaw};
 
 const N: usize = 1_000_000;
@@ -34,36 +31,28 @@ fn operators(c: &mut Criterion) {
     let d = increments();
     let mut g = c.benchmark_group("operator");
     g.throughput(Throughput::Elements(N as u64));
-    let run = |op: &mut dyn FrictionOperator, d: &[f64]| {
+    let run = |shape: &FrictionShape, d: &[f64]| {
+        let mut z = UnitFriction::virgin();
         let mut acc = 0.0;
         for &x in d {
-            op.advance(x);
-            acc += op.force();
+            z.advance(shape, x);
+            acc += z.z();
         }
         acc
     };
     for alpha in [1.0, 2.0] {
         g.bench_function(format!("dahl_alpha_{alpha}"), |b| {
-            b.iter(|| {
-                let mut op = DahlOperator::new(DahlParams {
-                    f_c: 1.0,
-                    eps_f: 0.01,
-                    alpha,
-                });
-                black_box(run(&mut op, black_box(&d)))
-            })
+            let shape = FrictionShape::Dahl { eps_f: 0.01, alpha };
+            b.iter(|| black_box(run(black_box(&shape), black_box(&d))))
         });
     }
     g.bench_function("bliman_sorine_2", |b| {
-        b.iter(|| {
-            let mut op = BlimanSorine2Operator::new(BlimanSorine2Params {
-                f1: 1.0,
-                f2: 0.4,
-                eps_f: 0.01,
-                eta: 0.2,
-            });
-            black_box(run(&mut op, black_box(&d)))
-        })
+        let shape = FrictionShape::Bs2 {
+            eps_f: 0.01,
+            eta: 0.2,
+            ratio: 0.4,
+        };
+        b.iter(|| black_box(run(black_box(&shape), black_box(&d))))
     });
     g.finish();
 }

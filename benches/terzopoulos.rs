@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use kestrel::cloth::{
-    BendingLaw, ClothPipeline, ClothWorld, Grid, Integrator, Material, MetricLaw, SpringNetwork,
+    ClothPipeline, ClothWorld, Grid, Integrator, Material, MetricLaw, RigidityLaw, SpringNetwork,
     SpringStiffness, StepParameters, TerzopoulosParams, TerzopoulosSurface, Vec3,
 };
 
@@ -28,7 +28,7 @@ fn sheet(n: usize, params: TerzopoulosParams) -> ClothWorld {
         Material::Springs(SpringNetwork::new(&grid, none).unwrap()),
     )
     .unwrap();
-    let surface = TerzopoulosSurface::new(&grid, &w.x, params).unwrap();
+    let surface = TerzopoulosSurface::new(&grid, w.positions(), params).unwrap();
     w.material = Material::Terzopoulos(Box::new(surface));
     for i in 0..n {
         w.pin(i, 0).unwrap();
@@ -41,7 +41,7 @@ fn models() -> [(&'static str, TerzopoulosParams); 3] {
         eta: [0.0; 3],
         xi: [0.02, 0.02, 0.02],
         metric: MetricLaw::Linear,
-        bending: BendingLaw::Linear,
+        bending: RigidityLaw::Linear,
         damping_density: 1.0,
         tangent: false,
     };
@@ -49,7 +49,7 @@ fn models() -> [(&'static str, TerzopoulosParams); 3] {
         eta: [50.0, 50.0, 10.0],
         xi: [1e-4, 1e-4, 5e-5],
         metric: MetricLaw::Prescribed,
-        bending: BendingLaw::Curvature,
+        bending: RigidityLaw::Curvature,
         damping_density: 1.0,
         tangent: false,
     };

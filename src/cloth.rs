@@ -1,4 +1,4 @@
-//! Particle cloth (MODEL.md §5): a quad grid of particles m_i ẍ_i = F_i(x, v) with Provot's
+//! Particle cloth (docs/cloth.md): a quad grid of particles m_i ẍ_i = F_i(x, v) with Provot's
 //! springs, KES connectors scaled per width or Terzopoulos' elastic surface, integrated
 //! explicitly, by backward Euler or by Terzopoulos' semi-implicit scheme; SI.
 //!
@@ -36,7 +36,7 @@ pub use pipeline::{
 };
 pub use semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 pub use springs::{SpringFamily, SpringNetwork, SpringStiffness};
-pub use terzopoulos::{BendingLaw, MetricLaw, TerzopoulosParams, TerzopoulosSurface};
+pub use terzopoulos::{MetricLaw, RigidityLaw, TerzopoulosParams, TerzopoulosSurface};
 pub use world::{ClothWorld, DeformationRates, Material, Pin, WorldSnapshot};
 
 /// A 3-vector of `f64` (positions in m, velocities in m/s, forces in N).
@@ -58,4 +58,47 @@ pub enum ClothError {
     /// A world that cannot be built (bad grid, missing law, bad pin...).
     #[error("invalid cloth: {0}")]
     Invalid(String),
+    /// A material setting out of its range.
+    #[error("invalid cloth: {0}")]
+    Setting(#[from] SettingError),
+}
+
+/// A setting out of its range: step parameters, constraints, loads, obstacles, material.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SettingError {
+    /// A number outside its range: its name, value and unit (with a leading space), the rule.
+    #[error("{name} = {value}{unit}: must be {rule}")]
+    Range {
+        name: String,
+        value: f64,
+        unit: &'static str,
+        rule: &'static str,
+    },
+    /// A vector with a component that is not finite.
+    #[error("{name} {value:?} must be finite")]
+    NotFinite { name: &'static str, value: [f64; 3] },
+    #[error("max_iterations and krylov_dim must be >= 1, memory >= 2")]
+    SolverCounts,
+    #[error("plane: point and a non-zero normal must be finite")]
+    Plane,
+    #[error("sphere: center must be finite and radius = {radius} m > 0")]
+    Sphere { radius: f64 },
+    #[error("box: min {min:?} must be below max {max:?} on every axis")]
+    Box { min: [f64; 3], max: [f64; 3] },
+}
+
+impl SettingError {
+    pub(crate) fn range(
+        name: impl Into<String>,
+        value: f64,
+        unit: &'static str,
+        rule: &'static str,
+    ) -> Self {
+        SettingError::Range {
+            name: name.into(),
+            value,
+            unit,
+            rule,
+        }
+    }
 }

@@ -1,10 +1,10 @@
-//! Rate-independent friction operators over the path variable s = ∫|dε| (MODEL.md §2):
-//! Dahl dF/ds = σ·|1 − v_s F/F_c|^α·sign(1 − v_s F/F_c)·v_s with σ = F_c/ε_f, and Bliman–Sorine
-//! first and second order. Every operator is stepped exactly (exponential relaxation over Δs).
+//! Rate-independent friction over the path variable s = ∫|dε| (docs/model.md): Dahl
+//! dF/ds = σ·|1 − v_s F/F_c|^α·sign(1 − v_s F/F_c)·v_s with σ = F_c/ε_f (α = 1: Bliman–Sorine
+//! first order) and Bliman–Sorine second order, each stepped exactly over Δs.
 //!
-//! The operators are *unit* hysteresis states z (|z| ≤ 1 from a virgin start) scaled by a
-//! level: the force is `level · z`, in the unit of the level (N/m for traction and shear,
-//! N for bending moments per width). The material laws let the level grow with load.
+//! A [`FrictionShape`] drives a *unit* state [`UnitFriction`] z (|z| ≤ 1 from a virgin start)
+//! scaled by a level: the force is `level · z`, in the unit of the level (N/m for traction and
+//! shear, N for bending moments per width). The material laws let the level grow with load.
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -46,110 +46,8 @@ pub(crate) fn non_negative(field: &'static str, value: f64) -> Result<(), ParamE
     }
 }
 
-/// A hysteresis operator driven by strain increments.
-pub trait FrictionOperator {
-    /// Moves the operator along the strain path by `d_strain` (any sign, any size: exact).
-    fn advance(&mut self, d_strain: f64);
-    /// The unit state z, |z| ≤ 1 from a virgin start (force per unit level).
-    fn unit_state(&self) -> f64;
-    /// The friction force `level · z` at the operator's own level.
-    fn force(&self) -> f64;
-    /// Back to the virgin state z = 0.
-    fn reset(&mut self);
-}
-
-/// Dahl's model: level F_c, length ε_f (σ = F_c/ε_f, the stiffness at a reversal from rest)
-/// and exponent α ≥ 1 (α = 1: Bliman–Sorine first order).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DahlParams {
-    /// Coulomb level F_c, in the unit of the force it scales.
-    pub f_c: f64,
-    /// Pre-sliding length ε_f, in the unit of the driving strain (fraction, rad or 1/m).
-    pub eps_f: f64,
-    /// Shape exponent α ≥ 1 (1 = exponential approach).
-    #[serde(default = "one")]
-    pub alpha: f64,
-}
-
 fn one() -> f64 {
     1.0
-}
-
-impl DahlParams {
-    pub fn validate(&self) -> Result<(), ParamError> {
-        non_negative("f_c", self.f_c)?;
-        positive("eps_f", self.eps_f)?;
-        if !(self.alpha.is_finite() && self.alpha >= 1.0) {
-            return Err(ParamError::new("alpha", self.alpha, "must be >= 1"));
-        }
-        Ok(())
-    }
-}
-
-/// Bliman–Sorine second order: a fast state (length η ε_f, level f₁) minus a slow one
-/// (length ε_f, level f₂); kinetic level f₁ − f₂ after a long slide, stiction peak after a
-/// reversal.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BlimanSorine2Params {
-    /// Fast (peak) level f₁.
-    pub f1: f64,
-    /// Slow level f₂ subtracted, 0 ≤ f₂ < f₁.
-    pub f2: f64,
-    /// Slow length ε_f, in the unit of the driving strain.
-    pub eps_f: f64,
-    /// Ratio η of the fast to the slow length, 0 < η < 1.
-    pub eta: f64,
-}
-
-impl BlimanSorine2Params {
-    pub fn validate(&self) -> Result<(), ParamError> {
-        non_negative("f1", self.f1)?;
-        non_negative("f2", self.f2)?;
-        if self.f1 > 0.0 && self.f2 >= self.f1 {
-            return Err(ParamError::new(
-                "f2",
-                self.f2,
-                format!(
-                    "must be < f1 = {} (positive kinetic level f1 - f2)",
-                    self.f1
-                ),
-            ));
-        }
-        positive("eps_f", self.eps_f)?;
-        if !(self.eta > 0.0 && self.eta < 1.0) {
-            return Err(ParamError::new("eta", self.eta, "must satisfy 0 < eta < 1"));
-        }
-        Ok(())
-    }
-
-    /// f₂/f₁, the fraction of the peak level the slow state takes away (0 when f₁ = 0).
-    pub fn ratio(&self) -> f64 {
-        if self.f1 > 0.0 {
-            self.f2 / self.f1
-        } else {
-            0.0
-        }
-    }
-}
-
-/// Dahl operator stepped exactly: with u = 1 − v_s z, du/ds = −|u|^α sign(u)/ε_f.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DahlOperator {
-    pub params: DahlParams,
-    z: f64,
-}
-
-impl DahlOperator {
-    pub fn new(params: DahlParams) -> Self {
-        Self { params, z: 0.0 }
-    }
-
-    /// Starts from a given unit state z₀ (|z₀| ≤ 1 keeps |z| ≤ 1).
-    pub fn with_state(params: DahlParams, z0: f64) -> Self {
-        Self { params, z: z0 }
-    }
 }
 
 /// One exact Dahl step of the unit state z over Δε with exponent α and length ε_f.
@@ -174,84 +72,6 @@ pub fn dahl_step(z: f64, d_strain: f64, eps_f: f64, alpha: f64) -> f64 {
     }
 }
 
-impl FrictionOperator for DahlOperator {
-    #[inline]
-    fn advance(&mut self, d_strain: f64) {
-        self.z = dahl_step(self.z, d_strain, self.params.eps_f, self.params.alpha);
-    }
-    fn unit_state(&self) -> f64 {
-        self.z
-    }
-    fn force(&self) -> f64 {
-        self.params.f_c * self.z
-    }
-    fn reset(&mut self) {
-        self.z = 0.0;
-    }
-}
-
-/// Bliman–Sorine first order: dx/ds = (−x + f₁v_s)/ε_f, F = x. Equal to Dahl with α = 1.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BlimanSorine1Operator {
-    /// Level f₁ (= F_c).
-    pub f1: f64,
-    /// Length ε_f.
-    pub eps_f: f64,
-    z: f64,
-}
-
-impl BlimanSorine1Operator {
-    pub fn new(f1: f64, eps_f: f64) -> Result<Self, ParamError> {
-        DahlParams {
-            f_c: f1,
-            eps_f,
-            alpha: 1.0,
-        }
-        .validate()?;
-        Ok(Self { f1, eps_f, z: 0.0 })
-    }
-}
-
-impl FrictionOperator for BlimanSorine1Operator {
-    #[inline]
-    fn advance(&mut self, d_strain: f64) {
-        self.z = dahl_step(self.z, d_strain, self.eps_f, 1.0);
-    }
-    fn unit_state(&self) -> f64 {
-        self.z
-    }
-    fn force(&self) -> f64 {
-        self.f1 * self.z
-    }
-    fn reset(&mut self) {
-        self.z = 0.0;
-    }
-}
-
-/// Bliman–Sorine second order in unit form: z₁ → v_s over η ε_f, z₂ → −r v_s over ε_f with
-/// r = f₂/f₁; z = z₁ + z₂ and F = f₁·z.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BlimanSorine2Operator {
-    pub params: BlimanSorine2Params,
-    z1: f64,
-    z2: f64,
-}
-
-impl BlimanSorine2Operator {
-    pub fn new(params: BlimanSorine2Params) -> Self {
-        Self {
-            params,
-            z1: 0.0,
-            z2: 0.0,
-        }
-    }
-
-    /// The two unit states (fast, slow).
-    pub fn states(&self) -> (f64, f64) {
-        (self.z1, self.z2)
-    }
-}
-
 /// One exact second-order step of the unit states (z₁, z₂).
 #[inline]
 pub fn bs2_step(z1: f64, z2: f64, d_strain: f64, eps_f: f64, eta: f64, ratio: f64) -> (f64, f64) {
@@ -266,24 +86,6 @@ pub fn bs2_step(z1: f64, z2: f64, d_strain: f64, eps_f: f64, eta: f64, ratio: f6
         v + (z1 - v) * e_fast,
         -ratio * v + (z2 + ratio * v) * e_slow,
     )
-}
-
-impl FrictionOperator for BlimanSorine2Operator {
-    #[inline]
-    fn advance(&mut self, d_strain: f64) {
-        let p = &self.params;
-        (self.z1, self.z2) = bs2_step(self.z1, self.z2, d_strain, p.eps_f, p.eta, p.ratio());
-    }
-    fn unit_state(&self) -> f64 {
-        self.z1 + self.z2
-    }
-    fn force(&self) -> f64 {
-        self.params.f1 * (self.z1 + self.z2)
-    }
-    fn reset(&mut self) {
-        self.z1 = 0.0;
-        self.z2 = 0.0;
-    }
 }
 
 /// The friction model of a material law: shape of the unit state. Its level lives in the law.
@@ -303,12 +105,12 @@ pub enum FrictionShape {
 impl FrictionShape {
     pub fn validate(&self) -> Result<(), ParamError> {
         match *self {
-            FrictionShape::Dahl { eps_f, alpha } => DahlParams {
-                f_c: 1.0,
-                eps_f,
-                alpha,
+            FrictionShape::Dahl { eps_f, alpha } => {
+                positive("eps_f", eps_f)?;
+                if !(alpha.is_finite() && alpha >= 1.0) {
+                    return Err(ParamError::new("alpha", alpha, "must be >= 1"));
+                }
             }
-            .validate(),
             FrictionShape::Bs2 { eps_f, eta, ratio } => {
                 if !(ratio.is_finite() && (0.0..1.0).contains(&ratio)) {
                     return Err(ParamError::new(
@@ -317,15 +119,13 @@ impl FrictionShape {
                         "f2/f1 must satisfy 0 <= ratio < 1 (f2 < f1)",
                     ));
                 }
-                BlimanSorine2Params {
-                    f1: 1.0,
-                    f2: ratio,
-                    eps_f,
-                    eta,
+                positive("eps_f", eps_f)?;
+                if !(eta > 0.0 && eta < 1.0) {
+                    return Err(ParamError::new("eta", eta, "must satisfy 0 < eta < 1"));
                 }
-                .validate()
             }
         }
+        Ok(())
     }
 
     /// The length ε_f of the (slow) state.
@@ -385,35 +185,31 @@ mod tests {
 
     #[test]
     fn validation_names_the_field() {
-        let e = DahlParams {
-            f_c: 1.0,
+        let e = FrictionShape::Dahl {
             eps_f: 0.0,
             alpha: 1.0,
         }
         .validate()
         .unwrap_err();
         assert_eq!(e.field, "eps_f");
-        let e = BlimanSorine2Params {
-            f1: 1.0,
-            f2: 1.5,
+        let e = FrictionShape::Bs2 {
             eps_f: 0.1,
             eta: 0.5,
+            ratio: 1.5,
         }
         .validate()
         .unwrap_err();
-        assert_eq!(e.field, "f2");
-        assert!(e.to_string().contains("f1 - f2"), "{e}");
-        let e = BlimanSorine2Params {
-            f1: 1.0,
-            f2: 0.5,
+        assert_eq!(e.field, "ratio");
+        assert!(e.to_string().contains("f2 < f1"), "{e}");
+        let e = FrictionShape::Bs2 {
             eps_f: 0.1,
             eta: 1.0,
+            ratio: 0.5,
         }
         .validate()
         .unwrap_err();
         assert_eq!(e.field, "eta");
-        let e = DahlParams {
-            f_c: 1.0,
+        let e = FrictionShape::Dahl {
             eps_f: 0.1,
             alpha: 0.5,
         }

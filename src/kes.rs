@@ -1,6 +1,6 @@
 //! KES-FB curves (Kawabata): a measured or simulated path x → y in SI units, rows in
-//! measurement order. Tensile: strain [-] → N/m; shear: angle [rad] → N/m; bending:
-//! curvature [1/m] → moment per width [N]; a generic loop: any x → any y, SI.
+//! measurement order. Tensile: strain [-] → N/m; shear: angle \[rad\] → N/m; bending:
+//! curvature [1/m] → moment per width \[N\]; a generic loop: any x → any y, SI.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -126,9 +126,9 @@ pub struct Curve {
     pub fabric: String,
     pub test: KesTest,
     pub direction: Direction,
-    /// Strain [-], angle [rad], curvature [1/m] (or a loop's x in SI).
+    /// Strain [-], angle \[rad\], curvature [1/m] (or a loop's x in SI).
     pub x: Vec<f64>,
-    /// Force per width [N/m], or moment per width [N] (or a loop's y in SI).
+    /// Force per width [N/m], or moment per width \[N\] (or a loop's y in SI).
     pub y: Vec<f64>,
     /// Every metadata line of the file (`key: value`), kept for provenance.
     pub metadata: BTreeMap<String, String>,

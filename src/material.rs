@@ -1,4 +1,4 @@
-//! Connector laws per unit width (MODEL.md §3): F = F_el(x) + (F_c0 + μ·|F_el(x)|)·z, with z a
+//! Connector laws per unit width (docs/model.md): F = F_el(x) + (F_c0 + μ·|F_el(x)|)·z, with z a
 //! unit friction state driven along the strain path x. Traction and shear in N/m, bending
 //! moment in N·m/m = N; strain as a fraction, shear angle in rad, curvature in 1/m.
 
@@ -253,7 +253,7 @@ impl MaterialLaw for TractionLaw {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BendingLaw {
-    /// Bending rigidity per width k_b [N·m] (moment per width [N] per curvature [1/m]).
+    /// Bending rigidity per width k_b [N·m] (moment per width \[N\] per curvature [1/m]).
     pub k_b: f64,
     /// Rest curvature K₀ [1/m].
     #[serde(default)]
@@ -289,7 +289,7 @@ impl MaterialLaw for BendingLaw {
 pub struct ShearLaw {
     /// Shear rigidity per width k_s [N/(m·rad)].
     pub k_s: f64,
-    /// Rest shear angle θ₀ [rad] (0: warp and weft at right angles).
+    /// Rest shear angle θ₀ \[rad\] (0: warp and weft at right angles).
     #[serde(default)]
     pub theta0: f64,
     /// Friction term (level in N/m, lengths in rad).

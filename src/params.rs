@@ -9,6 +9,7 @@ use thiserror::Error;
 
 use crate::atomic::{write_atomic, WriteError};
 use crate::friction::ParamError;
+use crate::kes::Direction;
 use crate::material::{BendingLaw, ShearLaw, TractionLaw};
 
 /// Version of the parameter file format.
@@ -168,12 +169,11 @@ impl FabricParams {
         }
     }
 
-    /// The laws of `direction` (`warp` or `weft`; `bias` reads as warp).
-    pub fn direction(&self, direction: &str) -> &DirectionLaws {
-        if direction == "weft" {
-            &self.weft
-        } else {
-            &self.warp
+    /// The laws of `direction` (bias reads as warp).
+    pub fn direction(&self, direction: Direction) -> &DirectionLaws {
+        match direction {
+            Direction::Weft => &self.weft,
+            Direction::Warp | Direction::Bias => &self.warp,
         }
     }
 

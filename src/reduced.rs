@@ -1,4 +1,4 @@
-//! Precomputed reduced dynamics (James & Fatahalian 2003, MODEL.md §7): snapshots of a scene
+//! Precomputed reduced dynamics (James & Fatahalian 2003): snapshots of a scene
 //! driven by its impulse palette, u ≈ U·q by SVD (σ_r ≥ ε·σ₁), IRF playback with e^(−λt) blends.
 //!
 //! [`precompute`] samples and reduces a scene into a [`ReducedModel`] (file format in

@@ -51,7 +51,7 @@ pub struct SceneView {
     /// Particles along the warp and the weft.
     pub nu: usize,
     pub nv: usize,
-    /// Rest spacings [m].
+    /// Rest spacings \[m\].
     pub h_warp: f64,
     pub h_weft: f64,
     pub obstacles: Vec<Obstacle>,
@@ -63,7 +63,7 @@ pub struct SceneView {
     pub door: Option<DoorPanel>,
 }
 
-/// A door leaf as a box at door angle 0 (a corner and three edges [m]) turning about a hinge.
+/// A door leaf as a box at door angle 0 (a corner and three edges \[m\]) turning about a hinge.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DoorPanel {
     pub hinge: [f64; 3],
@@ -74,9 +74,9 @@ pub struct DoorPanel {
 }
 
 impl DoorPanel {
-    /// Thickness of the leaf drawn behind its plane [m].
+    /// Thickness of the leaf drawn behind its plane \[m\].
     pub const THICKNESS: f64 = 0.03;
-    /// How far the leaf reaches past the cloth's far edge and top [m].
+    /// How far the leaf reaches past the cloth's far edge and top \[m\].
     pub const MARGIN: f64 = 0.1;
 
     /// The leaf of `door` in the plane (point, normal) in front of which the cloth `x` hangs
@@ -245,7 +245,7 @@ pub struct Image {
 /// Positions of a world as `f32` triples.
 pub fn positions(world: &ClothWorld) -> Vec<[f32; 3]> {
     world
-        .x
+        .positions()
         .iter()
         .map(|p| [p.x as f32, p.y as f32, p.z as f32])
         .collect()
@@ -324,7 +324,7 @@ impl Renderer {
         Ok(())
     }
 
-    /// Turns the door leaf of the scene (if any) to `angle` [rad] from its start, for the
+    /// Turns the door leaf of the scene (if any) to `angle` \[rad\] from its start, for the
     /// frames drawn next.
     pub fn set_door_angle(&mut self, angle: f64) {
         self.door_angle = angle;

@@ -1,18 +1,17 @@
-//! Particle cloth: connector balance, invariants, constraints, contacts, solvers, blow-up,
-//! virtual KES tests, records and scenes (MODEL.md §5).
+//! Particle cloth: connector balance, invariants, constraints, contacts; solvers and blow-up
+//! (`solvers`); virtual KES tests, records and scenes (`files`).
 
-use std::path::{Path, PathBuf};
+mod files;
+mod solvers;
 
-use kestrel::cloth::record::{Camera, RecordInfo, Recording};
-use kestrel::cloth::virtual_kes::{run_virtual_kes, VirtualKesSpec};
+use std::path::PathBuf;
+
 use kestrel::cloth::{
-    ClothError, ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads,
-    Material, Obstacle, ObstacleShape, Preconditioner, ProvotConstraints, SpringFamily,
-    SpringNetwork, SpringStiffness, StepParameters, Vec3, MAX_HALVINGS,
+    ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads, Material, Obstacle,
+    ObstacleShape, ProvotConstraints, SpringFamily, SpringNetwork, SpringStiffness, StepParameters,
+    Vec3,
 };
-use kestrel::kes::{Direction, KesTest};
 use kestrel::params::FabricParams;
-use kestrel::scene::Scene;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -84,8 +83,9 @@ fn spring_world(n: usize, size: f64, k: f64) -> ClothWorld {
 /// Perturbs positions and sets random velocities.
 fn shake(world: &mut ClothWorld, rng: &mut Lcg, dx: f64, dv: f64) {
     for k in 0..world.len() {
-        world.x[k] += rng.vec(dx);
-        world.v[k] = rng.vec(dv);
+        let x = world.positions()[k] + rng.vec(dx);
+        world.set_position(k, x);
+        world.set_velocity(k, rng.vec(dv));
     }
 }
 
@@ -106,10 +106,13 @@ fn every_connector_has_zero_net_force_and_torque() {
     };
     let mut checked = 0;
     for c in 0..kes.len() {
-        let forces = kes.connector_forces(&world.x, c);
+        let forces = kes.connector_forces(world.positions(), c);
         let scale: f64 = forces.iter().map(|(_, f)| f.norm()).sum::<f64>() + 1e-30;
         let net: Vec3 = forces.iter().map(|(_, f)| *f).sum();
-        let torque: Vec3 = forces.iter().map(|(p, f)| world.x[*p].cross(f)).sum();
+        let torque: Vec3 = forces
+            .iter()
+            .map(|(p, f)| world.positions()[*p].cross(f))
+            .sum();
         assert!(net.norm() < 1e-12 * scale, "{}: net {net}", kes.describe(c));
         assert!(
             torque.norm() < 1e-12 * scale,
@@ -131,15 +134,15 @@ fn springs_have_zero_net_force_and_torque_and_hooke_magnitude() {
         unreachable!()
     };
     for k in 0..s.len() {
-        let [(a, fa), (b, fb)] = s.spring_forces(&world.x, k);
+        let [(a, fa), (b, fb)] = s.spring_forces(world.positions(), k);
         assert!((fa + fb).norm() < 1e-15);
-        let torque = world.x[a].cross(&fa) + world.x[b].cross(&fb);
+        let torque = world.positions()[a].cross(&fa) + world.positions()[b].cross(&fb);
         assert!(torque.norm() < 1e-14 * fa.norm().max(1e-30));
         let stiffness = match s.family(k) {
             SpringFamily::Flexion => 1.4,
             _ => 7.0,
         };
-        let l = (world.x[b] - world.x[a]).norm();
+        let l = (world.positions()[b] - world.positions()[a]).norm();
         let hooke = stiffness * (l - s.edge(k).rest).abs();
         assert!((fa.norm() - hooke).abs() < 1e-12 * hooke.max(1.0));
     }
@@ -150,9 +153,7 @@ fn traction_connector_carries_law_times_width() {
     // a 3 x 3 sheet stretched 2 % along the warp: each warp connector carries F(ε)·w with
     // w = h_weft on the middle row and h_weft/2 on the borders
     let mut world = kes_world(3, 3, 0.01);
-    for p in world.x.iter_mut() {
-        p.x *= 1.02;
-    }
+    world.map_positions(|p| Vec3::new(p.x * 1.02, p.y, p.z));
     let Material::Kes(kes) = &world.material else {
         unreachable!()
     };
@@ -161,7 +162,7 @@ fn traction_connector_carries_law_times_width() {
     let f = law.drive(&[0.02])[0];
     let total: f64 = (0..kes.len())
         .filter(|&c| kes.describe(c).starts_with("warp traction (1,"))
-        .map(|c| kes.connector_forces(&world.x, c)[0].1.x)
+        .map(|c| kes.connector_forces(world.positions(), c)[0].1.x)
         .sum();
     // the three warp connectors from column 1 to 2 together carry F·(nv − 1)·h_weft
     assert!(
@@ -180,9 +181,9 @@ fn momentum_is_conserved_without_external_loads() {
     shake(&mut world, &mut rng, 0.001, 0.3);
     let (p0, l0) = (world.linear_momentum(), world.angular_momentum());
     let scale_p: f64 = world
-        .v
+        .velocities()
         .iter()
-        .zip(&world.mass)
+        .zip(world.masses())
         .map(|(v, m)| m * v.norm())
         .sum();
     let params = StepParameters::new(Integrator::Explicit, 2e-6);
@@ -210,7 +211,7 @@ fn free_fall_follows_the_closed_form() {
     // no pins: the sheet translates rigidly, x_n = x_0 + g·Δt²·n(n+1)/2 for both schemes
     for integrator in [Integrator::Explicit, Integrator::Broyden] {
         let mut world = kes_world(4, 4, 0.02);
-        let x0 = world.x.clone();
+        let x0 = world.positions().to_vec();
         // explicit Euler is only stable below ~1e-5 s for this stiff fabric
         let dt = if integrator == Integrator::Explicit {
             1e-5
@@ -223,7 +224,7 @@ fn free_fall_follows_the_closed_form() {
             pipeline.step(&params, &mut world).unwrap();
         }
         let drop = -9.81 * dt * dt * 20.0 * 21.0 / 2.0;
-        for (x, x0) in world.x.iter().zip(&x0) {
+        for (x, x0) in world.positions().iter().zip(&x0) {
             assert!(
                 ((x - x0) - Vec3::new(0.0, drop, 0.0)).norm() < 1e-9,
                 "{integrator}"
@@ -276,9 +277,7 @@ fn friction_dissipates_what_elasticity_keeps() {
         }
         let mut world = kes_world_of(&params, 7, 7, 0.01);
         world.loads = Loads::none();
-        for p in world.x.iter_mut() {
-            *p *= 1.02;
-        }
+        world.map_positions(|p| p * 1.02);
         for i in 0..7 {
             for (a, b) in [(i, 0), (i, 6), (0, i), (6, i)] {
                 world.pin(a, b).unwrap();
@@ -294,7 +293,8 @@ fn friction_dissipates_what_elasticity_keeps() {
         for k in 0..world.len() {
             if !world.is_pinned(k) {
                 let d = rng.vec(0.0001);
-                world.x[k] += Vec3::new(d.x, 0.0, d.z);
+                let x = world.positions()[k] + Vec3::new(d.x, 0.0, d.z);
+                world.set_position(k, x);
             }
         }
         pipeline.step(&params, &mut world).unwrap();
@@ -314,6 +314,31 @@ fn friction_dissipates_what_elasticity_keeps() {
 }
 
 #[test]
+fn pins_follow_their_particles_and_unpin_frees_them() {
+    let mut world = spring_world(4, 0.1, 100.0);
+    world.pin(0, 0).unwrap();
+    let k = world.grid.index(0, 0);
+    let p = Vec3::new(0.0, 0.5, 0.0);
+    world.set_position(k, p);
+    world.set_velocity(k, Vec3::x());
+    assert_eq!(world.pins()[0].position, p);
+    assert_eq!(world.pins()[0].velocity, Vec3::x());
+    let dt = 1e-4;
+    let params = StepParameters::new(Integrator::Explicit, dt);
+    let mut pipeline = ClothPipeline::new();
+    pipeline.step(&params, &mut world).unwrap();
+    assert_eq!(world.positions()[k], p + Vec3::x() * dt);
+    assert_eq!(world.velocities()[k], Vec3::x());
+    world.map_positions(|x| x + Vec3::y());
+    assert_eq!(world.pins()[0].position, world.positions()[k]);
+    world.unpin(k);
+    assert!(!world.is_pinned(k));
+    assert!(world.pins().is_empty());
+    pipeline.step(&params, &mut world).unwrap();
+    assert!(world.velocities()[k].y < 0.0, "a free particle falls");
+}
+
+#[test]
 fn pinned_particles_stay_put() {
     for integrator in [
         Integrator::Explicit,
@@ -323,7 +348,7 @@ fn pinned_particles_stay_put() {
         let mut world = kes_world(6, 6, 0.02);
         world.pin(0, 0).unwrap();
         world.pin(5, 0).unwrap();
-        let held = [world.x[0], world.x[5]];
+        let held = [world.positions()[0], world.positions()[5]];
         let dt = if integrator == Integrator::Explicit {
             2e-5
         } else {
@@ -334,9 +359,16 @@ fn pinned_particles_stay_put() {
         for _ in 0..30 {
             pipeline.step(&params, &mut world).unwrap();
         }
-        assert_eq!([world.x[0], world.x[5]], held, "{integrator}");
-        assert_eq!(world.v[0], Vec3::zeros());
-        assert!(world.x[30].y < -1e-6, "{integrator}: the rest falls");
+        assert_eq!(
+            [world.positions()[0], world.positions()[5]],
+            held,
+            "{integrator}"
+        );
+        assert_eq!(world.velocities()[0], Vec3::zeros());
+        assert!(
+            world.positions()[30].y < -1e-6,
+            "{integrator}: the rest falls"
+        );
     }
 }
 
@@ -376,7 +408,7 @@ fn obstacles_are_never_penetrated() {
     for _ in 0..600 {
         contacts += pipeline.step(&params, &mut world).unwrap().contacts;
         for o in &world.obstacles {
-            for x in &world.x {
+            for x in world.positions() {
                 assert!(o.distance(x).0 >= -1e-12, "{x} inside {o:?}");
             }
         }
@@ -447,317 +479,4 @@ fn provot_constraint_bounds_the_deformation_rate() {
     });
     assert!(held.structural <= 0.1 + 0.005, "{}", held.structural);
     assert!(held.shear <= 0.1 + 0.005, "{}", held.shear);
-}
-
-#[test]
-fn broyden_and_newton_krylov_agree_on_a_step() {
-    let mut start = kes_world(8, 8, 0.02);
-    start.pin(0, 0).unwrap();
-    start.pin(7, 0).unwrap();
-    let mut pipeline = ClothPipeline::new();
-    let params = StepParameters::new(Integrator::Broyden, 1e-3);
-    for _ in 0..10 {
-        pipeline.step(&params, &mut start).unwrap();
-    }
-    let mut results = Vec::new();
-    for integrator in [Integrator::Broyden, Integrator::NewtonKrylov] {
-        let mut world = start.clone();
-        let mut params = StepParameters::new(integrator, 1e-3);
-        params.tolerance = 1e-12;
-        params.max_iterations = 1000;
-        params.forcing = 1e-3;
-        params.memory = 60;
-        let report = ClothPipeline::new().step(&params, &mut world).unwrap();
-        assert!(report.solve.converged, "{integrator}: {:?}", report.solve);
-        results.push(world.x);
-    }
-    let moved: f64 = results[0]
-        .iter()
-        .zip(&start.x)
-        .map(|(a, b)| (a - b).norm())
-        .fold(0.0, f64::max);
-    let diff: f64 = results[0]
-        .iter()
-        .zip(&results[1])
-        .map(|(a, b)| (a - b).norm())
-        .fold(0.0, f64::max);
-    assert!(moved > 1e-7);
-    assert!(
-        diff < 1e-3 * moved,
-        "differ by {diff} m for a step of {moved} m"
-    );
-}
-
-/// The bench's sheet: n × n at 1 cm hanging in the xy plane by two corners, after 20 Broyden
-/// steps of 1 ms (block-scaled) under its weight.
-fn hanging_kes_sheet(n: usize) -> ClothWorld {
-    let grid = Grid::new(n, n, 0.01, 0.01).unwrap();
-    let kes = KesConnectors::new(&grid, KesLaws::from_params(&cotton()).unwrap());
-    let mut sheet = ClothWorld::flat(
-        grid,
-        Vec3::zeros(),
-        Vec3::x(),
-        -Vec3::y(),
-        0.12,
-        Material::Kes(Box::new(kes)),
-    )
-    .unwrap();
-    sheet.loads.damping = 0.2;
-    sheet.pin(0, 0).unwrap();
-    sheet.pin(n - 1, 0).unwrap();
-    let mut params = StepParameters::new(Integrator::Broyden, 1e-3);
-    params.preconditioner = Preconditioner::Block;
-    let mut pipeline = ClothPipeline::new();
-    for _ in 0..20 {
-        pipeline.step(&params, &mut sheet).unwrap();
-    }
-    sheet
-}
-
-#[test]
-fn stretch_preconditioned_broyden_converges_to_the_same_step_in_fewer_iterations() {
-    let start = hanging_kes_sheet(16);
-    let mut results = Vec::new();
-    for pre in [Preconditioner::Block, Preconditioner::Stretch] {
-        // the iterations at the default tolerance, x₁ at a tight one
-        let mut params = StepParameters::new(Integrator::Broyden, 1e-3);
-        params.preconditioner = pre;
-        let mut world = start.clone();
-        let report = ClothPipeline::new().step(&params, &mut world).unwrap();
-        assert!(report.solve.converged, "{pre:?}: {:?}", report.solve);
-        params.tolerance = 1e-13;
-        params.max_iterations = 1000;
-        params.memory = 60;
-        let mut world = start.clone();
-        let tight = ClothPipeline::new().step(&params, &mut world).unwrap();
-        assert!(tight.solve.converged, "{pre:?}: {:?}", tight.solve);
-        results.push((world.x, report.solve.iterations));
-    }
-    let (block, stretch) = (&results[0], &results[1]);
-    let moved: f64 = block
-        .0
-        .iter()
-        .zip(&start.x)
-        .map(|(a, b)| (a - b).norm())
-        .fold(0.0, f64::max);
-    let diff: f64 = block
-        .0
-        .iter()
-        .zip(&stretch.0)
-        .map(|(a, b)| (a - b).norm())
-        .fold(0.0, f64::max);
-    assert!(moved > 1e-6);
-    // tight solves of the same equation: the roots agree far below the default 1e-8 m
-    assert!(diff < 1e-9, "x₁ differ by {diff} m for a step of {moved} m");
-    assert!(
-        2 * stretch.1 <= block.1,
-        "stretch {} iterations, block {}",
-        stretch.1,
-        block.1
-    );
-}
-
-#[test]
-fn an_unconverged_implicit_step_is_taken_again_as_two_halves() {
-    let start = hanging_kes_sheet(12);
-    let dt = 1e-3;
-    let mut params = StepParameters::new(Integrator::Broyden, dt);
-    params.preconditioner = Preconditioner::Block;
-    // the reference: two half steps converged tightly (the default tolerance is on the
-    // scaled residual; x₁ itself is then only good to ~1e-6 m on this stiff sheet)
-    params.tolerance = 1e-12;
-    params.memory = 60;
-    params.max_iterations = 1000;
-    let half = StepParameters {
-        dt: dt / 2.0,
-        ..params
-    };
-    let mut two_halves = start.clone();
-    let mut pipeline = ClothPipeline::new();
-    let mut half_iterations = 0;
-    for _ in 0..2 {
-        let r = pipeline.step(&half, &mut two_halves).unwrap();
-        assert!(r.solve.converged && r.halvings == 0, "{r:?}");
-        half_iterations = half_iterations.max(r.solve.iterations);
-    }
-    let full = ClothPipeline::new()
-        .step(&params, &mut start.clone())
-        .unwrap();
-    assert!(full.solve.converged && full.halvings == 0);
-    assert!(
-        half_iterations < full.solve.iterations,
-        "a half step takes {half_iterations} iterations, a whole one {}",
-        full.solve.iterations
-    );
-    // too few iterations for a whole step, enough for a half one (its predictor differs
-    // from the reference's: the number may move a little)
-    let cap = (half_iterations + full.solve.iterations) / 2;
-    eprintln!(
-        "iterations: half {half_iterations}, whole {}",
-        full.solve.iterations
-    );
-    let capped = StepParameters {
-        max_iterations: cap,
-        ..params
-    };
-    let mut world = start.clone();
-    let report = ClothPipeline::new().step(&capped, &mut world).unwrap();
-    assert_eq!(report.halvings, 1, "{report:?}");
-    assert!(report.solve.converged, "{report:?}");
-    // the failed attempt's work is counted
-    assert!(report.solve.iterations >= cap + 2, "{report:?}");
-    assert_eq!(world.steps, start.steps + 1);
-    assert!((world.time - (start.time + dt)).abs() < 1e-15);
-    let diff = world
-        .x
-        .iter()
-        .zip(&two_halves.x)
-        .map(|(a, b)| (a - b).norm())
-        .fold(0.0, f64::max);
-    assert!(
-        diff < 1e-9,
-        "the halved step is {diff} m from two half steps"
-    );
-    // the friction states were committed once per half step, as in the reference
-    assert!(world.elastic_energy() > 0.0);
-    assert!((world.elastic_energy() - two_halves.elastic_energy()).abs() < 1e-9);
-    // at the finest level the best iterate is accepted and reported unconverged
-    let starved = StepParameters {
-        max_iterations: 1,
-        ..params
-    };
-    let mut world = start.clone();
-    let report = ClothPipeline::new().step(&starved, &mut world).unwrap();
-    assert!(!report.solve.converged);
-    assert_eq!(report.halvings, (1 << MAX_HALVINGS) - 1, "{report:?}");
-    assert!((world.time - (start.time + dt)).abs() < 1e-15);
-}
-
-#[test]
-fn blow_up_is_an_error_naming_step_time_and_connector() {
-    let mut world = spring_world(9, 0.2, 5000.0);
-    world.pin(0, 0).unwrap();
-    let params = StepParameters::new(Integrator::Explicit, 0.01);
-    let mut pipeline = ClothPipeline::new();
-    let mut err = None;
-    for _ in 0..1000 {
-        if let Err(e) = pipeline.step(&params, &mut world) {
-            err = Some(e);
-            break;
-        }
-    }
-    let Some(ClothError::BlowUp {
-        step,
-        time,
-        connector,
-        ..
-    }) = &err
-    else {
-        panic!("no blow-up reported: {err:?}");
-    };
-    assert!(*step >= 1 && *step < 1000);
-    assert!((time - *step as f64 * 0.01).abs() < 1e-9);
-    assert!(connector.contains("structural") || connector.contains("shear"));
-    let text = err.as_ref().map(|e| e.to_string()).unwrap_or_default();
-    assert!(text.contains(&format!("step {step}")), "{text}");
-}
-
-#[test]
-fn virtual_kes_tests_match_the_single_law() {
-    let params = cotton();
-    let laws = KesLaws::from_params(&params).unwrap();
-    for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
-        for direction in [Direction::Warp, Direction::Weft] {
-            let mut spec = VirtualKesSpec::new(test, direction);
-            spec.points = 20;
-            let r = run_virtual_kes(&spec, &laws, |_, _| {}).unwrap();
-            assert!(r.nrmse <= 0.02, "{test} {direction}: nrmse {}", r.nrmse);
-            // the curve really goes somewhere and comes back with hysteresis
-            let top = r.mesh.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            assert!(top > 0.0);
-            let csv = r.to_csv(&params.fabric);
-            assert!(csv.contains(&format!("# test: {test}")));
-            assert_eq!(
-                csv.lines().filter(|l| !l.starts_with('#')).count(),
-                r.x.len() + 1
-            );
-        }
-    }
-}
-
-#[test]
-fn record_round_trips_and_rejects_truncation() {
-    let mut world = kes_world(3, 2, 0.01);
-    let mut rec = Recording::new(RecordInfo {
-        name: "t".into(),
-        nu: 3,
-        nv: 2,
-        h_warp: 0.01,
-        h_weft: 0.01,
-        dt: 1e-3,
-        every: 1,
-        camera: Some(Camera {
-            eye: [0.0, 0.0, 1.0],
-            target: [0.0; 3],
-            up: [0.0, 1.0, 0.0],
-            fov_deg: 30.0,
-        }),
-        obstacles: vec![],
-    });
-    rec.push(&world);
-    world.x[4] = Vec3::new(1.5, -2.0, 0.25);
-    world.steps = 7;
-    world.time = 0.007;
-    rec.push(&world);
-    let bytes = rec.to_bytes().unwrap();
-    assert_eq!(&bytes[..8], b"KESTRELR");
-    let back = Recording::from_bytes(&bytes).unwrap();
-    assert_eq!(back, rec);
-    assert_eq!(back.frames[1].positions[4], [1.5, -2.0, 0.25]);
-    assert!(Recording::from_bytes(&bytes[..bytes.len() - 3]).is_err());
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.rec");
-    rec.write(&path, false).unwrap();
-    assert!(rec.write(&path, false).is_err());
-    assert_eq!(Recording::read(&path).unwrap(), rec);
-}
-
-#[test]
-fn every_scene_loads_and_steps() {
-    let dir = root().join("scenes");
-    let mut n = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
-            continue;
-        }
-        n += 1;
-        match Scene::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
-            Scene::Dynamic(mut s) => {
-                let mut pipeline = ClothPipeline::new();
-                for _ in 0..3 {
-                    pipeline
-                        .step(&s.params, &mut s.world)
-                        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                }
-            }
-            Scene::VirtualKes(s) => assert!(s.spec.points >= 2, "{}", path.display()),
-        }
-    }
-    assert!(n >= 8, "only {n} scenes in {}", dir.display());
-}
-
-#[test]
-fn scene_errors_name_the_file_and_the_problem() {
-    let dir = tempfile::tempdir().unwrap();
-    let path: &Path = &dir.path().join("bad.toml");
-    std::fs::write(
-        path,
-        "name = \"x\"\n[grid]\nnu = 1\nnv = 3\nsize = [1.0, 1.0]\nareal_density = 0.1\n\
-         [material]\nkind = \"springs\"\nstructural = 1.0\nshear = 1.0\nflexion = 1.0\n\
-         [integrator]\nkind = \"explicit\"\ndt = 0.001\nsteps = 1\n",
-    )
-    .unwrap();
-    let e = Scene::load(path).unwrap_err().to_string();
-    assert!(e.contains("bad.toml") && e.contains("2 x 2"), "{e}");
 }

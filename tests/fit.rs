@@ -551,7 +551,7 @@ fn a_fitted_file_drives_simulate_to_the_measured_values() {
     let params = FabricParams::read(&path).unwrap();
     let rules = ReadingRules::default();
     for c in &curves {
-        let laws = params.direction(c.direction.name());
+        let laws = params.direction(c.direction);
         let law = match c.test {
             KesTest::Tensile => ConnectorLaw::Traction(laws.traction.unwrap()),
             KesTest::Shear => ConnectorLaw::Shear(laws.shear.unwrap()),

@@ -1,19 +1,52 @@
-//! Friction operators against closed forms and invariants (MODEL.md §2).
+//! Friction shapes against closed forms and invariants (docs/model.md, friction).
 
-use kestrel::friction::{
-    BlimanSorine1Operator, BlimanSorine2Operator, BlimanSorine2Params, DahlOperator, DahlParams,
-    FrictionOperator,
-};
+use kestrel::friction::{FrictionShape, UnitFriction};
 use proptest::prelude::*;
 
-fn dahl(f_c: f64, eps_f: f64, alpha: f64) -> DahlOperator {
-    let p = DahlParams { f_c, eps_f, alpha };
-    p.validate().unwrap();
-    DahlOperator::new(p)
+/// A unit friction state of a shape scaled by a level: the force is `level · z`.
+struct Friction {
+    shape: FrictionShape,
+    level: f64,
+    state: UnitFriction,
 }
 
-/// Drives an operator through `path` (absolute strains from 0) and returns the forces.
-fn drive(op: &mut dyn FrictionOperator, path: &[f64]) -> Vec<f64> {
+impl Friction {
+    fn advance(&mut self, d_strain: f64) {
+        self.state.advance(&self.shape, d_strain);
+    }
+
+    fn force(&self) -> f64 {
+        self.level * self.state.z()
+    }
+}
+
+fn dahl(f_c: f64, eps_f: f64, alpha: f64) -> Friction {
+    let shape = FrictionShape::Dahl { eps_f, alpha };
+    shape.validate().unwrap();
+    Friction {
+        shape,
+        level: f_c,
+        state: UnitFriction::virgin(),
+    }
+}
+
+/// Bliman–Sorine second order with peak level f₁ and slow level f₂ (r = f₂/f₁).
+fn bs2(f1: f64, f2: f64, eps_f: f64, eta: f64) -> Friction {
+    let shape = FrictionShape::Bs2 {
+        eps_f,
+        eta,
+        ratio: f2 / f1,
+    };
+    shape.validate().unwrap();
+    Friction {
+        shape,
+        level: f1,
+        state: UnitFriction::virgin(),
+    }
+}
+
+/// Drives a friction state through `path` (absolute strains from 0) and returns the forces.
+fn drive(op: &mut Friction, path: &[f64]) -> Vec<f64> {
     let mut x = 0.0;
     path.iter()
         .map(|&p| {
@@ -25,7 +58,7 @@ fn drive(op: &mut dyn FrictionOperator, path: &[f64]) -> Vec<f64> {
 }
 
 /// Work ∮F dx along a path sampled finely (each given segment cut in `n` sub-steps).
-fn work(op: &mut dyn FrictionOperator, path: &[f64], n: usize) -> f64 {
+fn work(op: &mut Friction, path: &[f64], n: usize) -> f64 {
     let mut x = 0.0;
     let mut f = op.force();
     let mut w = 0.0;
@@ -61,8 +94,10 @@ fn dahl_closed_form_on_a_monotone_segment() {
 
 #[test]
 fn bliman_sorine_first_order_is_dahl_alpha_one() {
+    // Bliman–Sorine second order without its slow state (f₂ = 0) is the first order: one
+    // state relaxing over η ε_f = 0.01 to the level f₁, i.e. Dahl with α = 1.
     let mut a = dahl(1.7, 0.01, 1.0);
-    let mut b = BlimanSorine1Operator::new(1.7, 0.01).unwrap();
+    let mut b = bs2(1.7, 0.0, 0.02, 0.5);
     let path: Vec<f64> = (0..400).map(|i| 0.05 * (i as f64 * 0.05).sin()).collect();
     let fa = drive(&mut a, &path);
     let fb = drive(&mut b, &path);
@@ -91,22 +126,15 @@ fn rate_independent_coarse_fine_and_two_speeds() {
         }
         path
     };
-    let ops: Vec<Box<dyn Fn() -> Box<dyn FrictionOperator>>> = vec![
-        Box::new(|| Box::new(dahl(1.0, 0.003, 1.0))),
-        Box::new(|| Box::new(dahl(1.0, 0.003, 2.5))),
-        Box::new(|| {
-            Box::new(BlimanSorine2Operator::new(BlimanSorine2Params {
-                f1: 1.0,
-                f2: 0.4,
-                eps_f: 0.004,
-                eta: 0.2,
-            }))
-        }),
+    let ops: Vec<Box<dyn Fn() -> Friction>> = vec![
+        Box::new(|| dahl(1.0, 0.003, 1.0)),
+        Box::new(|| dahl(1.0, 0.003, 2.5)),
+        Box::new(|| bs2(1.0, 0.4, 0.004, 0.2)),
     ];
     for make in &ops {
-        let coarse = drive(make().as_mut(), &sample(10, 1));
-        let fine = drive(make().as_mut(), &sample(1000, 1));
-        let slow = drive(make().as_mut(), &sample(10, 3));
+        let coarse = drive(&mut make(), &sample(10, 1));
+        let fine = drive(&mut make(), &sample(1000, 1));
+        let slow = drive(&mut make(), &sample(10, 3));
         for (i, _) in reversals.iter().enumerate() {
             let c = coarse[(i + 1) * 10 - 1];
             let f = fine[(i + 1) * 1000 - 1];
@@ -143,13 +171,7 @@ fn coulomb_limit_as_eps_f_goes_to_zero() {
 
 #[test]
 fn second_order_overshoots_then_settles_on_kinetic_level() {
-    let p = BlimanSorine2Params {
-        f1: 1.0,
-        f2: 0.4,
-        eps_f: 0.01,
-        eta: 0.1,
-    };
-    let mut op = BlimanSorine2Operator::new(p);
+    let mut op = bs2(1.0, 0.4, 0.01, 0.1);
     // long slide down: settle on −(f1 − f2)
     for _ in 0..1000 {
         op.advance(-0.0005);
@@ -202,10 +224,7 @@ proptest! {
         path.push(0.0);
         let w = work(&mut dahl(1.0, eps_f, alpha), &path, 400);
         prop_assert!(w >= -1e-9, "Dahl work {w}");
-        let mut bs2 = BlimanSorine2Operator::new(BlimanSorine2Params {
-            f1: 1.0, f2: ratio, eps_f, eta,
-        });
-        let w2 = work(&mut bs2, &path, 400);
+        let w2 = work(&mut bs2(1.0, ratio, eps_f, eta), &path, 400);
         prop_assert!(w2 >= -1e-9, "BS2 work {w2}");
     }
 }

@@ -2,12 +2,12 @@
 //! gradient, symmetric loads give symmetric shapes, the static sag converges to Poisson's.
 
 use kestrel::cloth::{
-    BendingLaw, ClothPipeline, ClothWorld, Grid, Integrator, Loads, Material, MetricLaw,
+    ClothPipeline, ClothWorld, Grid, Integrator, Loads, Material, MetricLaw, RigidityLaw,
     StepParameters, TerzopoulosParams, TerzopoulosSurface, Vec3,
 };
 use nalgebra::Rotation3;
 
-fn params(metric: MetricLaw, bending: BendingLaw) -> TerzopoulosParams {
+fn params(metric: MetricLaw, bending: RigidityLaw) -> TerzopoulosParams {
     TerzopoulosParams {
         eta: [40.0, 30.0, 10.0],
         xi: [0.02, 0.03, 0.01],
@@ -46,7 +46,7 @@ fn terz_rigid_motions_of_the_rest_shape_give_no_elastic_force() {
     let s = TerzopoulosSurface::new(
         &grid,
         &rest,
-        params(MetricLaw::Prescribed, BendingLaw::Curvature),
+        params(MetricLaw::Prescribed, RigidityLaw::Curvature),
     )
     .unwrap();
     // A force scale: the same sheet stretched by 1 %.
@@ -62,7 +62,7 @@ fn terz_rigid_motions_of_the_rest_shape_give_no_elastic_force() {
         assert!(s.energy(x) < 1e-14, "energy {}", s.energy(x));
     }
     // The linear laws are invariant under translations only.
-    let lin = TerzopoulosSurface::new(&grid, &rest, params(MetricLaw::Linear, BendingLaw::Linear))
+    let lin = TerzopoulosSurface::new(&grid, &rest, params(MetricLaw::Linear, RigidityLaw::Linear))
         .unwrap();
     let shifted: Vec<Vec3> = rest.iter().map(|p| p + shift).collect();
     assert!(max_norm(&forces(&lin, &shifted)) < 1e-10 * scale);
@@ -72,7 +72,7 @@ fn terz_rigid_motions_of_the_rest_shape_give_no_elastic_force() {
 fn terz_forces_are_minus_the_energy_gradient_for_the_metric_terms() {
     let grid = Grid::new(5, 4, 0.1, 0.1).unwrap();
     let rest = curved_rest(&grid);
-    let mut p = params(MetricLaw::Prescribed, BendingLaw::Curvature);
+    let mut p = params(MetricLaw::Prescribed, RigidityLaw::Curvature);
     p.xi = [0.0; 3];
     let s = TerzopoulosSurface::new(&grid, &rest, p).unwrap();
     let x: Vec<Vec3> = rest
@@ -120,7 +120,7 @@ fn sheet(nu: usize, size: f64, p: TerzopoulosParams, prestretch: f64) -> ClothWo
         ),
     )
     .unwrap();
-    let rest: Vec<Vec3> = world.x.iter().map(|x| x / prestretch).collect();
+    let rest: Vec<Vec3> = world.positions().iter().map(|x| x / prestretch).collect();
     world.material =
         Material::Terzopoulos(Box::new(TerzopoulosSurface::new(&grid, &rest, p).unwrap()));
     world
@@ -132,7 +132,7 @@ fn terz_symmetric_loads_give_symmetric_shapes() {
     let mut world = sheet(
         n,
         1.0,
-        params(MetricLaw::Prescribed, BendingLaw::Curvature),
+        params(MetricLaw::Prescribed, RigidityLaw::Curvature),
         1.02,
     );
     for (i, j) in [(0, 0), (n - 1, 0), (0, n - 1), (n - 1, n - 1), (n / 2, 0)] {
@@ -148,16 +148,16 @@ fn terz_symmetric_loads_give_symmetric_shapes() {
         pipe.step(&params, &mut world).unwrap();
     }
     let g = world.grid;
-    let sag = -world.x[g.index(n / 2, n / 2)].y;
+    let sag = -world.positions()[g.index(n / 2, n / 2)].y;
     assert!(sag > 1e-3, "sag {sag} m");
     let mut worst: f64 = 0.0;
     for j in 0..n {
         for i in 0..n {
-            let p = world.x[g.index(i, j)];
+            let p = world.positions()[g.index(i, j)];
             // mirror in x (i ↔ n−1−i), in z (j ↔ n−1−j) and the diagonal swap is not a
             // symmetry (η₁₁ ≠ η₂₂)
-            let mx = world.x[g.index(n - 1 - i, j)];
-            let mz = world.x[g.index(i, n - 1 - j)];
+            let mx = world.positions()[g.index(n - 1 - i, j)];
+            let mz = world.positions()[g.index(i, n - 1 - j)];
             worst = worst
                 .max((p - Vec3::new(-mx.x, mx.y, mx.z)).norm())
                 .max((p - Vec3::new(mz.x, mz.y, -mz.z)).norm());
@@ -200,11 +200,11 @@ fn static_sag(nu: usize, p: TerzopoulosParams, prestretch: f64, dt: f64, steps: 
     let mut pipe = ClothPipeline::new();
     for _ in 0..steps {
         pipe.step(&params, &mut world).unwrap();
-        if world.v.iter().all(|v| v.norm() < 1e-6) {
+        if world.velocities().iter().all(|v| v.norm() < 1e-6) {
             break;
         }
     }
-    -world.x[world.grid.index(nu / 2, nu / 2)].y
+    -world.positions()[world.grid.index(nu / 2, nu / 2)].y
 }
 
 #[test]
@@ -214,7 +214,7 @@ fn terz_linear_membrane_sag_converges_at_second_order() {
         eta: [eta, eta, 0.0],
         xi: [0.0; 3],
         metric: MetricLaw::Linear,
-        bending: BendingLaw::Linear,
+        bending: RigidityLaw::Linear,
         damping_density: 0.0,
         tangent: false,
     };
@@ -235,7 +235,7 @@ fn prescribed_membrane_orders(grids: &[usize]) -> Vec<f64> {
         eta: [50.0, 50.0, 10.0],
         xi: [0.0; 3],
         metric: MetricLaw::Prescribed,
-        bending: BendingLaw::Curvature,
+        bending: RigidityLaw::Curvature,
         damping_density: 10.0,
         tangent: false,
     };

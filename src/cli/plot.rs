@@ -177,7 +177,7 @@ fn hysteresis(
 
 /// The law of the curve's test and direction in the parameter file (a note when absent).
 fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<ConnectorLaw> {
-    let laws = params.direction(curve.direction.name());
+    let laws = params.direction(curve.direction);
     let law = match curve.test {
         KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
         KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),

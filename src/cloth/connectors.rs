@@ -1,7 +1,8 @@
-//! KES connectors (MODEL.md §5): per-width laws times the width each stands for. Traction
+//! KES connectors (docs/cloth.md): per-width laws times the width each stands for. Traction
 //! F = w·F_t(ε)·k̂ [N], ε = l/h − 1; bending F_k = −w·M(K)·∂φ/∂x_k, K = φ/h [1/m]; shear per
 //! cell F_k = −A·F_s(θ)·∂θ/∂x_k [N]. Elastic parts derive from energies, so ΣF = Σx×F = 0.
 
+use crate::kes::Direction;
 use crate::material::{BendingLaw, FrictionLaw, LawState, MaterialLaw, ShearLaw, TractionLaw};
 use crate::params::FabricParams;
 
@@ -72,7 +73,7 @@ pub struct KesLaws {
 impl KesLaws {
     /// The six laws of a fabric parameter file; a missing law is an error naming it.
     pub fn from_params(params: &FabricParams) -> Result<Self, ClothError> {
-        let missing = |dir: &str, law: &str| {
+        let missing = |dir: Direction, law: &str| {
             ClothError::Invalid(format!(
                 "fabric `{}` has no {dir} {law} law (the kes material needs all six)",
                 params.fabric
@@ -81,16 +82,20 @@ impl KesLaws {
         let (w, f) = (&params.warp, &params.weft);
         Ok(Self {
             traction: [
-                w.traction.ok_or_else(|| missing("warp", "traction"))?,
-                f.traction.ok_or_else(|| missing("weft", "traction"))?,
+                w.traction
+                    .ok_or_else(|| missing(Direction::Warp, "traction"))?,
+                f.traction
+                    .ok_or_else(|| missing(Direction::Weft, "traction"))?,
             ],
             bending: [
-                w.bending.ok_or_else(|| missing("warp", "bending"))?,
-                f.bending.ok_or_else(|| missing("weft", "bending"))?,
+                w.bending
+                    .ok_or_else(|| missing(Direction::Warp, "bending"))?,
+                f.bending
+                    .ok_or_else(|| missing(Direction::Weft, "bending"))?,
             ],
             shear: [
-                w.shear.ok_or_else(|| missing("warp", "shear"))?,
-                f.shear.ok_or_else(|| missing("weft", "shear"))?,
+                w.shear.ok_or_else(|| missing(Direction::Warp, "shear"))?,
+                f.shear.ok_or_else(|| missing(Direction::Weft, "shear"))?,
             ],
         })
     }
@@ -441,7 +446,7 @@ impl KesConnectors {
         }
     }
 
-    /// Elastic energy Σ w·h·∫F_el dε + Σ w·h·½k_b(K − K₀)² + Σ A·½k_s(θ − θ₀)² [J] at `x`.
+    /// Elastic energy Σ w·h·∫F_el dε + Σ w·h·½k_b(K − K₀)² + Σ A·½k_s(θ − θ₀)² \[J\] at `x`.
     pub fn elastic_energy(&self, x: &[Vec3]) -> f64 {
         let mut e = 0.0;
         for (k, c) in self.traction.iter().enumerate() {

@@ -2,12 +2,12 @@
 //! optionally every cell diagonal) longer than (1 + τ_c)·l₀ is shortened to it along its
 //! direction — both ends to the middle, or the loose end to a fixed one; repeatable passes.
 //! The same dynamic inverse can keep structural pairs from shortening below (1 − τ_k)·l₀: the
-//! geometric constraint of yarns that carry no compression (MODEL.md §3).
+//! geometric constraint of yarns that carry no compression.
 
 use serde::{Deserialize, Serialize};
 
 use super::grid::GridEdge;
-use super::Vec3;
+use super::{SettingError, Vec3};
 
 /// Critical deformation rates per family (fractions: 0.1 = 10 %) and the number of passes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -53,7 +53,7 @@ impl ProvotConstraints {
             && (self.structural.is_some() || self.shear.is_some() || self.compression.is_some())
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         for (name, t) in [
             ("structural", self.structural),
             ("shear", self.shear),
@@ -61,8 +61,11 @@ impl ProvotConstraints {
         ] {
             if let Some(t) = t {
                 if !(t.is_finite() && t >= 0.0) || (name == "compression" && t >= 1.0) {
-                    return Err(format!(
-                        "constraint {name} = {t}: must be finite, >= 0 (and < 1 for compression)"
+                    return Err(SettingError::range(
+                        format!("constraint {name}"),
+                        t,
+                        "",
+                        "finite, >= 0 (and < 1 for compression)",
                     ));
                 }
             }

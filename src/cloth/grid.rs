@@ -10,9 +10,9 @@ pub struct Grid {
     pub nu: usize,
     /// Particles along the weft (index j).
     pub nv: usize,
-    /// Rest spacing along the warp [m].
+    /// Rest spacing along the warp \[m\].
     pub h_warp: f64,
-    /// Rest spacing along the weft [m].
+    /// Rest spacing along the weft \[m\].
     pub h_weft: f64,
 }
 
@@ -51,7 +51,7 @@ impl EdgeFamily {
 pub struct GridEdge {
     pub a: u32,
     pub b: u32,
-    /// Rest length [m].
+    /// Rest length \[m\].
     pub rest: f64,
     pub family: EdgeFamily,
 }
@@ -115,7 +115,7 @@ impl Grid {
         }
     }
 
-    /// Area a particle stands for [m²] (h_warp·h_weft, halved on each border it lies on).
+    /// Area a particle stands for \[m²\] (h_warp·h_weft, halved on each border it lies on).
     pub fn tributary_area(&self, k: usize) -> f64 {
         let (i, j) = self.coords(k);
         self.h_warp
@@ -124,7 +124,7 @@ impl Grid {
             * Self::border_weight(j, self.nv)
     }
 
-    /// Rest extent of the sheet [m] along warp and weft.
+    /// Rest extent of the sheet \[m\] along warp and weft.
     pub fn extent(&self) -> (f64, f64) {
         (
             (self.nu - 1) as f64 * self.h_warp,

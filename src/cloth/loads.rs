@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::grid::Grid;
-use super::Vec3;
+use super::{SettingError, Vec3};
 
 /// A uniform air stream.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -21,14 +21,14 @@ pub struct Wind {
 pub struct Anchor {
     /// Particle index j·nu + i.
     pub particle: usize,
-    /// World point r₀ [m].
+    /// World point r₀ \[m\].
     pub point: [f64; 3],
     /// Spring constant k [N/m].
     pub stiffness: f64,
 }
 
 impl Anchor {
-    /// k·(r₀ − r) [N].
+    /// k·(r₀ − r) \[N\].
     #[inline]
     pub fn force(&self, x: &Vec3) -> Vec3 {
         (Vec3::from(self.point) - x) * self.stiffness
@@ -78,24 +78,34 @@ impl Loads {
         Vec3::from(self.gravity)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if !self.gravity.iter().all(|g| g.is_finite()) {
-            return Err(format!("gravity {:?} must be finite", self.gravity));
+            return Err(SettingError::NotFinite {
+                name: "gravity",
+                value: self.gravity,
+            });
         }
         if !(self.damping.is_finite() && self.damping >= 0.0) {
-            return Err(format!(
-                "damping = {} 1/s: must be finite and >= 0",
-                self.damping
+            return Err(SettingError::range(
+                "damping",
+                self.damping,
+                " 1/s",
+                "finite and >= 0",
             ));
         }
         if let Some(w) = &self.wind {
             if !w.velocity.iter().all(|u| u.is_finite()) {
-                return Err(format!("wind velocity {:?} must be finite", w.velocity));
+                return Err(SettingError::NotFinite {
+                    name: "wind velocity",
+                    value: w.velocity,
+                });
             }
             if !(w.coefficient.is_finite() && w.coefficient >= 0.0) {
-                return Err(format!(
-                    "wind coefficient = {} N*s/m^3: must be finite and >= 0",
-                    w.coefficient
+                return Err(SettingError::range(
+                    "wind coefficient",
+                    w.coefficient,
+                    " N*s/m^3",
+                    "finite and >= 0",
                 ));
             }
         }

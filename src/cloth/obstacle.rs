@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Vec3;
+use super::{SettingError, Vec3};
 
 /// The shape of an obstacle.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -12,9 +12,9 @@ use super::Vec3;
 pub enum ObstacleShape {
     /// The half-space below a plane through `point` with outward unit `normal`.
     Plane { point: [f64; 3], normal: [f64; 3] },
-    /// A ball of `radius` [m] about `center`.
+    /// A ball of `radius` \[m\] about `center`.
     Sphere { center: [f64; 3], radius: f64 },
-    /// An axis-aligned box from `min` to `max` [m].
+    /// An axis-aligned box from `min` to `max` \[m\].
     Box { min: [f64; 3], max: [f64; 3] },
 }
 
@@ -28,7 +28,7 @@ pub struct Obstacle {
     /// Fraction of the tangential velocity removed at each contact, 0 ≤ friction ≤ 1.
     #[serde(default)]
     pub friction: f64,
-    /// Distance kept between a particle and the surface δ [m] (cloth half-thickness).
+    /// Distance kept between a particle and the surface δ \[m\] (cloth half-thickness).
     #[serde(default)]
     pub offset: f64,
 }
@@ -114,9 +114,9 @@ impl TryFrom<ObstacleFields> for Obstacle {
 }
 
 /// Terzopoulos' collision potential c·exp(−f(r)/ε) per unit area around an obstacle with
-/// inside/outside function f (signed distance [m]); force (eq. 13) along the cloth normal n:
-/// A·(c/ε)·exp(−f/ε)·(∇f·n)·n [N]. In a file: the obstacle's `kind` and shape fields,
-/// `strength` c [J/m²] and `range` ε [m].
+/// inside/outside function f (signed distance \[m\]); force (eq. 13) along the cloth normal n:
+/// A·(c/ε)·exp(−f/ε)·(∇f·n)·n \[N\]. In a file: the obstacle's `kind` and shape fields,
+/// `strength` c [J/m²] and `range` ε \[m\].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "PotentialFields")]
 pub struct CollisionPotential {
@@ -124,7 +124,7 @@ pub struct CollisionPotential {
     pub shape: ObstacleShape,
     /// c [J/m²].
     pub strength: f64,
-    /// ε [m].
+    /// ε \[m\].
     pub range: f64,
 }
 
@@ -168,18 +168,22 @@ impl TryFrom<PotentialFields> for CollisionPotential {
 const MAX_EXPONENT: f64 = 30.0;
 
 impl CollisionPotential {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         self.obstacle().validate()?;
         if !(self.strength.is_finite() && self.strength >= 0.0) {
-            return Err(format!(
-                "potential strength = {} J/m^2: must be finite and >= 0",
-                self.strength
+            return Err(SettingError::range(
+                "potential strength",
+                self.strength,
+                " J/m^2",
+                "finite and >= 0",
             ));
         }
         if !(self.range.is_finite() && self.range > 0.0) {
-            return Err(format!(
-                "potential range = {} m: must be finite and > 0",
-                self.range
+            return Err(SettingError::range(
+                "potential range",
+                self.range,
+                " m",
+                "finite and > 0",
             ));
         }
         Ok(())
@@ -194,7 +198,7 @@ impl CollisionPotential {
         }
     }
 
-    /// Force of eq. 13 on a node of tributary area `area` [m²] at `x` with unit normal `n` [N].
+    /// Force of eq. 13 on a node of tributary area `area` \[m²\] at `x` with unit normal `n` \[N\].
     #[inline]
     pub fn force(&self, x: &Vec3, n: &Vec3, area: f64) -> Vec3 {
         let (d, grad) = self.obstacle().distance(x);
@@ -202,7 +206,7 @@ impl CollisionPotential {
         n * (area * self.strength / self.range * e * grad.dot(n))
     }
 
-    /// Potential energy A·c·exp(−f/ε) of a node [J].
+    /// Potential energy A·c·exp(−f/ε) of a node \[J\].
     pub fn energy(&self, x: &Vec3, area: f64) -> f64 {
         let (d, _) = self.obstacle().distance(x);
         area * self.strength * (-d / self.range).min(MAX_EXPONENT).exp()
@@ -218,45 +222,48 @@ impl Obstacle {
         }
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if !(self.friction.is_finite() && (0.0..=1.0).contains(&self.friction)) {
-            return Err(format!(
-                "obstacle friction = {}: must be in [0, 1]",
-                self.friction
+            return Err(SettingError::range(
+                "obstacle friction",
+                self.friction,
+                "",
+                "in [0, 1]",
             ));
         }
         if !(self.offset.is_finite() && self.offset >= 0.0) {
-            return Err(format!(
-                "obstacle offset = {} m: must be finite and >= 0",
-                self.offset
+            return Err(SettingError::range(
+                "obstacle offset",
+                self.offset,
+                " m",
+                "finite and >= 0",
             ));
         }
         let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
         match &self.shape {
             ObstacleShape::Plane { point, normal } => {
                 if !finite(point) || !finite(normal) || Vec3::from(*normal).norm() == 0.0 {
-                    return Err("plane: point and a non-zero normal must be finite".into());
+                    return Err(SettingError::Plane);
                 }
             }
             ObstacleShape::Sphere { center, radius } => {
                 if !(finite(center) && radius.is_finite() && *radius > 0.0) {
-                    return Err(format!(
-                        "sphere: center must be finite and radius = {radius} m > 0"
-                    ));
+                    return Err(SettingError::Sphere { radius: *radius });
                 }
             }
             ObstacleShape::Box { min, max } => {
                 if !finite(min) || !finite(max) || (0..3).any(|k| min[k] >= max[k]) {
-                    return Err(format!(
-                        "box: min {min:?} must be below max {max:?} on every axis"
-                    ));
+                    return Err(SettingError::Box {
+                        min: *min,
+                        max: *max,
+                    });
                 }
             }
         }
         Ok(())
     }
 
-    /// Signed distance of `x` to the surface minus the offset [m] (< 0: inside) and the
+    /// Signed distance of `x` to the surface minus the offset \[m\] (< 0: inside) and the
     /// outward unit normal there.
     pub fn distance(&self, x: &Vec3) -> (f64, Vec3) {
         let (d, n) = match &self.shape {

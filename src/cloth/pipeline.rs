@@ -11,7 +11,7 @@ use super::explicit::SymplecticEulerStepper;
 use super::implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
 use super::semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 use super::world::{ClothWorld, WorldSnapshot};
-use super::{ClothError, Vec3};
+use super::{ClothError, SettingError, Vec3};
 
 /// H₀ of the Broyden step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -74,12 +74,12 @@ impl FromStr for Integrator {
 /// Everything a step needs besides the world.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepParameters {
-    /// Time step Δt [s].
+    /// Time step Δt \[s\].
     pub dt: f64,
     pub integrator: Integrator,
     /// Provot's deformation-rate constraints (applied after any integrator). Default none.
     pub constraints: ProvotConstraints,
-    /// Implicit steps stop when max_i |D_i⁻¹g_i| ≤ tolerance [m], g = M(x₁ − x₀ − Δt·v₀)/Δt² − F
+    /// Implicit steps stop when max_i |D_i⁻¹g_i| ≤ tolerance \[m\], g = M(x₁ − x₀ − Δt·v₀)/Δt² − F
     /// and D_i the block scaling (docs/cloth.md). Default 1e-8 m.
     pub tolerance: f64,
     /// Implicit: most Broyden iterations or Newton steps per step. Default 100.
@@ -115,21 +115,28 @@ impl StepParameters {
         }
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if !(self.dt.is_finite() && self.dt > 0.0) {
-            return Err(format!("dt = {} s: must be finite and > 0", self.dt));
+            return Err(SettingError::range("dt", self.dt, " s", "finite and > 0"));
         }
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(format!(
-                "tolerance = {} m: must be finite and > 0",
-                self.tolerance
+            return Err(SettingError::range(
+                "tolerance",
+                self.tolerance,
+                " m",
+                "finite and > 0",
             ));
         }
         if self.max_iterations == 0 || self.memory < 2 || self.krylov_dim == 0 {
-            return Err("max_iterations and krylov_dim must be >= 1, memory >= 2".into());
+            return Err(SettingError::SolverCounts);
         }
         if !(self.forcing > 0.0 && self.forcing < 1.0) {
-            return Err(format!("forcing = {}: must be in (0, 1)", self.forcing));
+            return Err(SettingError::range(
+                "forcing",
+                self.forcing,
+                "",
+                "in (0, 1)",
+            ));
         }
         self.constraints.validate()
     }
@@ -267,7 +274,7 @@ impl ClothPipeline {
     }
 
     /// Quasi-static solve of `world`: free particles to equilibrium of the internal forces,
-    /// until max_i |D⁻¹g_i| ≤ `tolerance` [m].
+    /// until max_i |D⁻¹g_i| ≤ `tolerance` \[m\].
     pub fn solve_static(
         &mut self,
         params: &StepParameters,

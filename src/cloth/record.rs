@@ -34,14 +34,14 @@ pub enum RecordError {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Camera {
-    /// Eye position [m].
+    /// Eye position \[m\].
     pub eye: [f64; 3],
-    /// Point looked at [m].
+    /// Point looked at \[m\].
     pub target: [f64; 3],
     /// Up direction. Default (0, 1, 0).
     #[serde(default = "up")]
     pub up: [f64; 3],
-    /// Vertical field of view [deg]. Default 40.
+    /// Vertical field of view \[deg\]. Default 40.
     #[serde(default = "fov")]
     pub fov_deg: f64,
 }
@@ -62,10 +62,10 @@ pub struct RecordInfo {
     /// Particles along the warp and the weft.
     pub nu: u32,
     pub nv: u32,
-    /// Rest spacings [m].
+    /// Rest spacings \[m\].
     pub h_warp: f64,
     pub h_weft: f64,
-    /// Time step [s] and steps between frames.
+    /// Time step \[s\] and steps between frames.
     pub dt: f64,
     pub every: u32,
     #[serde(default)]
@@ -78,9 +78,9 @@ pub struct RecordInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
     pub step: u64,
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub time: f64,
-    /// Positions [m], particle p(i, j) at index j·nu + i.
+    /// Positions \[m\], particle p(i, j) at index j·nu + i.
     pub positions: Vec<[f32; 3]>,
 }
 

@@ -16,11 +16,11 @@ use super::{ClothError, Grid, Mat3, Vec3};
 /// Wall-clock seconds spent in each phase of the semi-implicit steps taken so far.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SemiImplicitTiming {
-    /// Building K(r), A and g, with the Dirichlet rows [s].
+    /// Building K(r), A and g, with the Dirichlet rows \[s\].
     pub assembly_s: f64,
-    /// Numeric factorisations of A (symbolic analysis included) [s].
+    /// Numeric factorisations of A (symbolic analysis included) \[s\].
     pub factor_s: f64,
-    /// Triangular solves [s].
+    /// Triangular solves \[s\].
     pub solve_s: f64,
     pub steps: u64,
     /// Numeric factorisations done (fewer than steps when a linear material reuses one).

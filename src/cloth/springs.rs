@@ -146,7 +146,7 @@ impl SpringNetwork {
         [(a, fv), (b, -fv)]
     }
 
-    /// Σ ½K(l − l₀)² [J].
+    /// Σ ½K(l − l₀)² \[J\].
     pub fn energy(&self, x: &[Vec3]) -> f64 {
         self.springs
             .iter()

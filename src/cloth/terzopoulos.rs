@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::grid::Grid;
-use super::{ClothError, Mat3, Vec3};
+use super::{ClothError, Mat3, SettingError, Vec3};
 
 /// How the stretch/shear tensions α_ij depend on the state (eq. 16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -20,7 +20,7 @@ pub enum MetricLaw {
 /// How the rigidities β_ij depend on the state (eq. 17).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum BendingLaw {
+pub enum RigidityLaw {
     /// β_ij = ξ_ij (B_ij − B⁰_ij) with B_ij = n·D_ij(r), force D_ijᵀ(β_ij n) (n frozen).
     #[default]
     Curvature,
@@ -43,7 +43,7 @@ pub struct TerzopoulosParams {
     pub metric: MetricLaw,
     /// Default `curvature`.
     #[serde(default)]
-    pub bending: BendingLaw,
+    pub bending: RigidityLaw,
     /// Damping density γ [kg/(m²·s)]: force −γ·A·v, the matrix C of eq. 26. Default 0.
     #[serde(default)]
     pub damping_density: f64,
@@ -56,21 +56,26 @@ pub struct TerzopoulosParams {
 }
 
 impl TerzopoulosParams {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         for (name, w) in [("eta", self.eta), ("xi", self.xi)] {
             for (k, v) in w.iter().enumerate() {
                 if !(v.is_finite() && *v >= 0.0) {
                     let idx = ["11", "22", "12"][k];
-                    return Err(format!(
-                        "material {name}{idx} = {v}: must be finite and >= 0"
+                    return Err(SettingError::range(
+                        format!("material {name}{idx}"),
+                        *v,
+                        "",
+                        "finite and >= 0",
                     ));
                 }
             }
         }
         if !(self.damping_density.is_finite() && self.damping_density >= 0.0) {
-            return Err(format!(
-                "material damping_density = {} kg/(m^2*s): must be finite and >= 0",
-                self.damping_density
+            return Err(SettingError::range(
+                "material damping_density",
+                self.damping_density,
+                " kg/(m^2*s)",
+                "finite and >= 0",
             ));
         }
         Ok(())
@@ -79,7 +84,7 @@ impl TerzopoulosParams {
     /// Whether K does not depend on r (eq. 28 can reuse one factorisation).
     pub fn is_linear(&self) -> bool {
         let metric_linear = self.metric == MetricLaw::Linear || self.eta == [0.0; 3];
-        let bending_linear = self.bending == BendingLaw::Linear || self.xi == [0.0; 3];
+        let bending_linear = self.bending == RigidityLaw::Linear || self.xi == [0.0; 3];
         metric_linear && bending_linear
     }
 }
@@ -124,7 +129,7 @@ impl TerzopoulosSurface {
     /// The surface whose natural shape (G⁰, B⁰) is `rest` on `grid`; material coordinates
     /// a₁ = i·h_warp, a₂ = j·h_weft.
     pub fn new(grid: &Grid, rest: &[Vec3], params: TerzopoulosParams) -> Result<Self, ClothError> {
-        params.validate().map_err(ClothError::Invalid)?;
+        params.validate()?;
         if rest.len() != grid.len() {
             return Err(ClothError::Invalid(format!(
                 "{} rest positions for a {} x {} grid",
@@ -173,7 +178,7 @@ impl TerzopoulosSurface {
         &self.terms
     }
 
-    /// Adds the elastic forces −∂E/∂r (n frozen in the curvature terms) at `x` to `f` [N].
+    /// Adds the elastic forces −∂E/∂r (n frozen in the curvature terms) at `x` to `f` \[N\].
     pub fn add_forces(&self, x: &[Vec3], f: &mut [Vec3]) {
         let mut normals = vec![Vec3::zeros(); x.len()];
         self.grid.normals(x, &mut normals);
@@ -197,14 +202,14 @@ impl TerzopoulosSurface {
                         f[t.nodes[k] as usize] -= (db * t.ca[k] + da * t.cb[k]) * (0.5 * alpha);
                     }
                 }
-                (TermKind::Bend, _, BendingLaw::Curvature) => {
+                (TermKind::Bend, _, RigidityLaw::Curvature) => {
                     let nrm = normal_of(t, x, &normals);
                     let beta = t.weight * (nrm.dot(&apply(&t.ca, t, x)) - t.rest);
                     for k in 0..n {
                         f[t.nodes[k] as usize] -= nrm * (beta * t.ca[k]);
                     }
                 }
-                (TermKind::Bend, _, BendingLaw::Linear) => {
+                (TermKind::Bend, _, RigidityLaw::Linear) => {
                     let d = apply_disp(&t.ca, t, x, &self.rest) * t.weight;
                     for k in 0..n {
                         f[t.nodes[k] as usize] -= d * t.ca[k];
@@ -215,7 +220,7 @@ impl TerzopoulosSurface {
     }
 
     /// Elastic energy Σ ¼s(G − G⁰)² + ½s(B − B⁰)² (or the quadratic forms of the linear
-    /// laws) [J].
+    /// laws) \[J\].
     pub fn energy(&self, x: &[Vec3]) -> f64 {
         let mut normals = vec![Vec3::zeros(); x.len()];
         self.grid.normals(x, &mut normals);
@@ -249,11 +254,11 @@ impl TerzopoulosSurface {
                 0.5 * t.weight
                     * apply_disp(&t.ca, t, x, &self.rest).dot(&apply_disp(&t.cb, t, x, &self.rest))
             }
-            (TermKind::Bend, _, BendingLaw::Curvature) => {
+            (TermKind::Bend, _, RigidityLaw::Curvature) => {
                 let b = normal_of(t, x, normals).dot(&apply(&t.ca, t, x)) - t.rest;
                 0.5 * t.weight * b * b
             }
-            (TermKind::Bend, _, BendingLaw::Linear) => {
+            (TermKind::Bend, _, RigidityLaw::Linear) => {
                 0.5 * t.weight * apply_disp(&t.ca, t, x, &self.rest).norm_squared()
             }
         }
@@ -337,7 +342,7 @@ impl TerzopoulosSurface {
                     }
                 }
                 TermKind::Bend => match self.params.bending {
-                    BendingLaw::Curvature => {
+                    RigidityLaw::Curvature => {
                         let nrm = normal_of(t, x, normals);
                         let nn = nrm * nrm.transpose() * t.weight;
                         for p in 0..n {
@@ -347,7 +352,7 @@ impl TerzopoulosSurface {
                             }
                         }
                     }
-                    BendingLaw::Linear => {
+                    RigidityLaw::Linear => {
                         let d = apply(&t.ca, t, &self.rest) * t.weight;
                         for p in 0..n {
                             b[t.nodes[p] as usize] += d * t.ca[p];

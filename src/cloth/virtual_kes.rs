@@ -1,5 +1,5 @@
 //! Virtual KES-FB tests on the mesh: a strip clamped at both ends and driven quasi-statically
-//! (static equilibrium at every sample); force per width [N/m] or moment per width [N] from
+//! (static equilibrium at every sample); force per width [N/m] or moment per width \[N\] from
 //! the clamp's reaction, compared with the single law along the same path (NRMSE).
 
 use std::fmt::Write as _;
@@ -27,7 +27,7 @@ pub struct VirtualKesSpec {
     /// Samples per quarter of the path (tensile: per branch). Default 40.
     #[serde(default = "default_points")]
     pub points: usize,
-    /// Turning point: tensile force per width [gf/cm] (default 500), shear angle [deg]
+    /// Turning point: tensile force per width [gf/cm] (default 500), shear angle \[deg\]
     /// (default 8), bending curvature [1/cm] (default 2.5).
     #[serde(default)]
     pub max: Option<f64>,
@@ -55,7 +55,7 @@ impl VirtualKesSpec {
         }
     }
 
-    /// Gauge and width of the sample [m] (KES-FB: tensile 5 × 20 cm, shear 5 × 20 cm,
+    /// Gauge and width of the sample \[m\] (KES-FB: tensile 5 × 20 cm, shear 5 × 20 cm,
     /// bending 1 × 20 cm).
     pub fn sample_size(&self) -> (f64, f64) {
         match self.test {
@@ -81,9 +81,9 @@ impl VirtualKesSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub struct VirtualKesResult {
     pub spec: VirtualKesSpec,
-    /// Strain [-], shear angle [rad] or curvature [1/m] of the sample.
+    /// Strain [-], shear angle \[rad\] or curvature [1/m] of the sample.
     pub x: Vec<f64>,
-    /// Force per width [N/m] or moment per width [N] from the clamp's reaction.
+    /// Force per width [N/m] or moment per width \[N\] from the clamp's reaction.
     pub mesh: Vec<f64>,
     /// The law (shear: the mean of the warp and weft laws) along `x`.
     pub law: Vec<f64>,
@@ -362,7 +362,7 @@ fn strain_at_force(law: &crate::material::TractionLaw, f_max: f64) -> f64 {
 }
 
 impl VirtualKesResult {
-    /// The curve in the KES-CSV format (docs: /shared/KES-CSV.md), Kawabata units.
+    /// The curve as a KES curve file (docs/kes.md), Kawabata units.
     pub fn to_csv(&self, fabric: &str) -> String {
         let (header, sx, sy) = match self.spec.test {
             KesTest::Tensile => ("strain [%],force [gf/cm]", 100.0, 1.0 / GF_PER_CM_N_PER_M),

@@ -48,7 +48,7 @@ impl Material {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pin {
     pub particle: usize,
-    /// Position at the world's current time [m].
+    /// Position at the world's current time \[m\].
     pub position: Vec3,
     /// Velocity of the pin [m/s].
     pub velocity: Vec3,
@@ -78,12 +78,12 @@ pub struct DeformationRates {
 pub struct ClothWorld {
     pub grid: Grid,
     /// Positions [m].
-    pub x: Vec<Vec3>,
+    pub(super) x: Vec<Vec3>,
     /// Velocities [m/s].
-    pub v: Vec<Vec3>,
+    pub(super) v: Vec<Vec3>,
     /// Masses [kg].
-    pub mass: Vec<f64>,
-    /// Tributary areas [m²].
+    pub(super) mass: Vec<f64>,
+    /// Tributary areas \[m²\].
     pub area: Vec<f64>,
     pub material: Material,
     pub loads: Loads,
@@ -96,7 +96,7 @@ pub struct ClothWorld {
     pinned: Vec<bool>,
     /// Structural pairs and cell diagonals, for rates and Provot's constraints.
     rate_edges: Vec<GridEdge>,
-    /// Simulated time [s].
+    /// Simulated time \[s\].
     pub time: f64,
     /// Steps taken.
     pub steps: u64,
@@ -183,6 +183,56 @@ impl ClothWorld {
         self.x.is_empty()
     }
 
+    /// Positions \[m\].
+    pub fn positions(&self) -> &[Vec3] {
+        &self.x
+    }
+
+    /// Velocities [m/s].
+    pub fn velocities(&self) -> &[Vec3] {
+        &self.v
+    }
+
+    /// Masses \[kg\].
+    pub fn masses(&self) -> &[f64] {
+        &self.mass
+    }
+
+    /// Moves particle `k` to `position` \[m\]; a pinned particle takes its pin along.
+    pub fn set_position(&mut self, k: usize, position: Vec3) {
+        self.x[k] = position;
+        if let Some(p) = self.pins.iter_mut().find(|p| p.particle == k) {
+            p.position = position;
+        }
+    }
+
+    /// Sets the velocity of particle `k` [m/s]; a pinned particle's pin moves with it.
+    pub fn set_velocity(&mut self, k: usize, velocity: Vec3) {
+        self.v[k] = velocity;
+        if let Some(p) = self.pins.iter_mut().find(|p| p.particle == k) {
+            p.velocity = velocity;
+        }
+    }
+
+    /// Maps every position x ← f(x) \[m\], the pins' with them.
+    pub fn map_positions(&mut self, mut f: impl FnMut(Vec3) -> Vec3) {
+        for x in &mut self.x {
+            *x = f(*x);
+        }
+        for p in &mut self.pins {
+            p.position = self.x[p.particle];
+        }
+    }
+
+    /// Adds Δv to the velocity of every free particle [m/s] (an impulse per unit mass).
+    pub fn kick(&mut self, dv: Vec3) {
+        for (v, &pinned) in self.v.iter_mut().zip(&self.pinned) {
+            if !pinned {
+                *v += dv;
+            }
+        }
+    }
+
     /// Holds particle (i, j) where it is now.
     pub fn pin(&mut self, i: usize, j: usize) -> Result<(), ClothError> {
         if i >= self.grid.nu || j >= self.grid.nv {
@@ -213,12 +263,26 @@ impl ClothWorld {
         self.v[k] = pin.velocity;
     }
 
-    pub fn pins(&self) -> &[Pin] {
-        &self.pins
+    /// Releases particle `k` (no effect when it is free).
+    pub fn unpin(&mut self, k: usize) {
+        self.pins.retain(|p| p.particle != k);
+        self.pinned[k] = false;
     }
 
-    pub fn pins_mut(&mut self) -> &mut [Pin] {
-        &mut self.pins
+    /// Sets the velocity of the pin holding particle `k` [m/s]; the particle follows from the
+    /// next step on. Returns whether `k` is pinned.
+    pub fn set_pin_velocity(&mut self, k: usize, velocity: Vec3) -> bool {
+        match self.pins.iter_mut().find(|p| p.particle == k) {
+            Some(p) => {
+                p.velocity = velocity;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn pins(&self) -> &[Pin] {
+        &self.pins
     }
 
     #[inline]
@@ -275,7 +339,7 @@ impl ClothWorld {
     }
 
     /// Adds the loads, the collision potentials and (if `anchors`) the anchor springs at
-    /// (x, v) to `f` [N]; `normals` is scratch of the world's size.
+    /// (x, v) to `f` \[N\]; `normals` is scratch of the world's size.
     pub fn add_external_forces(
         &self,
         x: &[Vec3],
@@ -325,6 +389,10 @@ impl ClothWorld {
         self.x.clone_from(&snap.x);
         self.v.clone_from(&snap.v);
         self.pins.clone_from(&snap.pins);
+        self.pinned.fill(false);
+        for p in &self.pins {
+            self.pinned[p.particle] = true;
+        }
         if let Material::Kes(k) = &mut self.material {
             k.set_states(&snap.states);
         }
@@ -387,7 +455,7 @@ impl ClothWorld {
         n
     }
 
-    /// ½ Σ m v² [J].
+    /// ½ Σ m v² \[J\].
     pub fn kinetic_energy(&self) -> f64 {
         self.v
             .iter()
@@ -396,7 +464,7 @@ impl ClothWorld {
             .sum()
     }
 
-    /// Elastic energy of the material at the current positions [J].
+    /// Elastic energy of the material at the current positions \[J\].
     pub fn elastic_energy(&self) -> f64 {
         match &self.material {
             Material::Springs(s) => s.energy(&self.x),
@@ -405,7 +473,7 @@ impl ClothWorld {
         }
     }
 
-    /// Gravitational potential −Σ m g·x [J].
+    /// Gravitational potential −Σ m g·x \[J\].
     pub fn gravity_energy(&self) -> f64 {
         let g = self.loads.gravity();
         -self
@@ -477,7 +545,7 @@ impl ClothWorld {
         }
     }
 
-    /// A reference energy for blow-up detection [J]: M·(|g|·L + |u|² + 1 m²/s²) with L the
+    /// A reference energy for blow-up detection \[J\]: M·(|g|·L + |u|² + 1 m²/s²) with L the
     /// sheet's diagonal and u the wind.
     pub fn reference_energy(&self) -> f64 {
         let m: f64 = self.mass.iter().sum();

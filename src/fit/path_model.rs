@@ -1,11 +1,11 @@
 //! A connector law driven along a measured path with forward sensitivities: F(x_i; p) and
-//! ∂F/∂p for every physical parameter p, stepping the friction states exactly.
+//! ∂F/∂p for every physical parameter p, stepping the friction states exactly (docs/model.md).
 
 use crate::friction::{bs2_step, dahl_step};
 use crate::material::{ToeShape, TractionLaw};
 
-/// Index of each physical parameter in a parameter vector [`P`] (named by `coords::Param`).
-pub(crate) mod idx {
+/// Index of each physical parameter in a parameter vector [`P`].
+pub mod idx {
     /// Rigidity: k_t [N/m] (traction), k_b [N·m] (bending), k_s [N/(m·rad)] (shear), k (loop).
     pub const K: usize = 0;
     /// ε₁, end of the virgin toe [-].

@@ -70,7 +70,7 @@ pub enum Protocol {
     /// Extend until the force per width reaches `max_force` [N/m], then return until it is
     /// back to zero.
     Tensile { max_force: f64 },
-    /// 0 → +amplitude → −amplitude → 0 [rad], under a constant `tension` [N/m].
+    /// 0 → +amplitude → −amplitude → 0 \[rad\], under a constant `tension` [N/m].
     Shear { amplitude: f64, tension: f64 },
     /// 0 → +amplitude → −amplitude → 0 [1/m].
     Bending { amplitude: f64 },
@@ -395,7 +395,7 @@ pub fn read_law(
     };
     if value.get("kestrel_params").is_some() {
         let params = FabricParams::parse(&text, format, path)?;
-        let laws = params.direction(direction.name());
+        let laws = params.direction(direction);
         let law = match test {
             KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
             KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),

@@ -1,5 +1,5 @@
-//! Units named in CSV headers (`name [unit]`) and their factors to SI: lengths [m], strain
-//! [-], angles [rad], curvature [1/m], forces [N], force per width [N/m], moment per width [N].
+//! Units named in CSV headers (`name [unit]`) and their factors to SI: lengths \[m\], strain
+//! [-], angles \[rad\], curvature [1/m], forces \[N\], force per width [N/m], moment per width \[N\].
 
 use super::{KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
 
@@ -27,8 +27,8 @@ impl KesQuantity {
         }
     }
 
-    /// The units KES-CSV.md allows for this quantity, each with its factor to SI; the first
-    /// one is the KES unit that files are written in.
+    /// The units a KES curve file (docs/kes.md) allows for this quantity, each with its factor
+    /// to SI; the first one is the KES unit that files are written in.
     pub fn units(self) -> &'static [(&'static str, f64)] {
         match self {
             KesQuantity::Time => &[("s", 1.0)],
@@ -45,7 +45,7 @@ impl KesQuantity {
         self.units()[0]
     }
 
-    /// Factor to SI of `unit` for this quantity, `None` when KES-CSV.md does not allow it.
+    /// Factor to SI of `unit` for this quantity, `None` when a KES curve file does not allow it.
     pub fn factor(self, unit: &str) -> Option<f64> {
         let unit = normalise_unit(unit);
         self.units()

@@ -18,15 +18,15 @@ pub const KES_TENSILE_MAX_FORCE: f64 = 500.0;
 pub struct ReadingRules {
     /// Nominal maximum tensile force F_m [gf/cm] in LT = WT / (F_m·EMT/2). Default 500.
     pub tensile_max_force: f64,
-    /// G is the mean slope of the four branches over this angle range, each side [deg].
+    /// G is the mean slope of the four branches over this angle range, each side \[deg\].
     /// Default 0.5..5.
     pub shear_slope_range: [f64; 2],
-    /// 2HG is the loop width at ± this angle [deg]. Default 0.5.
+    /// 2HG is the loop width at ± this angle \[deg\]. Default 0.5.
     pub shear_2hg_at: f64,
-    /// 2HG5 is the loop width at ± this angle [deg]. Default 5.
+    /// 2HG5 is the loop width at ± this angle \[deg\]. Default 5.
     pub shear_2hg5_at: f64,
     /// Half window of the local least-squares line that reads a branch at a width
-    /// position [deg]. Default 0.25.
+    /// position \[deg\]. Default 0.25.
     pub shear_half_window: f64,
     /// B is the mean slope of the four branches over this curvature range [1/cm].
     /// Default 0.5..1.5.

@@ -1,4 +1,4 @@
-//! Curves written as KES CSV files (KES-CSV.md): metadata, header and rows in Kawabata units
+//! Curves written as KES CSV files (docs/kes.md): metadata, header and rows in Kawabata units
 //! (strain %, deg, 1/cm; gf/cm, gf·cm/cm), ten significant digits.
 
 use std::fmt::Write as _;

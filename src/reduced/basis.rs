@@ -10,15 +10,15 @@ pub struct Reduction {
     pub coordinates: usize,
     /// Snapshots N.
     pub snapshots: usize,
-    /// Mean shape [m], M values.
+    /// Mean shape \[m\], M values.
     pub mean: Vec<f64>,
-    /// All singular values σ₁ ≥ σ₂ ≥ … of A [m], min(M, N) of them.
+    /// All singular values σ₁ ≥ σ₂ ≥ … of A \[m\], min(M, N) of them.
     pub sigma: Vec<f64>,
     /// Rank r kept.
     pub rank: usize,
     /// U: M × r, column-major (column k is basis vector k).
     pub basis: Vec<f64>,
-    /// Q = Uᵀ·A: r × N, snapshot-major (snapshot j's r coordinates are contiguous) [m].
+    /// Q = Uᵀ·A: r × N, snapshot-major (snapshot j's r coordinates are contiguous) \[m\].
     pub coords: Vec<f64>,
 }
 

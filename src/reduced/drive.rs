@@ -89,11 +89,7 @@ impl Driver {
         if self.impulse_due {
             let kick = Vec3::from(e.impulse);
             if kick != Vec3::zeros() {
-                for k in 0..self.world.len() {
-                    if !self.world.is_pinned(k) {
-                        self.world.v[k] += kick;
-                    }
-                }
+                self.world.kick(kick);
             }
             self.impulse_due = false;
         }
@@ -101,9 +97,13 @@ impl Driver {
             let omega = e.angular_velocity;
             let next = (self.angle + omega * dt).clamp(door.range.0, door.range.1);
             let rot = Rotation3::from_axis_angle(&door.axis, next);
-            for (pin, p0) in self.world.pins_mut().iter_mut().zip(&door.pins0) {
+            for (i, p0) in door.pins0.iter().enumerate() {
+                let Some(&pin) = self.world.pins().get(i) else {
+                    break;
+                };
                 let target = door.hinge + rot * (p0 - door.hinge);
-                pin.velocity = (target - pin.position) / dt;
+                self.world
+                    .set_pin_velocity(pin.particle, (target - pin.position) / dt);
             }
             for &(i, point, normal) in &door.planes0 {
                 if let Some(o) = self.world.obstacles.get_mut(i) {
@@ -133,7 +133,7 @@ impl Driver {
             .door
             .as_ref()
             .map(|d| (d.hinge, Rotation3::from_axis_angle(&d.axis, -self.angle)));
-        for (o, x) in out.chunks_exact_mut(3).zip(&self.world.x) {
+        for (o, x) in out.chunks_exact_mut(3).zip(self.world.positions()) {
             let p = match &inv {
                 Some((h, r)) => h + r * (x - h),
                 None => *x,

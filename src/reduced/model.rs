@@ -41,14 +41,14 @@ impl Orbit {
 pub struct ModelInfo {
     /// Scene name.
     pub name: String,
-    /// Particles along the warp and the weft; rest spacings [m].
+    /// Particles along the warp and the weft; rest spacings \[m\].
     pub nu: u32,
     pub nv: u32,
     pub h_warp: f64,
     pub h_weft: f64,
-    /// Time between recorded states [s].
+    /// Time between recorded states \[s\].
     pub frame_dt: f64,
-    /// β of the metric of eq. 9 [s²].
+    /// β of the metric of eq. 9 \[s²\].
     pub beta: f64,
     /// λ of the blend of eq. 12 [1/s].
     pub blend_rate: f64,
@@ -58,7 +58,7 @@ pub struct ModelInfo {
     /// Entry that holds the door still (taken when the door reaches the end of its range).
     pub stop: Option<u32>,
     pub door: Option<DoorSpec>,
-    /// The door leaf's plane at the start, (point, normal) [m]: the scene's first plane
+    /// The door leaf's plane at the start, (point, normal) \[m\]: the scene's first plane
     /// obstacle (absent in models written before it was stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub door_plane: Option<[[f64; 3]; 2]>,
@@ -81,13 +81,13 @@ pub struct ReducedModel {
     /// Vertices v; coordinates are 3v.
     pub vertices: usize,
     pub rank: usize,
-    /// All singular values of the snapshot matrix [m].
+    /// All singular values of the snapshot matrix \[m\].
     pub sigma: Vec<f32>,
-    /// Mean shape, 3v values [m].
+    /// Mean shape, 3v values \[m\].
     pub mean: Vec<f32>,
     /// U: 3v × r, column-major.
     pub basis: Vec<f32>,
-    /// q of every recorded state, r values each [m].
+    /// q of every recorded state, r values each \[m\].
     pub q: Vec<f32>,
     /// q̇ of every recorded state (backward differences, eq. 8) [m/s].
     pub qdot: Vec<f32>,
@@ -113,7 +113,7 @@ impl ReducedModel {
         &self.qdot[j * self.rank..(j + 1) * self.rank]
     }
 
-    /// mean + U·q into `out` (3v values) [m]: one pass over U per basis vector, no allocation.
+    /// mean + U·q into `out` (3v values) \[m\]: one pass over U per basis vector, no allocation.
     #[inline]
     pub fn reconstruct(&self, q: &[f32], out: &mut [f32]) {
         let m = self.mean.len();
@@ -246,7 +246,7 @@ impl ReducedModel {
     }
 
     /// Writes the model atomically; refuses to overwrite unless `force`. Returns its size
-    /// [bytes].
+    /// \[bytes\].
     pub fn write(&self, path: &Path, force: bool) -> Result<usize, ReducedError> {
         let bytes = self.to_bytes()?;
         write_atomic(path, &bytes, force)?;

@@ -110,7 +110,7 @@ impl<'m> Player<'m> {
         self.entry
     }
 
-    /// Door angle relative to the start [rad].
+    /// Door angle relative to the start \[rad\].
     pub fn angle(&self) -> f64 {
         self.angle
     }
@@ -237,7 +237,7 @@ impl<'m> Player<'m> {
         }
     }
 
-    /// The shape in the model's frame (door frame), mean + U·q, into `out` (3v values) [m].
+    /// The shape in the model's frame (door frame), mean + U·q, into `out` (3v values) \[m\].
     #[inline]
     pub fn shape(&self, out: &mut [f32]) {
         self.model.reconstruct(&self.q, out);
@@ -271,11 +271,11 @@ pub struct Comparison {
     pub playback_error: f64,
     /// The same for the projection of the full simulation on the basis (the basis' own error).
     pub projection_error: f64,
-    /// Wall time of the full simulation [s].
+    /// Wall time of the full simulation \[s\].
     pub full_s: f64,
 }
 
-/// Runs `sequence` (entries with durations [s]) through the full simulation of `scene` and
+/// Runs `sequence` (entries with durations \[s\]) through the full simulation of `scene` and
 /// through `model`, from the same settled state, and compares the shapes frame by frame.
 pub fn compare(
     scene: &DynamicScene,

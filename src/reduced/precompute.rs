@@ -21,7 +21,7 @@ pub struct PrecomputeOptions {
     pub epsilon: Option<f64>,
     /// Exact rank instead of ε.
     pub rank: Option<usize>,
-    /// Simulated time of the sequence [s].
+    /// Simulated time of the sequence \[s\].
     pub duration: Option<f64>,
     pub seed: Option<u64>,
 }

@@ -66,7 +66,7 @@ pub struct Field {
 }
 
 impl Field {
-    /// The strain field of positions `x` on an `nu` × `nv` grid (rest spacings [m]), in %.
+    /// The strain field of positions `x` on an `nu` × `nv` grid (rest spacings \[m\]), in %.
     pub fn strain(nu: usize, nv: usize, h_warp: f64, h_weft: f64, x: &[[f32; 3]]) -> Self {
         Self::auto(strain(nu, nv, h_warp, h_weft, x), "STRAIN %", 100.0)
     }
@@ -171,7 +171,7 @@ pub fn friction(world: &ClothWorld) -> Option<Vec<f32>> {
             }
         }
         .unwrap_or(0.0) as f32;
-        for (p, _) in k.connector_forces(&world.x, c) {
+        for (p, _) in k.connector_forces(world.positions(), c) {
             out[p] = out[p].max(z);
         }
     }
@@ -184,7 +184,7 @@ pub fn friction(world: &ClothWorld) -> Option<Vec<f32>> {
 /// shared by its nodes.
 pub fn energy(world: &ClothWorld) -> Vec<f32> {
     let mut e = vec![0.0f64; world.len()];
-    let x = &world.x;
+    let x = world.positions();
     match &world.material {
         Material::Springs(s) => {
             for k in 0..s.len() {

@@ -5,8 +5,17 @@
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::mesh::{Mesh, StaticParts, Vertex};
+mod adapter;
+mod buffers;
+mod passes;
+
+use super::mesh::{Mesh, StaticParts};
 use super::RenderError;
+use adapter::pick_adapter;
+use buffers::{MeshBuffers, Targets};
+use passes::Passes;
+
+pub use adapter::AdapterSummary;
 
 pub(crate) const SAMPLES: u32 = 4;
 /// Plain RGBA8: the shader writes sRGB-encoded colours itself (a software rasteriser converts
@@ -17,27 +26,6 @@ pub(crate) const SHADOW_SIZE: u32 = 1024;
 /// Texels of the ground's light texture along each side (it spans the shadow map's square).
 const GROUND_LIGHT_SIZE: u32 = 512;
 const GROUND_LIGHT_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R8Unorm;
-
-/// The adapter a renderer runs on.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct AdapterSummary {
-    pub name: String,
-    /// `vulkan`, `gl`, …
-    pub backend: String,
-    /// `cpu` for a software rasteriser (lavapipe, llvmpipe), else the GPU's kind.
-    pub device_type: String,
-    pub driver: String,
-}
-
-impl std::fmt::Display for AdapterSummary {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({}, {}", self.name, self.backend, self.device_type)?;
-        if !self.driver.is_empty() {
-            write!(f, ", {}", self.driver)?;
-        }
-        f.write_str(")")
-    }
-}
 
 /// Uniforms shared by every pass; layout matches `Globals` in scene.wgsl.
 #[repr(C)]
@@ -51,160 +39,6 @@ pub(crate) struct Globals {
     pub up: [f32; 4],
     pub grid: [f32; 4],
     pub ground: [f32; 4],
-}
-
-/// A GPU buffer written from memory, replaced by one of the next power of two when the data
-/// outgrows it.
-struct GrowBuffer {
-    buffer: wgpu::Buffer,
-    cap: u64,
-    usage: wgpu::BufferUsages,
-    label: &'static str,
-}
-
-impl GrowBuffer {
-    fn new(device: &wgpu::Device, label: &'static str, usage: wgpu::BufferUsages) -> Self {
-        let usage = usage | wgpu::BufferUsages::COPY_DST;
-        Self {
-            buffer: Self::make(device, label, usage, 4096),
-            cap: 4096,
-            usage,
-            label,
-        }
-    }
-
-    fn make(
-        device: &wgpu::Device,
-        label: &str,
-        usage: wgpu::BufferUsages,
-        size: u64,
-    ) -> wgpu::Buffer {
-        device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size,
-            usage,
-            mapped_at_creation: false,
-        })
-    }
-
-    fn write(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, data: &[u8]) {
-        if data.len() as u64 > self.cap {
-            self.cap = (data.len() as u64).next_power_of_two();
-            self.buffer = Self::make(device, self.label, self.usage, self.cap);
-        }
-        if !data.is_empty() {
-            queue.write_buffer(&self.buffer, 0, data);
-        }
-    }
-}
-
-/// GPU buffers of one mesh.
-struct MeshBuffers {
-    vertex: GrowBuffer,
-    index: GrowBuffer,
-    count: u32,
-}
-
-impl MeshBuffers {
-    fn new(device: &wgpu::Device) -> Self {
-        Self {
-            vertex: GrowBuffer::new(device, "vertices", wgpu::BufferUsages::VERTEX),
-            index: GrowBuffer::new(device, "indices", wgpu::BufferUsages::INDEX),
-            count: 0,
-        }
-    }
-
-    fn upload(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, mesh: &Mesh) {
-        self.vertex
-            .write(device, queue, bytemuck::cast_slice(&mesh.vertices));
-        self.index
-            .write(device, queue, bytemuck::cast_slice(&mesh.indices));
-        self.count = mesh.indices.len() as u32;
-    }
-
-    /// Draws the triangles of `indices` (clipped to the mesh), if any.
-    fn draw(&self, pass: &mut wgpu::RenderPass<'_>, indices: std::ops::Range<u32>) {
-        let indices = indices.start.min(self.count)..indices.end.min(self.count);
-        if !indices.is_empty() {
-            pass.set_vertex_buffer(0, self.vertex.buffer.slice(..));
-            pass.set_index_buffer(self.index.buffer.slice(..), wgpu::IndexFormat::Uint32);
-            pass.draw_indexed(indices, 0, 0..1);
-        }
-    }
-}
-
-/// Size-dependent targets.
-struct Targets {
-    width: u32,
-    height: u32,
-    msaa: wgpu::TextureView,
-    depth: wgpu::TextureView,
-    resolve: wgpu::Texture,
-    resolve_view: wgpu::TextureView,
-    readback: wgpu::Buffer,
-    padded_row: u32,
-}
-
-impl Targets {
-    fn new(device: &wgpu::Device, width: u32, height: u32) -> Self {
-        let size = wgpu::Extent3d {
-            width,
-            height,
-            depth_or_array_layers: 1,
-        };
-        let tex = |label, samples, format, usage| {
-            device.create_texture(&wgpu::TextureDescriptor {
-                label: Some(label),
-                size,
-                mip_level_count: 1,
-                sample_count: samples,
-                dimension: wgpu::TextureDimension::D2,
-                format,
-                usage,
-                view_formats: &[],
-            })
-        };
-        let msaa = tex(
-            "msaa colour",
-            SAMPLES,
-            COLOR_FORMAT,
-            wgpu::TextureUsages::RENDER_ATTACHMENT,
-        );
-        let depth = tex(
-            "depth",
-            SAMPLES,
-            DEPTH_FORMAT,
-            wgpu::TextureUsages::RENDER_ATTACHMENT,
-        );
-        let resolve = tex(
-            "resolved colour",
-            1,
-            COLOR_FORMAT,
-            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-        );
-        let align = wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
-        let padded_row = (4 * width).div_ceil(align) * align;
-        let readback = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size: padded_row as u64 * height as u64,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        Self {
-            width,
-            height,
-            msaa: if SAMPLES > 1 {
-                msaa.create_view(&Default::default())
-            } else {
-                resolve.create_view(&Default::default())
-            },
-            depth: depth.create_view(&Default::default()),
-            resolve_view: resolve.create_view(&Default::default()),
-            resolve,
-            readback,
-            padded_row,
-        }
-    }
 }
 
 /// Device, queue, pipelines and targets.
@@ -233,85 +67,10 @@ pub(crate) struct Gpu {
     targets: Targets,
 }
 
-fn backend_name(b: wgpu::Backend) -> String {
-    format!("{b:?}").to_lowercase()
-}
-
-fn type_name(t: wgpu::DeviceType) -> String {
-    match t {
-        wgpu::DeviceType::Cpu => "cpu".into(),
-        wgpu::DeviceType::IntegratedGpu => "integrated gpu".into(),
-        wgpu::DeviceType::DiscreteGpu => "discrete gpu".into(),
-        wgpu::DeviceType::VirtualGpu => "virtual gpu".into(),
-        wgpu::DeviceType::Other => "other".into(),
-    }
-}
-
-/// Preference among adapters: a real GPU first, then Vulkan before GL.
-fn rank(info: &wgpu::AdapterInfo) -> u32 {
-    let kind = match info.device_type {
-        wgpu::DeviceType::DiscreteGpu => 0,
-        wgpu::DeviceType::IntegratedGpu => 1,
-        wgpu::DeviceType::VirtualGpu => 2,
-        wgpu::DeviceType::Cpu => 3,
-        wgpu::DeviceType::Other => 4,
-    };
-    let backend = match info.backend {
-        wgpu::Backend::Vulkan | wgpu::Backend::Metal | wgpu::Backend::Dx12 => 0,
-        _ => 1,
-    };
-    2 * kind + backend
-}
-
-/// Every adapter wgpu can see, best first; the fallback (software) adapter is asked for
-/// when enumeration finds none.
-fn pick_adapter() -> Result<wgpu::Adapter, RenderError> {
-    let allowed = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
-    // Vulkan (Metal, DX12) first; GL only when they find nothing, which keeps EGL's probing
-    // quiet on machines with lavapipe.
-    let tiers = [allowed - wgpu::Backends::GL, allowed & wgpu::Backends::GL];
-    for backends in tiers.into_iter().filter(|b| !b.is_empty()) {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-        desc.backends = backends;
-        let instance = wgpu::Instance::new(desc);
-        let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
-        adapters.sort_by_key(|a| rank(&a.get_info()));
-        if let Some(a) = adapters.into_iter().next() {
-            return Ok(a);
-        }
-    }
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = allowed;
-    let instance = wgpu::Instance::new(desc);
-    for force_fallback_adapter in [false, true] {
-        let options = wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            force_fallback_adapter,
-            compatible_surface: None,
-            ..Default::default()
-        };
-        if let Ok(a) = pollster::block_on(instance.request_adapter(&options)) {
-            return Ok(a);
-        }
-    }
-    Err(RenderError::NoAdapter)
-}
-
 impl Gpu {
     pub fn new(width: u32, height: u32) -> Result<Self, RenderError> {
         let adapter = pick_adapter()?;
-        let info = adapter.get_info();
-        let summary = AdapterSummary {
-            name: info.name.clone(),
-            backend: backend_name(info.backend),
-            device_type: type_name(info.device_type),
-            driver: [info.driver.as_str(), info.driver_info.as_str()]
-                .iter()
-                .filter(|s| !s.is_empty())
-                .copied()
-                .collect::<Vec<_>>()
-                .join(" "),
-        };
+        let summary = AdapterSummary::of(&adapter.get_info());
         let limits = adapter.limits();
         if width.max(height) > limits.max_texture_dimension_2d {
             return Err(RenderError::Size(format!(
@@ -334,293 +93,20 @@ impl Gpu {
                 slot.get_or_insert_with(|| e.to_string());
             }
         }));
-        let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("scene.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(include_str!("scene.wgsl").into()),
-        });
-        let globals = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("globals"),
-            size: std::mem::size_of::<Globals>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let square = |label, size, format| {
-            device
-                .create_texture(&wgpu::TextureDescriptor {
-                    label: Some(label),
-                    size: wgpu::Extent3d {
-                        width: size,
-                        height: size,
-                        depth_or_array_layers: 1,
-                    },
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format,
-                    usage: wgpu::TextureUsages::RENDER_ATTACHMENT
-                        | wgpu::TextureUsages::TEXTURE_BINDING,
-                    view_formats: &[],
-                })
-                .create_view(&Default::default())
-        };
-        let shadow_view = square("shadow map", SHADOW_SIZE, DEPTH_FORMAT);
-        let ground_light_view = square("ground light", GROUND_LIGHT_SIZE, GROUND_LIGHT_FORMAT);
-        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
-            label: Some("shadow sampler"),
-            address_mode_u: wgpu::AddressMode::ClampToEdge,
-            address_mode_v: wgpu::AddressMode::ClampToEdge,
-            mag_filter: wgpu::FilterMode::Linear,
-            min_filter: wgpu::FilterMode::Linear,
-            compare: Some(wgpu::CompareFunction::LessEqual),
-            ..Default::default()
-        });
-        let linear = device.create_sampler(&wgpu::SamplerDescriptor {
-            label: Some("ground light sampler"),
-            address_mode_u: wgpu::AddressMode::ClampToEdge,
-            address_mode_v: wgpu::AddressMode::ClampToEdge,
-            mag_filter: wgpu::FilterMode::Linear,
-            min_filter: wgpu::FilterMode::Linear,
-            ..Default::default()
-        });
-        let entry = |binding, visibility, ty| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility,
-            ty,
-            count: None,
-        };
-        let uniform = wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Uniform,
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        };
-        let fragment = wgpu::ShaderStages::FRAGMENT;
-        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("globals"),
-            entries: &[
-                entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT, uniform),
-                entry(
-                    1,
-                    fragment,
-                    wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Depth,
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                ),
-                entry(
-                    2,
-                    fragment,
-                    wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
-                ),
-            ],
-        });
-        let ground_light_layout =
-            device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("ground light"),
-                entries: &[
-                    entry(
-                        0,
-                        fragment,
-                        wgpu::BindingType::Texture {
-                            sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                            view_dimension: wgpu::TextureViewDimension::D2,
-                            multisampled: false,
-                        },
-                    ),
-                    entry(
-                        1,
-                        fragment,
-                        wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                    ),
-                ],
-            });
-        let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("shadow globals"),
-            entries: &[entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT, uniform)],
-        });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("globals"),
-            layout: &layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: globals.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::TextureView(&shadow_view),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: wgpu::BindingResource::Sampler(&sampler),
-                },
-            ],
-        });
-        let ground_light_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("ground light"),
-            layout: &ground_light_layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::TextureView(&ground_light_view),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Sampler(&linear),
-                },
-            ],
-        });
-        let shadow_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("shadow globals"),
-            layout: &shadow_layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: globals.as_entire_binding(),
-            }],
-        });
-        let pipeline_layout = |label, groups: &[Option<&wgpu::BindGroupLayout>]| {
-            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some(label),
-                bind_group_layouts: groups,
-                immediate_size: 0,
-            })
-        };
-        let shadow_pipeline_layout = pipeline_layout("shadow", &[Some(&shadow_layout)]);
-        // The ground-light pass reads the shadow map; the frame's pass also the ground light.
-        let scene_layout = pipeline_layout("scene", &[Some(&layout)]);
-        let ground_layout = pipeline_layout("frame", &[Some(&layout), Some(&ground_light_layout)]);
-        let attributes = wgpu::vertex_attr_array![
-            0 => Float32x3, 1 => Float32x3, 2 => Float32x3, 3 => Float32x2, 4 => Uint32
-        ];
-        let vertex_layout = wgpu::VertexBufferLayout {
-            array_stride: std::mem::size_of::<Vertex>() as u64,
-            step_mode: wgpu::VertexStepMode::Vertex,
-            attributes: &attributes,
-        };
-        let msaa = wgpu::MultisampleState {
-            count: SAMPLES,
-            mask: !0,
-            alpha_to_coverage_enabled: false,
-        };
-        let depth = |write, compare, bias| wgpu::DepthStencilState {
-            format: DEPTH_FORMAT,
-            depth_write_enabled: Some(write),
-            depth_compare: Some(compare),
-            stencil: Default::default(),
-            bias,
-        };
-        let target = |format| {
-            [Some(wgpu::ColorTargetState {
-                format,
-                blend: None,
-                write_mask: wgpu::ColorWrites::ALL,
-            })]
-        };
-        let color_target = target(COLOR_FORMAT);
-        let ground_light_target = target(GROUND_LIGHT_FORMAT);
-        // One pipeline of scene.wgsl: `mesh` draws vertex buffers of `Vertex`, else a
-        // fullscreen triangle; `fragment` is the entry point and its targets, if any.
-        let pipeline = |label,
-                        layout: &wgpu::PipelineLayout,
-                        vertex,
-                        mesh: bool,
-                        fragment: Option<(&str, &[Option<wgpu::ColorTargetState>])>,
-                        depth_stencil,
-                        multisample| {
-            let buffers = [Some(vertex_layout.clone())];
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(layout),
-                vertex: wgpu::VertexState {
-                    module: &shader,
-                    entry_point: Some(vertex),
-                    compilation_options: Default::default(),
-                    buffers: if mesh { &buffers } else { &[] },
-                },
-                primitive: wgpu::PrimitiveState {
-                    cull_mode: None,
-                    ..Default::default()
-                },
-                depth_stencil,
-                multisample,
-                fragment: fragment.map(|(entry, targets)| wgpu::FragmentState {
-                    module: &shader,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    targets,
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
-        };
-        let less = wgpu::CompareFunction::Less;
-        let lit = pipeline(
-            "lit",
-            &ground_layout,
-            "vs_main",
-            true,
-            Some(("fs_main", &color_target)),
-            Some(depth(true, less, Default::default())),
-            msaa,
-        );
-        let ground = pipeline(
-            "ground",
-            &ground_layout,
-            "vs_main",
-            true,
-            Some(("fs_ground", &color_target)),
-            Some(depth(true, less, Default::default())),
-            msaa,
-        );
-        let plane = pipeline(
-            "plane",
-            &ground_layout,
-            "vs_main",
-            true,
-            Some(("fs_plane", &color_target)),
-            Some(depth(true, less, Default::default())),
-            msaa,
-        );
-        // Drawn last at the far plane: only where nothing else was.
-        let sky = pipeline(
-            "sky",
-            &ground_layout,
-            "vs_fullscreen",
-            false,
-            Some(("fs_sky", &color_target)),
-            Some(depth(
-                false,
-                wgpu::CompareFunction::LessEqual,
-                Default::default(),
-            )),
-            msaa,
-        );
-        let ground_light = pipeline(
-            "ground light",
-            &scene_layout,
-            "vs_fullscreen",
-            false,
-            Some(("fs_ground_light", &ground_light_target)),
-            None,
-            Default::default(),
-        );
-        let shadow = pipeline(
-            "shadow",
-            &shadow_pipeline_layout,
-            "vs_shadow",
-            true,
-            None,
-            Some(depth(
-                true,
-                less,
-                wgpu::DepthBiasState {
-                    constant: 2,
-                    slope_scale: 2.0,
-                    clamp: 0.0,
-                },
-            )),
-            Default::default(),
-        );
+        let Passes {
+            globals,
+            bind_group,
+            shadow_bind_group,
+            ground_light_bind_group,
+            shadow_view,
+            ground_light_view,
+            sky,
+            lit,
+            ground,
+            plane,
+            ground_light,
+            shadow,
+        } = Passes::new(&device);
         if let Some(e) = errors.lock().ok().and_then(|mut slot| slot.take()) {
             return Err(RenderError::Device(format!("{summary}: {e}")));
         }

@@ -115,7 +115,7 @@ fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event
             let rates = world.deformation_rates();
             let frame = ClothFrame {
                 scene: name.clone(),
-                positions: world.x.iter().map(|p| [p.x, p.y, p.z]).collect(),
+                positions: world.positions().iter().map(|p| [p.x, p.y, p.z]).collect(),
                 nu: world.grid.nu,
                 nv: world.grid.nv,
                 up,

@@ -1,0 +1,209 @@
+//! Delimited text split into `# key: value` metadata, a first line and CSV records, with
+//! the cell parsers every reader shares; errors name file, line and column.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use super::KesError;
+
+/// Metadata, header and body of a delimited file.
+pub(super) struct Table<'a> {
+    pub(super) file: String,
+    pub(super) metadata: BTreeMap<String, String>,
+    /// Line of each metadata key.
+    pub(super) metadata_lines: BTreeMap<String, usize>,
+    /// Line of the first non-comment, non-blank line (the header, or the first row).
+    pub(super) first_line: usize,
+    /// Text from that line on.
+    pub(super) body: &'a str,
+    pub(super) delimiter: u8,
+    /// Every line of the file was blank or metadata.
+    pub(super) no_rows: bool,
+}
+
+pub(super) fn decode(bytes: &[u8], file: &str) -> Result<String, KesError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    String::from_utf8(bytes.to_vec()).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        KesError::NotUtf8 {
+            file: file.to_string(),
+            line: 1 + bytes[..valid].iter().filter(|&&b| b == b'\n').count(),
+        }
+    })
+}
+
+pub(super) fn read_file(path: &Path) -> Result<String, KesError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| KesError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    decode(&bytes, &file)
+}
+
+impl<'a> Table<'a> {
+    pub(super) fn split(text: &'a str, file: &str) -> Result<Self, KesError> {
+        if text.trim().is_empty() {
+            return Err(KesError::Empty {
+                file: file.to_string(),
+            });
+        }
+        let mut metadata = BTreeMap::new();
+        let mut metadata_lines = BTreeMap::new();
+        let mut offset = 0;
+        for (i, raw) in text.split_inclusive('\n').enumerate() {
+            let line = raw.trim();
+            if let Some(comment) = line.strip_prefix('#') {
+                if let Some((key, value)) = comment.split_once(':') {
+                    let key = key.trim().to_ascii_lowercase();
+                    metadata_lines.insert(key.clone(), i + 1);
+                    metadata.insert(key, value.trim().to_string());
+                }
+            } else if !line.is_empty() {
+                let body = &text[offset..];
+                return Ok(Self {
+                    file: file.to_string(),
+                    metadata,
+                    metadata_lines,
+                    first_line: i + 1,
+                    delimiter: detect_delimiter(line),
+                    body,
+                    no_rows: false,
+                });
+            }
+            offset += raw.len();
+        }
+        Ok(Self {
+            file: file.to_string(),
+            metadata,
+            metadata_lines,
+            first_line: text.split_inclusive('\n').count() + 1,
+            body: "",
+            delimiter: b',',
+            no_rows: true,
+        })
+    }
+
+    /// Records of the body with their line numbers in the file.
+    pub(super) fn records(&self) -> Result<Vec<(usize, csv::StringRecord)>, KesError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .delimiter(self.delimiter)
+            .comment(Some(b'#'))
+            .trim(csv::Trim::All)
+            .from_reader(self.body.as_bytes());
+        let mut out = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(|e| {
+                let line = e
+                    .position()
+                    .map_or(self.first_line, |p| self.first_line + p.line() as usize - 1);
+                KesError::Csv {
+                    file: self.file.clone(),
+                    line,
+                    message: e.to_string(),
+                }
+            })?;
+            // A row of empty fields is a blank line written with separators only.
+            if record.iter().all(str::is_empty) {
+                continue;
+            }
+            let line = record
+                .position()
+                .map_or(self.first_line, |p| self.first_line + p.line() as usize - 1);
+            out.push((line, record));
+        }
+        Ok(out)
+    }
+
+    pub(super) fn line_of(&self, key: &str) -> usize {
+        self.metadata_lines.get(key).copied().unwrap_or(1)
+    }
+}
+
+pub(super) fn detect_delimiter(header: &str) -> u8 {
+    if header.contains('\t') {
+        b'\t'
+    } else if header.contains(';') {
+        b';'
+    } else {
+        b','
+    }
+}
+
+pub(super) fn record_text(record: &csv::StringRecord, delimiter: u8) -> String {
+    let sep = (delimiter as char).to_string();
+    let text = record.iter().collect::<Vec<_>>().join(&sep);
+    shorten(&text)
+}
+
+/// At most 80 characters of `text`, for messages.
+pub(super) fn shorten(text: &str) -> String {
+    if text.chars().count() > 80 {
+        let cut: String = text.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        text.to_string()
+    }
+}
+
+/// Parses one cell: a finite decimal number.
+pub(super) fn number(
+    file: &str,
+    line: usize,
+    column: usize,
+    text: &str,
+    header: &str,
+) -> Result<f64, KesError> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(KesError::NotFinite {
+            file: file.to_string(),
+            line,
+            column,
+            text: shorten(text),
+            header: header.to_string(),
+        }),
+        Err(_) => Err(KesError::NotNumeric {
+            file: file.to_string(),
+            line,
+            column,
+            text: shorten(text),
+            header: header.to_string(),
+        }),
+    }
+}
+
+pub(super) fn looks_numeric(record: &csv::StringRecord) -> bool {
+    record.iter().all(|c| c.trim().parse::<f64>().is_ok())
+}
+
+/// Test or direction: from the file's metadata, else from the caller; both and different is
+/// a conflict.
+pub(super) fn resolve<T: FromStr + PartialEq + Copy + fmt::Display>(
+    table: &Table,
+    key: &'static str,
+    given: Option<T>,
+    unknown: impl Fn(String, usize, String) -> KesError,
+) -> Result<Option<T>, KesError> {
+    let Some(text) = table.metadata.get(key) else {
+        return Ok(given);
+    };
+    let line = table.line_of(key);
+    let in_file = text
+        .parse::<T>()
+        .map_err(|_| unknown(table.file.clone(), line, text.clone()))?;
+    match given {
+        Some(g) if g != in_file => Err(KesError::Conflict {
+            file: table.file.clone(),
+            line,
+            key,
+            in_file: in_file.to_string(),
+            given: g.to_string(),
+        }),
+        _ => Ok(Some(in_file)),
+    }
+}

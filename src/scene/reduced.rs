@@ -1,0 +1,262 @@
+//! `[reduced]`: the impulse palette of a reduced model (James & Fatahalian 2003), its door and
+//! how to sample it; times in s, angles in degrees in the file.
+
+use nalgebra::Vector3;
+use serde::Deserialize;
+use thiserror::Error;
+
+/// What is wrong with a `[reduced]` section.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ReducedSpecError {
+    #[error("reduced.palette: needs at least one entry")]
+    EmptyPalette,
+    #[error("reduced.palette `{entry}`: name or key `{key}` used twice")]
+    Twice { entry: String, key: char },
+    #[error("reduced.palette `{entry}`: next names `{next}`, not an entry")]
+    UnknownNext { entry: String, next: String },
+    #[error("reduced.palette `{entry}`: wind needs [loads.wind] for its coefficient")]
+    WindWithoutLoads { entry: String },
+    #[error("reduced.palette `{entry}`: angular_velocity needs [reduced.door]")]
+    TurnWithoutDoor { entry: String },
+    #[error("reduced.palette `{entry}`: values must be finite")]
+    NotFinite { entry: String },
+    #[error("reduced.start `{start}`: not a palette entry")]
+    UnknownStart { start: String },
+    #[error("reduced.door: range_deg must be [lo, hi] with lo < hi")]
+    DoorRange,
+    #[error("reduced.door: axis is zero")]
+    DoorAxis,
+    #[error("reduced: need 0 < t_min <= t_max and duration > 0 [s]")]
+    Times,
+    #[error("reduced: settle must be >= 0 s and every >= 1")]
+    Sampling,
+    #[error("reduced: rank_tolerance must be in (0, 1), max_rank >= 1")]
+    Rank,
+    #[error("reduced: blend_rate, dead_end_factor > 0, prune_short >= 0")]
+    Blending,
+}
+
+/// `[reduced.door]`: the pinned particles ride on a door turning about a hinge axis.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoorSpec {
+    /// A point on the hinge axis \[m\].
+    pub hinge: [f64; 3],
+    /// Direction of the hinge axis (positive angles turn right-handed about it). Default +Y.
+    #[serde(default = "y_axis")]
+    pub axis: [f64; 3],
+    /// Range of the door angle \[deg\], starting at the lower end. Default 0..90.
+    #[serde(default = "door_range")]
+    pub range_deg: [f64; 2],
+}
+
+fn y_axis() -> [f64; 3] {
+    [0.0, 1.0, 0.0]
+}
+
+fn door_range() -> [f64; 2] {
+    [0.0, 90.0]
+}
+
+/// `[[reduced.palette]]`: one (α^I, α^F) pair of the impulse palette (James & Fatahalian eq. 11).
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PaletteEntrySpec {
+    /// Name used in impulse sequences (`open:1.5,stop:1`).
+    pub name: String,
+    /// Key that applies it in the TUI (one character).
+    pub key: char,
+    /// α^I: velocity added to every free particle on the first step [m/s]. Default zero.
+    #[serde(default)]
+    pub impulse: [f64; 3],
+    /// α^F: door angular velocity while the entry lasts [rad/s]. Default 0.
+    #[serde(default)]
+    pub angular_velocity: f64,
+    /// α^F: wind velocity while the entry lasts [m/s] (needs `[loads.wind]`); default the
+    /// scene's wind (or none).
+    pub wind: Option<[f64; 3]>,
+    /// Entries that may follow this one (names); empty: any.
+    #[serde(default)]
+    pub next: Vec<String>,
+}
+
+/// `[reduced]`: the impulse palette and how to sample it.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReducedSpec {
+    pub palette: Vec<PaletteEntrySpec>,
+    /// The door carrying the pins, if any.
+    pub door: Option<DoorSpec>,
+    /// Entry the scene settles under before sampling and playback starts from (name). Default
+    /// the first.
+    pub start: Option<String>,
+    /// Settling time under `start` before sampling \[s\]. Default 1.
+    #[serde(default = "one")]
+    pub settle: f64,
+    /// Simulated time of the random palette sequence \[s\].
+    pub duration: f64,
+    /// Bounds of one IRF's duration \[s\].
+    pub t_min: f64,
+    pub t_max: f64,
+    /// Steps between recorded states. Default 10.
+    #[serde(default = "ten")]
+    pub every: u32,
+    /// ε: keep rank r with σ_r ≥ ε·σ₁. Default 0.015.
+    #[serde(default = "eps")]
+    pub rank_tolerance: f64,
+    /// Most rank kept. Default 64.
+    #[serde(default = "max_rank")]
+    pub max_rank: usize,
+    /// λ of the blend e^(−λt) (eq. 12) [1/s]. Default 4.
+    #[serde(default = "blend")]
+    pub blend_rate: f64,
+    /// IRFs shorter than this fraction of t_min are pruned. Default 0.5.
+    #[serde(default = "half")]
+    pub prune_short: f64,
+    /// An IRF is a dead end when its end lies farther from every IRF start than this multiple
+    /// of the median such distance (metric of eq. 9). Default 4.
+    #[serde(default = "four")]
+    pub dead_end_factor: f64,
+    /// Seed of the random sequence. Default 1.
+    #[serde(default = "seed")]
+    pub seed: u64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+fn ten() -> u32 {
+    10
+}
+fn eps() -> f64 {
+    0.015
+}
+fn max_rank() -> usize {
+    64
+}
+fn blend() -> f64 {
+    4.0
+}
+fn half() -> f64 {
+    0.5
+}
+fn four() -> f64 {
+    4.0
+}
+fn seed() -> u64 {
+    1
+}
+
+/// Index of a palette entry by name, or by key when `name` is one character.
+pub fn palette_index(palette: &[PaletteEntrySpec], name: &str) -> Option<usize> {
+    palette.iter().position(|e| e.name == name).or_else(|| {
+        let mut c = name.chars();
+        match (c.next(), c.next()) {
+            (Some(k), None) => palette.iter().position(|e| e.key == k),
+            _ => None,
+        }
+    })
+}
+
+/// Whether palette entry `to` may follow entry `from` (an empty `next` allows any).
+pub fn palette_allows(palette: &[PaletteEntrySpec], from: usize, to: usize) -> bool {
+    let next = &palette[from].next;
+    next.is_empty() || next.iter().any(|n| palette[to].name == *n)
+}
+
+impl ReducedSpec {
+    /// Index of an entry by name or key.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        palette_index(&self.palette, name)
+    }
+
+    /// Index of the start entry.
+    pub fn start_index(&self) -> usize {
+        self.start
+            .as_deref()
+            .and_then(|s| self.find(s))
+            .unwrap_or(0)
+    }
+
+    /// Whether entry `to` may follow entry `from`.
+    pub fn allows(&self, from: usize, to: usize) -> bool {
+        palette_allows(&self.palette, from, to)
+    }
+
+    /// Checks the palette, durations and tolerances; `wind` says whether the scene has wind.
+    pub fn validate(&self, wind: bool) -> Result<(), ReducedSpecError> {
+        if self.palette.is_empty() {
+            return Err(ReducedSpecError::EmptyPalette);
+        }
+        for (i, e) in self.palette.iter().enumerate() {
+            if self.palette[..i]
+                .iter()
+                .any(|o| o.name == e.name || o.key == e.key)
+            {
+                return Err(ReducedSpecError::Twice {
+                    entry: e.name.clone(),
+                    key: e.key,
+                });
+            }
+            for n in &e.next {
+                if !self.palette.iter().any(|o| o.name == *n) {
+                    return Err(ReducedSpecError::UnknownNext {
+                        entry: e.name.clone(),
+                        next: n.clone(),
+                    });
+                }
+            }
+            if e.wind.is_some() && !wind {
+                return Err(ReducedSpecError::WindWithoutLoads {
+                    entry: e.name.clone(),
+                });
+            }
+            if e.angular_velocity != 0.0 && self.door.is_none() {
+                return Err(ReducedSpecError::TurnWithoutDoor {
+                    entry: e.name.clone(),
+                });
+            }
+            let finite = e
+                .impulse
+                .iter()
+                .chain(e.wind.iter().flatten())
+                .all(|v| v.is_finite())
+                && e.angular_velocity.is_finite();
+            if !finite {
+                return Err(ReducedSpecError::NotFinite {
+                    entry: e.name.clone(),
+                });
+            }
+        }
+        if let Some(s) = &self.start {
+            if self.find(s).is_none() {
+                return Err(ReducedSpecError::UnknownStart { start: s.clone() });
+            }
+        }
+        if let Some(d) = &self.door {
+            if d.range_deg[0] >= d.range_deg[1]
+                || d.range_deg.iter().any(|v| !v.is_finite())
+                || !d.hinge.iter().all(|v| v.is_finite())
+            {
+                return Err(ReducedSpecError::DoorRange);
+            }
+            if Vector3::from(d.axis).norm() < 1e-12 {
+                return Err(ReducedSpecError::DoorAxis);
+            }
+        }
+        let pos = |v: f64| v.is_finite() && v > 0.0;
+        if !(pos(self.t_min) && self.t_max >= self.t_min && pos(self.duration)) {
+            return Err(ReducedSpecError::Times);
+        }
+        if !(self.settle.is_finite() && self.settle >= 0.0) || self.every == 0 {
+            return Err(ReducedSpecError::Sampling);
+        }
+        if !(self.rank_tolerance > 0.0 && self.rank_tolerance < 1.0) || self.max_rank == 0 {
+            return Err(ReducedSpecError::Rank);
+        }
+        if !(pos(self.blend_rate) && self.prune_short >= 0.0 && pos(self.dead_end_factor)) {
+            return Err(ReducedSpecError::Blending);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! Virtual KES tests, records and scene files.
+
+use std::path::Path;
+
+use kestrel::cloth::record::{Camera, RecordInfo, Recording};
+use kestrel::cloth::virtual_kes::{run_virtual_kes, VirtualKesSpec};
+use kestrel::cloth::{ClothPipeline, KesLaws, Vec3};
+use kestrel::kes::{Direction, KesTest};
+use kestrel::scene::Scene;
+
+use super::{cotton, kes_world, root};
+
+#[test]
+fn virtual_kes_tests_match_the_single_law() {
+    let params = cotton();
+    let laws = KesLaws::from_params(&params).unwrap();
+    for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
+        for direction in [Direction::Warp, Direction::Weft] {
+            let mut spec = VirtualKesSpec::new(test, direction);
+            spec.points = 20;
+            let r = run_virtual_kes(&spec, &laws, |_, _| {}).unwrap();
+            assert!(r.nrmse <= 0.02, "{test} {direction}: nrmse {}", r.nrmse);
+            // the curve really goes somewhere and comes back with hysteresis
+            let top = r.mesh.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            assert!(top > 0.0);
+            let csv = r.to_csv(&params.fabric);
+            assert!(csv.contains(&format!("# test: {test}")));
+            assert_eq!(
+                csv.lines().filter(|l| !l.starts_with('#')).count(),
+                r.x.len() + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn record_round_trips_and_rejects_truncation() {
+    let mut world = kes_world(3, 2, 0.01);
+    let mut rec = Recording::new(RecordInfo {
+        name: "t".into(),
+        nu: 3,
+        nv: 2,
+        h_warp: 0.01,
+        h_weft: 0.01,
+        dt: 1e-3,
+        every: 1,
+        camera: Some(Camera {
+            eye: [0.0, 0.0, 1.0],
+            target: [0.0; 3],
+            up: [0.0, 1.0, 0.0],
+            fov_deg: 30.0,
+        }),
+        obstacles: vec![],
+    });
+    rec.push(&world);
+    world.set_position(4, Vec3::new(1.5, -2.0, 0.25));
+    world.steps = 7;
+    world.time = 0.007;
+    rec.push(&world);
+    let bytes = rec.to_bytes().unwrap();
+    assert_eq!(&bytes[..8], b"KESTRELR");
+    let back = Recording::from_bytes(&bytes).unwrap();
+    assert_eq!(back, rec);
+    assert_eq!(back.frames[1].positions[4], [1.5, -2.0, 0.25]);
+    assert!(Recording::from_bytes(&bytes[..bytes.len() - 3]).is_err());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.rec");
+    rec.write(&path, false).unwrap();
+    assert!(rec.write(&path, false).is_err());
+    assert_eq!(Recording::read(&path).unwrap(), rec);
+}
+
+#[test]
+fn every_scene_loads_and_steps() {
+    let dir = root().join("scenes");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        n += 1;
+        match Scene::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())) {
+            Scene::Dynamic(mut s) => {
+                let mut pipeline = ClothPipeline::new();
+                for _ in 0..3 {
+                    pipeline
+                        .step(&s.params, &mut s.world)
+                        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                }
+            }
+            Scene::VirtualKes(s) => assert!(s.spec.points >= 2, "{}", path.display()),
+        }
+    }
+    assert!(n >= 8, "only {n} scenes in {}", dir.display());
+}
+
+#[test]
+fn scene_errors_name_the_file_and_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let path: &Path = &dir.path().join("bad.toml");
+    std::fs::write(
+        path,
+        "name = \"x\"\n[grid]\nnu = 1\nnv = 3\nsize = [1.0, 1.0]\nareal_density = 0.1\n\
+         [material]\nkind = \"springs\"\nstructural = 1.0\nshear = 1.0\nflexion = 1.0\n\
+         [integrator]\nkind = \"explicit\"\ndt = 0.001\nsteps = 1\n",
+    )
+    .unwrap();
+    let e = Scene::load(path).unwrap_err().to_string();
+    assert!(e.contains("bad.toml") && e.contains("2 x 2"), "{e}");
+}
