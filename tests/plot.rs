@@ -8,9 +8,7 @@ use std::process::Command;
 
 use kestrel::friction::FrictionShape;
 use kestrel::kes::{Curve, Direction, KesTest, Path as KesPath};
-use kestrel::material::{
-    friction_part, law_friction, ConnectorLaw, FrictionLaw, MaterialLaw, ShearLaw,
-};
+use kestrel::material::{ConnectorLaw, FrictionLaw, MaterialLaw, ShearLaw};
 use kestrel::params::FabricParams;
 use kestrel::plot::{
     self, CurvePlot, HysteresisPlot, Overlay, PlotError, PlotSize, LOADING_RGB, MODEL_RGB,
@@ -450,19 +448,6 @@ fn a_tensile_test_is_no_cycle_but_one_open_segment_worth_loading_minus_returned_
     let expected = loading - returned;
     assert!(expected > 0.0);
     assert!((open[0].work - expected).abs() < 1e-9 * loading);
-}
-
-#[test]
-fn friction_part_of_a_laws_own_curve_is_its_friction_force() {
-    for (law, test) in known_laws(true, 0.2) {
-        let x = curve_of(&law, test, 600).x;
-        let total: Vec<f64> = law.drive(&x).iter().map(|f| f + 0.3).collect();
-        let part = friction_part(&law, &x, &total, 0.3);
-        let own = law_friction(&law, &x);
-        for (a, b) in part.iter().zip(&own) {
-            assert!((a - b).abs() < 1e-9 * (1.0 + b.abs()), "{test}: {a} vs {b}");
-        }
-    }
 }
 
 // ---- the command line ----
