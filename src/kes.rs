@@ -9,8 +9,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub mod branches;
 pub mod import;
+pub mod path;
 pub mod protocol;
 pub mod sample;
 pub mod units;
@@ -21,8 +21,11 @@ pub use import::{
     parse_kes, parse_loop, read_kes, read_kes_files, read_loop, ColumnRef, CurveOverrides,
     KesError, LoopColumn, LoopSpec, RowFilter,
 };
+pub use path::{Cycle, OpenSegment, Path};
 pub use protocol::{simulate, Protocol, ProtocolError};
-pub use values::{kes_values, loop_values, KesReading, KesValues, LoopValues, ReadingRules};
+pub use values::{
+    kes_values, loop_values, KesReading, KesValues, LoopValues, ReadingRules, REVERSAL_FRACTION,
+};
 pub use write::{to_kes_csv, write_kes_csv, WriteCurveError};
 
 /// 1 gf = 9.80665e-3 N.

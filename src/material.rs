@@ -589,3 +589,29 @@ pub fn drive_parts(law: &impl MaterialLaw, path: &[f64]) -> Vec<(f64, f64, f64)>
         })
         .collect()
 }
+
+/// A measured curve's friction part: `total − offset − F_el` along the path, with the law's
+/// state driven along it (traction's toe depends on whether ε₁ was reached).
+pub fn friction_part<L: MaterialLaw>(law: &L, x: &[f64], total: &[f64], offset: f64) -> Vec<f64> {
+    let mut state = LawState::default();
+    x.iter()
+        .zip(total)
+        .map(|(&xi, &yi)| {
+            let (next, _) = law.trial(&state, xi);
+            state = next;
+            yi - offset - law.elastic(&state, xi)
+        })
+        .collect()
+}
+
+/// The law's own friction force along the path, from a virgin state.
+pub fn law_friction<L: MaterialLaw>(law: &L, x: &[f64]) -> Vec<f64> {
+    let mut state = LawState::default();
+    x.iter()
+        .map(|&xi| {
+            let (next, _) = law.trial(&state, xi);
+            state = next;
+            law.friction_force(&state)
+        })
+        .collect()
+}

@@ -1,8 +1,10 @@
 //! PNG plots of KES curves, model overlays, fabric sheets and hysteresis views (plotters,
 //! bitmap backend, bundled DejaVu Sans): pure functions return PNG bytes, drawn in KES units.
 
-mod draw;
-pub mod hysteresis;
+mod canvas;
+mod chart;
+mod curve;
+mod hysteresis;
 pub mod reduced;
 pub mod style;
 
@@ -16,7 +18,6 @@ use crate::atomic::{write_atomic, WriteError};
 use crate::kes::{Curve, Direction, KesTest};
 use crate::material::ConnectorLaw;
 
-pub use hysteresis::{dissipation_per_cycle, friction_part, law_friction, Cycle};
 pub use style::{energy_unit, KesAxes, LOADING_RGB, MODEL_RGB, UNLOADING_RGB};
 
 #[derive(Debug, Error)]
@@ -113,7 +114,7 @@ pub struct CurvePlot<'a> {
 }
 
 /// A hysteresis view of one curve: its friction part (total minus the law's elastic part,
-/// minus the instrument's zero `offset`) and the energy dissipated per cycle. Without a law
+/// minus the instrument's zero `offset`) and the energy dissipated per closed cycle. Without a law
 /// the loop itself is shown and only the energies are computed.
 #[derive(Debug, Clone, Copy)]
 pub struct HysteresisPlot<'a> {
@@ -161,10 +162,10 @@ pub fn curve_title(curve: &Curve) -> String {
 /// A single-curve plot: the measured branches (loading, unloading), the model dashed over
 /// them and a residual panel under them when a model is given, the legend box upper left.
 pub fn curve_png(plot: &CurvePlot<'_>, size: PlotSize) -> Result<Vec<u8>, PlotError> {
-    draw::check_curve(plot)?;
-    draw::render(size, |root| {
-        let area = draw::title(root, &curve_title(plot.curve), size)?;
-        draw::curve_panel(&area, plot, None, draw::Fonts::for_area(&area))
+    canvas::check_curve(plot)?;
+    canvas::render(size, |root| {
+        let area = canvas::title(root, &curve_title(plot.curve), size)?;
+        curve::curve_panel(&area, plot, None, canvas::Fonts::for_area(&area))
     })
 }
 
@@ -178,7 +179,7 @@ pub fn sheet_png(
 ) -> Result<Vec<u8>, PlotError> {
     let mut cells: [Option<&CurvePlot<'_>>; 6] = [None; 6];
     for plot in plots {
-        draw::check_curve(plot)?;
+        canvas::check_curve(plot)?;
         let c = plot.curve;
         let row = match c.direction {
             Direction::Warp => 0,
@@ -210,18 +211,18 @@ pub fn sheet_png(
         }
         *cell = Some(plot);
     }
-    draw::render(size, |root| {
-        let area = draw::title(root, title, size)?;
+    canvas::render(size, |root| {
+        let area = canvas::title(root, title, size)?;
         let panels = area.split_evenly((2, 3));
         for (i, panel) in panels.iter().enumerate() {
             let panel = panel.margin(4, 4, 4, 4);
-            let fonts = draw::Fonts::for_area(&panel);
+            let fonts = canvas::Fonts::for_area(&panel);
             let test = [KesTest::Tensile, KesTest::Shear, KesTest::Bending][i % 3];
             let dir = [Direction::Warp, Direction::Weft][i / 3];
             let caption = format!("{test} · {dir}");
             match cells[i] {
-                Some(plot) => draw::curve_panel(&panel, plot, Some(&caption), fonts)?,
-                None => draw::empty_panel(&panel, &caption, fonts)?,
+                Some(plot) => curve::curve_panel(&panel, plot, Some(&caption), fonts)?,
+                None => curve::empty_panel(&panel, &caption, fonts)?,
             }
         }
         Ok(())
@@ -229,19 +230,19 @@ pub fn sheet_png(
 }
 
 /// A hysteresis view: the friction part against the path (the law's own friction part
-/// dashed over it), the energy dissipated per cycle as bars (measured and law), and a text
-/// box with the caller's lines and the energies.
+/// dashed over it), the energy dissipated per closed cycle as bars (measured and law), and a
+/// text box with the caller's lines, the energies and any open segment's work.
 pub fn hysteresis_png(plot: &HysteresisPlot<'_>, size: PlotSize) -> Result<Vec<u8>, PlotError> {
     let check = CurvePlot {
         curve: plot.curve,
         model: None,
         legend: plot.legend,
     };
-    draw::check_curve(&check)?;
-    draw::render(size, |root| {
+    canvas::check_curve(&check)?;
+    canvas::render(size, |root| {
         let title = format!("{} — hysteresis", curve_title(plot.curve));
-        let area = draw::title(root, &title, size)?;
-        draw::hysteresis_page(&area, plot)
+        let area = canvas::title(root, &title, size)?;
+        hysteresis::hysteresis_page(&area, plot)
     })
 }
 

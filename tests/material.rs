@@ -1,8 +1,13 @@
 //! Connector laws per unit width: toe closed forms, continuity, bounds, dissipation (MODEL.md §3).
 
 use kestrel::friction::FrictionShape;
-use kestrel::material::{BendingLaw, FrictionLaw, LawState, MaterialLaw, ShearLaw, TractionLaw};
+use kestrel::material::{
+    friction_part, law_friction, BendingLaw, FrictionLaw, LawState, MaterialLaw, ShearLaw,
+    TractionLaw,
+};
 use proptest::prelude::*;
+
+use crate::fit::{curve_of, known_laws};
 
 fn traction(mu: f64, eps1_aligned: Option<f64>) -> TractionLaw {
     let law = TractionLaw {
@@ -199,4 +204,17 @@ fn power_toe_meets_the_line_and_matches_the_quadratic_at_the_bounds() {
     // F₁ above k_t ε₁ is refused for both
     pow.f1 = 61.0;
     assert_eq!(pow.validate().unwrap_err().field, "f1");
+}
+
+#[test]
+fn friction_part_of_a_laws_own_curve_is_its_friction_force() {
+    for (law, test) in known_laws(true, 0.2) {
+        let x = curve_of(&law, test, 600).x;
+        let total: Vec<f64> = law.drive(&x).iter().map(|f| f + 0.3).collect();
+        let part = friction_part(&law, &x, &total, 0.3);
+        let own = law_friction(&law, &x);
+        for (a, b) in part.iter().zip(&own) {
+            assert!((a - b).abs() < 1e-9 * (1.0 + b.abs()), "{test}: {a} vs {b}");
+        }
+    }
 }

@@ -6,6 +6,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
+use crate::kes::Path;
 
 /// What an estimate is built from: the path, the forces, and their ranges.
 #[derive(Debug, Clone, Copy)]
@@ -39,52 +40,6 @@ impl CurveRanges {
     pub fn y_range(&self) -> f64 {
         self.y_max - self.y_min
     }
-}
-
-/// Direction of motion at each sample (+1, −1), carried through dwell (zero increments);
-/// small back-steps under `hysteresis` (noise) do not count as reversals.
-pub fn directions(x: &[f64], hysteresis: f64) -> Vec<f64> {
-    let mut v = vec![0.0; x.len()];
-    let mut dir = 0.0;
-    let mut anchor = x.first().copied().unwrap_or(0.0);
-    for (i, &xi) in x.iter().enumerate() {
-        let d = xi - anchor;
-        if dir == 0.0 {
-            if d.abs() > hysteresis {
-                dir = d.signum();
-                anchor = xi;
-            }
-        } else if d * dir > 0.0 {
-            anchor = xi;
-        } else if -d * dir > hysteresis {
-            dir = -dir;
-            anchor = xi;
-        }
-        v[i] = dir;
-    }
-    // samples before the first move take the first direction
-    let first = v.iter().copied().find(|d| *d != 0.0).unwrap_or(1.0);
-    for d in v.iter_mut() {
-        if *d == 0.0 {
-            *d = first;
-        } else {
-            break;
-        }
-    }
-    v
-}
-
-/// Path distance since the last reversal at each sample.
-fn distance_since_reversal(x: &[f64], v: &[f64]) -> Vec<f64> {
-    let mut s = vec![0.0; x.len()];
-    for i in 1..x.len() {
-        s[i] = if v[i] != v[i - 1] {
-            0.0
-        } else {
-            s[i - 1] + (x[i] - x[i - 1]).abs()
-        };
-    }
-    s
 }
 
 /// Ordinary least squares; `None` when the design is singular.
@@ -288,8 +243,13 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power
 /// Initial physical parameters for `kind` on the curve (x, y).
 pub fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
     let ranges = CurveRanges::of(x, y);
-    let v = directions(x, 0.002 * ranges.x_range());
-    let s = distance_since_reversal(x, &v);
+    let path = Path::new(x);
+    let v: Vec<f64> = path
+        .rising()
+        .into_iter()
+        .map(|up| if up { 1.0 } else { -1.0 })
+        .collect();
+    let s = path.distance_since_turn();
     let mut p = [0.0; idx::N];
     p[idx::ALPHA] = 1.0;
     p[idx::ETA] = 0.3;

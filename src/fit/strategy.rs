@@ -36,8 +36,7 @@ fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> {
     if ranges.x_range() <= 0.0 {
         return Some("the path does not move: strain range is zero".into());
     }
-    let v = super::estimate::directions(&curve.x, 0.002 * ranges.x_range());
-    if !v.windows(2).any(|w| w[0] != w[1]) {
+    if !crate::kes::Path::new(&curve.x).reverses() {
         return Some(
             "no loop: the path never reverses, friction cannot be separated from the elastic part"
                 .into(),

@@ -1,156 +1,269 @@
-//! The friction part of a curve (total minus the law's elastic part along the path) and the
-//! energy dissipated per cycle, ∮y dx by trapezoids, in the curve's SI units.
+//! The hysteresis page: the friction part (total − the law's elastic part) against the path,
+//! the energy dissipated per closed cycle ∮y dx as bars, and a text box; an open segment's
+//! work ∫y dx is listed as such, never as a cycle's dissipation.
 
-use crate::fit::estimate::directions;
-use crate::material::{LawState, MaterialLaw};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// One cycle of a path: samples `first..=last`, the work ∮y dx over them, and whether the path
-/// came back to the x where the cycle began (an open cycle's work is still reported: for a
-/// tensile test that ends at zero force it is the loop closed along the x axis).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Cycle {
-    pub first: usize,
-    pub last: usize,
-    pub energy: f64,
-    pub closed: bool,
-}
+use super::canvas::{draw_err, text_style, Area, Fonts};
+use super::chart::{
+    bounds, chart, draw_branches, draw_dashed, draw_zero_line, padded, tick_decimals, tick_label,
+    ChartFrame, Legend, Mark, Y_TICKS,
+};
+use super::style::{
+    energy_unit, rgb, sig, KesAxes, AXIS, GRID, LOADING_RGB, MODEL_RGB, NOTE, UNLOADING_RGB,
+};
+use super::{HysteresisPlot, PlotError};
+use crate::kes::{Curve, Cycle, Path};
+use crate::material::{friction_part, law_friction, MaterialLaw};
 
-/// `total − offset − F_el` along the path, with the law's state driven along it (traction's
-/// toe depends on whether ε₁ was reached).
-pub fn friction_part<L: MaterialLaw>(law: &L, x: &[f64], total: &[f64], offset: f64) -> Vec<f64> {
-    let mut state = LawState::default();
-    x.iter()
-        .zip(total)
-        .map(|(&xi, &yi)| {
-            let (next, _) = law.trial(&state, xi);
-            state = next;
-            yi - offset - law.elastic(&state, xi)
-        })
-        .collect()
-}
+/// The hysteresis page: friction part (or the loop, without a law) on the left; energy per
+/// closed cycle and the text box on the right.
+pub(super) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Result<(), PlotError> {
+    let c: &Curve = plot.curve;
+    let fonts = Fonts::for_area(area);
+    let axes = KesAxes::of(c.test);
+    let (escale, eunit) = energy_unit(c.test);
+    let (w, h) = area.dim_in_pixel();
+    let (left, right) = area.split_horizontally((w as f64 * 0.6) as u32);
+    let (bars, text) = right.split_vertically((h as f64 * 0.55) as u32);
 
-/// The law's own friction force along the path, from a virgin state.
-pub fn law_friction<L: MaterialLaw>(law: &L, x: &[f64]) -> Vec<f64> {
-    let mut state = LawState::default();
-    x.iter()
-        .map(|&xi| {
-            let (next, _) = law.trial(&state, xi);
-            state = next;
-            law.friction_force(&state)
-        })
-        .collect()
-}
+    let xs: Vec<f64> = c.x.iter().map(|v| v * axes.x_scale).collect();
+    let path = Path::new(&c.x);
+    let flags = path.loading();
+    let x = padded(bounds(xs.iter().copied()), 0.03);
+    let frame = ChartFrame::new(fonts, true);
+    let measured_cycles = path.closed_cycles(&c.y);
+    let measured_open = path.open_segments(&c.y);
+    let law_total: Option<Vec<f64>> = plot.law.map(|law| law.drive(&c.x));
+    let law_cycles: Option<Vec<Cycle>> = law_total.as_ref().map(|y| path.closed_cycles(y));
+    let law_open = law_total.as_ref().map(|y| path.open_segments(y));
 
-/// Indices of the turning samples of a path (the extreme sample of each run of one
-/// direction, dwell included), using the noise-robust [`directions`].
-fn turning_points(x: &[f64], v: &[f64]) -> Vec<usize> {
-    let mut turns = Vec::new();
-    let mut run_start = 0;
-    for i in 1..x.len() {
-        if v[i] != v[i - 1] {
-            let dir = v[i - 1];
-            let mut best = run_start;
-            for j in run_start..i {
-                if dir * x[j] > dir * x[best] {
-                    best = j;
-                }
-            }
-            turns.push(best);
-            run_start = best;
-        }
-    }
-    turns
-}
-
-/// The work ∮y dx per cycle. A cycle ends where the path returns to its start moving in its
-/// first direction (after two reversals: 0 → +a → −a → 0 is one cycle); a path that never
-/// comes back there (one-sided, as 0 → a → 0 → a) is cut at every second reversal. What is
-/// left after the last cut is a cycle if it holds a reversal, open unless it returns.
-pub fn dissipation_per_cycle(x: &[f64], y: &[f64]) -> Vec<Cycle> {
-    let n = x.len().min(y.len());
-    if n < 3 {
-        return Vec::new();
-    }
-    let x = &x[..n];
-    let (lo, hi) = x
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
-    let range = hi - lo;
-    if range.is_nan() || range <= 0.0 {
-        return Vec::new();
-    }
-    let hysteresis = 1e-3 * range;
-    let near = |a: f64, b: f64| (a - b).abs() <= 1e-2 * range + hysteresis;
-    let v = directions(x, hysteresis);
-    let turns = turning_points(x, &v);
-    let (x0, v0) = (x[0], v[0]);
-    let work = |a: usize, b: usize| -> f64 {
-        (a + 1..=b)
-            .map(|i| 0.5 * (y[i] + y[i - 1]) * (x[i] - x[i - 1]))
-            .sum()
+    let mut legend = Legend {
+        entries: vec![
+            (Mark::Line(rgb(LOADING_RGB)), "loading".to_string()),
+            (Mark::Line(rgb(UNLOADING_RGB)), "unloading".to_string()),
+        ],
+        font: fonts.label,
     };
-    let mut cycles = Vec::new();
-    let mut start = 0;
-    loop {
-        let ahead: Vec<usize> = turns.iter().copied().filter(|&t| t > start).collect();
-        if ahead.is_empty() {
-            break;
+    match plot.law {
+        Some(law) => {
+            let fp: Vec<f64> = friction_part(law, &c.x, &c.y, plot.offset)
+                .iter()
+                .map(|v| v * axes.y_scale)
+                .collect();
+            let lf: Vec<f64> = law_friction(law, &c.x)
+                .iter()
+                .map(|v| v * axes.y_scale)
+                .collect();
+            let y = padded(bounds(fp.iter().chain(&lf).copied()), 0.08);
+            let y_desc = format!("friction part [{}]", axes.y_unit);
+            let caption = "friction part: total − elastic part of the law";
+            let mut ch = chart(
+                &left,
+                &frame,
+                Some(caption),
+                fonts,
+                x.clone(),
+                y,
+                axes.x_title,
+                &y_desc,
+            )?;
+            draw_zero_line(&mut ch, &x)?;
+            draw_branches(&mut ch, &xs, &fp, &flags, 2)?;
+            draw_dashed(&mut ch, &xs, &lf)?;
+            legend.entries.push((
+                Mark::Dashed(rgb(MODEL_RGB)),
+                "the law's friction part".into(),
+            ));
         }
-        if let Some(&second) = ahead.get(1) {
-            let limit = ahead.get(2).copied().unwrap_or(n - 1);
-            let back = (second + 1..=limit)
-                .find(|&i| v[i] == v0 && (x[i] - x0) * v0 >= 0.0 && (x[i - 1] - x0) * v0 < 0.0);
-            if let Some(end) = back {
-                cycles.push(Cycle {
-                    first: start,
-                    last: end,
-                    energy: work(start, end),
-                    closed: true,
-                });
-                start = end;
-                continue;
-            }
-            let closed = near(x[second], x[start]);
-            if closed || ahead.len() > 2 {
-                cycles.push(Cycle {
-                    first: start,
-                    last: second,
-                    energy: work(start, second),
-                    closed,
-                });
-                start = second;
-                continue;
-            }
+        None => {
+            let ys: Vec<f64> = c.y.iter().map(|v| v * axes.y_scale).collect();
+            let y = padded(bounds(ys.iter().copied()), 0.06);
+            let caption = "loop (no law given: friction part not separated)";
+            let mut ch = chart(
+                &left,
+                &frame,
+                Some(caption),
+                fonts,
+                x,
+                y,
+                axes.x_title,
+                axes.y_title,
+            )?;
+            draw_branches(&mut ch, &xs, &ys, &flags, 2)?;
         }
-        cycles.push(Cycle {
-            first: start,
-            last: n - 1,
-            energy: work(start, n - 1),
-            closed: near(x[n - 1], x[start]),
-        });
-        break;
     }
-    cycles
+
+    energy_bars(
+        &bars,
+        fonts,
+        &measured_cycles,
+        law_cycles.as_deref(),
+        escale,
+        eunit,
+    )?;
+
+    legend
+        .entries
+        .push((Mark::Bar(rgb(LOADING_RGB)), "dissipated, measured".into()));
+    if law_cycles.is_some() {
+        legend
+            .entries
+            .push((Mark::Bar(rgb(MODEL_RGB)), "dissipated, law".into()));
+    }
+    legend
+        .entries
+        .extend(plot.legend.iter().map(|l| (Mark::None, l.clone())));
+    let shown = 6;
+    for (k, cy) in measured_cycles.iter().enumerate().take(shown) {
+        let law = law_cycles
+            .as_ref()
+            .and_then(|l| l.get(k))
+            .map(|l| format!(", law {}", sig(l.energy * escale, 3)))
+            .unwrap_or_default();
+        legend.entries.push((
+            Mark::None,
+            format!(
+                "cycle {}: {}{law} {eunit}",
+                k + 1,
+                sig(cy.energy * escale, 3)
+            ),
+        ));
+    }
+    if measured_cycles.len() > shown {
+        legend.entries.push((
+            Mark::None,
+            format!("… {} cycles in all", measured_cycles.len()),
+        ));
+    }
+    for (k, seg) in measured_open.iter().enumerate().take(2) {
+        let law = law_open
+            .as_ref()
+            .and_then(|l| l.get(k))
+            .map(|l| format!(", law {}", sig(l.work * escale, 3)))
+            .unwrap_or_default();
+        legend.entries.push((
+            Mark::None,
+            format!(
+                "open segment: work {}{law} {eunit}",
+                sig(seg.work * escale, 3)
+            ),
+        ));
+    }
+    if !measured_open.is_empty() {
+        legend.entries.push((
+            Mark::None,
+            "open: no return to its start x, so no cycle".into(),
+        ));
+    }
+    let m = fonts.label as i32;
+    legend.draw(&text, (m, m), false)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn turning_points_skip_dwell_and_noise() {
-        let x = [0.0, 1.0, 2.0, 2.0, 2.0, 1.0, 0.0, -1.0, -1.0, 0.0];
-        let v = directions(&x, 1e-3);
-        assert_eq!(turning_points(&x, &v), vec![2, 7]);
+/// Bars of the energy per closed cycle: measured (blue) and law (black) side by side; the
+/// value above each bar.
+fn energy_bars(
+    area: &Area<'_>,
+    fonts: Fonts,
+    measured: &[Cycle],
+    law: Option<&[Cycle]>,
+    scale: f64,
+    unit: &str,
+) -> Result<(), PlotError> {
+    let frame = ChartFrame::new(fonts, true);
+    let caption = "energy dissipated per cycle";
+    let n = measured.len().max(law.map_or(0, |l| l.len()));
+    let y_desc = format!("dissipated [{unit}]");
+    if n == 0 {
+        let mut ch = chart(
+            area,
+            &frame,
+            Some(caption),
+            fonts,
+            0.5..1.5,
+            0.0..1.0,
+            "cycle",
+            &y_desc,
+        )?;
+        let style = text_style(fonts.label, &NOTE).pos(Pos::new(HPos::Center, VPos::Center));
+        ch.draw_series(std::iter::once(Text::new(
+            "no closed cycle".to_string(),
+            (1.0, 0.5),
+            style,
+        )))
+        .map_err(draw_err)?;
+        return Ok(());
     }
-
-    #[test]
-    fn short_or_flat_paths_have_no_cycle() {
-        assert!(dissipation_per_cycle(&[0.0, 1.0], &[0.0, 1.0]).is_empty());
-        assert!(dissipation_per_cycle(&[1.0; 5], &[0.0; 5]).is_empty());
-        // monotone: no reversal, no cycle
-        assert!(dissipation_per_cycle(&[0.0, 1.0, 2.0, 3.0], &[0.0; 4]).is_empty());
+    let values = measured
+        .iter()
+        .chain(law.into_iter().flatten())
+        .map(|c| c.energy * scale);
+    let (lo, hi) = bounds(values);
+    let (lo, hi) = (lo.min(0.0), hi.max(0.0));
+    let span = (hi - lo).max(1e-12);
+    let y = (lo - if lo < 0.0 { 0.1 * span } else { 0.0 })..(hi + 0.15 * span);
+    let x = 0.4..(n as f64 + 0.6);
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .margin(frame.margin)
+        .x_label_area_size(frame.x_label)
+        .y_label_area_size(frame.y_label)
+        .caption(caption, text_style(fonts.caption, &BLACK));
+    let yd = tick_decimals(&y, Y_TICKS);
+    let y_fmt = |v: &f64| tick_label(*v, yd);
+    let mut ch = builder.build_cartesian_2d(x, y).map_err(draw_err)?;
+    let int_label = |v: &f64| {
+        if (v - v.round()).abs() < 1e-9 && v.round() >= 1.0 {
+            format!("{}", v.round() as i64)
+        } else {
+            String::new()
+        }
+    };
+    ch.configure_mesh()
+        .x_desc("cycle")
+        .y_desc(y_desc)
+        .label_style(text_style(fonts.label, &BLACK))
+        .axis_desc_style(text_style(fonts.label, &BLACK))
+        .axis_style(AXIS)
+        .bold_line_style(GRID)
+        .light_line_style(WHITE)
+        .disable_x_mesh()
+        .x_labels(n.min(12) + 1)
+        .x_label_formatter(&int_label)
+        .y_label_formatter(&y_fmt)
+        .y_labels(Y_TICKS)
+        .draw()
+        .map_err(draw_err)?;
+    let sets: Vec<(&[Cycle], RGBColor, f64)> = match law {
+        Some(l) => vec![
+            (measured, rgb(LOADING_RGB), -0.38),
+            (l, rgb(MODEL_RGB), 0.02),
+        ],
+        None => vec![(measured, rgb(LOADING_RGB), -0.3)],
+    };
+    let width = if law.is_some() { 0.36 } else { 0.6 };
+    let label = text_style(fonts.label.saturating_sub(2).max(10), &BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Bottom));
+    for (cycles, color, shift) in sets {
+        for (k, cy) in cycles.iter().enumerate() {
+            let xc = (k + 1) as f64 + shift;
+            let e = cy.energy * scale;
+            let fill = color.filled();
+            ch.draw_series(std::iter::once(Rectangle::new(
+                [(xc, 0.0), (xc + width, e)],
+                fill,
+            )))
+            .map_err(draw_err)?;
+            if n <= 8 {
+                ch.draw_series(std::iter::once(Text::new(
+                    sig(e, 3),
+                    (xc + width / 2.0, e.max(0.0)),
+                    label.clone(),
+                )))
+                .map_err(draw_err)?;
+            }
+        }
     }
+    Ok(())
 }

@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::draw::{draw_err, render, title};
+use super::canvas::{draw_err, render, title};
 use super::style::{rgb, FAMILY, LOADING_RGB, UNLOADING_RGB};
 use super::{PlotError, PlotSize};
 use crate::reduced::{frobenius_error, relative_error};

@@ -1,12 +1,10 @@
 //! What the tabs show, asked of the library and put in Kawabata units for the charts: the
 //! branches of a curve, a law on the KES protocol, a hysteresis loop, a fit's overlay.
 
-use crate::fit::estimate::directions;
 use crate::fit::CurveFit;
 use crate::kes::protocol::{simulate, Protocol};
-use crate::kes::{Curve, Direction, KesTest};
+use crate::kes::{Curve, Direction, KesTest, Path};
 use crate::material::{drive_parts, ConnectorLaw, DrivingPath};
-use crate::plot::hysteresis::dissipation_per_cycle;
 use crate::plot::style::energy_unit;
 
 /// Points (x, y) in KES units.
@@ -25,16 +23,14 @@ fn to_kes(test: KesTest, x: &[f64], y: &[f64]) -> Points {
         .collect()
 }
 
-/// Loading (x increasing) and unloading (x decreasing) samples of a curve, KES units.
+/// Loading (|x| growing) and unloading samples of a curve, as the plots colour them, KES units.
 pub fn branches(curve: &Curve) -> (Points, Points) {
-    let range = curve.x.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-        - curve.x.iter().cloned().fold(f64::INFINITY, f64::min);
-    let v = directions(&curve.x, 0.002 * range.max(0.0));
+    let loading = Path::new(&curve.x).loading();
     let all = to_kes(curve.test, &curve.x, &curve.y);
     let mut up = Vec::new();
     let mut down = Vec::new();
-    for (p, d) in all.into_iter().zip(v) {
-        if d >= 0.0 {
+    for (p, load) in all.into_iter().zip(loading) {
+        if load {
             up.push(p);
         } else {
             down.push(p);
@@ -74,7 +70,7 @@ pub fn fit_points(curve: &Curve, fit: &CurveFit) -> Points {
 }
 
 /// A hysteresis view of a law: total and friction part along a driving path, and the
-/// energy dissipated per cycle.
+/// energy dissipated per closed cycle (an open segment's work is no cycle's).
 pub struct LoopView {
     pub total: Points,
     pub friction: Points,
@@ -104,7 +100,8 @@ pub fn hysteresis(law: &ConnectorLaw, test: KesTest, path: DrivingPath, scale: f
     LoopView {
         total: to_kes(test, &x, &total),
         friction: to_kes(test, &x, &friction),
-        energy_per_cycle: dissipation_per_cycle(&x, &total)
+        energy_per_cycle: Path::new(&x)
+            .closed_cycles(&total)
             .into_iter()
             .map(|c| c.energy * energy_factor)
             .collect(),
