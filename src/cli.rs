@@ -3,6 +3,7 @@
 
 pub mod play;
 pub mod precompute;
+#[cfg(feature = "render")]
 pub mod render;
 pub mod run;
 
@@ -18,6 +19,7 @@ pub mod tui;
 pub mod values;
 
 /// Progress bar templates counting frames and simulation steps.
+#[cfg(feature = "render")]
 pub const FRAMES_BAR: &str = "{bar:40} {pos}/{len} frames  {elapsed_precise} (eta {eta})";
 pub const STEPS_BAR: &str = "{bar:40} {pos}/{len} steps  {elapsed_precise} (eta {eta})";
 
@@ -35,6 +37,7 @@ pub fn progress_bar(len: u64, hidden: bool, template: &str) -> ProgressBar {
 }
 
 /// `--size WxH` in pixels; `example` is shown in the error.
+#[cfg(feature = "render")]
 pub fn parse_size(s: &str, example: &str) -> Result<(u32, u32), CliError> {
     let bad = || CliError::input(format!("--size {s}: expected WxH, e.g. {example}"));
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;

@@ -22,6 +22,8 @@ pub mod material;
 pub mod params;
 pub mod plot;
 pub mod reduced;
+#[cfg(feature = "render")]
 pub mod render;
 pub mod scene;
+#[cfg(feature = "tui")]
 pub mod tui;

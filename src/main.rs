@@ -26,6 +26,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Open the terminal workbench (the default with no command).
+    #[cfg(feature = "tui")]
     Tui(cli::tui::Args),
     /// KES characteristic values of curve files (table or --json).
     Values(cli::values::Args),
@@ -38,6 +39,7 @@ enum Command {
     /// Run a scene: a cloth simulation or a virtual KES test (docs/cloth.md).
     Run(cli::run::RunArgs),
     /// Render a scene (simulated) or a record to PNG frames with headless wgpu (docs/render.md).
+    #[cfg(feature = "render")]
     Render(cli::render::RenderArgs),
     /// Precompute a reduced model of a scene's impulse palette (SVD, IRF library; docs/reduced.md).
     Precompute(cli::precompute::PrecomputeArgs),
@@ -50,11 +52,13 @@ fn main() -> ExitCode {
     let result: Result<(), cli::CliError> = match cli.command {
         Some(Command::Plot(args)) => cli::plot::run(args),
         None => cli::tui::run(cli::tui::Args { files: cli.files }),
+        #[cfg(feature = "tui")]
         Some(Command::Tui(args)) => cli::tui::run(args),
         Some(Command::Fit(args)) => cli::fit::run(args),
         Some(Command::Values(args)) => cli::values::run(args),
         Some(Command::Simulate(args)) => cli::simulate::run(args),
         Some(Command::Run(args)) => cli::run::run(args),
+        #[cfg(feature = "render")]
         Some(Command::Render(args)) => cli::render::run(args),
         Some(Command::Precompute(args)) => cli::precompute::run(args),
         Some(Command::Play(args)) => cli::play::run(args),

@@ -10,7 +10,6 @@ mod drive;
 mod model;
 mod play;
 mod precompute;
-mod rng;
 
 use std::path::PathBuf;
 

@@ -11,6 +11,7 @@ fn kestrel(args: &[&str]) -> Output {
         .unwrap()
 }
 
+#[cfg(feature = "tui")]
 #[test]
 fn files_without_a_command_open_the_workbench() {
     // `kestrel FILE…` is `kestrel tui FILE…`: without a terminal both refuse the same way
@@ -38,4 +39,18 @@ fn a_command_name_still_runs_the_command() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("EMT"));
+}
+
+#[cfg(not(feature = "tui"))]
+#[test]
+fn without_the_tui_feature_no_command_is_a_usage_error() {
+    for args in [&[][..], &["kes_data/wool-suiting/tensile_warp.csv"][..]] {
+        let out = kestrel(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("built without the tui feature"),
+            "{args:?}: {err}"
+        );
+    }
 }

@@ -8,6 +8,8 @@ mod kes;
 mod material;
 mod plot;
 mod reduced;
+#[cfg(feature = "render")]
 mod render;
 mod terzopoulos;
+#[cfg(feature = "tui")]
 mod tui;

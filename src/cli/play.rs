@@ -1,7 +1,7 @@
 //! `kestrel play MODEL --impulses SEQ`: replays a reduced model under an impulse sequence,
 //! optionally renders PNG frames and compares with the full simulation (docs/reduced.md).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
@@ -9,6 +9,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use kestrel::reduced::{compare, parse_sequence, Comparison, Player, ReducedModel};
+#[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
 
 use super::CliError;
@@ -83,6 +84,78 @@ fn play(
     Ok((n, player.jumps, player.ignored))
 }
 
+/// Checks the `--out` folder (created, no frame replaced without `--force`); the image size.
+#[cfg(feature = "render")]
+fn prepare_frames(args: &PlayArgs, dir: &Path) -> Result<(u32, u32), CliError> {
+    let size = super::parse_size(&args.size, "960x720")?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
+    if !args.force && frame_path(dir, 0).exists() {
+        return Err(CliError::input(format!(
+            "{} exists; pass --force to overwrite the frames",
+            frame_path(dir, 0).display()
+        )));
+    }
+    Ok(size)
+}
+
+#[cfg(not(feature = "render"))]
+fn prepare_frames(_args: &PlayArgs, _dir: &Path) -> Result<(u32, u32), CliError> {
+    Err(CliError::input(
+        "--out: kestrel was built without the render feature",
+    ))
+}
+
+/// Plays the sequence again, rendering every `--every`-th frame into `dir`; the frames written.
+#[cfg(feature = "render")]
+fn render_frames(
+    args: &PlayArgs,
+    model: &ReducedModel,
+    seq: &[(usize, f64)],
+    frames: usize,
+    dir: &Path,
+    (w, h): (u32, u32),
+) -> Result<usize, CliError> {
+    let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
+    let view = SceneView::of_model(model);
+    let pb = super::progress_bar(frames as u64, args.json, super::FRAMES_BAR);
+    let mut first = true;
+    let mut rendered = 0;
+    let r = play(model, seq, |n, world, angle| {
+        pb.set_position(n as u64 + 1);
+        if n % args.every != 0 {
+            return Ok(());
+        }
+        if first {
+            renderer.set_scene(&view, world).map_err(CliError::failed)?;
+            first = false;
+        }
+        renderer.set_door_angle(angle);
+        let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
+        kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.force)
+            .map_err(CliError::failed)?;
+        rendered += 1;
+        Ok(())
+    });
+    pb.finish_and_clear();
+    r?;
+    Ok(rendered)
+}
+
+#[cfg(not(feature = "render"))]
+fn render_frames(
+    _args: &PlayArgs,
+    _model: &ReducedModel,
+    _seq: &[(usize, f64)],
+    _frames: usize,
+    _dir: &Path,
+    _size: (u32, u32),
+) -> Result<usize, CliError> {
+    Err(CliError::input(
+        "--out: kestrel was built without the render feature",
+    ))
+}
+
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let model = ReducedModel::read(&args.model).map_err(CliError::input)?;
     let seq = parse_sequence(&model.info.palette, &args.impulses).map_err(CliError::input)?;
@@ -91,18 +164,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     }
     // The frames' folder and size are checked before any work.
     let size = match &args.out {
-        Some(dir) => {
-            let size = super::parse_size(&args.size, "960x720")?;
-            std::fs::create_dir_all(dir)
-                .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
-            if !args.force && frame_path(dir, 0).exists() {
-                return Err(CliError::input(format!(
-                    "{} exists; pass --force to overwrite the frames",
-                    frame_path(dir, 0).display()
-                )));
-            }
-            Some(size)
-        }
+        Some(dir) => Some(prepare_frames(&args, dir)?),
         None => None,
     };
     // Timing: the sequence replayed until 0.5 s have passed, no output. Playback is
@@ -127,31 +189,10 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     std::hint::black_box(sink);
     let frames_per_s = played as f64 / elapsed;
     let (frames, jumps, ignored) = counts;
-    let mut rendered = 0;
-    if let (Some(dir), Some((w, h))) = (&args.out, size) {
-        let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
-        let view = SceneView::of_model(&model);
-        let pb = super::progress_bar(frames as u64, args.json, super::FRAMES_BAR);
-        let mut first = true;
-        let r = play(&model, &seq, |n, world, angle| {
-            pb.set_position(n as u64 + 1);
-            if n % args.every != 0 {
-                return Ok(());
-            }
-            if first {
-                renderer.set_scene(&view, world).map_err(CliError::failed)?;
-                first = false;
-            }
-            renderer.set_door_angle(angle);
-            let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
-            kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.force)
-                .map_err(CliError::failed)?;
-            rendered += 1;
-            Ok(())
-        });
-        pb.finish_and_clear();
-        r?;
-    }
+    let rendered = match (&args.out, size) {
+        (Some(dir), Some(size)) => render_frames(&args, &model, &seq, frames, dir, size)?,
+        _ => 0,
+    };
     let comparison = match &args.compare {
         Some(path) => {
             let scene = super::load_dynamic(path, "is not a dynamic scene")?;

@@ -1,5 +1,6 @@
 //! `kestrel` / `kestrel tui [FILE...]`: the terminal workbench.
 
+#[cfg(feature = "tui")]
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -13,6 +14,7 @@ pub struct Args {
     pub files: Vec<PathBuf>,
 }
 
+#[cfg(feature = "tui")]
 pub fn run(args: Args) -> Result<(), CliError> {
     if !std::io::stdout().is_terminal() {
         return Err(CliError::input(
@@ -20,4 +22,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         ));
     }
     kestrel::tui::run(args.files).map_err(|e| CliError::failed(format!("terminal: {e}")))
+}
+
+#[cfg(not(feature = "tui"))]
+pub fn run(_args: Args) -> Result<(), CliError> {
+    Err(CliError::input(
+        "kestrel was built without the tui feature: no workbench; see `kestrel --help` for the commands",
+    ))
 }

@@ -2,7 +2,7 @@
 //! parameter set, with the fit quality per curve and the provenance of every source file.
 
 use std::collections::BTreeMap;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime};
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -35,29 +35,9 @@ pub fn group_by_fabric(curves: &[Curve]) -> Vec<(String, Vec<&Curve>)> {
     groups
 }
 
-/// UTC now as RFC 3339 (`2026-11-23T07:05:00Z`).
+/// UTC now as RFC 3339 to the second (`2026-11-23T07:05:00Z`).
 pub fn utc_now_rfc3339() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // civil from days (H. Hinnant's algorithm)
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 /// SHA-256 of a file's bytes as lowercase hex; None if it cannot be read.
@@ -193,8 +173,14 @@ mod tests {
     fn slug_and_date_are_well_formed() {
         assert_eq!(fabric_slug("Wool suiting W1"), "wool-suiting-w1");
         assert_eq!(fabric_slug("  "), "fabric");
+        let before = SystemTime::now();
         let d = utc_now_rfc3339();
         assert_eq!(d.len(), 20, "{d}");
         assert!(d.ends_with('Z') && d.as_bytes()[10] == b'T', "{d}");
+        // It reads back as the moment it was taken, to the second.
+        let t = humantime::parse_rfc3339(&d).unwrap();
+        let lag = before.duration_since(t).map_or(0, |l| l.as_secs());
+        let lead = t.duration_since(before).map_or(0, |l| l.as_secs());
+        assert!(lag <= 1 && lead <= 2, "{d}");
     }
 }

@@ -3,6 +3,8 @@
 
 use std::time::Instant;
 
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
 use crate::cloth::Obstacle;
@@ -11,7 +13,6 @@ use crate::scene::{DynamicScene, ReducedSpec};
 use super::basis::{frobenius_error, reduce};
 use super::drive::{stop_entry, Driver};
 use super::model::{ModelInfo, Orbit, ReducedModel};
-use super::rng::SplitMix64;
 use super::ReducedError;
 
 /// Overrides of the scene's `[reduced]` settings.
@@ -88,7 +89,7 @@ pub fn sample(
             "duration = {duration} s: must be > 0"
         )));
     }
-    let mut rng = SplitMix64::new(opts.seed.unwrap_or(spec.seed));
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(opts.seed.unwrap_or(spec.seed));
     let mut driver = Driver::new(scene)?;
     let settle = settle_steps(scene, spec);
     let total_frames = (duration / frame_dt).round().max(1.0) as u64;
@@ -115,9 +116,9 @@ pub fn sample(
         let next = if candidates.is_empty() {
             stop.unwrap_or(spec.start_index())
         } else {
-            candidates[rng.index(candidates.len())]
+            candidates[rng.random_range(0..candidates.len())]
         };
-        let mut t = spec.t_min + (spec.t_max - spec.t_min) * rng.uniform();
+        let mut t = spec.t_min + (spec.t_max - spec.t_min) * rng.random::<f64>();
         t = t.min(driver.time_to_limit(spec.palette[next].angular_velocity));
         let left = total_frames + 1 - frames as u64;
         // floor: a swing never runs past the door's range.
