@@ -3,16 +3,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::common::{kes_curve, oracle, repo};
 use kestrel::kes::{kes_values, read_kes, CurveOverrides, ReadingRules};
-
-fn kes_data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("kes_data")
-}
 
 #[test]
 fn values_reproduce_the_oracle_within_3_percent() {
-    let text = std::fs::read_to_string(kes_data().join("expected_values.json")).unwrap();
-    let oracle: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let oracle = oracle();
     let tol = oracle["tolerance_rel"].as_f64().unwrap();
     let rules = ReadingRules::default();
     let mut worst: BTreeMap<String, (f64, String)> = BTreeMap::new();
@@ -21,8 +17,7 @@ fn values_reproduce_the_oracle_within_3_percent() {
     assert_eq!(curves.len(), 24);
     for c in curves {
         let file = c["file"].as_str().unwrap();
-        let curve = read_kes(&kes_data().join(file), CurveOverrides::default()).unwrap();
-        let reading = kes_values(&curve, &rules);
+        let reading = kes_values(kes_curve(file), &rules);
         for (name, expected) in c["values"].as_object().unwrap() {
             let expected = expected.as_f64().unwrap();
             let Some(got) = reading.values.get(name) else {
@@ -603,8 +598,7 @@ fn a_law_alone_or_a_fabric_parameter_file_gives_the_law() {
 // ---- generic loops -----------------------------------------------------------------------
 
 fn friction_record() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/friction-loops/FrictionModels_test_data_2.txt")
+    repo("tests/data/friction-loops/FrictionModels_test_data_2.txt")
 }
 
 fn friction_spec(flip: bool) -> LoopSpec {
@@ -889,8 +883,7 @@ fn cli_values_reads_a_generic_loop() {
 
 #[test]
 fn cli_values_json_reproduces_the_oracle() {
-    let text = std::fs::read_to_string(kes_data().join("expected_values.json")).unwrap();
-    let oracle: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let oracle = oracle();
     let curves = oracle["curves"].as_array().unwrap();
     let files: Vec<String> = curves
         .iter()

@@ -1,4 +1,4 @@
-//! Connector laws per unit width: toe closed forms, continuity, bounds, dissipation (MODEL.md §3).
+//! Connector laws per unit width: toe closed forms, continuity, bounds, dissipation (docs/model.md, connector laws).
 
 use kestrel::friction::FrictionShape;
 use kestrel::material::{
