@@ -53,6 +53,30 @@ fn spring_world(n: usize, size: f64, k: f64) -> ClothWorld {
     .unwrap()
 }
 
+/// `steps` steps with `integrator`: of `explicit_dt` for the explicit scheme, else of 1 ms;
+/// returns the step.
+fn run(world: &mut ClothWorld, integrator: Integrator, explicit_dt: f64, steps: usize) -> f64 {
+    let dt = if integrator == Integrator::Explicit {
+        explicit_dt
+    } else {
+        1e-3
+    };
+    let params = StepParameters::new(integrator, dt);
+    let mut pipeline = ClothPipeline::new();
+    for _ in 0..steps {
+        pipeline.step(&params, world).unwrap();
+    }
+    dt
+}
+
+/// An `nu` × `nv` kes sheet at 1 cm without loads, shaken (seed, `dx`, `dv`).
+fn shaken_kes_world((nu, nv): (usize, usize), seed: u64, dx: f64, dv: f64) -> ClothWorld {
+    let mut world = kes_world(nu, nv, 0.01);
+    world.loads = Loads::none();
+    shake(&mut world, &mut rng(seed), dx, dv);
+    world
+}
+
 /// Perturbs positions and sets random velocities.
 fn shake(world: &mut ClothWorld, rng: &mut Xoshiro256PlusPlus, dx: f64, dv: f64) {
     for k in 0..world.len() {
@@ -64,10 +88,7 @@ fn shake(world: &mut ClothWorld, rng: &mut Xoshiro256PlusPlus, dx: f64, dv: f64)
 
 #[test]
 fn every_connector_has_zero_net_force_and_torque() {
-    let mut world = kes_world(5, 4, 0.01);
-    world.loads = Loads::none();
-    let mut rng = rng(7);
-    shake(&mut world, &mut rng, 0.002, 0.5);
+    let mut world = shaken_kes_world((5, 4), 7, 0.002, 0.5);
     // drive the friction states away from virgin with a few explicit steps
     let params = StepParameters::new(Integrator::Explicit, 2e-6);
     let mut pipeline = ClothPipeline::new();
@@ -148,10 +169,7 @@ fn traction_connector_carries_law_times_width() {
 
 #[test]
 fn momentum_is_conserved_without_external_loads() {
-    let mut world = kes_world(6, 5, 0.01);
-    world.loads = Loads::none();
-    let mut rng = rng(11);
-    shake(&mut world, &mut rng, 0.001, 0.3);
+    let mut world = shaken_kes_world((6, 5), 11, 0.001, 0.3);
     let (p0, l0) = (world.linear_momentum(), world.angular_momentum());
     let scale_p: f64 = world
         .velocities()
@@ -186,16 +204,7 @@ fn free_fall_follows_the_closed_form() {
         let mut world = kes_world(4, 4, 0.02);
         let x0 = world.positions().to_vec();
         // explicit Euler is only stable below ~1e-5 s for this stiff fabric
-        let dt = if integrator == Integrator::Explicit {
-            1e-5
-        } else {
-            1e-3
-        };
-        let params = StepParameters::new(integrator, dt);
-        let mut pipeline = ClothPipeline::new();
-        for _ in 0..20 {
-            pipeline.step(&params, &mut world).unwrap();
-        }
+        let dt = run(&mut world, integrator, 1e-5, 20);
         let drop = -9.81 * dt * dt * 20.0 * 21.0 / 2.0;
         for (x, x0) in world.positions().iter().zip(&x0) {
             assert!(
@@ -322,16 +331,7 @@ fn pinned_particles_stay_put() {
         world.pin(0, 0).unwrap();
         world.pin(5, 0).unwrap();
         let held = [world.positions()[0], world.positions()[5]];
-        let dt = if integrator == Integrator::Explicit {
-            2e-5
-        } else {
-            1e-3
-        };
-        let params = StepParameters::new(integrator, dt);
-        let mut pipeline = ClothPipeline::new();
-        for _ in 0..30 {
-            pipeline.step(&params, &mut world).unwrap();
-        }
+        run(&mut world, integrator, 2e-5, 30);
         assert_eq!(
             [world.positions()[0], world.positions()[5]],
             held,

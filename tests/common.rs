@@ -219,3 +219,22 @@ pub fn gpu_or_skip(width: u32, height: u32) -> Option<Renderer> {
         Err(e) => panic!("cannot render: {e}"),
     }
 }
+
+/// `kestrel args…` run from the repository, stdin closed.
+pub fn kestrel(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the kestrel binary runs")
+}
+
+/// Fails the test with the command's stderr unless it succeeded.
+pub fn assert_success(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

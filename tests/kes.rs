@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::common::{kes_curve, oracle, repo};
+use crate::common::{assert_success, kes_curve, kestrel, oracle, repo};
 use kestrel::kes::{kes_values, read_kes, CurveOverrides, ReadingRules};
 
 #[test]
@@ -446,6 +446,11 @@ fn simulated_tensile_turns_at_500_gf_per_cm_and_reads_back() {
     assert!(rt > 0.0 && rt < 100.0, "RT {rt}");
 }
 
+/// The law driven through the instrument's protocol of `test`, `n` samples, fabric "Sim".
+fn kes_protocol(law: &ConnectorLaw, test: KesTest, n: usize, direction: Direction) -> Curve {
+    simulate(law, &Protocol::kes(test).unwrap(), n, "Sim", direction).unwrap()
+}
+
 #[test]
 fn simulated_shear_and_bending_follow_the_instrument_path() {
     let shear = ConnectorLaw::Shear(ShearLaw {
@@ -453,14 +458,7 @@ fn simulated_shear_and_bending_follow_the_instrument_path() {
         theta0: 0.0,
         friction: dahl(0.5, 0.2, 0.005),
     });
-    let c = simulate(
-        &shear,
-        &Protocol::kes(KesTest::Shear).unwrap(),
-        401,
-        "Sim",
-        Direction::Weft,
-    )
-    .unwrap();
+    let c = kes_protocol(&shear, KesTest::Shear, 401, Direction::Weft);
     assert_eq!(c.len(), 401);
     let deg: Vec<f64> = c.x.iter().map(|x| x / DEG_RAD).collect();
     assert_eq!(deg[0], 0.0);
@@ -481,14 +479,7 @@ fn simulated_shear_and_bending_follow_the_instrument_path() {
         k0: 0.0,
         friction: dahl(2e-4, 0.0, 10.0),
     });
-    let c = simulate(
-        &bending,
-        &Protocol::kes(KesTest::Bending).unwrap(),
-        501,
-        "Sim",
-        Direction::Warp,
-    )
-    .unwrap();
+    let c = kes_protocol(&bending, KesTest::Bending, 501, Direction::Warp);
     let back = parse_kes(&to_kes_csv(&c).unwrap(), "b.csv", CurveOverrides::default()).unwrap();
     let r = kes_values(&back, &ReadingRules::default());
     // B = k_b in gf·cm²/cm; 2HB → 2·level at ±1 cm⁻¹ (100 m⁻¹ ≫ ε_f = 10 m⁻¹), in gf·cm/cm
@@ -706,14 +697,6 @@ fn generic_loop_errors_name_the_column() {
 
 // ---- the command line ----------------------------------------------------------------------
 
-fn kestrel(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn cli_values_json_has_only_the_values_of_each_test() {
     let out = kestrel(&[
@@ -723,11 +706,7 @@ fn cli_values_json_has_only_the_values_of_each_test() {
         "kes_data/wool-suiting/shear_weft.csv",
         "kes_data/wool-suiting/bending_warp.csv",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let entries = json.as_array().unwrap();
     let keys = |i: usize| -> Vec<String> {
@@ -829,17 +808,9 @@ fn cli_simulate_writes_a_curve_that_values_reads_back() {
         "301",
     ];
     let out = kestrel(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let out = kestrel(&["values", "--json", o]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json[0]["fabric"], "traction");
     assert_eq!(json[0]["test"], "tensile");
@@ -871,11 +842,7 @@ fn cli_values_reads_a_generic_loop() {
         "Normal [uN] > 1e6",
         file.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json[0]["test"], "loop");
     assert!(json[0]["values"]["reversals"].as_u64().unwrap() >= 90);
@@ -892,11 +859,7 @@ fn cli_values_json_reproduces_the_oracle() {
     let mut args = vec!["values", "--json"];
     args.extend(files.iter().map(String::as_str));
     let out = kestrel(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(
         out.stderr.is_empty(),
         "{}",

@@ -4,7 +4,7 @@
 
 use kestrel::cloth::record::{RecordInfo, Recording};
 use kestrel::render::{
-    encode_png, frame_path, render_recording, strain, ColorBy, Field, SceneView,
+    encode_png, frame_path, render_recording, strain, ColorBy, Field, Renderer, SceneView,
 };
 
 use crate::common::{gpu_or_skip, view_over_a_ball};
@@ -34,6 +34,14 @@ fn sheet() -> (SceneView, Vec<[f32; 3]>) {
         ([0.0, 1.2, 1.5], [0.0, 0.2, 0.0]),
     );
     (view, x)
+}
+
+/// A W × H renderer with the sheet's scene set, or `None` where wgpu finds no adapter.
+fn staged() -> Option<(Renderer, SceneView, Vec<[f32; 3]>)> {
+    let mut r = gpu_or_skip(W, H)?;
+    let (view, x) = sheet();
+    r.set_scene(&view, &x).unwrap();
+    Some((r, view, x))
 }
 
 /// Pixels of the cloth's front (terracotta) or back (blue) colour.
@@ -68,12 +76,10 @@ fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
 
 #[test]
 fn a_small_sheet_renders_to_a_png_of_the_right_size_with_the_cloth_in_view() {
-    let Some(mut r) = gpu_or_skip(W, H) else {
+    let Some((mut r, _, x)) = staged() else {
         return;
     };
     eprintln!("adapter: {}", r.adapter());
-    let (view, x) = sheet();
-    r.set_scene(&view, &x).unwrap();
     let (png_bytes, t) = r.render_png(&x, None).unwrap();
     assert!(t.encode > std::time::Duration::ZERO);
     if let Some(p) = std::env::var_os("KESTREL_RENDER_DUMP") {
@@ -95,11 +101,9 @@ fn a_small_sheet_renders_to_a_png_of_the_right_size_with_the_cloth_in_view() {
 
 #[test]
 fn the_same_state_renders_to_the_same_bytes() {
-    let Some(mut r) = gpu_or_skip(W, H) else {
+    let Some((mut r, _, x)) = staged() else {
         return;
     };
-    let (view, x) = sheet();
-    r.set_scene(&view, &x).unwrap();
     let (a, _) = r.render_png(&x, None).unwrap();
     let (b, _) = r.render_png(&x, None).unwrap();
     assert!(a == b, "two renders of one state differ");
@@ -111,11 +115,9 @@ fn the_same_state_renders_to_the_same_bytes() {
 
 #[test]
 fn a_colour_map_paints_the_cloth_and_draws_a_legend() {
-    let Some(mut r) = gpu_or_skip(W, H) else {
+    let Some((mut r, view, x)) = staged() else {
         return;
     };
-    let (view, x) = sheet();
-    r.set_scene(&view, &x).unwrap();
     let values = strain(view.nu, view.nv, view.h_warp, view.h_weft, &x);
     assert!(values.iter().all(|v| v.is_finite()));
     assert!(

@@ -200,6 +200,12 @@ fn snapshots_of_every_tab_at_120x40() {
     }
 }
 
+/// The 120 × 40 screen shows every one of `texts`.
+fn assert_screen_shows(a: &App, texts: &[&str]) {
+    let screen = draw(a, 120, 40);
+    assert!(texts.iter().all(|t| screen.contains(t)), "{screen}");
+}
+
 #[test]
 fn cloth_tab_loads_a_scene_and_controls_its_worker() {
     use kestrel::tui::message::ClothControl;
@@ -244,11 +250,7 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
     control.send(ClothControl::Stop).unwrap();
     assert_eq!(frame.positions.len(), frame.nu * frame.nv);
     a.update(Action::Event(Event::ClothFrame(frame)));
-    let screen = draw(&a, 120, 40);
-    assert!(
-        screen.contains("ms per step") && screen.contains("max rate structural"),
-        "{screen}"
-    );
+    assert_screen_shows(&a, &["ms per step", "max rate structural"]);
 }
 
 #[test]
@@ -299,28 +301,24 @@ fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
         }
     };
     let png = dir.path().join("cloth.png");
-    control
-        .send(ClothControl::Render {
-            kind: ExportKind::ClothFrame,
-            path: png.clone(),
-            force: false,
-        })
-        .unwrap();
-    wait_written(&mut a);
+    let render_frame = |a: &mut App| {
+        control
+            .send(ClothControl::Render {
+                kind: ExportKind::ClothFrame,
+                path: png.clone(),
+                force: false,
+            })
+            .unwrap();
+        wait_written(a);
+    };
+    render_frame(&mut a);
     let image = image_size(&png);
     assert_eq!(image, kestrel::tui::worker::cloth::RENDER_SIZE);
     assert_eq!(a.export.last_written.as_deref(), Some(png.as_path()));
     assert!(a.export.adapter.is_some());
 
     // a second export to the same file asks first
-    control
-        .send(ClothControl::Render {
-            kind: ExportKind::ClothFrame,
-            path: png.clone(),
-            force: false,
-        })
-        .unwrap();
-    wait_written(&mut a);
+    render_frame(&mut a);
     assert!(a.confirm.is_some(), "{}", a.status);
     a.update(Action::Answer(false));
 
@@ -594,11 +592,7 @@ fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
         .sqrt();
     assert!(moved > 0.01, "the cloth turned with the door: {moved} m");
     a.update(Action::Event(Event::ClothFrame(after)));
-    let screen = draw(&a, 120, 40);
-    assert!(
-        screen.contains("entry: open") && screen.contains("Alt-o open"),
-        "{screen}"
-    );
+    assert_screen_shows(&a, &["entry: open", "Alt-o open"]);
 }
 
 #[test]
