@@ -505,14 +505,8 @@ fn protocols_refuse_what_they_cannot_run() {
         e.to_string(),
         "5 samples are too few for the tensile protocol — expected at least 8"
     );
-    let e = simulate(
-        &traction(),
-        &Protocol::kes(KesTest::Shear).unwrap(),
-        100,
-        "S",
-        Direction::Warp,
-    )
-    .unwrap_err();
+    let shear = Protocol::kes(KesTest::Shear).unwrap();
+    let e = simulate(&traction(), &shear, 100, "S", Direction::Warp).unwrap_err();
     assert_eq!(
         e.to_string(),
         "a traction law cannot run the shear protocol — expected a shear law"
@@ -530,14 +524,8 @@ fn protocols_refuse_what_they_cannot_run() {
 fn kes_csv_is_written_atomically_and_not_over_an_existing_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.csv");
-    let curve = simulate(
-        &traction(),
-        &Protocol::kes(KesTest::Tensile).unwrap(),
-        50,
-        "S",
-        Direction::Weft,
-    )
-    .unwrap();
+    let tensile = Protocol::kes(KesTest::Tensile).unwrap();
+    let curve = simulate(&traction(), &tensile, 50, "S", Direction::Weft).unwrap();
     write_kes_csv(&curve, &path, false).unwrap();
     let e = write_kes_csv(&curve, &path, false).unwrap_err();
     assert!(e.to_string().contains("exists; pass --force"), "{e}");
