@@ -3,70 +3,39 @@
 //! iteration costs before any linear algebra); Provot's springs with the explicit integrator at
 //! 32², 64², 128², and the cost of Provot's constraint pass on the 17 × 17 sheet.
 
-use std::path::Path;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use kestrel::cloth::{
-    ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Material, Preconditioner,
-    ProvotConstraints, SpringNetwork, SpringStiffness, StepParameters, Vec3,
+use criterion::measurement::WallTime;
+use criterion::{
+    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput,
 };
-use kestrel::params::FabricParams;
+use kestrel::cloth::{
+    ClothPipeline, Integrator, Material, Preconditioner, ProvotConstraints, StepParameters, Vec3,
+};
 use kestrel::scene::Scene;
 
-fn kes_sheet(n: usize) -> ClothWorld {
-    let params = FabricParams::read(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/fabrics/cotton_shirting.params.toml"),
-    )
-    .unwrap();
-    let grid = Grid::new(n, n, 0.01, 0.01).unwrap();
-    let kes = KesConnectors::new(&grid, KesLaws::from_params(&params).unwrap());
-    let mut w = ClothWorld::flat(
-        grid,
-        Vec3::zeros(),
-        Vec3::x(),
-        -Vec3::y(),
-        0.12,
-        Material::Kes(Box::new(kes)),
-    )
-    .unwrap();
-    w.loads.damping = 0.2;
-    w.pin(0, 0).unwrap();
-    w.pin(n - 1, 0).unwrap();
-    w
-}
+#[path = "../tests/common.rs"]
+mod common;
 
-fn spring_sheet(n: usize, k: f64) -> ClothWorld {
-    let grid = Grid::new(n, n, 0.01, 0.01).unwrap();
-    let springs = SpringNetwork::new(
-        &grid,
-        SpringStiffness {
-            structural: k,
-            shear: k,
-            flexion: 0.2 * k,
-        },
-    )
-    .unwrap();
-    let mut w = ClothWorld::flat(
-        grid,
-        Vec3::zeros(),
-        Vec3::x(),
-        -Vec3::y(),
-        0.2,
-        Material::Springs(springs),
-    )
-    .unwrap();
-    w.loads.damping = 0.5;
-    w.pin(0, 0).unwrap();
-    w.pin(n - 1, 0).unwrap();
-    w
+use common::{hanging_kes_sheet, hanging_spring_sheet, repo};
+
+/// A group of `samples` samples after `warm_up` of warm-up, measured over `seconds`.
+fn group<'c>(
+    c: &'c mut Criterion,
+    name: &str,
+    samples: usize,
+    warm_up: Duration,
+    seconds: u64,
+) -> BenchmarkGroup<'c, WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(samples)
+        .warm_up_time(warm_up)
+        .measurement_time(Duration::from_secs(seconds));
+    g
 }
 
 fn kes_steps(c: &mut Criterion) {
-    let mut g = c.benchmark_group("kes_step");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
+    let mut g = group(c, "kes_step", 10, Duration::from_millis(500), 3);
     for n in [20, 50, 70] {
         for (integrator, dt, pre) in [
             (Integrator::Broyden, 1e-3, Preconditioner::Stretch),
@@ -80,7 +49,7 @@ fn kes_steps(c: &mut Criterion) {
                 (Integrator::Broyden, Preconditioner::Block) => "broyden_block",
                 _ => integrator.name(),
             };
-            let mut world = kes_sheet(n);
+            let mut world = hanging_kes_sheet(n);
             let mut pipeline = ClothPipeline::new();
             // settle into the motion, then report the solver's work per step
             let warm = if integrator == Integrator::Explicit {
@@ -113,12 +82,9 @@ fn kes_steps(c: &mut Criterion) {
 /// One evaluation of the total force (connectors with their friction trial states, gravity,
 /// damping) of the hanging kes sheet after 20 Broyden steps.
 fn kes_forces(c: &mut Criterion) {
-    let mut g = c.benchmark_group("kes_forces");
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
+    let mut g = group(c, "kes_forces", 20, Duration::from_millis(500), 2);
     for n in [20, 50, 70] {
-        let mut world = kes_sheet(n);
+        let mut world = hanging_kes_sheet(n);
         let mut pipeline = ClothPipeline::new();
         let params = StepParameters::new(Integrator::Broyden, 1e-3);
         for _ in 0..20 {
@@ -146,13 +112,10 @@ fn kes_forces(c: &mut Criterion) {
 }
 
 fn spring_steps(c: &mut Criterion) {
-    let mut g = c.benchmark_group("springs_explicit");
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
+    let mut g = group(c, "springs_explicit", 20, Duration::from_millis(500), 2);
     for n in [32, 64, 128] {
         let params = StepParameters::new(Integrator::Explicit, 1e-3);
-        let mut world = spring_sheet(n, 1.0);
+        let mut world = hanging_spring_sheet(n, 1.0);
         let Material::Springs(s) = &world.material else {
             unreachable!()
         };
@@ -166,11 +129,8 @@ fn spring_steps(c: &mut Criterion) {
 }
 
 fn provot_constraint_cost(c: &mut Criterion) {
-    let mut g = c.benchmark_group("provot_17");
-    g.sample_size(20)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2));
-    let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/provot_sheet_17.toml");
+    let mut g = group(c, "provot_17", 20, Duration::from_millis(300), 2);
+    let scene = repo("scenes/provot_sheet_17.toml");
     let Scene::Dynamic(scene) = Scene::load(&scene).unwrap() else {
         unreachable!()
     };

@@ -5,9 +5,12 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use kestrel::cloth::record::Camera;
-use kestrel::cloth::{Obstacle, ObstacleShape};
-use kestrel::render::{encode_png, Renderer, SceneView};
+use kestrel::render::{encode_png, SceneView};
+
+#[path = "../tests/common.rs"]
+mod common;
+
+use common::{gpu_or_skip, view_over_a_ball};
 
 fn sheet(n: usize) -> (SceneView, Vec<[f32; 3]>) {
     let h = 1.0 / (n - 1) as f32;
@@ -23,28 +26,12 @@ fn sheet(n: usize) -> (SceneView, Vec<[f32; 3]>) {
             ]
         })
         .collect();
-    let view = SceneView {
-        nu: n,
-        nv: n,
-        h_warp: h as f64,
-        h_weft: h as f64,
-        obstacles: vec![Obstacle {
-            shape: ObstacleShape::Sphere {
-                center: [0.0, 0.0, 0.0],
-                radius: 0.3,
-            },
-            friction: 0.0,
-            offset: 0.0,
-        }],
-        pins: vec![0, n - 1],
-        camera: Some(Camera {
-            eye: [1.4, 1.0, 1.8],
-            target: [0.0, 0.0, 0.0],
-            up: [0.0, 1.0, 0.0],
-            fov_deg: 40.0,
-        }),
-        door: None,
-    };
+    let view = view_over_a_ball(
+        n,
+        h as f64,
+        ([0.0, 0.0, 0.0], 0.3),
+        ([1.4, 1.0, 1.8], [0.0, 0.0, 0.0]),
+    );
     (view, x)
 }
 
@@ -54,9 +41,8 @@ fn frames(c: &mut Criterion) {
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(4));
     for (w, h) in [(1280u32, 720u32), (1920, 1080)] {
-        let mut r = match Renderer::new(w, h) {
-            Ok(r) => r,
-            Err(e) => panic!("{e}"),
+        let Some(mut r) = gpu_or_skip(w, h) else {
+            break;
         };
         eprintln!("adapter: {}", r.adapter());
         r.set_scene(&view, &x).unwrap();

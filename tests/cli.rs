@@ -1,15 +1,6 @@
 //! The command line's forms: what `kestrel` accepts before any command runs.
 
-use std::process::{Command, Output, Stdio};
-
-fn kestrel(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+use crate::common::{assert_success, kestrel};
 
 #[cfg(feature = "tui")]
 #[test]
@@ -33,11 +24,7 @@ fn files_without_a_command_open_the_workbench() {
 #[test]
 fn a_command_name_still_runs_the_command() {
     let out = kestrel(&["values", "kes_data/wool-suiting/tensile_warp.csv"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains("EMT"));
 }
 

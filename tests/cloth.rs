@@ -4,38 +4,19 @@
 mod files;
 mod solvers;
 
-use std::path::PathBuf;
-
 use kestrel::cloth::{
     ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads, Material, Obstacle,
-    ObstacleShape, ProvotConstraints, SpringFamily, SpringNetwork, SpringStiffness, StepParameters,
-    Vec3,
+    ObstacleShape, ProvotConstraints, SpringFamily, StepParameters, Vec3,
 };
 use kestrel::params::FabricParams;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use rand::rngs::Xoshiro256PlusPlus;
 
-fn cotton() -> FabricParams {
-    FabricParams::read(&root().join("scenes/fabrics/cotton_shirting.params.toml")).unwrap()
-}
+use crate::common::{cotton, rng, springs, symmetric};
 
-/// Deterministic pseudo-random numbers in [-1, 1).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
-
-    fn vec(&mut self, scale: f64) -> Vec3 {
-        Vec3::new(self.next(), self.next(), self.next()) * scale
-    }
+/// A random vector with components uniform in [-scale, scale).
+fn random_vec(rng: &mut Xoshiro256PlusPlus, scale: f64) -> Vec3 {
+    Vec3::new(symmetric(rng), symmetric(rng), symmetric(rng)) * scale
 }
 
 fn kes_world(nu: usize, nv: usize, h: f64) -> ClothWorld {
@@ -60,15 +41,7 @@ fn kes_world_of(params: &FabricParams, nu: usize, nv: usize, h: f64) -> ClothWor
 fn spring_world(n: usize, size: f64, k: f64) -> ClothWorld {
     let h = size / (n - 1) as f64;
     let grid = Grid::new(n, n, h, h).unwrap();
-    let springs = SpringNetwork::new(
-        &grid,
-        SpringStiffness {
-            structural: k,
-            shear: k,
-            flexion: 0.2 * k,
-        },
-    )
-    .unwrap();
+    let springs = springs(&grid, k);
     ClothWorld::flat(
         grid,
         Vec3::zeros(),
@@ -80,21 +53,42 @@ fn spring_world(n: usize, size: f64, k: f64) -> ClothWorld {
     .unwrap()
 }
 
+/// `steps` steps with `integrator`: of `explicit_dt` for the explicit scheme, else of 1 ms;
+/// returns the step.
+fn run(world: &mut ClothWorld, integrator: Integrator, explicit_dt: f64, steps: usize) -> f64 {
+    let dt = if integrator == Integrator::Explicit {
+        explicit_dt
+    } else {
+        1e-3
+    };
+    let params = StepParameters::new(integrator, dt);
+    let mut pipeline = ClothPipeline::new();
+    for _ in 0..steps {
+        pipeline.step(&params, world).unwrap();
+    }
+    dt
+}
+
+/// An `nu` × `nv` kes sheet at 1 cm without loads, shaken (seed, `dx`, `dv`).
+fn shaken_kes_world((nu, nv): (usize, usize), seed: u64, dx: f64, dv: f64) -> ClothWorld {
+    let mut world = kes_world(nu, nv, 0.01);
+    world.loads = Loads::none();
+    shake(&mut world, &mut rng(seed), dx, dv);
+    world
+}
+
 /// Perturbs positions and sets random velocities.
-fn shake(world: &mut ClothWorld, rng: &mut Lcg, dx: f64, dv: f64) {
+fn shake(world: &mut ClothWorld, rng: &mut Xoshiro256PlusPlus, dx: f64, dv: f64) {
     for k in 0..world.len() {
-        let x = world.positions()[k] + rng.vec(dx);
+        let x = world.positions()[k] + random_vec(rng, dx);
         world.set_position(k, x);
-        world.set_velocity(k, rng.vec(dv));
+        world.set_velocity(k, random_vec(rng, dv));
     }
 }
 
 #[test]
 fn every_connector_has_zero_net_force_and_torque() {
-    let mut world = kes_world(5, 4, 0.01);
-    world.loads = Loads::none();
-    let mut rng = Lcg(7);
-    shake(&mut world, &mut rng, 0.002, 0.5);
+    let mut world = shaken_kes_world((5, 4), 7, 0.002, 0.5);
     // drive the friction states away from virgin with a few explicit steps
     let params = StepParameters::new(Integrator::Explicit, 2e-6);
     let mut pipeline = ClothPipeline::new();
@@ -128,7 +122,7 @@ fn every_connector_has_zero_net_force_and_torque() {
 #[test]
 fn springs_have_zero_net_force_and_torque_and_hooke_magnitude() {
     let mut world = spring_world(4, 0.3, 7.0);
-    let mut rng = Lcg(3);
+    let mut rng = rng(3);
     shake(&mut world, &mut rng, 0.02, 0.0);
     let Material::Springs(s) = &world.material else {
         unreachable!()
@@ -175,10 +169,7 @@ fn traction_connector_carries_law_times_width() {
 
 #[test]
 fn momentum_is_conserved_without_external_loads() {
-    let mut world = kes_world(6, 5, 0.01);
-    world.loads = Loads::none();
-    let mut rng = Lcg(11);
-    shake(&mut world, &mut rng, 0.001, 0.3);
+    let mut world = shaken_kes_world((6, 5), 11, 0.001, 0.3);
     let (p0, l0) = (world.linear_momentum(), world.angular_momentum());
     let scale_p: f64 = world
         .velocities()
@@ -213,16 +204,7 @@ fn free_fall_follows_the_closed_form() {
         let mut world = kes_world(4, 4, 0.02);
         let x0 = world.positions().to_vec();
         // explicit Euler is only stable below ~1e-5 s for this stiff fabric
-        let dt = if integrator == Integrator::Explicit {
-            1e-5
-        } else {
-            1e-3
-        };
-        let params = StepParameters::new(integrator, dt);
-        let mut pipeline = ClothPipeline::new();
-        for _ in 0..20 {
-            pipeline.step(&params, &mut world).unwrap();
-        }
+        let dt = run(&mut world, integrator, 1e-5, 20);
         let drop = -9.81 * dt * dt * 20.0 * 21.0 / 2.0;
         for (x, x0) in world.positions().iter().zip(&x0) {
             assert!(
@@ -289,10 +271,10 @@ fn friction_dissipates_what_elasticity_keeps() {
         let mut rest = world.clone();
         pipeline.step(&params, &mut rest).unwrap();
         let e_rest = energy(&rest);
-        let mut rng = Lcg(5);
+        let mut rng = rng(5);
         for k in 0..world.len() {
             if !world.is_pinned(k) {
-                let d = rng.vec(0.0001);
+                let d = random_vec(&mut rng, 0.0001);
                 let x = world.positions()[k] + Vec3::new(d.x, 0.0, d.z);
                 world.set_position(k, x);
             }
@@ -349,16 +331,7 @@ fn pinned_particles_stay_put() {
         world.pin(0, 0).unwrap();
         world.pin(5, 0).unwrap();
         let held = [world.positions()[0], world.positions()[5]];
-        let dt = if integrator == Integrator::Explicit {
-            2e-5
-        } else {
-            1e-3
-        };
-        let params = StepParameters::new(integrator, dt);
-        let mut pipeline = ClothPipeline::new();
-        for _ in 0..30 {
-            pipeline.step(&params, &mut world).unwrap();
-        }
+        run(&mut world, integrator, 2e-5, 30);
         assert_eq!(
             [world.positions()[0], world.positions()[5]],
             held,

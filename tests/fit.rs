@@ -1,6 +1,7 @@
 //! Identification: known parameters → noiseless (and noisy) protocol curves → fit from the
 //! automatic initial estimate → parameters back.
 
+use crate::common::{kes_fabric, noise, repo};
 use kestrel::fit::{fit_curve, FitModel, FitOptions, MuMode, Param};
 use kestrel::friction::FrictionShape;
 use kestrel::kes::{Curve, Direction, KesTest};
@@ -204,23 +205,6 @@ fn known_parameters_come_back_from_noiseless_curves() {
     }
 }
 
-/// Deterministic Gaussian noise (Box–Muller over a xorshift generator).
-fn noise(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed;
-    let mut uniform = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
-    (0..n)
-        .map(|_| {
-            let (u1, u2) = (uniform().max(1e-300), uniform());
-            (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-        })
-        .collect()
-}
-
 #[test]
 fn one_percent_noise_gives_nrmse_at_the_noise_level() {
     for bs2 in [false, true] {
@@ -386,19 +370,6 @@ fn fabric_parameter_file_round_trips_byte_identical() {
     assert!(worst < 1e-3 * range, "{worst}");
 }
 
-fn kes_data_fabric(slug: &str) -> Vec<Curve> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("kes_data")
-        .join(slug);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
-        .collect();
-    files.sort();
-    kestrel::kes::import::read_kes_files(&files, Default::default()).unwrap()
-}
-
 const FABRICS: [&str; 4] = [
     "cotton-shirting",
     "polyester-georgette",
@@ -417,7 +388,7 @@ fn every_kes_data_curve_fits_within_two_percent_with_mu_free() {
     };
     let mut worst: f64 = 0.0;
     for slug in FABRICS {
-        for c in kes_data_fabric(slug) {
+        for c in kes_fabric(slug) {
             let fit = fit_curve(&c, &options);
             assert!(
                 fit.is_fitted(),
@@ -442,7 +413,7 @@ fn every_kes_data_curve_fits_within_two_percent_with_mu_free() {
 #[test]
 fn the_papers_additive_law_cannot_follow_tensile_loops() {
     // μ = 0 with the quadratic toe (the paper's law) against μ free
-    let c = kes_data_fabric("polyester-georgette")
+    let c = kes_fabric("polyester-georgette")
         .into_iter()
         .find(|c| c.test == KesTest::Tensile)
         .unwrap();
@@ -480,8 +451,7 @@ fn the_papers_additive_law_cannot_follow_tensile_loops() {
 #[test]
 fn the_measured_friction_record_fits_near_five_percent() {
     use kestrel::kes::import::{read_loop, ColumnRef, LoopColumn, LoopSpec};
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/friction-loops/FrictionModels_test_data_2.txt");
+    let path = repo("tests/data/friction-loops/FrictionModels_test_data_2.txt");
     let spec = LoopSpec {
         x: LoopColumn {
             column: ColumnRef::Name("Position [mm]".into()),
@@ -534,7 +504,7 @@ fn a_fitted_file_drives_simulate_to_the_measured_values() {
     use kestrel::kes::protocol::{simulate, Protocol};
     use kestrel::kes::values::{kes_values, ReadingRules};
     use kestrel::params::{FabricParams, ParamsFormat};
-    let curves = kes_data_fabric("cotton-shirting");
+    let curves = kes_fabric("cotton-shirting");
     let refs: Vec<&Curve> = curves.iter().collect();
     let options = FitOptions {
         model: FitModel::Dahl,

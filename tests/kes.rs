@@ -3,16 +3,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::common::{assert_success, kes_curve, kestrel, oracle, repo};
 use kestrel::kes::{kes_values, read_kes, CurveOverrides, ReadingRules};
-
-fn kes_data() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("kes_data")
-}
 
 #[test]
 fn values_reproduce_the_oracle_within_3_percent() {
-    let text = std::fs::read_to_string(kes_data().join("expected_values.json")).unwrap();
-    let oracle: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let oracle = oracle();
     let tol = oracle["tolerance_rel"].as_f64().unwrap();
     let rules = ReadingRules::default();
     let mut worst: BTreeMap<String, (f64, String)> = BTreeMap::new();
@@ -21,8 +17,7 @@ fn values_reproduce_the_oracle_within_3_percent() {
     assert_eq!(curves.len(), 24);
     for c in curves {
         let file = c["file"].as_str().unwrap();
-        let curve = read_kes(&kes_data().join(file), CurveOverrides::default()).unwrap();
-        let reading = kes_values(&curve, &rules);
+        let reading = kes_values(kes_curve(file), &rules);
         for (name, expected) in c["values"].as_object().unwrap() {
             let expected = expected.as_f64().unwrap();
             let Some(got) = reading.values.get(name) else {
@@ -451,6 +446,11 @@ fn simulated_tensile_turns_at_500_gf_per_cm_and_reads_back() {
     assert!(rt > 0.0 && rt < 100.0, "RT {rt}");
 }
 
+/// The law driven through the instrument's protocol of `test`, `n` samples, fabric "Sim".
+fn kes_protocol(law: &ConnectorLaw, test: KesTest, n: usize, direction: Direction) -> Curve {
+    simulate(law, &Protocol::kes(test).unwrap(), n, "Sim", direction).unwrap()
+}
+
 #[test]
 fn simulated_shear_and_bending_follow_the_instrument_path() {
     let shear = ConnectorLaw::Shear(ShearLaw {
@@ -458,14 +458,7 @@ fn simulated_shear_and_bending_follow_the_instrument_path() {
         theta0: 0.0,
         friction: dahl(0.5, 0.2, 0.005),
     });
-    let c = simulate(
-        &shear,
-        &Protocol::kes(KesTest::Shear).unwrap(),
-        401,
-        "Sim",
-        Direction::Weft,
-    )
-    .unwrap();
+    let c = kes_protocol(&shear, KesTest::Shear, 401, Direction::Weft);
     assert_eq!(c.len(), 401);
     let deg: Vec<f64> = c.x.iter().map(|x| x / DEG_RAD).collect();
     assert_eq!(deg[0], 0.0);
@@ -486,14 +479,7 @@ fn simulated_shear_and_bending_follow_the_instrument_path() {
         k0: 0.0,
         friction: dahl(2e-4, 0.0, 10.0),
     });
-    let c = simulate(
-        &bending,
-        &Protocol::kes(KesTest::Bending).unwrap(),
-        501,
-        "Sim",
-        Direction::Warp,
-    )
-    .unwrap();
+    let c = kes_protocol(&bending, KesTest::Bending, 501, Direction::Warp);
     let back = parse_kes(&to_kes_csv(&c).unwrap(), "b.csv", CurveOverrides::default()).unwrap();
     let r = kes_values(&back, &ReadingRules::default());
     // B = k_b in gf·cm²/cm; 2HB → 2·level at ±1 cm⁻¹ (100 m⁻¹ ≫ ε_f = 10 m⁻¹), in gf·cm/cm
@@ -519,14 +505,8 @@ fn protocols_refuse_what_they_cannot_run() {
         e.to_string(),
         "5 samples are too few for the tensile protocol — expected at least 8"
     );
-    let e = simulate(
-        &traction(),
-        &Protocol::kes(KesTest::Shear).unwrap(),
-        100,
-        "S",
-        Direction::Warp,
-    )
-    .unwrap_err();
+    let shear = Protocol::kes(KesTest::Shear).unwrap();
+    let e = simulate(&traction(), &shear, 100, "S", Direction::Warp).unwrap_err();
     assert_eq!(
         e.to_string(),
         "a traction law cannot run the shear protocol — expected a shear law"
@@ -544,14 +524,8 @@ fn protocols_refuse_what_they_cannot_run() {
 fn kes_csv_is_written_atomically_and_not_over_an_existing_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.csv");
-    let curve = simulate(
-        &traction(),
-        &Protocol::kes(KesTest::Tensile).unwrap(),
-        50,
-        "S",
-        Direction::Weft,
-    )
-    .unwrap();
+    let tensile = Protocol::kes(KesTest::Tensile).unwrap();
+    let curve = simulate(&traction(), &tensile, 50, "S", Direction::Weft).unwrap();
     write_kes_csv(&curve, &path, false).unwrap();
     let e = write_kes_csv(&curve, &path, false).unwrap_err();
     assert!(e.to_string().contains("exists; pass --force"), "{e}");
@@ -603,8 +577,7 @@ fn a_law_alone_or_a_fabric_parameter_file_gives_the_law() {
 // ---- generic loops -----------------------------------------------------------------------
 
 fn friction_record() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/friction-loops/FrictionModels_test_data_2.txt")
+    repo("tests/data/friction-loops/FrictionModels_test_data_2.txt")
 }
 
 fn friction_spec(flip: bool) -> LoopSpec {
@@ -712,14 +685,6 @@ fn generic_loop_errors_name_the_column() {
 
 // ---- the command line ----------------------------------------------------------------------
 
-fn kestrel(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn cli_values_json_has_only_the_values_of_each_test() {
     let out = kestrel(&[
@@ -729,11 +694,7 @@ fn cli_values_json_has_only_the_values_of_each_test() {
         "kes_data/wool-suiting/shear_weft.csv",
         "kes_data/wool-suiting/bending_warp.csv",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let entries = json.as_array().unwrap();
     let keys = |i: usize| -> Vec<String> {
@@ -835,17 +796,9 @@ fn cli_simulate_writes_a_curve_that_values_reads_back() {
         "301",
     ];
     let out = kestrel(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let out = kestrel(&["values", "--json", o]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json[0]["fabric"], "traction");
     assert_eq!(json[0]["test"], "tensile");
@@ -877,11 +830,7 @@ fn cli_values_reads_a_generic_loop() {
         "Normal [uN] > 1e6",
         file.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json[0]["test"], "loop");
     assert!(json[0]["values"]["reversals"].as_u64().unwrap() >= 90);
@@ -889,8 +838,7 @@ fn cli_values_reads_a_generic_loop() {
 
 #[test]
 fn cli_values_json_reproduces_the_oracle() {
-    let text = std::fs::read_to_string(kes_data().join("expected_values.json")).unwrap();
-    let oracle: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let oracle = oracle();
     let curves = oracle["curves"].as_array().unwrap();
     let files: Vec<String> = curves
         .iter()
@@ -899,11 +847,7 @@ fn cli_values_json_reproduces_the_oracle() {
     let mut args = vec!["values", "--json"];
     args.extend(files.iter().map(String::as_str));
     let out = kestrel(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(
         out.stderr.is_empty(),
         "{}",

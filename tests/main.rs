@@ -2,6 +2,7 @@
 
 mod cli;
 mod cloth;
+mod common;
 mod fit;
 mod friction;
 mod kes;

@@ -1,4 +1,4 @@
-//! Connector laws per unit width: toe closed forms, continuity, bounds, dissipation (MODEL.md §3).
+//! Connector laws per unit width: toe closed forms, continuity, bounds, dissipation (docs/model.md, connector laws).
 
 use kestrel::friction::FrictionShape;
 use kestrel::material::{
@@ -85,6 +85,17 @@ fn load_dependent_level_widens_the_loop_with_load() {
     );
 }
 
+/// The path from 0 through each reversal point in `per_leg` equal steps a leg.
+fn refined(path: &[f64], per_leg: usize) -> Vec<f64> {
+    let mut x = 0.0;
+    let mut out = Vec::with_capacity(path.len() * per_leg);
+    for &p in path {
+        out.extend((1..=per_leg).map(|k| x + (p - x) * k as f64 / per_leg as f64));
+        x = p;
+    }
+    out
+}
+
 fn random_path() -> impl Strategy<Value = Vec<f64>> {
     // reversal points crossing the toe, the switch at ε₁ and compression
     prop::collection::vec(-0.01f64..0.08, 2..10)
@@ -107,18 +118,13 @@ proptest! {
         let lip = law.k_t * (1.0 + mu) + 2.0 * (2.0 + mu * f_el_max) / 0.002;
         let mut state = LawState::default();
         let mut f = 0.0;
-        let mut x = 0.0;
-        for &p in &path {
-            for k in 1..=300 {
-                let xn = x + (p - x) * k as f64 / 300.0;
-                let (next, fnew) = law.trial(&state, xn);
-                let dx = (xn - state.strain).abs();
-                prop_assert!((fnew - f).abs() <= lip * dx * (1.0 + 1e-9) + 1e-12,
-                    "jump {} over dx {} at x {}", fnew - f, dx, xn);
-                state = next;
-                f = fnew;
-            }
-            x = p;
+        for xn in refined(&path, 300) {
+            let (next, fnew) = law.trial(&state, xn);
+            let dx = (xn - state.strain).abs();
+            prop_assert!((fnew - f).abs() <= lip * dx * (1.0 + 1e-9) + 1e-12,
+                "jump {} over dx {} at x {}", fnew - f, dx, xn);
+            state = next;
+            f = fnew;
         }
     }
 
@@ -162,16 +168,11 @@ proptest! {
             let mut state = LawState::default();
             let mut f = 0.0;
             let mut w = 0.0;
-            let mut x = 0.0;
-            for &p in &path {
-                for k in 1..=400 {
-                    let xn = x + (p - x) * k as f64 / 400.0;
-                    let (n, fnew) = law.trial(&state, xn);
-                    w += 0.5 * (f + fnew) * (xn - state.strain);
-                    state = n;
-                    f = fnew;
-                }
-                x = p;
+            for xn in refined(&path, 400) {
+                let (n, fnew) = law.trial(&state, xn);
+                w += 0.5 * (f + fnew) * (xn - state.strain);
+                state = n;
+                f = fnew;
             }
             prop_assert!(w >= -1e-9, "work {w}");
         }

@@ -4,10 +4,9 @@
 
 use std::io::Cursor;
 use std::path::Path;
-use std::process::Command;
 
 use kestrel::friction::FrictionShape;
-use kestrel::kes::{Curve, Direction, KesTest, Path as KesPath};
+use kestrel::kes::{Curve, Cycle, Direction, KesTest, Path as KesPath};
 use kestrel::material::{ConnectorLaw, FrictionLaw, MaterialLaw, ShearLaw};
 use kestrel::params::FabricParams;
 use kestrel::plot::{
@@ -15,6 +14,7 @@ use kestrel::plot::{
     UNLOADING_RGB,
 };
 
+use crate::common::{assert_success, kestrel};
 use crate::fit::{curve_of, known_laws};
 
 struct Image {
@@ -79,19 +79,21 @@ fn legend() -> Vec<String> {
     vec!["EMT 6.50 %".into(), "NRMSE 0.00 %".into()]
 }
 
+/// The PNG of a measured curve alone, with the usual legend.
+fn measured_png(c: &Curve, size: PlotSize) -> Vec<u8> {
+    let lines = legend();
+    let plot = CurvePlot {
+        curve: c,
+        model: None,
+        legend: &lines,
+    };
+    plot::curve_png(&plot, size).unwrap()
+}
+
 #[test]
 fn single_curve_has_its_size_and_both_branches_in_the_plot_area() {
     let c = curve(KesTest::Shear, Direction::Warp);
-    let lines = legend();
-    let bytes = plot::curve_png(
-        &CurvePlot {
-            curve: &c,
-            model: None,
-            legend: &lines,
-        },
-        PlotSize::SINGLE,
-    )
-    .unwrap();
+    let bytes = measured_png(&c, PlotSize::SINGLE);
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     let img = Image::decode(&bytes);
     assert_eq!((img.width, img.height), (1200, 800));
@@ -318,16 +320,7 @@ fn write_png_is_atomic_and_refuses_to_overwrite_without_force() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("plot.png");
     let c = curve(KesTest::Bending, Direction::Warp);
-    let lines = legend();
-    let bytes = plot::curve_png(
-        &CurvePlot {
-            curve: &c,
-            model: None,
-            legend: &lines,
-        },
-        PlotSize::new(400, 300).unwrap(),
-    )
-    .unwrap();
+    let bytes = measured_png(&c, PlotSize::new(400, 300).unwrap());
     plot::write_png(&path, &bytes, false).unwrap();
     assert_eq!(Image::decode(&std::fs::read(&path).unwrap()).width, 400);
     let e = plot::write_png(&path, b"not a png", false).unwrap_err();
@@ -362,6 +355,17 @@ fn cycles_path(a: f64, cycles: usize, per_quarter: usize) -> Vec<f64> {
     x
 }
 
+/// Every cycle dissipates `expected` to a relative `tol`.
+fn assert_each_cycle_dissipates(cycles: &[Cycle], expected: f64, tol: f64) {
+    for c in cycles {
+        assert!(
+            (c.energy - expected).abs() < tol * expected,
+            "{} vs {expected}",
+            c.energy
+        );
+    }
+}
+
 #[test]
 fn dahl_loop_dissipates_its_closed_form_per_cycle() {
     // steady symmetric Dahl (α = 1) loop between ±a: 4 F_c (a − ε_f tanh(a/ε_f)); the
@@ -392,13 +396,7 @@ fn coulomb_limit_dissipates_the_rectangle() {
     let x = cycles_path(a, 2, 5000);
     let cycles = KesPath::new(&x).closed_cycles(&law.drive(&x));
     assert_eq!(cycles.len(), 2);
-    for c in &cycles {
-        assert!(
-            (c.energy - 4.0 * f_c * a).abs() < 1e-3 * 4.0 * f_c * a,
-            "{}",
-            c.energy
-        );
-    }
+    assert_each_cycle_dissipates(&cycles, 4.0 * f_c * a, 1e-3);
 }
 
 #[test]
@@ -416,13 +414,7 @@ fn one_sided_paths_are_cut_at_every_second_reversal() {
     // two cycles 0 → a → 0; the last rise holds no reversal and is no cycle
     assert_eq!(cycles.len(), 2, "{cycles:?}");
     assert!(KesPath::new(&x).open_segments(&y).is_empty());
-    for c in &cycles {
-        assert!(
-            (c.energy - 2.0 * f_c * a).abs() < 2e-3 * 2.0 * f_c * a,
-            "{}",
-            c.energy
-        );
-    }
+    assert_each_cycle_dissipates(&cycles, 2.0 * f_c * a, 2e-3);
 }
 
 #[test]
@@ -452,15 +444,8 @@ fn a_tensile_test_is_no_cycle_but_one_open_segment_worth_loading_minus_returned_
 
 // ---- the command line ----
 
-fn kestrel(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 /// A KES CSV file (KES units) of a law's curve.
-fn write_kes_csv(path: &Path, test: KesTest, direction: &str) {
+fn write_kes_csv(path: &Path, test: KesTest, direction: Direction) {
     let c = curve_of(&law_of(test), test, 400);
     let (header, sx, sy) = match test {
         KesTest::Tensile => ("strain [%],force [gf/cm]", 100.0, 1.0 / 0.980665),
@@ -482,8 +467,16 @@ fn write_kes_csv(path: &Path, test: KesTest, direction: &str) {
 fn command_writes_single_sheet_and_hysteresis_pngs() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name).display().to_string();
-    write_kes_csv(Path::new(&p("shear_warp.csv")), KesTest::Shear, "warp");
-    write_kes_csv(Path::new(&p("bending_weft.csv")), KesTest::Bending, "weft");
+    write_kes_csv(
+        Path::new(&p("shear_warp.csv")),
+        KesTest::Shear,
+        Direction::Warp,
+    );
+    write_kes_csv(
+        Path::new(&p("bending_weft.csv")),
+        KesTest::Bending,
+        Direction::Weft,
+    );
     // a parameter file with the shear law only
     let mut params = FabricParams::new("CLI fabric");
     if let ConnectorLaw::Shear(l) = law_of(KesTest::Shear) {
@@ -505,11 +498,7 @@ fn command_writes_single_sheet_and_hysteresis_pngs() {
         "-o",
         &p("one.png"),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let img = Image::decode(&std::fs::read(p("one.png")).unwrap());
     assert_eq!((img.width, img.height), (1200, 800));
     assert!(img.count_all(LOADING_RGB) > 500 && img.count_all(UNLOADING_RGB) > 500);
@@ -525,11 +514,7 @@ fn command_writes_single_sheet_and_hysteresis_pngs() {
         "--size",
         "1500x900",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     // the bending law is missing from the file: said, not fatal
     assert!(String::from_utf8_lossy(&out.stderr).contains("no weft bending law"));
     let img = Image::decode(&std::fs::read(p("sheet.png")).unwrap());
@@ -544,11 +529,7 @@ fn command_writes_single_sheet_and_hysteresis_pngs() {
         "-o",
         &p("hyst.png"),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let img = Image::decode(&std::fs::read(p("hyst.png")).unwrap());
     assert!(img.count(MODEL_RGB, (760, 1200), (60, 420)) > 2000);
 
@@ -573,8 +554,8 @@ fn command_writes_single_sheet_and_hysteresis_pngs() {
 fn command_errors_are_clear() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name).display().to_string();
-    write_kes_csv(Path::new(&p("a.csv")), KesTest::Shear, "warp");
-    write_kes_csv(Path::new(&p("b.csv")), KesTest::Shear, "weft");
+    write_kes_csv(Path::new(&p("a.csv")), KesTest::Shear, Direction::Warp);
+    write_kes_csv(Path::new(&p("b.csv")), KesTest::Shear, Direction::Weft);
     std::fs::write(
         p("bad.csv"),
         "# test: shear\n# direction: warp\nangle [deg],force [gf/cm]\n0,1\n0.1,x\n",

@@ -11,25 +11,12 @@ use kestrel::reduced::{
 use kestrel::scene::{DynamicScene, Scene, SceneFile};
 
 fn scene_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenes")
-        .join(name)
+    crate::common::repo("scenes").join(name)
 }
 
 /// The door scene on a 12 × 14 grid with softer springs (same step), 12 s sampled.
 fn small_door() -> DynamicScene {
-    let path = scene_path("reduced_door_cloth.toml");
-    let mut file = SceneFile::read(&path).unwrap();
-    let g = file.grid.as_mut().unwrap();
-    g.nu = 12;
-    g.nv = 14;
-    file.material =
-        toml::from_str("kind = \"springs\"\nstructural = 2.0\nshear = 1.0\nflexion = 0.2").unwrap();
-    file.reduced.as_mut().unwrap().duration = 12.0;
-    match Scene::build(&file, &path).unwrap() {
-        Scene::Dynamic(s) => *s,
-        _ => unreachable!(),
-    }
+    crate::common::small_door(12, 14, 12.0)
 }
 
 fn door_model() -> &'static (DynamicScene, ReducedModel, PrecomputeStats) {

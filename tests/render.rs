@@ -2,22 +2,15 @@
 //! share of the frame, identical bytes for identical states, the shadow on the ground, the
 //! colour map, records.
 
-use kestrel::cloth::record::{Camera, RecordInfo, Recording};
-use kestrel::cloth::{Obstacle, ObstacleShape};
+use kestrel::cloth::record::{RecordInfo, Recording};
 use kestrel::render::{
     encode_png, frame_path, render_recording, strain, ColorBy, Field, Renderer, SceneView,
 };
 
+use crate::common::{gpu_or_skip, view_over_a_ball};
+
 const W: u32 = 160;
 const H: u32 = 120;
-
-/// A renderer, or a failed test that says what to install.
-fn renderer() -> Renderer {
-    match Renderer::new(W, H) {
-        Ok(r) => r,
-        Err(e) => panic!("cannot render: {e}"),
-    }
-}
 
 /// A 9 × 9 sheet, 0.8 m wide, sagging in the middle.
 fn sheet() -> (SceneView, Vec<[f32; 3]>) {
@@ -34,29 +27,21 @@ fn sheet() -> (SceneView, Vec<[f32; 3]>) {
             ]
         })
         .collect();
-    let view = SceneView {
-        nu: n,
-        nv: n,
-        h_warp: h as f64,
-        h_weft: h as f64,
-        obstacles: vec![Obstacle {
-            shape: ObstacleShape::Sphere {
-                center: [0.0, -0.1, 0.0],
-                radius: 0.15,
-            },
-            friction: 0.0,
-            offset: 0.0,
-        }],
-        pins: vec![0, 8],
-        camera: Some(Camera {
-            eye: [0.0, 1.2, 1.5],
-            target: [0.0, 0.2, 0.0],
-            up: [0.0, 1.0, 0.0],
-            fov_deg: 40.0,
-        }),
-        door: None,
-    };
+    let view = view_over_a_ball(
+        n,
+        h as f64,
+        ([0.0, -0.1, 0.0], 0.15),
+        ([0.0, 1.2, 1.5], [0.0, 0.2, 0.0]),
+    );
     (view, x)
+}
+
+/// A W × H renderer with the sheet's scene set, or `None` where wgpu finds no adapter.
+fn staged() -> Option<(Renderer, SceneView, Vec<[f32; 3]>)> {
+    let mut r = gpu_or_skip(W, H)?;
+    let (view, x) = sheet();
+    r.set_scene(&view, &x).unwrap();
+    Some((r, view, x))
 }
 
 /// Pixels of the cloth's front (terracotta) or back (blue) colour.
@@ -91,10 +76,10 @@ fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
 
 #[test]
 fn a_small_sheet_renders_to_a_png_of_the_right_size_with_the_cloth_in_view() {
-    let mut r = renderer();
+    let Some((mut r, _, x)) = staged() else {
+        return;
+    };
     eprintln!("adapter: {}", r.adapter());
-    let (view, x) = sheet();
-    r.set_scene(&view, &x).unwrap();
     let (png_bytes, t) = r.render_png(&x, None).unwrap();
     assert!(t.encode > std::time::Duration::ZERO);
     if let Some(p) = std::env::var_os("KESTREL_RENDER_DUMP") {
@@ -116,9 +101,9 @@ fn a_small_sheet_renders_to_a_png_of_the_right_size_with_the_cloth_in_view() {
 
 #[test]
 fn the_same_state_renders_to_the_same_bytes() {
-    let mut r = renderer();
-    let (view, x) = sheet();
-    r.set_scene(&view, &x).unwrap();
+    let Some((mut r, _, x)) = staged() else {
+        return;
+    };
     let (a, _) = r.render_png(&x, None).unwrap();
     let (b, _) = r.render_png(&x, None).unwrap();
     assert!(a == b, "two renders of one state differ");
@@ -130,9 +115,9 @@ fn the_same_state_renders_to_the_same_bytes() {
 
 #[test]
 fn a_colour_map_paints_the_cloth_and_draws_a_legend() {
-    let mut r = renderer();
-    let (view, x) = sheet();
-    r.set_scene(&view, &x).unwrap();
+    let Some((mut r, view, x)) = staged() else {
+        return;
+    };
     let values = strain(view.nu, view.nv, view.h_warp, view.h_weft, &x);
     assert!(values.iter().all(|v| v.is_finite()));
     assert!(
@@ -179,7 +164,9 @@ fn a_colour_map_paints_the_cloth_and_draws_a_legend() {
 
 #[test]
 fn a_record_renders_to_numbered_frames_and_keeps_them_without_force() {
-    let mut r = renderer();
+    let Some(mut r) = gpu_or_skip(W, H) else {
+        return;
+    };
     let (view, x) = sheet();
     let mut rec = Recording::new(RecordInfo {
         name: "sheet".into(),
@@ -229,19 +216,13 @@ fn a_record_renders_to_numbered_frames_and_keeps_them_without_force() {
         let bytes = std::fs::read(frame_path(dir.path(), n)).unwrap();
         assert_eq!(decode(&bytes).0, W);
     }
-    let e = render_recording(&mut r, &rec, None, None, dir.path(), false, |_| {}).unwrap_err();
+    let mut again = |color: Option<ColorBy>, force: bool| {
+        render_recording(&mut r, &rec, color, None, dir.path(), force, |_| {})
+    };
+    let e = again(None, false).unwrap_err();
     assert!(e.to_string().contains("--force"), "{e}");
-    assert!(render_recording(&mut r, &rec, None, None, dir.path(), true, |_| {}).is_ok());
-    let e = render_recording(
-        &mut r,
-        &rec,
-        Some(ColorBy::Energy),
-        None,
-        dir.path(),
-        true,
-        |_| {},
-    )
-    .unwrap_err();
+    assert!(again(None, true).is_ok());
+    let e = again(Some(ColorBy::Energy), true).unwrap_err();
     assert!(e.to_string().contains("simulation"), "{e}");
 }
 
@@ -250,7 +231,9 @@ fn the_cloth_throws_a_soft_shadow_on_the_ground() {
     // The same frame with the sheet where it is and sunk far under the ground (hidden, no
     // shadow above): the ground darkens where the sheet's shadow falls, with a penumbra.
     let (w, h) = (320u32, 240u32);
-    let mut r = Renderer::new(w, h).unwrap_or_else(|e| panic!("cannot render: {e}"));
+    let Some(mut r) = gpu_or_skip(w, h) else {
+        return;
+    };
     let (view, x) = sheet();
     r.set_scene(&view, &x).unwrap();
     let (lit, _) = r.render(&x, None).unwrap();

@@ -8,7 +8,8 @@ use kestrel::cloth::{ClothPipeline, KesLaws, Vec3};
 use kestrel::kes::{Direction, KesTest};
 use kestrel::scene::Scene;
 
-use super::{cotton, kes_world, root};
+use super::kes_world;
+use crate::common::{cotton, repo};
 
 #[test]
 fn virtual_kes_tests_match_the_single_law() {
@@ -72,7 +73,7 @@ fn record_round_trips_and_rejects_truncation() {
 
 #[test]
 fn every_scene_loads_and_steps() {
-    let dir = root().join("scenes");
+    let dir = repo("scenes");
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

@@ -2,11 +2,10 @@
 //! halving, blow-up reports.
 
 use kestrel::cloth::{
-    ClothError, ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Material,
-    Preconditioner, StepParameters, Vec3, MAX_HALVINGS,
+    ClothError, ClothPipeline, ClothWorld, Integrator, Preconditioner, StepParameters, MAX_HALVINGS,
 };
 
-use super::{cotton, kes_world, spring_world};
+use super::{kes_world, spring_world};
 
 #[test]
 fn broyden_and_newton_krylov_agree_on_a_step() {
@@ -50,20 +49,7 @@ fn broyden_and_newton_krylov_agree_on_a_step() {
 /// The bench's sheet: n × n at 1 cm hanging in the xy plane by two corners, after 20 Broyden
 /// steps of 1 ms (block-scaled) under its weight.
 fn hanging_kes_sheet(n: usize) -> ClothWorld {
-    let grid = Grid::new(n, n, 0.01, 0.01).unwrap();
-    let kes = KesConnectors::new(&grid, KesLaws::from_params(&cotton()).unwrap());
-    let mut sheet = ClothWorld::flat(
-        grid,
-        Vec3::zeros(),
-        Vec3::x(),
-        -Vec3::y(),
-        0.12,
-        Material::Kes(Box::new(kes)),
-    )
-    .unwrap();
-    sheet.loads.damping = 0.2;
-    sheet.pin(0, 0).unwrap();
-    sheet.pin(n - 1, 0).unwrap();
+    let mut sheet = crate::common::hanging_kes_sheet(n);
     let mut params = StepParameters::new(Integrator::Broyden, 1e-3);
     params.preconditioner = Preconditioner::Block;
     let mut pipeline = ClothPipeline::new();

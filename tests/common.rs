@@ -1,0 +1,240 @@
+//! What tests and benches share: the repository's files (from `CARGO_MANIFEST_DIR`, read
+//! once), seeded noise, the sheets they step or render, and the renderer or a skip.
+// benches include this file with `#[path]` and use only part of it
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use kestrel::cloth::record::Camera;
+use kestrel::cloth::{ClothWorld, Grid, KesConnectors, KesLaws, Material, Obstacle, ObstacleShape};
+use kestrel::cloth::{SpringNetwork, SpringStiffness, Vec3};
+use kestrel::kes::{read_kes, Curve, CurveOverrides};
+use kestrel::params::FabricParams;
+use kestrel::render::{RenderError, Renderer, SceneView};
+use kestrel::scene::{DynamicScene, Scene, SceneFile};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+
+/// A path in the repository.
+pub fn repo(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+pub fn kes_data() -> PathBuf {
+    repo("kes_data")
+}
+
+/// `kes_data/expected_values.json`, the synthetic oracle.
+pub fn oracle() -> &'static serde_json::Value {
+    static ORACLE: OnceLock<serde_json::Value> = OnceLock::new();
+    ORACLE.get_or_init(|| {
+        let text = std::fs::read_to_string(kes_data().join("expected_values.json"))
+            .expect("kes_data/expected_values.json");
+        serde_json::from_str(&text).expect("expected_values.json is JSON")
+    })
+}
+
+/// Every curve of `kes_data/<fabric>/*.csv`, by `<fabric>/<file>`.
+fn kes_curves() -> &'static BTreeMap<String, Curve> {
+    static CURVES: OnceLock<BTreeMap<String, Curve>> = OnceLock::new();
+    CURVES.get_or_init(|| {
+        let mut curves = BTreeMap::new();
+        for fabric in std::fs::read_dir(kes_data()).expect("kes_data/") {
+            let fabric = fabric.expect("kes_data/ entry").path();
+            if !fabric.is_dir() {
+                continue;
+            }
+            for file in std::fs::read_dir(&fabric).expect("kes_data/<fabric>/") {
+                let file = file.expect("kes_data/<fabric>/ entry").path();
+                if file.extension().is_some_and(|e| e == "csv") {
+                    let curve = read_kes(&file, CurveOverrides::default())
+                        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+                    let key = file
+                        .strip_prefix(kes_data())
+                        .expect("below kes_data/")
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    curves.insert(key, curve);
+                }
+            }
+        }
+        curves
+    })
+}
+
+/// The curve of `kes_data/<file>` (`file` as in the oracle: `wool-suiting/shear_weft.csv`).
+pub fn kes_curve(file: &str) -> &'static Curve {
+    kes_curves()
+        .get(file)
+        .unwrap_or_else(|| panic!("no curve kes_data/{file}"))
+}
+
+/// A fabric's curves of `kes_data/<slug>/`, in file-name order.
+pub fn kes_fabric(slug: &str) -> Vec<Curve> {
+    let prefix = format!("{slug}/");
+    let curves: Vec<Curve> = kes_curves()
+        .iter()
+        .filter(|(k, _)| k.starts_with(&prefix))
+        .map(|(_, c)| c.clone())
+        .collect();
+    assert!(!curves.is_empty(), "no curves in kes_data/{slug}");
+    curves
+}
+
+/// `scenes/fabrics/cotton_shirting.params.toml`.
+pub fn cotton() -> FabricParams {
+    static COTTON: OnceLock<FabricParams> = OnceLock::new();
+    COTTON
+        .get_or_init(|| {
+            FabricParams::read(&repo("scenes/fabrics/cotton_shirting.params.toml"))
+                .expect("cotton shirting parameters")
+        })
+        .clone()
+}
+
+/// The seeded generator of every test and bench.
+pub fn rng(seed: u64) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(seed)
+}
+
+/// Uniform in [-1, 1).
+pub fn symmetric(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    2.0 * rng.random::<f64>() - 1.0
+}
+
+/// `n` standard normal samples (Box–Muller).
+pub fn noise(n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = rng(seed);
+    (0..n)
+        .map(|_| {
+            let (u1, u2) = (rng.random::<f64>().max(1e-300), rng.random::<f64>());
+            (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        })
+        .collect()
+}
+
+/// The door scene on an `nu` × `nv` grid with softer springs (same step), `duration` s
+/// sampled.
+pub fn small_door(nu: usize, nv: usize, duration: f64) -> DynamicScene {
+    let path = repo("scenes/reduced_door_cloth.toml");
+    let mut file = SceneFile::read(&path).expect("door scene");
+    let g = file.grid.as_mut().expect("door grid");
+    g.nu = nu;
+    g.nv = nv;
+    file.material =
+        toml::from_str("kind = \"springs\"\nstructural = 2.0\nshear = 1.0\nflexion = 0.2")
+            .expect("spring material");
+    file.reduced.as_mut().expect("door palette").duration = duration;
+    match Scene::build(&file, &path).expect("door scene builds") {
+        Scene::Dynamic(s) => *s,
+        _ => unreachable!(),
+    }
+}
+
+/// An n × n sheet at 1 cm of cotton shirting (0.12 kg/m²) hanging in the xy plane by two
+/// corners, damping 0.2.
+pub fn hanging_kes_sheet(n: usize) -> ClothWorld {
+    let grid = Grid::new(n, n, 0.01, 0.01).expect("grid");
+    let kes = KesConnectors::new(&grid, KesLaws::from_params(&cotton()).expect("laws"));
+    hanging(grid, 0.12, 0.2, Material::Kes(Box::new(kes)))
+}
+
+/// An n × n sheet at 1 cm of Provot's springs (k, k, 0.2 k; 0.2 kg/m²) hanging in the xy plane
+/// by two corners, damping 0.5.
+pub fn hanging_spring_sheet(n: usize, k: f64) -> ClothWorld {
+    let grid = Grid::new(n, n, 0.01, 0.01).expect("grid");
+    hanging(grid, 0.2, 0.5, Material::Springs(springs(&grid, k)))
+}
+
+/// Provot's springs: structural and shear `k`, flexion 0.2 k.
+pub fn springs(grid: &Grid, k: f64) -> SpringNetwork {
+    SpringNetwork::new(
+        grid,
+        SpringStiffness {
+            structural: k,
+            shear: k,
+            flexion: 0.2 * k,
+        },
+    )
+    .expect("springs")
+}
+
+fn hanging(grid: Grid, density: f64, damping: f64, material: Material) -> ClothWorld {
+    let n = grid.nu;
+    let mut w = ClothWorld::flat(
+        grid,
+        Vec3::zeros(),
+        Vec3::x(),
+        -Vec3::y(),
+        density,
+        material,
+    )
+    .expect("flat sheet");
+    w.loads.damping = damping;
+    w.pin(0, 0).expect("corner");
+    w.pin(n - 1, 0).expect("corner");
+    w
+}
+
+/// An n × n grid of spacing `h` over a ball (`center`, `radius`), pinned at its first two
+/// corners, seen from `eye` towards `target`.
+pub fn view_over_a_ball(
+    n: usize,
+    h: f64,
+    (center, radius): ([f64; 3], f64),
+    (eye, target): ([f64; 3], [f64; 3]),
+) -> SceneView {
+    SceneView {
+        nu: n,
+        nv: n,
+        h_warp: h,
+        h_weft: h,
+        obstacles: vec![Obstacle {
+            shape: ObstacleShape::Sphere { center, radius },
+            friction: 0.0,
+            offset: 0.0,
+        }],
+        pins: vec![0, n - 1],
+        camera: Some(Camera {
+            eye,
+            target,
+            up: [0.0, 1.0, 0.0],
+            fov_deg: 40.0,
+        }),
+        door: None,
+    }
+}
+
+/// A renderer of `width` × `height`, or `None` (saying so on stderr) where wgpu finds no
+/// adapter; any other failure fails the test.
+pub fn gpu_or_skip(width: u32, height: u32) -> Option<Renderer> {
+    match Renderer::new(width, height) {
+        Ok(r) => Some(r),
+        Err(e @ RenderError::NoAdapter) => {
+            eprintln!("skipped: no wgpu adapter ({e})");
+            None
+        }
+        Err(e) => panic!("cannot render: {e}"),
+    }
+}
+
+/// `kestrel args…` run from the repository, stdin closed.
+pub fn kestrel(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the kestrel binary runs")
+}
+
+/// Fails the test with the command's stderr unless it succeeded.
+pub fn assert_success(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
