@@ -58,27 +58,15 @@ pub struct TerzopoulosParams {
 impl TerzopoulosParams {
     pub fn validate(&self) -> Result<(), SettingError> {
         for (name, w) in [("eta", self.eta), ("xi", self.xi)] {
-            for (k, v) in w.iter().enumerate() {
-                if !(v.is_finite() && *v >= 0.0) {
-                    let idx = ["11", "22", "12"][k];
-                    return Err(SettingError::range(
-                        format!("material {name}{idx}"),
-                        *v,
-                        "",
-                        "finite and >= 0",
-                    ));
-                }
+            for (v, idx) in w.iter().zip(["11", "22", "12"]) {
+                SettingError::non_negative(format!("material {name}{idx}"), *v, "")?;
             }
         }
-        if !(self.damping_density.is_finite() && self.damping_density >= 0.0) {
-            return Err(SettingError::range(
-                "material damping_density",
-                self.damping_density,
-                " kg/(m^2*s)",
-                "finite and >= 0",
-            ));
-        }
-        Ok(())
+        SettingError::non_negative(
+            "material damping_density",
+            self.damping_density,
+            " kg/(m^2*s)",
+        )
     }
 
     /// Whether K does not depend on r (eq. 28 can reuse one factorisation).
@@ -130,14 +118,7 @@ impl TerzopoulosSurface {
     /// a₁ = i·h_warp, a₂ = j·h_weft.
     pub fn new(grid: &Grid, rest: &[Vec3], params: TerzopoulosParams) -> Result<Self, ClothError> {
         params.validate()?;
-        if rest.len() != grid.len() {
-            return Err(ClothError::Invalid(format!(
-                "{} rest positions for a {} x {} grid",
-                rest.len(),
-                grid.nu,
-                grid.nv
-            )));
-        }
+        grid.check_len(rest.len(), "rest positions")?;
         let terms = build_terms(grid, &params);
         let mut s = Self {
             params,
