@@ -5,11 +5,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{List, ListItem, ListState, Paragraph, StatefulWidget, Widget};
+use ratatui::widgets::{ListItem, Paragraph, Widget};
 
 use crate::tui::message::LoadedCurve;
 use crate::tui::series;
-use crate::tui::widgets::{block, chart, values_paragraph, Theme};
+use crate::tui::widgets::{block, chart, selection_list, values_paragraph, Theme};
 
 /// The loaded curves and the selection.
 #[derive(Debug, Clone, Default)]
@@ -93,15 +93,7 @@ impl CurvesState {
         if items.is_empty() {
             items.push(ListItem::new("no curves: press o to open"));
         }
-        let mut state = ListState::default().with_selected(selected_row);
-        StatefulWidget::render(
-            List::new(items)
-                .block(block("curves"))
-                .highlight_style(theme.selected()),
-            area,
-            buf,
-            &mut state,
-        );
+        selection_list(theme, "curves", items, selected_row, area, buf);
     }
 
     pub fn render(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
