@@ -245,33 +245,22 @@ impl Passes {
             })
         };
         let less = wgpu::CompareFunction::Less;
-        let lit = pipeline(
-            "lit",
-            &ground_layout,
-            "vs_main",
-            true,
-            Some(("fs_main", &color_target)),
-            Some(depth(true, less, Default::default())),
-            msaa,
-        );
-        let ground = pipeline(
-            "ground",
-            &ground_layout,
-            "vs_main",
-            true,
-            Some(("fs_ground", &color_target)),
-            Some(depth(true, less, Default::default())),
-            msaa,
-        );
-        let plane = pipeline(
-            "plane",
-            &ground_layout,
-            "vs_main",
-            true,
-            Some(("fs_plane", &color_target)),
-            Some(depth(true, less, Default::default())),
-            msaa,
-        );
+        let [lit, ground, plane] = [
+            ("lit", "fs_main"),
+            ("ground", "fs_ground"),
+            ("plane", "fs_plane"),
+        ]
+        .map(|(label, fragment)| {
+            pipeline(
+                label,
+                &ground_layout,
+                "vs_main",
+                true,
+                Some((fragment, &color_target)),
+                Some(depth(true, less, Default::default())),
+                msaa,
+            )
+        });
         // Drawn last at the far plane: only where nothing else was.
         let sky = pipeline(
             "sky",
