@@ -425,30 +425,20 @@ fn build_terms(grid: &Grid, p: &TerzopoulosParams) -> Vec<Term> {
                 let nodes = [idx(i, j), idx(i, j + 1)];
                 push(TermKind::Metric, &nodes, &c, &c, None, area * wi * eta22);
             }
-            // B₁₁ = n·D₁₁r, central second difference at (i, j).
-            if i > 0 && i + 1 < nu {
-                let c = [1.0 / (h1 * h1), -2.0 / (h1 * h1), 1.0 / (h1 * h1)];
-                let nodes = [idx(i - 1, j), idx(i, j), idx(i + 1, j)];
-                push(
-                    TermKind::Bend,
-                    &nodes,
-                    &c,
-                    &[],
-                    Some(idx(i, j)),
-                    area * wj * xi11,
-                );
-            }
-            if j > 0 && j + 1 < nv {
-                let c = [1.0 / (h2 * h2), -2.0 / (h2 * h2), 1.0 / (h2 * h2)];
-                let nodes = [idx(i, j - 1), idx(i, j), idx(i, j + 1)];
-                push(
-                    TermKind::Bend,
-                    &nodes,
-                    &c,
-                    &[],
-                    Some(idx(i, j)),
-                    area * wi * xi22,
-                );
+            // B₁₁ = n·D₁₁r and B₂₂ = n·D₂₂r, central second differences at (i, j).
+            let bends = [
+                (i > 0 && i + 1 < nu).then(|| {
+                    let nodes = [idx(i - 1, j), idx(i, j), idx(i + 1, j)];
+                    (h1, nodes, area * wj * xi11)
+                }),
+                (j > 0 && j + 1 < nv).then(|| {
+                    let nodes = [idx(i, j - 1), idx(i, j), idx(i, j + 1)];
+                    (h2, nodes, area * wi * xi22)
+                }),
+            ];
+            for (h, nodes, weight) in bends.into_iter().flatten() {
+                let c = [1.0 / (h * h), -2.0 / (h * h), 1.0 / (h * h)];
+                push(TermKind::Bend, &nodes, &c, &[], Some(idx(i, j)), weight);
             }
             // Cell (i, j)–(i+1, j+1): G₁₂ = G₂₁ and B₁₂ = B₂₁ (multiplicity 2).
             if i + 1 < nu && j + 1 < nv {
