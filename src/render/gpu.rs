@@ -149,75 +149,41 @@ impl Gpu {
                 label: Some("frame"),
             });
         {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("shadow"),
-                color_attachments: &[],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &self.passes.shadow_view,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Store,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
+            let mut pass = clear_pass(
+                &mut enc,
+                "shadow",
+                None,
+                Some((&self.passes.shadow_view, wgpu::StoreOp::Store)),
+            );
             pass.set_pipeline(&self.passes.shadow);
             pass.set_bind_group(0, &self.passes.shadow_bind_group, &[]);
             self.statics.draw(&mut pass, self.parts.ground..u32::MAX);
             self.dynamic.draw(&mut pass, 0..u32::MAX);
         }
         {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("ground light"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &self.passes.ground_light_view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
+            let mut pass = clear_pass(
+                &mut enc,
+                "ground light",
+                Some((&self.passes.ground_light_view, None, wgpu::StoreOp::Store)),
+                None,
+            );
             pass.set_pipeline(&self.passes.ground_light);
             pass.set_bind_group(0, &self.passes.bind_group, &[]);
             pass.draw(0..3, 0..1);
         }
         {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("lit"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &self.targets.msaa,
-                    depth_slice: None,
-                    resolve_target: (SAMPLES > 1).then_some(&self.targets.resolve_view),
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
-                        store: if SAMPLES > 1 {
-                            wgpu::StoreOp::Discard
-                        } else {
-                            wgpu::StoreOp::Store
-                        },
-                    },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &self.targets.depth,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Discard,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
+            let msaa_store = if SAMPLES > 1 {
+                wgpu::StoreOp::Discard
+            } else {
+                wgpu::StoreOp::Store
+            };
+            let resolve = (SAMPLES > 1).then_some(&self.targets.resolve_view);
+            let mut pass = clear_pass(
+                &mut enc,
+                "lit",
+                Some((&self.targets.msaa, resolve, msaa_store)),
+                Some((&self.targets.depth, wgpu::StoreOp::Discard)),
+            );
             // Front to back: the cloth and obstacles hide parts of the ground, which hides
             // most of the sky.
             pass.set_bind_group(0, &self.passes.bind_group, &[]);
@@ -295,4 +261,50 @@ impl Gpu {
         t.readback.unmap();
         Ok(t0.elapsed())
     }
+}
+
+/// Begins a pass that clears its colour target (view, resolve target, store), if any, to
+/// white and its depth target (view, store), if any, to 1.
+fn clear_pass<'e>(
+    enc: &'e mut wgpu::CommandEncoder,
+    label: &str,
+    color: Option<(
+        &wgpu::TextureView,
+        Option<&wgpu::TextureView>,
+        wgpu::StoreOp,
+    )>,
+    depth: Option<(&wgpu::TextureView, wgpu::StoreOp)>,
+) -> wgpu::RenderPass<'e> {
+    let color_attachments: Vec<Option<wgpu::RenderPassColorAttachment<'_>>> = color
+        .map(
+            |(view, resolve_target, store)| wgpu::RenderPassColorAttachment {
+                view,
+                depth_slice: None,
+                resolve_target,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                    store,
+                },
+            },
+        )
+        .into_iter()
+        .map(Some)
+        .collect();
+    enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &color_attachments,
+        depth_stencil_attachment: depth.map(|(view, store)| {
+            wgpu::RenderPassDepthStencilAttachment {
+                view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store,
+                }),
+                stencil_ops: None,
+            }
+        }),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    })
 }
