@@ -290,13 +290,17 @@ mod tests {
     /// A tensile Dahl law with a toe: the parameters both tests start from.
     fn tensile_params() -> P {
         let mut p: P = [0.0; idx::N];
-        p[Param::K] = 1000.0;
-        p[Param::Eps1] = 0.03;
-        p[Param::F1] = 22.0;
-        p[Param::Eps1Aligned] = 0.024;
-        p[Param::Level] = 1.5;
-        p[Param::EpsF] = 0.004;
-        p[Param::Alpha] = 1.0;
+        for (k, v) in [
+            (Param::K, 1000.0),
+            (Param::Eps1, 0.03),
+            (Param::F1, 22.0),
+            (Param::Eps1Aligned, 0.024),
+            (Param::Level, 1.5),
+            (Param::EpsF, 0.004),
+            (Param::Alpha, 1.0),
+        ] {
+            p[k] = v;
+        }
         p
     }
 
