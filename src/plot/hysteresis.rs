@@ -7,12 +7,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::canvas::{draw_err, text_style, Area, Fonts};
 use super::chart::{
-    bounds, chart, draw_branches, draw_dashed, draw_zero_line, padded, tick_decimals, tick_label,
-    ChartFrame, Legend, Mark, Y_TICKS,
+    bounds, chart, draw_branches, draw_dashed, draw_zero_line, house_mesh, padded, tick_decimals,
+    tick_label, ChartFrame, Legend, Mark, Y_TICKS,
 };
-use super::style::{
-    energy_unit, rgb, sig, KesAxes, AXIS, GRID, LOADING_RGB, MODEL_RGB, NOTE, UNLOADING_RGB,
-};
+use super::style::{energy_unit, rgb, sig, KesAxes, LOADING_RGB, MODEL_RGB, NOTE, UNLOADING_RGB};
 use super::{HysteresisPlot, PlotError};
 use crate::kes::{Curve, Cycle, Path};
 use crate::material::{friction_part, law_friction, MaterialLaw};
@@ -220,14 +218,9 @@ fn energy_bars(
             String::new()
         }
     };
-    ch.configure_mesh()
+    house_mesh(&mut ch.configure_mesh(), fonts)
         .x_desc("cycle")
         .y_desc(y_desc)
-        .label_style(text_style(fonts.label, &BLACK))
-        .axis_desc_style(text_style(fonts.label, &BLACK))
-        .axis_style(AXIS)
-        .bold_line_style(GRID)
-        .light_line_style(WHITE)
         .disable_x_mesh()
         .x_labels(n.min(12) + 1)
         .x_label_formatter(&int_label)
