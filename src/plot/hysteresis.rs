@@ -113,13 +113,14 @@ pub(super) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Res
     legend
         .entries
         .extend(plot.legend.iter().map(|l| (Mark::None, l.clone())));
+    // ", law E" where the law gives the value too
+    let law_part = |v: Option<f64>| {
+        v.map(|e| format!(", law {}", sig(e * escale, 3)))
+            .unwrap_or_default()
+    };
     let shown = 6;
     for (k, cy) in measured_cycles.iter().enumerate().take(shown) {
-        let law = law_cycles
-            .as_ref()
-            .and_then(|l| l.get(k))
-            .map(|l| format!(", law {}", sig(l.energy * escale, 3)))
-            .unwrap_or_default();
+        let law = law_part(law_cycles.as_ref().and_then(|l| l.get(k)).map(|l| l.energy));
         legend.entries.push((
             Mark::None,
             format!(
@@ -136,11 +137,7 @@ pub(super) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Res
         ));
     }
     for (k, seg) in measured_open.iter().enumerate().take(2) {
-        let law = law_open
-            .as_ref()
-            .and_then(|l| l.get(k))
-            .map(|l| format!(", law {}", sig(l.work * escale, 3)))
-            .unwrap_or_default();
+        let law = law_part(law_open.as_ref().and_then(|l| l.get(k)).map(|l| l.work));
         legend.entries.push((
             Mark::None,
             format!(
