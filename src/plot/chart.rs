@@ -211,7 +211,7 @@ impl ChartFrame {
 /// The house style of a mesh: label and axis-title fonts, axis, grid and sub-grid colours.
 pub(super) fn house_mesh<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
     mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
-    fonts: &Fonts,
+    fonts: Fonts,
 ) -> &'m mut MeshStyle<'a, 'b, X, Y, DB> {
     mesh.label_style(text_style(fonts.label, &BLACK))
         .axis_desc_style(text_style(fonts.label, &BLACK))

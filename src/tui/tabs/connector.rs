@@ -13,7 +13,7 @@ use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, MaterialLaw, ShearL
 use crate::tui::message::Action;
 use crate::tui::prompt::PromptPurpose;
 use crate::tui::series;
-use crate::tui::widgets::{block, chart, selection_list, values_paragraph, Series, Theme};
+use crate::tui::widgets::{chart, selection_list, values_paragraph, Series, Theme};
 
 /// The three laws being edited and the selection.
 #[derive(Debug, Clone, PartialEq)]
