@@ -101,4 +101,39 @@ impl SettingError {
             rule,
         }
     }
+
+    /// `Ok` when `value` is finite and ≥ 0, else the range error.
+    pub(crate) fn non_negative(
+        name: impl Into<String>,
+        value: f64,
+        unit: &'static str,
+    ) -> Result<(), Self> {
+        if value.is_finite() && value >= 0.0 {
+            Ok(())
+        } else {
+            Err(Self::range(name, value, unit, "finite and >= 0"))
+        }
+    }
+
+    /// `Ok` when `value` is finite and > 0, else the range error.
+    pub(crate) fn positive(
+        name: impl Into<String>,
+        value: f64,
+        unit: &'static str,
+    ) -> Result<(), Self> {
+        if value.is_finite() && value > 0.0 {
+            Ok(())
+        } else {
+            Err(Self::range(name, value, unit, "finite and > 0"))
+        }
+    }
+
+    /// `Ok` when every component of `value` is finite.
+    pub(crate) fn finite(name: &'static str, value: [f64; 3]) -> Result<(), Self> {
+        if value.iter().all(|v| v.is_finite()) {
+            Ok(())
+        } else {
+            Err(Self::NotFinite { name, value })
+        }
+    }
 }

@@ -185,37 +185,20 @@ mod tests {
 
     #[test]
     fn validation_names_the_field() {
-        let e = FrictionShape::Dahl {
-            eps_f: 0.0,
-            alpha: 1.0,
+        let dahl = |eps_f, alpha| FrictionShape::Dahl { eps_f, alpha };
+        let bs2 = |eps_f, eta, ratio| FrictionShape::Bs2 { eps_f, eta, ratio };
+        for (shape, field) in [
+            (dahl(0.0, 1.0), "eps_f"),
+            (bs2(0.1, 0.5, 1.5), "ratio"),
+            (bs2(0.1, 1.0, 0.5), "eta"),
+            (dahl(0.1, 0.5), "alpha"),
+        ] {
+            let e = shape.validate().unwrap_err();
+            assert_eq!(e.field, field);
+            if field == "ratio" {
+                assert!(e.to_string().contains("f2 < f1"), "{e}");
+            }
         }
-        .validate()
-        .unwrap_err();
-        assert_eq!(e.field, "eps_f");
-        let e = FrictionShape::Bs2 {
-            eps_f: 0.1,
-            eta: 0.5,
-            ratio: 1.5,
-        }
-        .validate()
-        .unwrap_err();
-        assert_eq!(e.field, "ratio");
-        assert!(e.to_string().contains("f2 < f1"), "{e}");
-        let e = FrictionShape::Bs2 {
-            eps_f: 0.1,
-            eta: 1.0,
-            ratio: 0.5,
-        }
-        .validate()
-        .unwrap_err();
-        assert_eq!(e.field, "eta");
-        let e = FrictionShape::Dahl {
-            eps_f: 0.1,
-            alpha: 0.5,
-        }
-        .validate()
-        .unwrap_err();
-        assert_eq!(e.field, "alpha");
     }
 
     #[test]

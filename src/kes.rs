@@ -140,6 +140,15 @@ pub struct Curve {
 }
 
 impl Curve {
+    /// The file name the curve was read from, or "curve".
+    pub fn source_name(&self) -> String {
+        self.source
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "curve".into())
+    }
+
     pub fn len(&self) -> usize {
         self.x.len()
     }

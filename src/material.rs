@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::friction::{non_negative, positive, FrictionShape, ParamError, UnitFriction};
 
+mod drive;
+
+pub use drive::{drive_parts, friction_part, law_friction, DrivingPath};
+
 /// The friction term of a law: a level F_c0 that may grow with load (μ), and the shape of its
 /// unit hysteresis state. μ = 0 is the paper's additive law.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -90,14 +94,7 @@ pub trait MaterialLaw {
 
     /// Drives a virgin sample along `path` (strains in order) and returns the forces.
     fn drive(&self, path: &[f64]) -> Vec<f64> {
-        let mut state = LawState::default();
-        path.iter()
-            .map(|&x| {
-                let (next, f) = self.trial(&state, x);
-                state = next;
-                f
-            })
-            .collect()
+        drive::along(self, path, |_, _, _, f| f)
     }
 }
 
@@ -249,6 +246,19 @@ impl MaterialLaw for TractionLaw {
     }
 }
 
+/// Checks a linear law k(x − x₀): rigidity k > 0, a finite rest value x₀, its friction term.
+fn validate_linear(
+    k: (&'static str, f64),
+    rest: (&'static str, f64),
+    friction: &FrictionLaw,
+) -> Result<(), ParamError> {
+    positive(k.0, k.1)?;
+    if !rest.1.is_finite() {
+        return Err(ParamError::new(rest.0, rest.1, "must be finite"));
+    }
+    friction.validate()
+}
+
 /// Bending (BC): M = k_b(K − K₀) + friction on the curvature path K.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -264,11 +274,7 @@ pub struct BendingLaw {
 
 impl BendingLaw {
     pub fn validate(&self) -> Result<(), ParamError> {
-        positive("k_b", self.k_b)?;
-        if !self.k0.is_finite() {
-            return Err(ParamError::new("k0", self.k0, "must be finite"));
-        }
-        self.friction.validate()
+        validate_linear(("k_b", self.k_b), ("k0", self.k0), &self.friction)
     }
 }
 
@@ -298,11 +304,7 @@ pub struct ShearLaw {
 
 impl ShearLaw {
     pub fn validate(&self) -> Result<(), ParamError> {
-        positive("k_s", self.k_s)?;
-        if !self.theta0.is_finite() {
-            return Err(ParamError::new("theta0", self.theta0, "must be finite"));
-        }
-        self.friction.validate()
+        validate_linear(("k_s", self.k_s), ("theta0", self.theta0), &self.friction)
     }
 }
 
@@ -521,97 +523,4 @@ impl ConnectorLaw {
     pub fn with_mu(&self, mu: f64) -> Result<Self, ParamError> {
         self.with_parameter("mu", mu)
     }
-}
-
-/// A strain path to drive a law along: full cycles, decaying amplitudes, or partial reversals
-/// that draw minor loops. `amplitude` in the law's strain unit; `per_stroke` samples per
-/// full-amplitude stroke.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DrivingPath {
-    FullCycles,
-    Decaying,
-    PartialReversals,
-}
-
-impl DrivingPath {
-    pub fn name(self) -> &'static str {
-        match self {
-            DrivingPath::FullCycles => "full cycles",
-            DrivingPath::Decaying => "decaying amplitudes",
-            DrivingPath::PartialReversals => "partial reversals (minor loops)",
-        }
-    }
-
-    /// Reversal points of the path, from 0, as fractions of the amplitude.
-    fn reversals(self, one_sided: bool) -> Vec<f64> {
-        let r: Vec<f64> = match self {
-            DrivingPath::FullCycles => vec![1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 0.0],
-            DrivingPath::Decaying => vec![1.0, -0.8, 0.64, -0.51, 0.41, -0.33, 0.26, -0.21, 0.0],
-            DrivingPath::PartialReversals => {
-                vec![1.0, 0.4, 0.8, 0.2, 0.6, -1.0, -0.4, -0.8, 1.0, 0.0]
-            }
-        };
-        if one_sided {
-            // traction carries no compression: drive it over [0, A]
-            r.into_iter().map(|v| 0.5 * (v + 1.0)).collect()
-        } else {
-            r
-        }
-    }
-
-    /// The sampled path, linear between reversal points.
-    pub fn samples(self, amplitude: f64, per_stroke: usize, one_sided: bool) -> Vec<f64> {
-        let mut out = vec![0.0];
-        let mut x0 = 0.0;
-        for r in self.reversals(one_sided) {
-            let target = r * amplitude;
-            let n = ((per_stroke as f64) * ((target - x0).abs() / amplitude.abs().max(1e-300)))
-                .ceil()
-                .max(1.0) as usize;
-            for k in 1..=n {
-                out.push(x0 + (target - x0) * k as f64 / n as f64);
-            }
-            x0 = target;
-        }
-        out
-    }
-}
-
-/// Drives a virgin law along `path` and returns (total, elastic, friction) at each sample.
-pub fn drive_parts(law: &impl MaterialLaw, path: &[f64]) -> Vec<(f64, f64, f64)> {
-    let mut state = LawState::default();
-    path.iter()
-        .map(|&x| {
-            let (next, f) = law.trial(&state, x);
-            state = next;
-            let el = law.elastic(&state, x);
-            (f, el, f - el)
-        })
-        .collect()
-}
-
-/// A measured curve's friction part: `total − offset − F_el` along the path, with the law's
-/// state driven along it (traction's toe depends on whether ε₁ was reached).
-pub fn friction_part<L: MaterialLaw>(law: &L, x: &[f64], total: &[f64], offset: f64) -> Vec<f64> {
-    let mut state = LawState::default();
-    x.iter()
-        .zip(total)
-        .map(|(&xi, &yi)| {
-            let (next, _) = law.trial(&state, xi);
-            state = next;
-            yi - offset - law.elastic(&state, xi)
-        })
-        .collect()
-}
-
-/// The law's own friction force along the path, from a virgin state.
-pub fn law_friction<L: MaterialLaw>(law: &L, x: &[f64]) -> Vec<f64> {
-    let mut state = LawState::default();
-    x.iter()
-        .map(|&xi| {
-            let (next, _) = law.trial(&state, xi);
-            state = next;
-            law.friction_force(&state)
-        })
-        .collect()
 }

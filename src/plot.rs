@@ -147,12 +147,7 @@ pub fn nrmse(measured: &[f64], model: &[f64]) -> f64 {
 /// "Fabric · test · direction" (the file name when the curve names no fabric).
 pub fn curve_title(curve: &Curve) -> String {
     let name = if curve.fabric.is_empty() {
-        curve
-            .source
-            .as_ref()
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "curve".into())
+        curve.source_name()
     } else {
         curve.fabric.clone()
     };

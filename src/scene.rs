@@ -290,24 +290,12 @@ impl Scene {
         }
         let mut params = StepParameters::new(integ.kind, integ.dt);
         params.constraints = integ.constraints;
-        if let Some(t) = integ.tolerance {
-            params.tolerance = t;
-        }
-        if let Some(m) = integ.max_iterations {
-            params.max_iterations = m;
-        }
-        if let Some(m) = integ.memory {
-            params.memory = m;
-        }
-        if let Some(p) = integ.preconditioner {
-            params.preconditioner = p;
-        }
-        if let Some(m) = integ.krylov_dim {
-            params.krylov_dim = m;
-        }
-        if let Some(f) = integ.forcing {
-            params.forcing = f;
-        }
+        params.tolerance = integ.tolerance.unwrap_or(params.tolerance);
+        params.max_iterations = integ.max_iterations.unwrap_or(params.max_iterations);
+        params.memory = integ.memory.unwrap_or(params.memory);
+        params.preconditioner = integ.preconditioner.unwrap_or(params.preconditioner);
+        params.krylov_dim = integ.krylov_dim.unwrap_or(params.krylov_dim);
+        params.forcing = integ.forcing.unwrap_or(params.forcing);
         params.validate().map_err(setting)?;
         if let Some(r) = &file.reduced {
             r.validate(world.loads.wind.is_some())

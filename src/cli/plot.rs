@@ -190,14 +190,14 @@ fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<Connecto
             path.display(),
             curve.direction,
             curve.test,
-            source_name(curve)
+            curve.source_name()
         );
     } else if !curve.fabric.is_empty() && params.fabric != curve.fabric {
         eprintln!(
             "note: {} is for fabric `{}`, {} is `{}`",
             path.display(),
             params.fabric,
-            source_name(curve),
+            curve.source_name(),
             curve.fabric
         );
     }
@@ -216,15 +216,6 @@ fn file_name(path: &Path) -> String {
     name.to_string_lossy().into_owned()
 }
 
-fn source_name(curve: &Curve) -> String {
-    curve
-        .source
-        .as_ref()
-        .and_then(|p| p.file_name())
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "curve".into())
-}
-
 /// The legend lines of a curve: its KES values (default reading rules) and its file.
 fn legend_for(curve: &Curve) -> Vec<String> {
     let mut lines: Vec<String> = kestrel::kes::values::formatted(curve)
@@ -232,7 +223,7 @@ fn legend_for(curve: &Curve) -> Vec<String> {
         .filter(|(_, v)| !v.starts_with("n/a"))
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
-    lines.push(source_name(curve));
+    lines.push(curve.source_name());
     lines
 }
 

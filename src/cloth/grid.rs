@@ -57,6 +57,18 @@ pub struct GridEdge {
 }
 
 impl Grid {
+    /// `Ok` when `len` positions (named `what`) fill the grid.
+    pub(crate) fn check_len(&self, len: usize, what: &str) -> Result<(), ClothError> {
+        if len == self.len() {
+            Ok(())
+        } else {
+            Err(ClothError::Invalid(format!(
+                "{len} {what} for a {} x {} grid",
+                self.nu, self.nv
+            )))
+        }
+    }
+
     /// Checks the grid has at least 2 × 2 particles and positive finite spacings.
     pub fn new(nu: usize, nv: usize, h_warp: f64, h_weft: f64) -> Result<Self, ClothError> {
         if nu < 2 || nv < 2 {

@@ -79,35 +79,11 @@ impl Loads {
     }
 
     pub fn validate(&self) -> Result<(), SettingError> {
-        if !self.gravity.iter().all(|g| g.is_finite()) {
-            return Err(SettingError::NotFinite {
-                name: "gravity",
-                value: self.gravity,
-            });
-        }
-        if !(self.damping.is_finite() && self.damping >= 0.0) {
-            return Err(SettingError::range(
-                "damping",
-                self.damping,
-                " 1/s",
-                "finite and >= 0",
-            ));
-        }
+        SettingError::finite("gravity", self.gravity)?;
+        SettingError::non_negative("damping", self.damping, " 1/s")?;
         if let Some(w) = &self.wind {
-            if !w.velocity.iter().all(|u| u.is_finite()) {
-                return Err(SettingError::NotFinite {
-                    name: "wind velocity",
-                    value: w.velocity,
-                });
-            }
-            if !(w.coefficient.is_finite() && w.coefficient >= 0.0) {
-                return Err(SettingError::range(
-                    "wind coefficient",
-                    w.coefficient,
-                    " N*s/m^3",
-                    "finite and >= 0",
-                ));
-            }
+            SettingError::finite("wind velocity", w.velocity)?;
+            SettingError::non_negative("wind coefficient", w.coefficient, " N*s/m^3")?;
         }
         Ok(())
     }

@@ -170,23 +170,8 @@ const MAX_EXPONENT: f64 = 30.0;
 impl CollisionPotential {
     pub fn validate(&self) -> Result<(), SettingError> {
         self.obstacle().validate()?;
-        if !(self.strength.is_finite() && self.strength >= 0.0) {
-            return Err(SettingError::range(
-                "potential strength",
-                self.strength,
-                " J/m^2",
-                "finite and >= 0",
-            ));
-        }
-        if !(self.range.is_finite() && self.range > 0.0) {
-            return Err(SettingError::range(
-                "potential range",
-                self.range,
-                " m",
-                "finite and > 0",
-            ));
-        }
-        Ok(())
+        SettingError::non_negative("potential strength", self.strength, " J/m^2")?;
+        SettingError::positive("potential range", self.range, " m")
     }
 
     /// The obstacle whose inside/outside function this potential uses (for drawing).
@@ -231,14 +216,7 @@ impl Obstacle {
                 "in [0, 1]",
             ));
         }
-        if !(self.offset.is_finite() && self.offset >= 0.0) {
-            return Err(SettingError::range(
-                "obstacle offset",
-                self.offset,
-                " m",
-                "finite and >= 0",
-            ));
-        }
+        SettingError::non_negative("obstacle offset", self.offset, " m")?;
         let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
         match &self.shape {
             ObstacleShape::Plane { point, normal } => {

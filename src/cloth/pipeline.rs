@@ -116,17 +116,8 @@ impl StepParameters {
     }
 
     pub fn validate(&self) -> Result<(), SettingError> {
-        if !(self.dt.is_finite() && self.dt > 0.0) {
-            return Err(SettingError::range("dt", self.dt, " s", "finite and > 0"));
-        }
-        if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(SettingError::range(
-                "tolerance",
-                self.tolerance,
-                " m",
-                "finite and > 0",
-            ));
-        }
+        SettingError::positive("dt", self.dt, " s")?;
+        SettingError::positive("tolerance", self.tolerance, " m")?;
         if self.max_iterations == 0 || self.memory < 2 || self.krylov_dim == 0 {
             return Err(SettingError::SolverCounts);
         }

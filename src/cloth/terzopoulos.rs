@@ -58,27 +58,15 @@ pub struct TerzopoulosParams {
 impl TerzopoulosParams {
     pub fn validate(&self) -> Result<(), SettingError> {
         for (name, w) in [("eta", self.eta), ("xi", self.xi)] {
-            for (k, v) in w.iter().enumerate() {
-                if !(v.is_finite() && *v >= 0.0) {
-                    let idx = ["11", "22", "12"][k];
-                    return Err(SettingError::range(
-                        format!("material {name}{idx}"),
-                        *v,
-                        "",
-                        "finite and >= 0",
-                    ));
-                }
+            for (v, idx) in w.iter().zip(["11", "22", "12"]) {
+                SettingError::non_negative(format!("material {name}{idx}"), *v, "")?;
             }
         }
-        if !(self.damping_density.is_finite() && self.damping_density >= 0.0) {
-            return Err(SettingError::range(
-                "material damping_density",
-                self.damping_density,
-                " kg/(m^2*s)",
-                "finite and >= 0",
-            ));
-        }
-        Ok(())
+        SettingError::non_negative(
+            "material damping_density",
+            self.damping_density,
+            " kg/(m^2*s)",
+        )
     }
 
     /// Whether K does not depend on r (eq. 28 can reuse one factorisation).
@@ -130,14 +118,7 @@ impl TerzopoulosSurface {
     /// a₁ = i·h_warp, a₂ = j·h_weft.
     pub fn new(grid: &Grid, rest: &[Vec3], params: TerzopoulosParams) -> Result<Self, ClothError> {
         params.validate()?;
-        if rest.len() != grid.len() {
-            return Err(ClothError::Invalid(format!(
-                "{} rest positions for a {} x {} grid",
-                rest.len(),
-                grid.nu,
-                grid.nv
-            )));
-        }
+        grid.check_len(rest.len(), "rest positions")?;
         let terms = build_terms(grid, &params);
         let mut s = Self {
             params,
@@ -444,30 +425,20 @@ fn build_terms(grid: &Grid, p: &TerzopoulosParams) -> Vec<Term> {
                 let nodes = [idx(i, j), idx(i, j + 1)];
                 push(TermKind::Metric, &nodes, &c, &c, None, area * wi * eta22);
             }
-            // B₁₁ = n·D₁₁r, central second difference at (i, j).
-            if i > 0 && i + 1 < nu {
-                let c = [1.0 / (h1 * h1), -2.0 / (h1 * h1), 1.0 / (h1 * h1)];
-                let nodes = [idx(i - 1, j), idx(i, j), idx(i + 1, j)];
-                push(
-                    TermKind::Bend,
-                    &nodes,
-                    &c,
-                    &[],
-                    Some(idx(i, j)),
-                    area * wj * xi11,
-                );
-            }
-            if j > 0 && j + 1 < nv {
-                let c = [1.0 / (h2 * h2), -2.0 / (h2 * h2), 1.0 / (h2 * h2)];
-                let nodes = [idx(i, j - 1), idx(i, j), idx(i, j + 1)];
-                push(
-                    TermKind::Bend,
-                    &nodes,
-                    &c,
-                    &[],
-                    Some(idx(i, j)),
-                    area * wi * xi22,
-                );
+            // B₁₁ = n·D₁₁r and B₂₂ = n·D₂₂r, central second differences at (i, j).
+            let bends = [
+                (i > 0 && i + 1 < nu).then(|| {
+                    let nodes = [idx(i - 1, j), idx(i, j), idx(i + 1, j)];
+                    (h1, nodes, area * wj * xi11)
+                }),
+                (j > 0 && j + 1 < nv).then(|| {
+                    let nodes = [idx(i, j - 1), idx(i, j), idx(i, j + 1)];
+                    (h2, nodes, area * wi * xi22)
+                }),
+            ];
+            for (h, nodes, weight) in bends.into_iter().flatten() {
+                let c = [1.0 / (h * h), -2.0 / (h * h), 1.0 / (h * h)];
+                push(TermKind::Bend, &nodes, &c, &[], Some(idx(i, j)), weight);
             }
             // Cell (i, j)–(i+1, j+1): G₁₂ = G₂₁ and B₁₂ = B₂₁ (multiplicity 2).
             if i + 1 < nu && j + 1 < nv {

@@ -141,14 +141,7 @@ impl ClothWorld {
         areal_density: f64,
         material: Material,
     ) -> Result<Self, ClothError> {
-        if x.len() != grid.len() {
-            return Err(ClothError::Invalid(format!(
-                "{} positions for a {} x {} grid",
-                x.len(),
-                grid.nu,
-                grid.nv
-            )));
-        }
+        grid.check_len(x.len(), "positions")?;
         let area: Vec<f64> = (0..grid.len()).map(|k| grid.tributary_area(k)).collect();
         let mass = area.iter().map(|a| a * areal_density).collect();
         let rate_edges = grid.edges(&[

@@ -287,6 +287,23 @@ mod tests {
     use crate::kes::KesTest;
     use levenberg_marquardt::differentiate_numerically;
 
+    /// A tensile Dahl law with a toe: the parameters both tests start from.
+    fn tensile_params() -> P {
+        let mut p: P = [0.0; idx::N];
+        for (k, v) in [
+            (Param::K, 1000.0),
+            (Param::Eps1, 0.03),
+            (Param::F1, 22.0),
+            (Param::Eps1Aligned, 0.024),
+            (Param::Level, 1.5),
+            (Param::EpsF, 0.004),
+            (Param::Alpha, 1.0),
+        ] {
+            p[k] = v;
+        }
+        p
+    }
+
     #[test]
     fn analytic_jacobian_matches_differentiate_numerically() {
         // a tensile-like path with a return below ε₁ and a second loading
@@ -303,14 +320,8 @@ mod tests {
             (KesTest::Bending, ShapeKind::Bs2, false, false),
         ] {
             let kind = law_kind(elastic_test, shape, power);
-            let mut p: P = [0.0; idx::N];
-            p[Param::K] = 1000.0;
-            p[Param::Eps1] = 0.03;
-            p[Param::F1] = 22.0;
-            p[Param::Eps1Aligned] = 0.024;
-            p[Param::Level] = 1.5;
+            let mut p = tensile_params();
             p[Param::Mu] = 0.2;
-            p[Param::EpsF] = 0.004;
             p[Param::Alpha] = if alpha_free { 1.6 } else { 1.0 };
             p[Param::Eta] = 0.3;
             p[Param::Ratio] = 0.4;
@@ -349,14 +360,7 @@ mod tests {
             y_min: 0.0,
             y_max: 60.0,
         };
-        let mut p: P = [0.0; idx::N];
-        p[Param::K] = 1000.0;
-        p[Param::Eps1] = 0.03;
-        p[Param::F1] = 22.0;
-        p[Param::Eps1Aligned] = 0.024;
-        p[Param::Level] = 1.5;
-        p[Param::EpsF] = 0.004;
-        p[Param::Alpha] = 1.0;
+        let p = tensile_params();
         for power in [false, true] {
             let kind = law_kind(KesTest::Tensile, ShapeKind::Dahl, power);
             let coords = Coordinates::new(kind, KesTest::Tensile, &p, &ranges, false, true, true);

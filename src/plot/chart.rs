@@ -3,6 +3,7 @@
 
 use std::ops::Range;
 
+use plotters::chart::MeshStyle;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -207,6 +208,18 @@ impl ChartFrame {
     }
 }
 
+/// The house style of a mesh: label and axis-title fonts, axis, grid and sub-grid colours.
+pub(super) fn house_mesh<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+    fonts: Fonts,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB> {
+    mesh.label_style(text_style(fonts.label, &BLACK))
+        .axis_desc_style(text_style(fonts.label, &BLACK))
+        .axis_style(AXIS)
+        .bold_line_style(GRID)
+        .light_line_style(WHITE)
+}
+
 pub(super) type Chart<'a, 'b> = ChartContext<
     'a,
     BitMapBackend<'b>,
@@ -236,17 +249,11 @@ pub(super) fn chart<'a, 'b>(
     let x_fmt = |v: &f64| tick_label(*v, xd);
     let y_fmt = |v: &f64| tick_label(*v, yd);
     let mut chart = builder.build_cartesian_2d(x, y).map_err(draw_err)?;
-    chart
-        .configure_mesh()
+    house_mesh(&mut chart.configure_mesh(), fonts)
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .label_style(text_style(fonts.label, &BLACK))
-        .axis_desc_style(text_style(fonts.label, &BLACK))
-        .axis_style(AXIS)
-        .bold_line_style(GRID)
-        .light_line_style(WHITE)
         .x_labels(X_TICKS)
         .y_labels(Y_TICKS)
         .draw()

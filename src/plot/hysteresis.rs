@@ -7,12 +7,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::canvas::{draw_err, text_style, Area, Fonts};
 use super::chart::{
-    bounds, chart, draw_branches, draw_dashed, draw_zero_line, padded, tick_decimals, tick_label,
-    ChartFrame, Legend, Mark, Y_TICKS,
+    bounds, chart, draw_branches, draw_dashed, draw_zero_line, house_mesh, padded, tick_decimals,
+    tick_label, ChartFrame, Legend, Mark, Y_TICKS,
 };
-use super::style::{
-    energy_unit, rgb, sig, KesAxes, AXIS, GRID, LOADING_RGB, MODEL_RGB, NOTE, UNLOADING_RGB,
-};
+use super::style::{energy_unit, rgb, sig, KesAxes, LOADING_RGB, MODEL_RGB, NOTE, UNLOADING_RGB};
 use super::{HysteresisPlot, PlotError};
 use crate::kes::{Curve, Cycle, Path};
 use crate::material::{friction_part, law_friction, MaterialLaw};
@@ -115,13 +113,14 @@ pub(super) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Res
     legend
         .entries
         .extend(plot.legend.iter().map(|l| (Mark::None, l.clone())));
+    // ", law E" where the law gives the value too
+    let law_part = |v: Option<f64>| {
+        v.map(|e| format!(", law {}", sig(e * escale, 3)))
+            .unwrap_or_default()
+    };
     let shown = 6;
     for (k, cy) in measured_cycles.iter().enumerate().take(shown) {
-        let law = law_cycles
-            .as_ref()
-            .and_then(|l| l.get(k))
-            .map(|l| format!(", law {}", sig(l.energy * escale, 3)))
-            .unwrap_or_default();
+        let law = law_part(law_cycles.as_ref().and_then(|l| l.get(k)).map(|l| l.energy));
         legend.entries.push((
             Mark::None,
             format!(
@@ -138,11 +137,7 @@ pub(super) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Res
         ));
     }
     for (k, seg) in measured_open.iter().enumerate().take(2) {
-        let law = law_open
-            .as_ref()
-            .and_then(|l| l.get(k))
-            .map(|l| format!(", law {}", sig(l.work * escale, 3)))
-            .unwrap_or_default();
+        let law = law_part(law_open.as_ref().and_then(|l| l.get(k)).map(|l| l.work));
         legend.entries.push((
             Mark::None,
             format!(
@@ -220,14 +215,9 @@ fn energy_bars(
             String::new()
         }
     };
-    ch.configure_mesh()
+    house_mesh(&mut ch.configure_mesh(), fonts)
         .x_desc("cycle")
         .y_desc(y_desc)
-        .label_style(text_style(fonts.label, &BLACK))
-        .axis_desc_style(text_style(fonts.label, &BLACK))
-        .axis_style(AXIS)
-        .bold_line_style(GRID)
-        .light_line_style(WHITE)
         .disable_x_mesh()
         .x_labels(n.min(12) + 1)
         .x_label_formatter(&int_label)

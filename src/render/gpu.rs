@@ -46,20 +46,9 @@ pub(crate) struct Gpu {
     device: wgpu::Device,
     queue: wgpu::Queue,
     adapter: AdapterSummary,
-    globals: wgpu::Buffer,
-    bind_group: wgpu::BindGroup,
-    shadow_bind_group: wgpu::BindGroup,
-    ground_light_bind_group: wgpu::BindGroup,
     /// The first validation or device error wgpu reported, taken after each submission.
     errors: Arc<Mutex<Option<String>>>,
-    shadow_view: wgpu::TextureView,
-    ground_light_view: wgpu::TextureView,
-    sky: wgpu::RenderPipeline,
-    lit: wgpu::RenderPipeline,
-    ground: wgpu::RenderPipeline,
-    plane: wgpu::RenderPipeline,
-    ground_light: wgpu::RenderPipeline,
-    shadow: wgpu::RenderPipeline,
+    passes: Passes,
     statics: MeshBuffers,
     /// Where the ground (not drawn into the shadow map) and the other planes end in `statics`.
     parts: StaticParts,
@@ -93,20 +82,7 @@ impl Gpu {
                 slot.get_or_insert_with(|| e.to_string());
             }
         }));
-        let Passes {
-            globals,
-            bind_group,
-            shadow_bind_group,
-            ground_light_bind_group,
-            shadow_view,
-            ground_light_view,
-            sky,
-            lit,
-            ground,
-            plane,
-            ground_light,
-            shadow,
-        } = Passes::new(&device);
+        let passes = Passes::new(&device);
         if let Some(e) = errors.lock().ok().and_then(|mut slot| slot.take()) {
             return Err(RenderError::Device(format!("{summary}: {e}")));
         }
@@ -117,19 +93,8 @@ impl Gpu {
             device,
             queue,
             adapter: summary,
-            globals,
-            bind_group,
-            shadow_bind_group,
-            ground_light_bind_group,
             errors,
-            shadow_view,
-            ground_light_view,
-            sky,
-            lit,
-            ground,
-            plane,
-            ground_light,
-            shadow,
+            passes,
             statics,
             parts: StaticParts::default(),
             dynamic,
@@ -176,7 +141,7 @@ impl Gpu {
     pub fn draw(&mut self, globals: &Globals, cloth: &Mesh) -> Result<Duration, RenderError> {
         let t0 = Instant::now();
         self.queue
-            .write_buffer(&self.globals, 0, bytemuck::bytes_of(globals));
+            .write_buffer(&self.passes.globals, 0, bytemuck::bytes_of(globals));
         self.dynamic.upload(&self.device, &self.queue, cloth);
         let mut enc = self
             .device
@@ -184,91 +149,57 @@ impl Gpu {
                 label: Some("frame"),
             });
         {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("shadow"),
-                color_attachments: &[],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &self.shadow_view,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Store,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            pass.set_pipeline(&self.shadow);
-            pass.set_bind_group(0, &self.shadow_bind_group, &[]);
+            let mut pass = clear_pass(
+                &mut enc,
+                "shadow",
+                None,
+                Some((&self.passes.shadow_view, wgpu::StoreOp::Store)),
+            );
+            pass.set_pipeline(&self.passes.shadow);
+            pass.set_bind_group(0, &self.passes.shadow_bind_group, &[]);
             self.statics.draw(&mut pass, self.parts.ground..u32::MAX);
             self.dynamic.draw(&mut pass, 0..u32::MAX);
         }
         {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("ground light"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &self.ground_light_view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            pass.set_pipeline(&self.ground_light);
-            pass.set_bind_group(0, &self.bind_group, &[]);
+            let mut pass = clear_pass(
+                &mut enc,
+                "ground light",
+                Some((&self.passes.ground_light_view, None, wgpu::StoreOp::Store)),
+                None,
+            );
+            pass.set_pipeline(&self.passes.ground_light);
+            pass.set_bind_group(0, &self.passes.bind_group, &[]);
             pass.draw(0..3, 0..1);
         }
         {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("lit"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &self.targets.msaa,
-                    depth_slice: None,
-                    resolve_target: (SAMPLES > 1).then_some(&self.targets.resolve_view),
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
-                        store: if SAMPLES > 1 {
-                            wgpu::StoreOp::Discard
-                        } else {
-                            wgpu::StoreOp::Store
-                        },
-                    },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &self.targets.depth,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Discard,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
+            let msaa_store = if SAMPLES > 1 {
+                wgpu::StoreOp::Discard
+            } else {
+                wgpu::StoreOp::Store
+            };
+            let resolve = (SAMPLES > 1).then_some(&self.targets.resolve_view);
+            let mut pass = clear_pass(
+                &mut enc,
+                "lit",
+                Some((&self.targets.msaa, resolve, msaa_store)),
+                Some((&self.targets.depth, wgpu::StoreOp::Discard)),
+            );
             // Front to back: the cloth and obstacles hide parts of the ground, which hides
             // most of the sky.
-            pass.set_bind_group(0, &self.bind_group, &[]);
-            pass.set_bind_group(1, &self.ground_light_bind_group, &[]);
+            pass.set_bind_group(0, &self.passes.bind_group, &[]);
+            pass.set_bind_group(1, &self.passes.ground_light_bind_group, &[]);
             let StaticParts { ground, planes } = self.parts;
             let (s, d) = (&self.statics, &self.dynamic);
             for (pipeline, m, range) in [
-                (&self.lit, d, 0..u32::MAX),
-                (&self.lit, s, planes..u32::MAX),
-                (&self.plane, s, ground..planes),
-                (&self.ground, s, 0..ground),
+                (&self.passes.lit, d, 0..u32::MAX),
+                (&self.passes.lit, s, planes..u32::MAX),
+                (&self.passes.plane, s, ground..planes),
+                (&self.passes.ground, s, 0..ground),
             ] {
                 pass.set_pipeline(pipeline);
                 m.draw(&mut pass, range);
             }
-            pass.set_pipeline(&self.sky);
+            pass.set_pipeline(&self.passes.sky);
             pass.draw(0..3, 0..1);
         }
         self.queue.submit([enc.finish()]);
@@ -330,4 +261,50 @@ impl Gpu {
         t.readback.unmap();
         Ok(t0.elapsed())
     }
+}
+
+/// Begins a pass that clears its colour target (view, resolve target, store), if any, to
+/// white and its depth target (view, store), if any, to 1.
+fn clear_pass<'e>(
+    enc: &'e mut wgpu::CommandEncoder,
+    label: &str,
+    color: Option<(
+        &wgpu::TextureView,
+        Option<&wgpu::TextureView>,
+        wgpu::StoreOp,
+    )>,
+    depth: Option<(&wgpu::TextureView, wgpu::StoreOp)>,
+) -> wgpu::RenderPass<'e> {
+    let color_attachments: Vec<Option<wgpu::RenderPassColorAttachment<'_>>> = color
+        .map(
+            |(view, resolve_target, store)| wgpu::RenderPassColorAttachment {
+                view,
+                depth_slice: None,
+                resolve_target,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::WHITE),
+                    store,
+                },
+            },
+        )
+        .into_iter()
+        .map(Some)
+        .collect();
+    enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &color_attachments,
+        depth_stencil_attachment: depth.map(|(view, store)| {
+            wgpu::RenderPassDepthStencilAttachment {
+                view,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store,
+                }),
+                stencil_ops: None,
+            }
+        }),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    })
 }

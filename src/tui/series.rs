@@ -128,24 +128,24 @@ pub fn project(frame: &super::message::ClothFrame, yaw: f64, pitch: f64) -> Poin
             a[0] * b[1] - a[1] * b[0],
         ]
     };
+    // a·p + b·q
+    let mix = |a: f64, p: [f64; 3], b: f64, q: [f64; 3]| {
+        [
+            a * p[0] + b * q[0],
+            a * p[1] + b * q[1],
+            a * p[2] + b * q[2],
+        ]
+    };
     let d = dot(axis, u);
     let mut e1 = [axis[0] - d * u[0], axis[1] - d * u[1], axis[2] - d * u[2]];
     let n = dot(e1, e1).sqrt().max(1e-300);
     e1 = [e1[0] / n, e1[1] / n, e1[2] / n];
     let e2 = cross(u, e1);
     let (s, c) = yaw.sin_cos();
-    let right = [
-        c * e1[0] + s * e2[0],
-        c * e1[1] + s * e2[1],
-        c * e1[2] + s * e2[2],
-    ];
+    let right = mix(c, e1, s, e2);
     let depth = cross(right, u);
     let (sp, cp) = pitch.sin_cos();
-    let screen_up = [
-        cp * u[0] + sp * depth[0],
-        cp * u[1] + sp * depth[1],
-        cp * u[2] + sp * depth[2],
-    ];
+    let screen_up = mix(cp, u, sp, depth);
     frame
         .positions
         .iter()

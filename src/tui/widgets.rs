@@ -6,7 +6,10 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Paragraph, Widget, Wrap};
+use ratatui::widgets::{
+    Axis, Block, Borders, Chart, Dataset, GraphType, List, ListItem, ListState, Paragraph,
+    StatefulWidget, Widget, Wrap,
+};
 
 /// Colours, or none under NO_COLOR.
 pub struct Theme {
@@ -44,6 +47,26 @@ impl Theme {
 
 pub fn block(title: &str) -> Block<'_> {
     Block::default().borders(Borders::ALL).title(title)
+}
+
+/// A framed list with row `selected` highlighted.
+pub(crate) fn selection_list(
+    theme: &Theme,
+    title: &str,
+    items: Vec<ListItem<'_>>,
+    selected: Option<usize>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let mut state = ListState::default().with_selected(selected);
+    StatefulWidget::render(
+        List::new(items)
+            .block(block(title))
+            .highlight_style(theme.selected()),
+        area,
+        buf,
+        &mut state,
+    );
 }
 
 /// Bounds of a set of series, padded by 5 %.

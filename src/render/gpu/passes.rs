@@ -129,46 +129,31 @@ impl Passes {
             label: Some("shadow globals"),
             entries: &[entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT, uniform)],
         });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("globals"),
-            layout: &layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: globals.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::TextureView(&shadow_view),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: wgpu::BindingResource::Sampler(&sampler),
-                },
+        let bind_group = numbered_bind_group(
+            device,
+            "globals",
+            &layout,
+            [
+                globals.as_entire_binding(),
+                wgpu::BindingResource::TextureView(&shadow_view),
+                wgpu::BindingResource::Sampler(&sampler),
             ],
-        });
-        let ground_light_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("ground light"),
-            layout: &ground_light_layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::TextureView(&ground_light_view),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Sampler(&linear),
-                },
+        );
+        let ground_light_bind_group = numbered_bind_group(
+            device,
+            "ground light",
+            &ground_light_layout,
+            [
+                wgpu::BindingResource::TextureView(&ground_light_view),
+                wgpu::BindingResource::Sampler(&linear),
             ],
-        });
-        let shadow_bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("shadow globals"),
-            layout: &shadow_layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: globals.as_entire_binding(),
-            }],
-        });
+        );
+        let shadow_bind_group = numbered_bind_group(
+            device,
+            "shadow globals",
+            &shadow_layout,
+            [globals.as_entire_binding()],
+        );
         let pipeline_layout = |label, groups: &[Option<&wgpu::BindGroupLayout>]| {
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(label),
@@ -245,33 +230,22 @@ impl Passes {
             })
         };
         let less = wgpu::CompareFunction::Less;
-        let lit = pipeline(
-            "lit",
-            &ground_layout,
-            "vs_main",
-            true,
-            Some(("fs_main", &color_target)),
-            Some(depth(true, less, Default::default())),
-            msaa,
-        );
-        let ground = pipeline(
-            "ground",
-            &ground_layout,
-            "vs_main",
-            true,
-            Some(("fs_ground", &color_target)),
-            Some(depth(true, less, Default::default())),
-            msaa,
-        );
-        let plane = pipeline(
-            "plane",
-            &ground_layout,
-            "vs_main",
-            true,
-            Some(("fs_plane", &color_target)),
-            Some(depth(true, less, Default::default())),
-            msaa,
-        );
+        let [lit, ground, plane] = [
+            ("lit", "fs_main"),
+            ("ground", "fs_ground"),
+            ("plane", "fs_plane"),
+        ]
+        .map(|(label, fragment)| {
+            pipeline(
+                label,
+                &ground_layout,
+                "vs_main",
+                true,
+                Some((fragment, &color_target)),
+                Some(depth(true, less, Default::default())),
+                msaa,
+            )
+        });
         // Drawn last at the far plane: only where nothing else was.
         let sky = pipeline(
             "sky",
@@ -327,4 +301,22 @@ impl Passes {
             shadow,
         }
     }
+}
+
+/// A bind group of `resources` at bindings 0, 1, …
+fn numbered_bind_group<'a>(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    resources: impl IntoIterator<Item = wgpu::BindingResource<'a>>,
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry<'a>> = (0..)
+        .zip(resources)
+        .map(|(binding, resource)| wgpu::BindGroupEntry { binding, resource })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
 }

@@ -9,13 +9,13 @@ use ratatui::style::Color;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::canvas::{self, Canvas};
-use ratatui::widgets::{List, ListItem, ListState, Paragraph, StatefulWidget, Widget, Wrap};
+use ratatui::widgets::{ListItem, Paragraph, Widget, Wrap};
 
 use super::Effects;
 use crate::tui::keymap::palette_key_label;
 use crate::tui::message::{is_model, Action, ClothControl, ClothFrame, Job, PaletteKey};
 use crate::tui::series;
-use crate::tui::widgets::{block, bounds, Theme};
+use crate::tui::widgets::{block, bounds, selection_list, Theme};
 
 /// The scenes and reduced models found, the one loaded, its last frame, the model's palette
 /// (empty for a scene) and the view's angles.
@@ -192,14 +192,13 @@ impl ClothTabState {
                 })
                 .collect()
         };
-        let mut state = ListState::default().with_selected(Some(self.selected));
-        StatefulWidget::render(
-            List::new(items)
-                .block(block("scenes, models (Enter loads)"))
-                .highlight_style(theme.selected()),
+        selection_list(
+            theme,
+            "scenes, models (Enter loads)",
+            items,
+            Some(self.selected),
             area,
             buf,
-            &mut state,
         );
     }
 

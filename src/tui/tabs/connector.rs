@@ -3,7 +3,7 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::{List, ListItem, ListState, StatefulWidget, Widget};
+use ratatui::widgets::{ListItem, Widget};
 
 use super::curves::CurvesState;
 use super::Effects;
@@ -13,7 +13,7 @@ use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, MaterialLaw, ShearL
 use crate::tui::message::Action;
 use crate::tui::prompt::PromptPurpose;
 use crate::tui::series;
-use crate::tui::widgets::{block, chart, values_paragraph, Series, Theme};
+use crate::tui::widgets::{chart, selection_list, values_paragraph, Series, Theme};
 
 /// The three laws being edited and the selection.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,14 +208,13 @@ impl ConnectorState {
                 p.name, p.value, p.unit
             )));
         }
-        let mut state = ListState::default().with_selected(Some(header + self.selected_param));
-        StatefulWidget::render(
-            List::new(items)
-                .block(block("connector law (SI)"))
-                .highlight_style(theme.selected()),
+        selection_list(
+            theme,
+            "connector law (SI)",
+            items,
+            Some(header + self.selected_param),
             left,
             buf,
-            &mut state,
         );
         let [plot, values] =
             Layout::vertical([Constraint::Min(8), Constraint::Length(7)]).areas(right);

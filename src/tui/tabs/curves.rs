@@ -5,11 +5,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{List, ListItem, ListState, Paragraph, StatefulWidget, Widget};
+use ratatui::widgets::{ListItem, Paragraph, Widget};
 
+use crate::kes::Curve;
 use crate::tui::message::LoadedCurve;
 use crate::tui::series;
-use crate::tui::widgets::{block, chart, values_paragraph, Theme};
+use crate::tui::widgets::{block, chart, selection_list, values_paragraph, Theme};
 
 /// The loaded curves and the selection.
 #[derive(Debug, Clone, Default)]
@@ -93,15 +94,7 @@ impl CurvesState {
         if items.is_empty() {
             items.push(ListItem::new("no curves: press o to open"));
         }
-        let mut state = ListState::default().with_selected(selected_row);
-        StatefulWidget::render(
-            List::new(items)
-                .block(block("curves"))
-                .highlight_style(theme.selected()),
-            area,
-            buf,
-            &mut state,
-        );
+        selection_list(theme, "curves", items, selected_row, area, buf);
     }
 
     pub fn render(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
@@ -116,20 +109,27 @@ impl CurvesState {
         };
         let [plot, values] =
             Layout::horizontal([Constraint::Min(20), Constraint::Length(26)]).areas(right);
-        let units = c.curve.test.kes_units();
-        let (up, down) = series::branches(&c.curve);
         let title = format!("{} {} {}", c.curve.fabric, c.curve.test, c.curve.direction);
-        chart(
-            &title,
-            units.x_label,
-            units.y_label,
-            &[
-                ("loading", &up, theme.loading(), false),
-                ("unloading", &down, theme.unloading(), false),
-            ],
-            plot,
-            buf,
-        );
+        branch_chart(theme, &title, &c.curve, None, plot, buf);
         values_paragraph("KES values", &c.values).render(values, buf);
     }
+}
+
+/// A curve's loading and unloading branches in KES units, with `model` dashed over them.
+pub(super) fn branch_chart(
+    theme: &Theme,
+    title: &str,
+    curve: &Curve,
+    model: Option<&[(f64, f64)]>,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let units = curve.test.kes_units();
+    let (up, down) = series::branches(curve);
+    let mut sets = vec![
+        ("loading", &up[..], theme.loading(), false),
+        ("unloading", &down[..], theme.unloading(), false),
+    ];
+    sets.extend(model.map(|m| ("model", m, theme.model(), true)));
+    chart(title, units.x_label, units.y_label, &sets, area, buf);
 }

@@ -7,7 +7,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
 use ratatui::text::Line;
-use ratatui::widgets::{Gauge, List, ListItem, ListState, Paragraph, StatefulWidget, Widget};
+use ratatui::widgets::{Gauge, ListItem, Paragraph, Widget};
 
 use super::connector::ConnectorState;
 use super::curves::CurvesState;
@@ -19,7 +19,7 @@ use crate::plot::Overlay;
 use crate::tui::message::{Action, ExportKind, ExportRequest, Job, PlotItem};
 use crate::tui::prompt::PromptPurpose;
 use crate::tui::series;
-use crate::tui::widgets::{block, Theme};
+use crate::tui::widgets::{block, selection_list, Theme};
 
 /// The export chosen, the last file written and a cloth render under way.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -199,14 +199,13 @@ impl ExportState {
             .iter()
             .map(|k| ListItem::new(k.title()))
             .collect();
-        let mut state = ListState::default().with_selected(Some(self.selected));
-        StatefulWidget::render(
-            List::new(items)
-                .block(block("export PNG (Enter writes, asks for a path)"))
-                .highlight_style(theme.selected()),
+        selection_list(
+            theme,
+            "export PNG (Enter writes, asks for a path)",
+            items,
+            Some(self.selected),
             list,
             buf,
-            &mut state,
         );
         let (ratio, label) = match self.rendering {
             Some((done, total)) => (

@@ -10,13 +10,13 @@ use ratatui::text::Line;
 use ratatui::widgets::{Gauge, Paragraph, Widget, Wrap};
 
 use super::connector::ConnectorState;
-use super::curves::CurvesState;
+use super::curves::{branch_chart, CurvesState};
 use super::Effects;
 use crate::fit::{CurveFit, FitModel, FitOptions, FitProgress, FitStatus};
 use crate::tui::message::{Action, Job};
 use crate::tui::prompt::PromptPurpose;
 use crate::tui::series;
-use crate::tui::widgets::{block, chart, Theme};
+use crate::tui::widgets::{block, Theme};
 
 /// The model to fit and the fit running.
 #[derive(Debug, Clone, PartialEq)]
@@ -215,21 +215,9 @@ impl FitState {
         };
         let [plot, table] =
             Layout::horizontal([Constraint::Min(20), Constraint::Length(46)]).areas(body);
-        let units = c.curve.test.kes_units();
-        let (up, down) = series::branches(&c.curve);
         let model_pts = series::fit_points(&c.curve, fit);
-        chart(
-            &format!("{} {} fit", c.curve.test, c.curve.direction),
-            units.x_label,
-            units.y_label,
-            &[
-                ("loading", &up, theme.loading(), false),
-                ("unloading", &down, theme.unloading(), false),
-                ("model", &model_pts, theme.model(), true),
-            ],
-            plot,
-            buf,
-        );
+        let title = format!("{} {} fit", c.curve.test, c.curve.direction);
+        branch_chart(theme, &title, &c.curve, Some(&model_pts[..]), plot, buf);
         let mut lines = vec![Line::from(match &fit.status {
             FitStatus::Fitted => format!(
                 "{}  NRMSE {:.3} %  {} it, {:.0} ms",
