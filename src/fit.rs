@@ -2,15 +2,15 @@
 //! shape (Ngo Ngoc & Boivin §6), then Levenberg–Marquardt on the forces sample by sample
 //! along the measured path, with an analytic Jacobian from forward sensitivities.
 
-pub mod coords;
+mod coords;
 pub mod estimate;
 pub mod fabric;
-pub mod options;
+mod options;
 pub mod path_model;
-pub mod problem;
+mod problem;
 pub mod report;
-pub mod strategy;
-pub mod thinning;
+mod strategy;
+mod thinning;
 pub mod values;
 
 pub use coords::Param;
@@ -19,3 +19,4 @@ pub use options::{FitModel, FitOptions, FitProgress, MuMode, ProgressSink, ToeCh
 pub use problem::Termination;
 pub use report::{CurveFit, FitStatus, ParamEstimate};
 pub use strategy::{fit_curve, fit_curve_with_progress};
+pub use thinning::thinned_samples;

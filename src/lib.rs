@@ -27,3 +27,21 @@ pub mod render;
 pub mod scene;
 #[cfg(feature = "tui")]
 pub mod tui;
+
+// physics: friction operators and the connector laws built on them.
+pub use friction::{FrictionShape, ParamError};
+pub use material::{BendingLaw, ConnectorLaw, FrictionLaw, MaterialLaw, ShearLaw, TractionLaw};
+
+// data: KES curves and values, parameter files, atomic writes.
+pub use atomic::{write_atomic, WriteError};
+pub use kes::{Curve, Direction, KesError, KesTest, KesValues, Protocol};
+pub use params::{FabricParams, ParamsError};
+
+// numerics: identification, cloth simulation, scene files, reduced dynamics.
+pub use cloth::{ClothPipeline, ClothWorld, Integrator, StepParameters, StepReport};
+pub use fit::{fit_curve, fit_fabric, CurveFit, FabricFit, FitModel, FitOptions};
+pub use reduced::{ReducedModel, Reduction};
+pub use scene::{DynamicScene, Scene, SceneError, SceneFile};
+
+// output: PNG plots.
+pub use plot::{CurvePlot, PlotError, PlotSize};

@@ -559,7 +559,7 @@ fn a_fitted_file_drives_simulate_to_the_measured_values() {
 
 #[test]
 fn a_thinned_path_gives_the_full_paths_forces_at_the_samples_kept() {
-    use kestrel::fit::thinning::thinned_samples;
+    use kestrel::fit::thinned_samples;
     // every law, both friction orders, μ > 0; a noisy path with small back-steps and dwell
     for bs2 in [false, true] {
         for (law, test) in known_laws(bs2, 0.25) {
