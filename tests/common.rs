@@ -7,12 +7,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use kestrel::cloth::record::Camera;
-use kestrel::cloth::{ClothWorld, Grid, KesConnectors, KesLaws, Material, Obstacle, ObstacleShape};
+use kestrel::cloth::{ClothWorld, Grid, KesConnectors, KesLaws, Material};
 use kestrel::cloth::{SpringNetwork, SpringStiffness, Vec3};
 use kestrel::kes::{read_kes, Curve, CurveOverrides};
 use kestrel::params::FabricParams;
-use kestrel::render::{RenderError, Renderer, SceneView};
 use kestrel::scene::{DynamicScene, Scene, SceneFile};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -178,45 +176,57 @@ fn hanging(grid: Grid, density: f64, damping: f64, material: Material) -> ClothW
     w
 }
 
-/// An n × n grid of spacing `h` over a ball (`center`, `radius`), pinned at its first two
-/// corners, seen from `eye` towards `target`.
-pub fn view_over_a_ball(
-    n: usize,
-    h: f64,
-    (center, radius): ([f64; 3], f64),
-    (eye, target): ([f64; 3], [f64; 3]),
-) -> SceneView {
-    SceneView {
-        nu: n,
-        nv: n,
-        h_warp: h,
-        h_weft: h,
-        obstacles: vec![Obstacle {
-            shape: ObstacleShape::Sphere { center, radius },
-            friction: 0.0,
-            offset: 0.0,
-        }],
-        pins: vec![0, n - 1],
-        camera: Some(Camera {
-            eye,
-            target,
-            up: [0.0, 1.0, 0.0],
-            fov_deg: 40.0,
-        }),
-        door: None,
-    }
-}
+#[cfg(feature = "render")]
+#[allow(unused_imports)] // the benches include this module and use part of it
+pub use gpu::{gpu_or_skip, view_over_a_ball};
 
-/// A renderer of `width` × `height`, or `None` (saying so on stderr) where wgpu finds no
-/// adapter; any other failure fails the test.
-pub fn gpu_or_skip(width: u32, height: u32) -> Option<Renderer> {
-    match Renderer::new(width, height) {
-        Ok(r) => Some(r),
-        Err(e @ RenderError::NoAdapter) => {
-            eprintln!("skipped: no wgpu adapter ({e})");
-            None
+/// What only a build with the renderer has.
+#[cfg(feature = "render")]
+mod gpu {
+    use kestrel::cloth::record::Camera;
+    use kestrel::cloth::{Obstacle, ObstacleShape};
+    use kestrel::render::{RenderError, Renderer, SceneView};
+
+    /// An n × n grid of spacing `h` over a ball (`center`, `radius`), pinned at its first two
+    /// corners, seen from `eye` towards `target`.
+    pub fn view_over_a_ball(
+        n: usize,
+        h: f64,
+        (center, radius): ([f64; 3], f64),
+        (eye, target): ([f64; 3], [f64; 3]),
+    ) -> SceneView {
+        SceneView {
+            nu: n,
+            nv: n,
+            h_warp: h,
+            h_weft: h,
+            obstacles: vec![Obstacle {
+                shape: ObstacleShape::Sphere { center, radius },
+                friction: 0.0,
+                offset: 0.0,
+            }],
+            pins: vec![0, n - 1],
+            camera: Some(Camera {
+                eye,
+                target,
+                up: [0.0, 1.0, 0.0],
+                fov_deg: 40.0,
+            }),
+            door: None,
         }
-        Err(e) => panic!("cannot render: {e}"),
+    }
+
+    /// A renderer of `width` × `height`, or `None` (saying so on stderr) where wgpu finds no
+    /// adapter; any other failure fails the test.
+    pub fn gpu_or_skip(width: u32, height: u32) -> Option<Renderer> {
+        match Renderer::new(width, height) {
+            Ok(r) => Some(r),
+            Err(e @ RenderError::NoAdapter) => {
+                eprintln!("skipped: no wgpu adapter ({e})");
+                None
+            }
+            Err(e) => panic!("cannot render: {e}"),
+        }
     }
 }
 
