@@ -42,7 +42,7 @@ pub use world::{ClothWorld, DeformationRates, Material, Pin, WorldSnapshot};
 /// A 3-vector of `f64` (positions in m, velocities in m/s, forces in N).
 pub type Vec3 = nalgebra::Vector3<f64>;
 /// A 3×3 matrix of `f64` (stiffness blocks in N/m).
-pub type Mat3 = nalgebra::Matrix3<f64>;
+pub(crate) type Mat3 = nalgebra::Matrix3<f64>;
 
 /// What can stop a simulation.
 #[derive(Debug, Error)]

@@ -19,7 +19,7 @@ pub struct ParamError {
 }
 
 impl ParamError {
-    pub fn new(field: &'static str, value: f64, rule: impl Into<String>) -> Self {
+    pub(crate) fn new(field: &'static str, value: f64, rule: impl Into<String>) -> Self {
         Self {
             field,
             value,
@@ -52,7 +52,7 @@ fn one() -> f64 {
 
 /// One exact Dahl step of the unit state z over Δε with exponent α and length ε_f.
 #[inline]
-pub fn dahl_step(z: f64, d_strain: f64, eps_f: f64, alpha: f64) -> f64 {
+pub(crate) fn dahl_step(z: f64, d_strain: f64, eps_f: f64, alpha: f64) -> f64 {
     if d_strain == 0.0 {
         return z;
     }
@@ -74,7 +74,14 @@ pub fn dahl_step(z: f64, d_strain: f64, eps_f: f64, alpha: f64) -> f64 {
 
 /// One exact second-order step of the unit states (z₁, z₂).
 #[inline]
-pub fn bs2_step(z1: f64, z2: f64, d_strain: f64, eps_f: f64, eta: f64, ratio: f64) -> (f64, f64) {
+pub(crate) fn bs2_step(
+    z1: f64,
+    z2: f64,
+    d_strain: f64,
+    eps_f: f64,
+    eta: f64,
+    ratio: f64,
+) -> (f64, f64) {
     if d_strain == 0.0 {
         return (z1, z2);
     }
@@ -128,13 +135,6 @@ impl FrictionShape {
         Ok(())
     }
 
-    /// The length ε_f of the (slow) state.
-    pub fn eps_f(&self) -> f64 {
-        match *self {
-            FrictionShape::Dahl { eps_f, .. } | FrictionShape::Bs2 { eps_f, .. } => eps_f,
-        }
-    }
-
     /// Short name: `dahl` or `bs2`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -172,10 +172,6 @@ impl UnitFriction {
                 (self.z1, self.z2) = bs2_step(self.z1, self.z2, d_strain, eps_f, eta, ratio);
             }
         }
-    }
-
-    pub fn reset(&mut self) {
-        *self = Self::default();
     }
 }
 

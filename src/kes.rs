@@ -29,7 +29,7 @@ pub use values::{
 pub use write::{to_kes_csv, write_kes_csv, WriteCurveError};
 
 /// 1 gf = 9.80665e-3 N.
-pub const GF_N: f64 = 9.80665e-3;
+pub(crate) const GF_N: f64 = 9.80665e-3;
 /// 1 gf/cm in N/m.
 pub const GF_PER_CM_N_PER_M: f64 = 0.980665;
 /// 1 gf·cm/cm in N (bending moment per width).
@@ -37,7 +37,7 @@ pub const GF_CM_PER_CM_N: f64 = 9.80665e-3;
 /// 1 gf·cm²/cm in N·m (bending rigidity per width).
 pub const GF_CM2_PER_CM_N_M: f64 = 9.80665e-5;
 /// 1 cm⁻¹ in m⁻¹.
-pub const PER_CM_PER_M: f64 = 100.0;
+pub(crate) const PER_CM_PER_M: f64 = 100.0;
 /// 1 degree in rad.
 pub const DEG_RAD: f64 = std::f64::consts::PI / 180.0;
 

@@ -25,7 +25,7 @@ pub struct FrictionLaw {
 }
 
 impl FrictionLaw {
-    pub fn validate(&self) -> Result<(), ParamError> {
+    pub(crate) fn validate(&self) -> Result<(), ParamError> {
         non_negative("friction.level", self.level)?;
         if !(self.mu.is_finite() && (0.0..1.0).contains(&self.mu)) {
             return Err(ParamError::new(
@@ -39,7 +39,7 @@ impl FrictionLaw {
 
     /// The level at elastic load `f_el`.
     #[inline]
-    pub fn level_at(&self, f_el: f64) -> f64 {
+    pub(crate) fn level_at(&self, f_el: f64) -> f64 {
         self.level + self.mu * f_el.abs()
     }
 }
@@ -197,13 +197,13 @@ impl TractionLaw {
     }
 
     /// F₁' = F₁ − k_t(ε₁ − ε₁').
-    pub fn f1_aligned(&self) -> f64 {
+    pub(crate) fn f1_aligned(&self) -> f64 {
         self.f1 - self.k_t * (self.eps1 - self.eps1_aligned())
     }
 
     /// The toe-and-line elastic force for toe end `eps_c` and toe force `f_c`.
     #[inline]
-    pub fn toe_and_line(toe: ToeShape, k_t: f64, eps_c: f64, f_c: f64, eps: f64) -> f64 {
+    pub(crate) fn toe_and_line(toe: ToeShape, k_t: f64, eps_c: f64, f_c: f64, eps: f64) -> f64 {
         if eps <= 0.0 {
             0.0
         } else if eps < eps_c {
@@ -273,7 +273,7 @@ pub struct BendingLaw {
 }
 
 impl BendingLaw {
-    pub fn validate(&self) -> Result<(), ParamError> {
+    pub(crate) fn validate(&self) -> Result<(), ParamError> {
         validate_linear(("k_b", self.k_b), ("k0", self.k0), &self.friction)
     }
 }
@@ -303,7 +303,7 @@ pub struct ShearLaw {
 }
 
 impl ShearLaw {
-    pub fn validate(&self) -> Result<(), ParamError> {
+    pub(crate) fn validate(&self) -> Result<(), ParamError> {
         validate_linear(("k_s", self.k_s), ("theta0", self.theta0), &self.friction)
     }
 }
@@ -328,7 +328,7 @@ pub enum ConnectorLaw {
 }
 
 impl ConnectorLaw {
-    pub fn validate(&self) -> Result<(), ParamError> {
+    pub(crate) fn validate(&self) -> Result<(), ParamError> {
         match self {
             ConnectorLaw::Traction(l) => l.validate(),
             ConnectorLaw::Bending(l) => l.validate(),

@@ -13,7 +13,7 @@ use crate::kes::Direction;
 use crate::material::{BendingLaw, ShearLaw, TractionLaw};
 
 /// Version of the parameter file format.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 #[derive(Debug, Error)]
 pub enum ParamsError {
@@ -111,7 +111,7 @@ pub struct FabricParams {
 }
 
 /// The unit of each law parameter as written in a parameter file.
-pub fn units_table() -> BTreeMap<String, String> {
+pub(crate) fn units_table() -> BTreeMap<String, String> {
     [
         ("traction.k_t", "N/m"),
         ("traction.eps1", "- (strain fraction)"),
@@ -148,7 +148,7 @@ pub enum ParamsFormat {
 }
 
 impl ParamsFormat {
-    pub fn from_path(path: &Path) -> Self {
+    pub(crate) fn from_path(path: &Path) -> Self {
         match path.extension().and_then(|e| e.to_str()) {
             Some(e) if e.eq_ignore_ascii_case("json") => ParamsFormat::Json,
             _ => ParamsFormat::Toml,
@@ -177,7 +177,7 @@ impl FabricParams {
         }
     }
 
-    pub fn validate(&self, path: &Path) -> Result<(), ParamsError> {
+    pub(crate) fn validate(&self, path: &Path) -> Result<(), ParamsError> {
         for (name, laws) in [("warp", &self.warp), ("weft", &self.weft)] {
             let invalid = |law, source| ParamsError::Invalid {
                 path: path.to_path_buf(),
@@ -198,7 +198,7 @@ impl FabricParams {
         Ok(())
     }
 
-    pub fn to_string(&self, format: ParamsFormat) -> Result<String, ParamsError> {
+    pub(crate) fn to_string(&self, format: ParamsFormat) -> Result<String, ParamsError> {
         match format {
             ParamsFormat::Toml => {
                 toml::to_string(self).map_err(|e| ParamsError::Encode(e.to_string()))
@@ -209,7 +209,11 @@ impl FabricParams {
         }
     }
 
-    pub fn parse(text: &str, format: ParamsFormat, path: &Path) -> Result<Self, ParamsError> {
+    pub(crate) fn parse(
+        text: &str,
+        format: ParamsFormat,
+        path: &Path,
+    ) -> Result<Self, ParamsError> {
         let parsed: Result<Self, String> = match format {
             ParamsFormat::Toml => toml::from_str(text).map_err(|e| e.to_string()),
             ParamsFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string()),

@@ -145,7 +145,7 @@ pub fn nrmse(measured: &[f64], model: &[f64]) -> f64 {
 }
 
 /// "Fabric · test · direction" (the file name when the curve names no fabric).
-pub fn curve_title(curve: &Curve) -> String {
+pub(crate) fn curve_title(curve: &Curve) -> String {
     let name = if curve.fabric.is_empty() {
         curve.source_name()
     } else {

@@ -75,15 +75,19 @@ pub struct DoorPanel {
 
 impl DoorPanel {
     /// Thickness of the leaf drawn behind its plane \[m\].
-    pub const THICKNESS: f64 = 0.03;
+    pub(crate) const THICKNESS: f64 = 0.03;
     /// How far the leaf reaches past the cloth's far edge and top \[m\].
-    pub const MARGIN: f64 = 0.1;
+    pub(crate) const MARGIN: f64 = 0.1;
 
     /// The leaf of `door` in the plane (point, normal) in front of which the cloth `x` hangs
     /// (at angle 0): from the hinge to past the cloth, from the hinge point's height (or the
     /// cloth's bottom, if lower) to past its top, `THICKNESS` behind the plane. `None` when
     /// the normal lies along the axis.
-    pub fn around(door: &DoorSpec, plane: ([f64; 3], [f64; 3]), x: &[[f32; 3]]) -> Option<Self> {
+    pub(crate) fn around(
+        door: &DoorSpec,
+        plane: ([f64; 3], [f64; 3]),
+        x: &[[f32; 3]],
+    ) -> Option<Self> {
         let h = Vector3::from(door.hinge);
         let a = Vector3::from(door.axis).try_normalize(1e-12)?;
         let n0 = Vector3::from(plane.1);
@@ -288,18 +292,6 @@ impl Renderer {
     /// The adapter in use.
     pub fn adapter(&self) -> &AdapterSummary {
         self.gpu.adapter()
-    }
-
-    /// Width and height of the frames.
-    pub fn size(&self) -> (u32, u32) {
-        self.gpu.size()
-    }
-
-    /// Changes the size of the frames.
-    pub fn resize(&mut self, width: u32, height: u32) -> Result<(), RenderError> {
-        check_size(width, height)?;
-        self.gpu.resize(width, height);
-        Ok(())
     }
 
     /// Sets what stays the same between frames; `first` (the first frame's positions) places

@@ -19,7 +19,7 @@ pub(crate) struct BlockPattern {
 
 impl BlockPattern {
     /// The pattern with the row nodes `cols[q]` in column node q (unsorted, repeats allowed).
-    pub fn new(mut cols: Vec<Vec<u32>>) -> Self {
+    pub(crate) fn new(mut cols: Vec<Vec<u32>>) -> Self {
         let n = cols.len();
         let mut start = Vec::with_capacity(n + 1);
         let mut rows = Vec::new();
@@ -53,13 +53,13 @@ impl BlockPattern {
     }
 
     /// Column nodes.
-    pub fn nodes(&self) -> usize {
+    pub(crate) fn nodes(&self) -> usize {
         self.start.len() - 1
     }
 
     /// Block index of (p, q), if the pattern holds it.
     #[inline]
-    pub fn find(&self, p: usize, q: usize) -> Option<u32> {
+    pub(crate) fn find(&self, p: usize, q: usize) -> Option<u32> {
         let (s, e) = (self.start[q], self.start[q + 1]);
         self.rows[s..e]
             .binary_search(&(p as u32))
@@ -69,7 +69,7 @@ impl BlockPattern {
 
     /// Block index of a pair the pattern was built with (the column's first block otherwise).
     #[inline]
-    pub fn held(&self, p: usize, q: usize) -> u32 {
+    pub(crate) fn held(&self, p: usize, q: usize) -> u32 {
         self.find(p, q).unwrap_or(self.start[q] as u32)
     }
 
@@ -83,7 +83,7 @@ impl BlockPattern {
     }
 
     #[inline]
-    pub fn add(&self, values: &mut [f64], bi: u32, m: &Mat3) {
+    pub(crate) fn add(&self, values: &mut [f64], bi: u32, m: &Mat3) {
         for c in 0..3 {
             for r in 0..3 {
                 values[self.pos(bi, r, c)] += m[(r, c)];
@@ -92,12 +92,12 @@ impl BlockPattern {
     }
 
     #[inline]
-    pub fn get(&self, values: &[f64], bi: u32) -> Mat3 {
+    pub(crate) fn get(&self, values: &[f64], bi: u32) -> Mat3 {
         Mat3::from_fn(|r, c| values[self.pos(bi, r, c)])
     }
 
     #[inline]
-    pub fn set(&self, values: &mut [f64], bi: u32, m: &Mat3) {
+    pub(crate) fn set(&self, values: &mut [f64], bi: u32, m: &Mat3) {
         for c in 0..3 {
             for r in 0..3 {
                 values[self.pos(bi, r, c)] = m[(r, c)];

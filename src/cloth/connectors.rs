@@ -273,17 +273,17 @@ impl KesConnectors {
     }
 
     /// Number of law states (a shear cell has two: warp and weft).
-    pub fn state_len(&self) -> usize {
+    pub(crate) fn state_len(&self) -> usize {
         self.states.len()
     }
 
     /// The committed law states.
-    pub fn states(&self) -> &[LawState] {
+    pub(crate) fn states(&self) -> &[LawState] {
         &self.states
     }
 
     /// Commits the trial states of an accepted step (swapped in: `trial` gets the old ones).
-    pub fn commit(&mut self, trial: &mut Vec<LawState>) {
+    pub(crate) fn commit(&mut self, trial: &mut Vec<LawState>) {
         if trial.len() == self.states.len() {
             std::mem::swap(&mut self.states, trial);
         }
@@ -294,11 +294,6 @@ impl KesConnectors {
         if states.len() == self.states.len() {
             self.states.copy_from_slice(states);
         }
-    }
-
-    /// Back to virgin friction states.
-    pub fn reset_states(&mut self) {
-        self.states.fill(LawState::default());
     }
 
     /// Kind of connector `k` (in the order traction, bending, shear).
@@ -389,7 +384,7 @@ impl KesConnectors {
 
     /// Adds every connector force at positions `x` to `f`, with each law moved from its
     /// committed state to the strain at `x`; the trial states are written to `trial`.
-    pub fn add_forces(&self, x: &[Vec3], trial: &mut [LawState], f: &mut [Vec3]) {
+    pub(crate) fn add_forces(&self, x: &[Vec3], trial: &mut [LawState], f: &mut [Vec3]) {
         let states = &self.states;
         let nt = self.traction.len();
         let nb = self.bending.len();
@@ -447,7 +442,7 @@ impl KesConnectors {
     }
 
     /// Elastic energy Σ w·h·∫F_el dε + Σ w·h·½k_b(K − K₀)² + Σ A·½k_s(θ − θ₀)² \[J\] at `x`.
-    pub fn elastic_energy(&self, x: &[Vec3]) -> f64 {
+    pub(crate) fn elastic_energy(&self, x: &[Vec3]) -> f64 {
         let mut e = 0.0;
         for (k, c) in self.traction.iter().enumerate() {
             let l = (x[c.b as usize] - x[c.a as usize]).norm();
@@ -476,7 +471,7 @@ impl KesConnectors {
     /// Adds to each particle's 3×3 block an estimate of its stiffness [N/m] at `x`: k·k̂k̂ᵀ along
     /// each traction connector (mid-range elastic and friction tangents), isotropic terms for
     /// bending and shear; the implicit solvers' block-diagonal scaling.
-    pub fn stiffness_blocks(&self, x: &[Vec3], out: &mut [Mat3]) {
+    pub(crate) fn stiffness_blocks(&self, x: &[Vec3], out: &mut [Mat3]) {
         self.stiffness_edges(x, |a, b, blk| {
             out[a] += blk;
             out[b] += blk;
@@ -510,7 +505,7 @@ impl KesConnectors {
 
     /// k·d̂d̂ᵀ [N/m] of each traction connector (a, b) at `x`, d̂ along p_b − p_a, k the
     /// mid-range tangent of `stiffness_blocks`: the coupling of the stretch preconditioner.
-    pub fn stiffness_edges(&self, x: &[Vec3], mut f: impl FnMut(usize, usize, Mat3)) {
+    pub(crate) fn stiffness_edges(&self, x: &[Vec3], mut f: impl FnMut(usize, usize, Mat3)) {
         for c in &self.traction {
             let law = &self.laws.traction[c.dir as usize];
             // mid-range tangents: the elastic slope runs from ~0 (toe) to k_t(1 + μ) (line),
@@ -526,11 +521,6 @@ impl KesConnectors {
                 f(c.a as usize, c.b as usize, d * d.transpose() * (k / l2));
             }
         }
-    }
-
-    /// The grid the connectors were built on.
-    pub fn grid(&self) -> &Grid {
-        &self.grid
     }
 }
 

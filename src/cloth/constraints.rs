@@ -53,7 +53,7 @@ impl ProvotConstraints {
             && (self.structural.is_some() || self.shear.is_some() || self.compression.is_some())
     }
 
-    pub fn validate(&self) -> Result<(), SettingError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingError> {
         for (name, t) in [
             ("structural", self.structural),
             ("shear", self.shear),

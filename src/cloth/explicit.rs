@@ -18,7 +18,7 @@ impl SymplecticEulerStepper {
 
     /// One step of `world`: forces at (x, v), velocities then positions of the free particles,
     /// pins re-set to their targets at t + Δt.
-    pub fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) {
+    pub(crate) fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) {
         let dt = params.dt;
         let ws = &mut self.ws;
         ws.resize(world);

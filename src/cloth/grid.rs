@@ -28,7 +28,7 @@ pub enum EdgeFamily {
 }
 
 impl EdgeFamily {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             EdgeFamily::StructuralWarp => "structural warp",
             EdgeFamily::StructuralWeft => "structural weft",
@@ -38,7 +38,7 @@ impl EdgeFamily {
         }
     }
 
-    pub fn is_structural(self) -> bool {
+    pub(crate) fn is_structural(self) -> bool {
         matches!(
             self,
             EdgeFamily::StructuralWarp | EdgeFamily::StructuralWeft
@@ -119,7 +119,7 @@ impl Grid {
 
     /// Tributary weight along one direction: ½ on a border, 1 inside.
     #[inline]
-    pub fn border_weight(k: usize, n: usize) -> f64 {
+    pub(crate) fn border_weight(k: usize, n: usize) -> f64 {
         if k == 0 || k + 1 == n {
             0.5
         } else {
@@ -128,7 +128,7 @@ impl Grid {
     }
 
     /// Area a particle stands for \[m²\] (h_warp·h_weft, halved on each border it lies on).
-    pub fn tributary_area(&self, k: usize) -> f64 {
+    pub(crate) fn tributary_area(&self, k: usize) -> f64 {
         let (i, j) = self.coords(k);
         self.h_warp
             * self.h_weft
@@ -137,7 +137,7 @@ impl Grid {
     }
 
     /// Rest extent of the sheet \[m\] along warp and weft.
-    pub fn extent(&self) -> (f64, f64) {
+    pub(crate) fn extent(&self) -> (f64, f64) {
         (
             (self.nu - 1) as f64 * self.h_warp,
             (self.nv - 1) as f64 * self.h_weft,
@@ -192,7 +192,7 @@ impl Grid {
     }
 
     /// Names an edge by its particles' grid coordinates.
-    pub fn describe_edge(&self, e: &GridEdge) -> String {
+    pub(crate) fn describe_edge(&self, e: &GridEdge) -> String {
         let (ia, ja) = self.coords(e.a as usize);
         let (ib, jb) = self.coords(e.b as usize);
         format!("{} ({ia},{ja})-({ib},{jb})", e.family.name())
@@ -200,7 +200,7 @@ impl Grid {
 
     /// Unit surface normals n_i = t_warp × t_weft from neighbour differences (one-sided on
     /// a border), written into `out`.
-    pub fn normals(&self, x: &[Vec3], out: &mut [Vec3]) {
+    pub(crate) fn normals(&self, x: &[Vec3], out: &mut [Vec3]) {
         let (nu, nv) = (self.nu, self.nv);
         for j in 0..nv {
             let (jl, jh) = (j.saturating_sub(1), (j + 1).min(nv - 1));

@@ -150,7 +150,7 @@ impl BroydenStepper {
     }
 
     /// One backward-Euler step of `world` (friction committed once, at the accepted x₁).
-    pub fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
+    pub(crate) fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
         let sc = &mut self.scratch;
         let before = self.precond.factorisations;
         let precond = match params.preconditioner {
@@ -189,7 +189,7 @@ impl BroydenStepper {
     /// Moves the free particles of `world` to static equilibrium of the internal forces
     /// (quasi-static loading) until max_i |D⁻¹g_i| ≤ `tolerance` \[m\], commits the friction
     /// states and zeroes the velocities.
-    pub fn solve_static(
+    pub(crate) fn solve_static(
         &mut self,
         params: &StepParameters,
         tolerance: f64,
@@ -227,7 +227,7 @@ impl NewtonKrylovStepper {
     }
 
     /// One backward-Euler step of `world` by Newton–Krylov.
-    pub fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
+    pub(crate) fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
         let sc = &mut self.scratch;
         self.be.step(params, world, None, |res, x| {
             newton_krylov_solve(res, x, params, sc)

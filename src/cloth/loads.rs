@@ -30,7 +30,7 @@ pub struct Anchor {
 impl Anchor {
     /// k·(r₀ − r) \[N\].
     #[inline]
-    pub fn force(&self, x: &Vec3) -> Vec3 {
+    pub(crate) fn force(&self, x: &Vec3) -> Vec3 {
         (Vec3::from(self.point) - x) * self.stiffness
     }
 }
@@ -74,11 +74,11 @@ impl Loads {
         }
     }
 
-    pub fn gravity(&self) -> Vec3 {
+    pub(crate) fn gravity(&self) -> Vec3 {
         Vec3::from(self.gravity)
     }
 
-    pub fn validate(&self) -> Result<(), SettingError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingError> {
         SettingError::finite("gravity", self.gravity)?;
         SettingError::non_negative("damping", self.damping, " 1/s")?;
         if let Some(w) = &self.wind {
@@ -91,7 +91,7 @@ impl Loads {
     /// Adds gravity, damping and wind at positions `x`, velocities `v` to `f`; `normals` is
     /// scratch of the grid's size.
     #[allow(clippy::too_many_arguments)]
-    pub fn add_forces(
+    pub(crate) fn add_forces(
         &self,
         grid: &Grid,
         x: &[Vec3],
@@ -118,7 +118,7 @@ impl Loads {
     /// Damping coefficient of particle k per unit velocity [N·s/m] (γ·m + c·A), for the
     /// implicit solvers' scaling.
     #[inline]
-    pub fn damping_estimate(&self, mass: f64, area: f64) -> f64 {
+    pub(crate) fn damping_estimate(&self, mass: f64, area: f64) -> f64 {
         let c = self.wind.map(|w| w.coefficient).unwrap_or(0.0);
         self.damping * mass + c * area
     }

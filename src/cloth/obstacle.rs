@@ -168,14 +168,14 @@ impl TryFrom<PotentialFields> for CollisionPotential {
 const MAX_EXPONENT: f64 = 30.0;
 
 impl CollisionPotential {
-    pub fn validate(&self) -> Result<(), SettingError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingError> {
         self.obstacle().validate()?;
         SettingError::non_negative("potential strength", self.strength, " J/m^2")?;
         SettingError::positive("potential range", self.range, " m")
     }
 
     /// The obstacle whose inside/outside function this potential uses (for drawing).
-    pub fn obstacle(&self) -> Obstacle {
+    pub(crate) fn obstacle(&self) -> Obstacle {
         Obstacle {
             shape: self.shape,
             friction: 0.0,
@@ -185,29 +185,23 @@ impl CollisionPotential {
 
     /// Force of eq. 13 on a node of tributary area `area` \[m²\] at `x` with unit normal `n` \[N\].
     #[inline]
-    pub fn force(&self, x: &Vec3, n: &Vec3, area: f64) -> Vec3 {
+    pub(crate) fn force(&self, x: &Vec3, n: &Vec3, area: f64) -> Vec3 {
         let (d, grad) = self.obstacle().distance(x);
         let e = (-d / self.range).min(MAX_EXPONENT).exp();
         n * (area * self.strength / self.range * e * grad.dot(n))
-    }
-
-    /// Potential energy A·c·exp(−f/ε) of a node \[J\].
-    pub fn energy(&self, x: &Vec3, area: f64) -> f64 {
-        let (d, _) = self.obstacle().distance(x);
-        area * self.strength * (-d / self.range).min(MAX_EXPONENT).exp()
     }
 }
 
 impl Obstacle {
     /// (point, normal) of a plane obstacle; `None` for other shapes.
-    pub fn plane(&self) -> Option<([f64; 3], [f64; 3])> {
+    pub(crate) fn plane(&self) -> Option<([f64; 3], [f64; 3])> {
         match self.shape {
             ObstacleShape::Plane { point, normal } => Some((point, normal)),
             _ => None,
         }
     }
 
-    pub fn validate(&self) -> Result<(), SettingError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingError> {
         if !(self.friction.is_finite() && (0.0..=1.0).contains(&self.friction)) {
             return Err(SettingError::range(
                 "obstacle friction",
@@ -281,7 +275,7 @@ impl Obstacle {
 
     /// Projects a particle found inside onto the surface and corrects its velocity; returns
     /// whether it was in contact.
-    pub fn resolve(&self, x: &mut Vec3, v: &mut Vec3) -> bool {
+    pub(crate) fn resolve(&self, x: &mut Vec3, v: &mut Vec3) -> bool {
         let (d, n) = self.distance(x);
         if d >= 0.0 {
             return false;

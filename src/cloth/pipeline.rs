@@ -266,7 +266,7 @@ impl ClothPipeline {
 
     /// Quasi-static solve of `world`: free particles to equilibrium of the internal forces,
     /// until max_i |D⁻¹g_i| ≤ `tolerance` \[m\].
-    pub fn solve_static(
+    pub(crate) fn solve_static(
         &mut self,
         params: &StepParameters,
         tolerance: f64,

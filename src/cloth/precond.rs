@@ -56,7 +56,7 @@ impl StretchPreconditioner {
     /// Assembles P at `x` from the unscaled diagonal blocks `d` (D_i of `block_scaling`) and
     /// factors it. Returns false (and holds no factor) when the material has no stretch
     /// couplings or Cholesky fails: the caller falls back to the block scaling.
-    pub fn refactor(&mut self, world: &ClothWorld, x: &[Vec3], d: &[Mat3]) -> bool {
+    pub(crate) fn refactor(&mut self, world: &ClothWorld, x: &[Vec3], d: &[Mat3]) -> bool {
         self.factor = None;
         self.edges.clear();
         let edges = &mut self.edges;
@@ -104,17 +104,17 @@ impl StretchPreconditioner {
         self.factor.is_some()
     }
 
-    pub fn is_ready(&self) -> bool {
+    pub(crate) fn is_ready(&self) -> bool {
         self.factor.is_some()
     }
 
     /// Drops the factor (the next step refactors).
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.factor = None;
     }
 
     /// rhs ← P⁻¹·rhs (3 entries per particle).
-    pub fn solve_in_place(&self, rhs: &mut [f64]) {
+    pub(crate) fn solve_in_place(&self, rhs: &mut [f64]) {
         if let Some(f) = &self.factor {
             let n = rhs.len();
             f.solve_in_place(MatMut::from_column_major_slice_mut(rhs, n, 1));

@@ -12,9 +12,9 @@ use super::obstacle::Obstacle;
 use super::world::ClothWorld;
 
 /// First eight bytes of a record file.
-pub const MAGIC: &[u8; 8] = b"KESTRELR";
+pub(crate) const MAGIC: &[u8; 8] = b"KESTRELR";
 /// Version of the record format.
-pub const RECORD_VERSION: u32 = 1;
+pub(crate) const RECORD_VERSION: u32 = 1;
 
 #[derive(Debug, Error)]
 pub enum RecordError {
@@ -234,16 +234,16 @@ impl From<Truncated> for RecordError {
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(bytes: &'a [u8]) -> Self {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
         Self { bytes, at: 0 }
     }
 
     /// Bytes not read yet.
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.at
     }
 
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8], Truncated> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Truncated> {
         let end = self
             .at
             .checked_add(n)
@@ -254,13 +254,13 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
-    pub fn array<const N: usize>(&mut self) -> Result<[u8; N], Truncated> {
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], Truncated> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);
         Ok(a)
     }
 
-    pub fn u32(&mut self) -> Result<u32, Truncated> {
+    pub(crate) fn u32(&mut self) -> Result<u32, Truncated> {
         Ok(u32::from_le_bytes(self.array()?))
     }
 }

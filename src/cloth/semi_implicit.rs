@@ -121,7 +121,7 @@ pub struct SemiImplicitStepper {
 impl SemiImplicitStepper {
     /// One step of eqs. 28–31: positions from the sparse solve, v = (r_{t+Δt} − r_t)/Δt
     /// (eq. 31), pins by Dirichlet rows. Anchor springs are linear in r and go into A.
-    pub fn step(&mut self, dt: f64, world: &mut ClothWorld) -> Result<(), ClothError> {
+    pub(crate) fn step(&mut self, dt: f64, world: &mut ClothWorld) -> Result<(), ClothError> {
         let Material::Terzopoulos(surface) = &world.material else {
             return Err(ClothError::Invalid(format!(
                 "the semi_implicit integrator needs material kind = \"terzopoulos\", not {}",

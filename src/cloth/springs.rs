@@ -119,7 +119,7 @@ impl SpringNetwork {
 
     /// Adds every spring force to `f`.
     #[inline]
-    pub fn add_forces(&self, x: &[Vec3], f: &mut [Vec3]) {
+    pub(crate) fn add_forces(&self, x: &[Vec3], f: &mut [Vec3]) {
         for s in &self.springs {
             let (a, b) = (s.a as usize, s.b as usize);
             let d = x[b] - x[a];
@@ -147,7 +147,7 @@ impl SpringNetwork {
     }
 
     /// Σ ½K(l − l₀)² \[J\].
-    pub fn energy(&self, x: &[Vec3]) -> f64 {
+    pub(crate) fn energy(&self, x: &[Vec3]) -> f64 {
         self.springs
             .iter()
             .map(|s| {
@@ -158,7 +158,7 @@ impl SpringNetwork {
     }
 
     /// Adds K·k̂k̂ᵀ of every spring at `x` to its particles' 3×3 blocks [N/m].
-    pub fn stiffness_blocks(&self, x: &[Vec3], out: &mut [Mat3]) {
+    pub(crate) fn stiffness_blocks(&self, x: &[Vec3], out: &mut [Mat3]) {
         self.stiffness_edges(x, |a, b, blk| {
             out[a] += blk;
             out[b] += blk;
@@ -166,7 +166,7 @@ impl SpringNetwork {
     }
 
     /// k·d̂d̂ᵀ [N/m] of each spring (a, b) at `x`: the coupling of the stretch preconditioner.
-    pub fn stiffness_edges(&self, x: &[Vec3], mut f: impl FnMut(usize, usize, Mat3)) {
+    pub(crate) fn stiffness_edges(&self, x: &[Vec3], mut f: impl FnMut(usize, usize, Mat3)) {
         for s in &self.springs {
             let d = x[s.b as usize] - x[s.a as usize];
             let l2 = d.norm_squared();

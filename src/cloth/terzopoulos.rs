@@ -56,7 +56,7 @@ pub struct TerzopoulosParams {
 }
 
 impl TerzopoulosParams {
-    pub fn validate(&self) -> Result<(), SettingError> {
+    pub(crate) fn validate(&self) -> Result<(), SettingError> {
         for (name, w) in [("eta", self.eta), ("xi", self.xi)] {
             for (v, idx) in w.iter().zip(["11", "22", "12"]) {
                 SettingError::non_negative(format!("material {name}{idx}"), *v, "")?;
@@ -70,7 +70,7 @@ impl TerzopoulosParams {
     }
 
     /// Whether K does not depend on r (eq. 28 can reuse one factorisation).
-    pub fn is_linear(&self) -> bool {
+    pub(crate) fn is_linear(&self) -> bool {
         let metric_linear = self.metric == MetricLaw::Linear || self.eta == [0.0; 3];
         let bending_linear = self.bending == RigidityLaw::Linear || self.xi == [0.0; 3];
         metric_linear && bending_linear
@@ -138,21 +138,13 @@ impl TerzopoulosSurface {
         Ok(s)
     }
 
-    pub fn grid(&self) -> &Grid {
+    pub(crate) fn grid(&self) -> &Grid {
         &self.grid
     }
 
-    pub fn rest(&self) -> &[Vec3] {
-        &self.rest
-    }
-
     /// Number of difference terms.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.terms.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
     }
 
     pub(crate) fn terms(&self) -> &[Term] {

@@ -57,7 +57,7 @@ impl VirtualKesSpec {
 
     /// Gauge and width of the sample \[m\] (KES-FB: tensile 5 × 20 cm, shear 5 × 20 cm,
     /// bending 1 × 20 cm).
-    pub fn sample_size(&self) -> (f64, f64) {
+    pub(crate) fn sample_size(&self) -> (f64, f64) {
         match self.test {
             KesTest::Bending => (0.01, 0.20),
             _ => (0.05, 0.20),
@@ -97,7 +97,7 @@ pub struct VirtualKesResult {
 }
 
 /// RMS(a − b) / (max b − min b).
-pub fn nrmse(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn nrmse(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
     if n == 0 {
         return 0.0;

@@ -135,7 +135,7 @@ impl ClothWorld {
     }
 
     /// A sheet at given positions (at rest), with areal density ρ_A [kg/m²].
-    pub fn with_positions(
+    pub(crate) fn with_positions(
         grid: Grid,
         x: Vec<Vec3>,
         areal_density: f64,
@@ -218,7 +218,7 @@ impl ClothWorld {
     }
 
     /// Adds Δv to the velocity of every free particle [m/s] (an impulse per unit mass).
-    pub fn kick(&mut self, dv: Vec3) {
+    pub(crate) fn kick(&mut self, dv: Vec3) {
         for (v, &pinned) in self.v.iter_mut().zip(&self.pinned) {
             if !pinned {
                 *v += dv;
@@ -244,7 +244,7 @@ impl ClothWorld {
     }
 
     /// Adds (or replaces) a pin.
-    pub fn add_pin(&mut self, pin: Pin) {
+    pub(crate) fn add_pin(&mut self, pin: Pin) {
         let k = pin.particle;
         if let Some(p) = self.pins.iter_mut().find(|p| p.particle == k) {
             *p = pin;
@@ -264,7 +264,7 @@ impl ClothWorld {
 
     /// Sets the velocity of the pin holding particle `k` [m/s]; the particle follows from the
     /// next step on. Returns whether `k` is pinned.
-    pub fn set_pin_velocity(&mut self, k: usize, velocity: Vec3) -> bool {
+    pub(crate) fn set_pin_velocity(&mut self, k: usize, velocity: Vec3) -> bool {
         match self.pins.iter_mut().find(|p| p.particle == k) {
             Some(p) => {
                 p.velocity = velocity;
@@ -283,13 +283,8 @@ impl ClothWorld {
         self.pinned[k]
     }
 
-    pub fn pinned(&self) -> &[bool] {
+    pub(crate) fn pinned(&self) -> &[bool] {
         &self.pinned
-    }
-
-    /// Structural pairs and cell diagonals with their rest lengths.
-    pub fn rate_edges(&self) -> &[GridEdge] {
-        &self.rate_edges
     }
 
     /// Number of law states the material carries (0 for springs).
@@ -303,7 +298,7 @@ impl ClothWorld {
     /// Adds the internal forces at `x` to `f`; friction states move from the committed ones
     /// to `x` and are written to `trial`.
     #[inline]
-    pub fn add_internal_forces(&self, x: &[Vec3], trial: &mut [LawState], f: &mut [Vec3]) {
+    pub(crate) fn add_internal_forces(&self, x: &[Vec3], trial: &mut [LawState], f: &mut [Vec3]) {
         match &self.material {
             Material::Springs(s) => s.add_forces(x, f),
             Material::Kes(k) => k.add_forces(x, trial, f),
@@ -333,7 +328,7 @@ impl ClothWorld {
 
     /// Adds the loads, the collision potentials and (if `anchors`) the anchor springs at
     /// (x, v) to `f` \[N\]; `normals` is scratch of the world's size.
-    pub fn add_external_forces(
+    pub(crate) fn add_external_forces(
         &self,
         x: &[Vec3],
         v: &[Vec3],
@@ -359,14 +354,14 @@ impl ClothWorld {
     }
 
     /// Commits the trial friction states of an accepted step (swapped in).
-    pub fn commit(&mut self, trial: &mut Vec<LawState>) {
+    pub(crate) fn commit(&mut self, trial: &mut Vec<LawState>) {
         if let Material::Kes(k) = &mut self.material {
             k.commit(trial);
         }
     }
 
     /// Saves what a step changes into `snap` (its buffers reused).
-    pub fn save(&self, snap: &mut WorldSnapshot) {
+    pub(crate) fn save(&self, snap: &mut WorldSnapshot) {
         snap.x.clone_from(&self.x);
         snap.v.clone_from(&self.v);
         snap.pins.clone_from(&self.pins);
@@ -378,7 +373,7 @@ impl ClothWorld {
     }
 
     /// Goes back to a state saved from this world.
-    pub fn restore(&mut self, snap: &WorldSnapshot) {
+    pub(crate) fn restore(&mut self, snap: &WorldSnapshot) {
         self.x.clone_from(&snap.x);
         self.v.clone_from(&snap.v);
         self.pins.clone_from(&snap.pins);
@@ -411,7 +406,7 @@ impl ClothWorld {
     /// Applies Provot's constraints to the positions; the free particles they moved get the
     /// velocity (x − x_start)/Δt of their corrected step (dynamic inverse). Returns the pairs
     /// adjusted.
-    pub fn apply_constraints(
+    pub(crate) fn apply_constraints(
         &mut self,
         constraints: &ProvotConstraints,
         x_start: &[Vec3],
@@ -436,7 +431,7 @@ impl ClothWorld {
     }
 
     /// Puts particles found inside obstacles back on their surfaces; returns the contacts.
-    pub fn resolve_contacts(&mut self) -> usize {
+    pub(crate) fn resolve_contacts(&mut self) -> usize {
         let mut n = 0;
         for o in &self.obstacles {
             for k in 0..self.x.len() {
@@ -516,7 +511,7 @@ impl ClothWorld {
     }
 
     /// Names the most deformed structural pair or diagonal (or the first non-finite one).
-    pub fn worst_connector(&self) -> String {
+    pub(crate) fn worst_connector(&self) -> String {
         let mut worst: Option<(&GridEdge, f64)> = None;
         for e in &self.rate_edges {
             let t = self.rate(e);
@@ -540,7 +535,7 @@ impl ClothWorld {
 
     /// A reference energy for blow-up detection \[J\]: M·(|g|·L + |u|² + 1 m²/s²) with L the
     /// sheet's diagonal and u the wind.
-    pub fn reference_energy(&self) -> f64 {
+    pub(crate) fn reference_energy(&self) -> f64 {
         let m: f64 = self.mass.iter().sum();
         let (a, b) = self.grid.extent();
         let u2 = self

@@ -9,7 +9,7 @@ use super::estimate::CurveRanges;
 use super::path_model::{idx, ElasticKind, LawKind, ShapeKind, P};
 use crate::kes::KesTest;
 
-/// One physical parameter of a connector law; `Param as usize` indexes a vector [`P`].
+/// One physical parameter of a connector law; `Param as usize` indexes a parameter vector `P`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(usize)]
 pub enum Param {
@@ -38,7 +38,7 @@ pub enum Param {
 }
 
 impl Param {
-    pub const ALL: [Param; idx::N] = [
+    pub(crate) const ALL: [Param; idx::N] = [
         Param::K,
         Param::Eps1,
         Param::F1,
@@ -75,7 +75,7 @@ impl Param {
     }
 
     /// SI unit on a curve of `test`.
-    pub fn unit(self, test: KesTest) -> &'static str {
+    pub(crate) fn unit(self, test: KesTest) -> &'static str {
         let (force, length) = match test {
             KesTest::Tensile => ("N/m", "-"),
             KesTest::Shear => ("N/m", "rad"),
@@ -98,7 +98,7 @@ impl Param {
     }
 
     /// The parameters a law of `kind` has, in report order.
-    pub fn of_law(kind: LawKind) -> Vec<Param> {
+    pub(crate) fn of_law(kind: LawKind) -> Vec<Param> {
         let mut list = vec![Param::K];
         if kind.elastic.is_traction() {
             list.extend([Param::Eps1, Param::F1, Param::Eps1Aligned]);
@@ -114,7 +114,13 @@ impl Param {
 
     /// Bounds [lo, hi] of the coordinate q of this parameter on a curve (`k0`: the initial
     /// rigidity); F₁ and ε₁' are bounded through φ and ψ (see [`Coordinates`]).
-    pub fn bounds(self, kind: LawKind, test: KesTest, k0: f64, ranges: &CurveRanges) -> (f64, f64) {
+    pub(crate) fn bounds(
+        self,
+        kind: LawKind,
+        test: KesTest,
+        k0: f64,
+        ranges: &CurveRanges,
+    ) -> (f64, f64) {
         let yr = ranges.y_range();
         let xr = ranges.x_range();
         match self {
@@ -157,7 +163,7 @@ impl IndexMut<Param> for P {
 }
 
 /// The law structure a curve's test calls for (`power` picks the power toe for tensile).
-pub fn law_kind(test: KesTest, shape: ShapeKind, power: bool) -> LawKind {
+pub(crate) fn law_kind(test: KesTest, shape: ShapeKind, power: bool) -> LawKind {
     LawKind {
         elastic: match test {
             KesTest::Tensile if power => ElasticKind::PowerToeLine,
@@ -184,7 +190,7 @@ pub(crate) struct Coordinates {
 
 impl Coordinates {
     /// Coordinates, bounds and free set for a law on a curve, from an initial estimate `p0`.
-    pub fn new(
+    pub(crate) fn new(
         kind: LawKind,
         test: KesTest,
         p0: &P,
@@ -241,7 +247,7 @@ impl Coordinates {
     }
 
     /// Physical parameters p(q).
-    pub fn physical(&self, q: &P) -> P {
+    pub(crate) fn physical(&self, q: &P) -> P {
         let mut p = *q;
         let phi = q[Param::F1];
         match self.kind.elastic {
@@ -261,7 +267,7 @@ impl Coordinates {
     }
 
     /// Coordinates from physical parameters (inverse of [`Self::physical`]).
-    pub fn from_physical(kind: LawKind, p: &P) -> P {
+    pub(crate) fn from_physical(kind: LawKind, p: &P) -> P {
         let mut q = *p;
         let (k, e1, f1, e1a) = (
             p[Param::K],
@@ -288,7 +294,7 @@ impl Coordinates {
     }
 
     /// G = ∂p/∂q at the current coordinates, one column per free coordinate: `g[col][param]`.
-    pub fn dp_dq(&self) -> Vec<P> {
+    pub(crate) fn dp_dq(&self) -> Vec<P> {
         let q = &self.q;
         let (k, e1, phi, psi) = (
             q[Param::K],
@@ -341,7 +347,7 @@ impl Coordinates {
     }
 
     /// θ of the free coordinates (inverse of the sine map, kept off the bounds).
-    pub fn theta(&self) -> DVector<f64> {
+    pub(crate) fn theta(&self) -> DVector<f64> {
         DVector::from_iterator(
             self.free.len(),
             self.free.iter().map(|&j| {
@@ -352,7 +358,7 @@ impl Coordinates {
         )
     }
 
-    pub fn set_theta(&mut self, theta: &DVector<f64>) {
+    pub(crate) fn set_theta(&mut self, theta: &DVector<f64>) {
         for (k, &j) in self.free.iter().enumerate() {
             let (lo, hi) = (self.lo[j], self.hi[j]);
             self.q[j] = lo + (hi - lo) * (1.0 + theta[k].sin()) / 2.0;
@@ -360,18 +366,18 @@ impl Coordinates {
     }
 
     /// dq/dθ of the free coordinate in column `col` at θ.
-    pub fn dq_dtheta(&self, col: usize, theta: f64) -> f64 {
+    pub(crate) fn dq_dtheta(&self, col: usize, theta: f64) -> f64 {
         let j = self.free[col];
         (self.hi[j] - self.lo[j]) * theta.cos() / 2.0
     }
 
     /// Where a coordinate lies within its bounds, 0 at lo and 1 at hi.
-    pub fn position(&self, j: Param) -> f64 {
+    pub(crate) fn position(&self, j: Param) -> f64 {
         (self.q[j] - self.lo[j]) / (self.hi[j] - self.lo[j])
     }
 
     /// Takes `j` out of the free set, keeping its current value.
-    pub fn pin(&mut self, j: Param) {
+    pub(crate) fn pin(&mut self, j: Param) {
         self.free.retain(|&k| k != j);
     }
 }

@@ -10,7 +10,7 @@ use crate::kes::Path;
 
 /// What an estimate is built from: the path, the forces, and their ranges.
 #[derive(Debug, Clone, Copy)]
-pub struct CurveRanges {
+pub(crate) struct CurveRanges {
     pub x_min: f64,
     pub x_max: f64,
     pub y_min: f64,
@@ -18,7 +18,7 @@ pub struct CurveRanges {
 }
 
 impl CurveRanges {
-    pub fn of(x: &[f64], y: &[f64]) -> Self {
+    pub(crate) fn of(x: &[f64], y: &[f64]) -> Self {
         let fold = |v: &[f64]| {
             v.iter()
                 .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &t| {
@@ -34,10 +34,10 @@ impl CurveRanges {
             y_max,
         }
     }
-    pub fn x_range(&self) -> f64 {
+    pub(crate) fn x_range(&self) -> f64 {
         self.x_max - self.x_min
     }
-    pub fn y_range(&self) -> f64 {
+    pub(crate) fn y_range(&self) -> f64 {
         self.y_max - self.y_min
     }
 }
@@ -241,7 +241,7 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power
 }
 
 /// Initial physical parameters for `kind` on the curve (x, y).
-pub fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
+pub(crate) fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
     let ranges = CurveRanges::of(x, y);
     let path = Path::new(x);
     let v: Vec<f64> = path

@@ -1,7 +1,6 @@
 //! A fabric's curves (up to six: tensile, shear, bending × warp, weft) fitted into one
 //! parameter set, with the fit quality per curve and the provenance of every source file.
 
-use std::collections::BTreeMap;
 use std::time::{Instant, SystemTime};
 
 use rayon::prelude::*;
@@ -36,12 +35,12 @@ pub fn group_by_fabric(curves: &[Curve]) -> Vec<(String, Vec<&Curve>)> {
 }
 
 /// UTC now as RFC 3339 to the second (`2026-11-23T07:05:00Z`).
-pub fn utc_now_rfc3339() -> String {
+pub(crate) fn utc_now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 /// SHA-256 of a file's bytes as lowercase hex; None if it cannot be read.
-pub fn sha256_file(path: &std::path::Path) -> Option<String> {
+pub(crate) fn sha256_file(path: &std::path::Path) -> Option<String> {
     let bytes = std::fs::read(path).ok()?;
     let digest = Sha256::digest(&bytes);
     Some(digest.iter().map(|b| format!("{b:02x}")).collect())
@@ -150,19 +149,6 @@ pub fn fabric_slug(fabric: &str) -> String {
     } else {
         s
     }
-}
-
-/// Metadata shared by every curve of a fabric (for a summary).
-pub fn common_metadata(curves: &[&Curve]) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if let Some(first) = curves.first() {
-        for (k, v) in &first.metadata {
-            if curves.iter().all(|c| c.metadata.get(k) == Some(v)) {
-                out.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -4,36 +4,36 @@
 use crate::friction::{bs2_step, dahl_step};
 use crate::material::{ToeShape, TractionLaw};
 
-/// Index of each physical parameter in a parameter vector [`P`].
+/// Index of each physical parameter in a parameter vector `P`.
 pub mod idx {
     /// Rigidity: k_t [N/m] (traction), k_b [N·m] (bending), k_s [N/(m·rad)] (shear), k (loop).
-    pub const K: usize = 0;
+    pub(crate) const K: usize = 0;
     /// ε₁, end of the virgin toe [-].
-    pub const E1: usize = 1;
+    pub(crate) const E1: usize = 1;
     /// F₁, force at ε₁ [N/m].
-    pub const F1: usize = 2;
+    pub(crate) const F1: usize = 2;
     /// ε₁', end of the aligned toe [-].
-    pub const E1A: usize = 3;
+    pub(crate) const E1A: usize = 3;
     /// Friction level at zero load F_c0.
-    pub const LEVEL: usize = 4;
+    pub(crate) const LEVEL: usize = 4;
     /// Growth of the level with load μ [-].
-    pub const MU: usize = 5;
+    pub(crate) const MU: usize = 5;
     /// Friction length ε_f (slow length for the second order).
-    pub const EPSF: usize = 6;
+    pub(crate) const EPSF: usize = 6;
     /// Dahl exponent α.
-    pub const ALPHA: usize = 7;
+    pub(crate) const ALPHA: usize = 7;
     /// Second order: fast/slow length ratio η.
-    pub const ETA: usize = 8;
+    pub(crate) const ETA: usize = 8;
     /// Second order: f₂/f₁.
-    pub const RATIO: usize = 9;
+    pub(crate) const RATIO: usize = 9;
     /// Force zero offset of the instrument.
-    pub const OFFSET: usize = 10;
+    pub(crate) const OFFSET: usize = 10;
     /// Number of physical parameters.
-    pub const N: usize = 11;
+    pub(crate) const N: usize = 11;
 }
 
 /// A full physical parameter vector (unused entries are ignored by the law).
-pub type P = [f64; idx::N];
+pub(crate) type P = [f64; idx::N];
 
 /// The elastic part of the law.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub struct LawKind {
 
 impl ElasticKind {
     /// A traction law (toe and line, alignment)?
-    pub fn is_traction(self) -> bool {
+    pub(crate) fn is_traction(self) -> bool {
         matches!(self, ElasticKind::ToeLine | ElasticKind::PowerToeLine)
     }
 }
@@ -112,7 +112,7 @@ fn toe_line_with_grad(p: &P, eps: f64, aligned: bool, power: bool) -> (f64, [f64
 
 /// Elastic force alone (no derivatives).
 #[inline]
-pub fn elastic(kind: ElasticKind, p: &P, x: f64, aligned: bool) -> f64 {
+pub(crate) fn elastic(kind: ElasticKind, p: &P, x: f64, aligned: bool) -> f64 {
     match kind {
         ElasticKind::Linear => p[idx::K] * x,
         ElasticKind::ToeLine | ElasticKind::PowerToeLine => {
@@ -194,7 +194,13 @@ fn dahl_step_grad(z: f64, d: f64, eps_f: f64, alpha: f64) -> (f64, f64, f64, f64
 
 /// Drives the law along `x` and writes forces into `out` and ∂F/∂p into `jac` (row-major,
 /// `x.len()` rows of [`idx::N`] columns).
-pub fn simulate_with_jacobian(kind: LawKind, p: &P, x: &[f64], out: &mut [f64], jac: &mut [f64]) {
+pub(crate) fn simulate_with_jacobian(
+    kind: LawKind,
+    p: &P,
+    x: &[f64],
+    out: &mut [f64],
+    jac: &mut [f64],
+) {
     use idx::*;
     let n = N;
     debug_assert_eq!(jac.len(), x.len() * n);

@@ -101,7 +101,7 @@ pub(crate) struct PathProblem<'a> {
 }
 
 impl<'a> PathProblem<'a> {
-    pub fn new(coords: Coordinates, x: &'a [f64], y: &'a [f64], y_range: f64) -> Self {
+    pub(crate) fn new(coords: Coordinates, x: &'a [f64], y: &'a [f64], y_range: f64) -> Self {
         let theta = coords.theta();
         let mut p = Self {
             coords,
@@ -118,7 +118,7 @@ impl<'a> PathProblem<'a> {
     }
 
     /// Forces of the law at the current coordinates.
-    pub fn forces(&self) -> Vec<f64> {
+    pub(crate) fn forces(&self) -> Vec<f64> {
         let p = self.coords.physical(&self.coords.q);
         let mut out = vec![0.0; self.x.len()];
         simulate(self.coords.kind, &p, self.x, &mut out);
@@ -126,7 +126,7 @@ impl<'a> PathProblem<'a> {
     }
 
     /// Jacobian of the scaled residuals with respect to the free coordinates q (not θ).
-    pub fn jacobian_q(&self) -> DMatrix<f64> {
+    pub(crate) fn jacobian_q(&self) -> DMatrix<f64> {
         let m = self.x.len();
         let p = self.coords.physical(&self.coords.q);
         let mut f = vec![0.0; m];
@@ -155,7 +155,7 @@ impl<'a> PathProblem<'a> {
 
     /// Covariance of the free coordinates q, s²(JᵀJ)⁻¹ with s² = RSS/(m − n); None if JᵀJ is
     /// singular or no degrees of freedom are left.
-    pub fn covariance(&self) -> Option<DMatrix<f64>> {
+    pub(crate) fn covariance(&self) -> Option<DMatrix<f64>> {
         let r = self.residuals()?;
         let j = self.jacobian_q();
         let (m, n) = j.shape();
@@ -169,7 +169,7 @@ impl<'a> PathProblem<'a> {
     }
 
     /// The problem at its current coordinates as plain values.
-    pub fn solution(
+    pub(crate) fn solution(
         &self,
         termination: Termination,
         evaluations: usize,

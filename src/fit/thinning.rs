@@ -3,7 +3,7 @@
 
 /// Samples the least-squares runs aim for: longer curves are thinned to about this many, or
 /// to an eighth of their samples when that is more (long noisy records keep their detail).
-pub const FIT_SAMPLES: usize = 240;
+pub(crate) const FIT_SAMPLES: usize = 240;
 
 /// The indices of the samples the least-squares runs use: every `stride`-th sample, the first
 /// and the last, and every turning point of the path (a sample where x stops rising or

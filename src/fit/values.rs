@@ -248,7 +248,11 @@ fn initial(test: KesTest, t: &[(&'static str, f64)]) -> Vec<f64> {
 }
 
 /// Fits the law of `test` in `direction` to the published values.
-pub fn fit_values(test: KesTest, direction: Direction, values: &DirectionValues) -> ValuesFit {
+pub(crate) fn fit_values(
+    test: KesTest,
+    direction: Direction,
+    values: &DirectionValues,
+) -> ValuesFit {
     let t = targets(test, values);
     if t.is_empty() {
         return ValuesFit {

@@ -16,7 +16,7 @@ use table::{looks_numeric, number, read_file, record_text, resolve, Table};
 pub use loops::{parse_loop, read_loop, ColumnRef, LoopColumn, LoopSpec, RowFilter};
 
 /// The fewest samples a curve may have.
-pub const MIN_SAMPLES: usize = 3;
+pub(crate) const MIN_SAMPLES: usize = 3;
 
 /// Everything that can be wrong with a curve file, with where and what was expected.
 #[derive(Debug, Error)]
@@ -382,7 +382,7 @@ pub fn read_kes_files(
 }
 
 /// Two curves with the same (non-empty) fabric, test and direction are a `Duplicate` error.
-pub fn check_duplicates(curves: &[Curve]) -> Result<(), KesError> {
+pub(crate) fn check_duplicates(curves: &[Curve]) -> Result<(), KesError> {
     let mut seen: BTreeMap<(&str, KesTest, Direction), &Curve> = BTreeMap::new();
     let name = |c: &Curve| {
         c.source.as_ref().map_or_else(

@@ -6,21 +6,21 @@ pub use super::values::REVERSAL_FRACTION;
 
 /// One monotone stretch of the path: samples `start..=end`, x rising or falling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Branch {
+pub(crate) struct Branch {
     pub start: usize,
     pub end: usize,
     pub rising: bool,
 }
 
 impl Branch {
-    pub fn range(&self) -> std::ops::RangeInclusive<usize> {
+    pub(crate) fn range(&self) -> std::ops::RangeInclusive<usize> {
         self.start..=self.end
     }
 }
 
 /// A turning point: the first and last sample of its dwell (equal when there is none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Turn {
+pub(crate) struct Turn {
     pub first: usize,
     pub last: usize,
 }
@@ -61,7 +61,7 @@ impl<'a> Path<'a> {
     }
 
     /// The path read with a reversal once x comes back by `fraction` of its range.
-    pub fn with_fraction(x: &'a [f64], fraction: f64) -> Self {
+    pub(crate) fn with_fraction(x: &'a [f64], fraction: f64) -> Self {
         let (x_min, x_max) = x
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
@@ -104,18 +104,18 @@ impl<'a> Path<'a> {
         self.threshold
     }
 
-    pub fn turns(&self) -> &[Turn] {
+    pub(crate) fn turns(&self) -> &[Turn] {
         &self.turns
     }
 
     /// Whether x reverses at least once.
-    pub fn reverses(&self) -> bool {
+    pub(crate) fn reverses(&self) -> bool {
         !self.turns.is_empty()
     }
 
     /// The monotone branches: the first from sample 0 to the first turn, each next one from
     /// the end of a dwell to the next turn, the last to the final sample.
-    pub fn branches(&self) -> Vec<Branch> {
+    pub(crate) fn branches(&self) -> Vec<Branch> {
         let n = self.x.len();
         if n < 2 {
             return Vec::new();
@@ -145,7 +145,7 @@ impl<'a> Path<'a> {
     /// Whether x rises at each sample: the direction of the step that arrives there (sample 0
     /// takes the first branch's). A dwell keeps the direction it arrived with; noise under
     /// the threshold keeps its branch's.
-    pub fn rising(&self) -> Vec<bool> {
+    pub(crate) fn rising(&self) -> Vec<bool> {
         let mut out = Vec::with_capacity(self.x.len());
         let mut rising = self.first_rising;
         let mut turns = self.turns.iter().peekable();
@@ -161,7 +161,7 @@ impl<'a> Path<'a> {
 
     /// Whether each sample loads: its arriving step moves away from x = 0 (|x| grows), read
     /// at the step's midpoint; sample 0 copies sample 1.
-    pub fn loading(&self) -> Vec<bool> {
+    pub(crate) fn loading(&self) -> Vec<bool> {
         let x = self.x;
         let mut flags: Vec<bool> = self
             .rising()
@@ -187,7 +187,7 @@ impl<'a> Path<'a> {
     }
 
     /// Path length |dx| since the direction last changed, at each sample.
-    pub fn distance_since_turn(&self) -> Vec<f64> {
+    pub(crate) fn distance_since_turn(&self) -> Vec<f64> {
         let (x, rising) = (self.x, self.rising());
         let mut out = vec![0.0; x.len()];
         for i in 1..x.len() {
@@ -202,8 +202,8 @@ impl<'a> Path<'a> {
 
     /// The closed cycles, end to end where they follow each other. From a start s (sample 0,
     /// then each cycle's end) a cycle takes at least two turns and ends at the second turn if
-    /// that is back at x[s] (within the threshold), else where the path next crosses x[s]
-    /// moving in its first direction, or at the last sample if the path ends back at x[s]
+    /// that is back at x\[s\] (within the threshold), else where the path next crosses x\[s\]
+    /// moving in its first direction, or at the last sample if the path ends back at x\[s\]
     /// moving that way. A start that never closes gives way to the next turn;
     /// what no cycle covers is left to [`Path::open_segments`].
     pub fn closed_cycles(&self, y: &[f64]) -> Vec<Cycle> {

@@ -12,10 +12,10 @@ use crate::friction::ParamError;
 use crate::material::{ConnectorLaw, LawState, MaterialLaw};
 
 /// The fewest samples a protocol curve may have.
-pub const MIN_PROTOCOL_SAMPLES: usize = 8;
+pub(crate) const MIN_PROTOCOL_SAMPLES: usize = 8;
 
 /// The most samples a protocol curve may have.
-pub const MAX_PROTOCOL_SAMPLES: usize = 10_000_000;
+pub(crate) const MAX_PROTOCOL_SAMPLES: usize = 10_000_000;
 
 /// Samples written when the caller does not choose.
 pub const DEFAULT_SAMPLES: usize = 1001;
@@ -94,7 +94,7 @@ impl Protocol {
         }
     }
 
-    pub fn test(&self) -> KesTest {
+    pub(crate) fn test(&self) -> KesTest {
         match self {
             Protocol::Tensile { .. } => KesTest::Tensile,
             Protocol::Shear { .. } => KesTest::Shear,
@@ -104,7 +104,7 @@ impl Protocol {
 
     /// Drives a virgin sample of `law` along the protocol with `samples` samples in all:
     /// (x, force) in SI, the turning points hit exactly.
-    pub fn run<L: MaterialLaw>(
+    pub(crate) fn run<L: MaterialLaw>(
         &self,
         law: &L,
         samples: usize,
@@ -253,7 +253,7 @@ fn tensile<L: MaterialLaw>(
 
 impl ConnectorLaw {
     /// The law's name (`traction`, `shear`, `bending`) and the test that measures it.
-    pub fn kes_test(&self) -> (&'static str, KesTest) {
+    pub(crate) fn kes_test(&self) -> (&'static str, KesTest) {
         match self {
             ConnectorLaw::Traction(_) => ("traction", KesTest::Tensile),
             ConnectorLaw::Shear(_) => ("shear", KesTest::Shear),

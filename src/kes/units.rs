@@ -5,7 +5,7 @@ use super::{KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_N, GF_PER_CM_N_PER_M, PER_CM_PE
 
 /// The quantity a KES column holds, with the units a KES file may give it in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KesQuantity {
+pub(crate) enum KesQuantity {
     Time,
     Strain,
     Angle,
@@ -16,7 +16,7 @@ pub enum KesQuantity {
 
 impl KesQuantity {
     /// The column name in a KES header (lower case, without unit).
-    pub fn column_name(self) -> &'static str {
+    pub(crate) fn column_name(self) -> &'static str {
         match self {
             KesQuantity::Time => "time",
             KesQuantity::Strain => "strain",
@@ -29,7 +29,7 @@ impl KesQuantity {
 
     /// The units a KES curve file (docs/kes.md) allows for this quantity, each with its factor
     /// to SI; the first one is the KES unit that files are written in.
-    pub fn units(self) -> &'static [(&'static str, f64)] {
+    pub(crate) fn units(self) -> &'static [(&'static str, f64)] {
         match self {
             KesQuantity::Time => &[("s", 1.0)],
             KesQuantity::Strain => &[("%", 0.01), ("-", 1.0)],
@@ -41,12 +41,12 @@ impl KesQuantity {
     }
 
     /// The KES unit (the one written by kestrel) and its factor to SI.
-    pub fn kes_unit(self) -> (&'static str, f64) {
+    pub(crate) fn kes_unit(self) -> (&'static str, f64) {
         self.units()[0]
     }
 
     /// Factor to SI of `unit` for this quantity, `None` when a KES curve file does not allow it.
-    pub fn factor(self, unit: &str) -> Option<f64> {
+    pub(crate) fn factor(self, unit: &str) -> Option<f64> {
         let unit = normalise_unit(unit);
         self.units()
             .iter()
@@ -55,7 +55,7 @@ impl KesQuantity {
     }
 
     /// The allowed units as prose: `gf/cm or N/m`.
-    pub fn expected_units(self) -> String {
+    pub(crate) fn expected_units(self) -> String {
         let names: Vec<&str> = self.units().iter().map(|(n, _)| *n).collect();
         match names.as_slice() {
             [one] => (*one).to_string(),
@@ -65,7 +65,7 @@ impl KesQuantity {
     }
 
     /// The quantity of a column name (`strain`, `force`, …), case-insensitive.
-    pub fn from_column_name(name: &str) -> Option<Self> {
+    pub(crate) fn from_column_name(name: &str) -> Option<Self> {
         let name = name.trim().to_ascii_lowercase();
         [
             KesQuantity::Time,
@@ -81,7 +81,7 @@ impl KesQuantity {
 }
 
 /// The x and y quantities of a KES test (`None` for a generic loop).
-pub fn test_quantities(test: KesTest) -> Option<(KesQuantity, KesQuantity)> {
+pub(crate) fn test_quantities(test: KesTest) -> Option<(KesQuantity, KesQuantity)> {
     match test {
         KesTest::Tensile => Some((KesQuantity::Strain, KesQuantity::Force)),
         KesTest::Shear => Some((KesQuantity::Angle, KesQuantity::Force)),
@@ -91,12 +91,12 @@ pub fn test_quantities(test: KesTest) -> Option<(KesQuantity, KesQuantity)> {
 }
 
 /// Factors SI → KES unit of a test's x and y (strain in %, deg, 1/cm; gf/cm, gf·cm/cm).
-pub fn kes_scale(test: KesTest) -> Option<(f64, f64)> {
+pub(crate) fn kes_scale(test: KesTest) -> Option<(f64, f64)> {
     test_quantities(test).map(|(x, y)| (1.0 / x.kes_unit().1, 1.0 / y.kes_unit().1))
 }
 
 /// Units a generic loop column may be given in: name, factor to SI, the SI unit.
-pub const LOOP_UNITS: &[(&str, f64, &str)] = &[
+pub(crate) const LOOP_UNITS: &[(&str, f64, &str)] = &[
     // length
     ("m", 1.0, "m"),
     ("cm", 1e-2, "m"),
@@ -135,7 +135,7 @@ pub const LOOP_UNITS: &[(&str, f64, &str)] = &[
 ];
 
 /// Factor to SI and the SI unit of a generic loop unit, `None` when unknown.
-pub fn loop_unit(unit: &str) -> Option<(f64, &'static str)> {
+pub(crate) fn loop_unit(unit: &str) -> Option<(f64, &'static str)> {
     let unit = normalise_unit(unit);
     LOOP_UNITS
         .iter()
@@ -144,7 +144,7 @@ pub fn loop_unit(unit: &str) -> Option<(f64, &'static str)> {
 }
 
 /// The generic loop units as prose, for error messages.
-pub fn loop_units_list() -> String {
+pub(crate) fn loop_units_list() -> String {
     let names: Vec<&str> = LOOP_UNITS.iter().map(|(n, _, _)| *n).collect();
     names.join(", ")
 }
@@ -170,7 +170,7 @@ fn normalise_unit(unit: &str) -> String {
 }
 
 /// Splits a header cell `name [unit]` into its name and unit (`None` without brackets).
-pub fn split_header(cell: &str) -> (String, Option<String>) {
+pub(crate) fn split_header(cell: &str) -> (String, Option<String>) {
     let cell = cell.trim();
     match (cell.rfind('['), cell.ends_with(']')) {
         (Some(open), true) => (

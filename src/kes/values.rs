@@ -10,7 +10,7 @@ use super::units::kes_scale;
 use super::{Curve, KesTest};
 
 /// The instrument's nominal maximum tensile force F_m for woven fabric [gf/cm].
-pub const KES_TENSILE_MAX_FORCE: f64 = 500.0;
+pub(crate) const KES_TENSILE_MAX_FORCE: f64 = 500.0;
 
 /// Where a path reverses, for every reader of paths (values, fit, plots, TUI): x must come
 /// back by this fraction of its range. The friction rig's record shows its noise from about

@@ -23,7 +23,7 @@ pub(super) struct Fonts {
 }
 
 impl Fonts {
-    pub fn for_area(area: &Area<'_>) -> Self {
+    pub(crate) fn for_area(area: &Area<'_>) -> Self {
         let (w, h) = area.dim_in_pixel();
         let base = ((w as f64 / 1.5).min(h as f64) / 46.0).clamp(12.0, 17.0);
         Self {

@@ -61,7 +61,7 @@ impl Legend {
     }
 
     /// Pixel size of the box (padding included).
-    pub fn size(&self, area: &Area<'_>) -> (i32, i32) {
+    pub(crate) fn size(&self, area: &Area<'_>) -> (i32, i32) {
         let style = text_style(self.font, &BLACK);
         let pad = self.font as i32 / 2 + 2;
         let widest = self
@@ -87,7 +87,12 @@ impl Legend {
     }
 
     /// Draws the box with its top-left corner at `at` (pixels of `area`).
-    pub fn draw(&self, area: &Area<'_>, at: (i32, i32), border: bool) -> Result<(), PlotError> {
+    pub(crate) fn draw(
+        &self,
+        area: &Area<'_>,
+        at: (i32, i32),
+        border: bool,
+    ) -> Result<(), PlotError> {
         if self.entries.is_empty() {
             return Ok(());
         }
@@ -188,7 +193,7 @@ pub(super) struct ChartFrame {
 }
 
 impl ChartFrame {
-    pub fn new(fonts: Fonts, caption: bool) -> Self {
+    pub(crate) fn new(fonts: Fonts, caption: bool) -> Self {
         Self {
             margin: fonts.label / 2 + 4,
             x_label: fonts.label * 3,
@@ -198,7 +203,7 @@ impl ChartFrame {
     }
 
     /// The plotting area's pixel size inside `area`.
-    pub fn plot_size(&self, area: &Area<'_>) -> (f64, f64) {
+    pub(crate) fn plot_size(&self, area: &Area<'_>) -> (f64, f64) {
         let (w, h) = area.dim_in_pixel();
         let w = w.saturating_sub(2 * self.margin + self.y_label).max(1);
         let h = h

@@ -53,7 +53,7 @@ pub struct KesAxes {
 }
 
 impl KesAxes {
-    pub fn of(test: KesTest) -> Self {
+    pub(crate) fn of(test: KesTest) -> Self {
         match test {
             KesTest::Tensile => Self {
                 x_scale: 100.0,

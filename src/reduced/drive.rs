@@ -23,7 +23,7 @@ struct Door {
 
 /// A scene stepped under palette entries; holds the world, its pipeline and the door angle.
 #[derive(Debug, Clone)]
-pub struct Driver {
+pub(crate) struct Driver {
     pub world: ClothWorld,
     pub params: StepParameters,
     pipeline: ClothPipeline,
@@ -38,7 +38,7 @@ pub struct Driver {
 
 impl Driver {
     /// A driver at the scene's initial state under its start entry (not yet settled).
-    pub fn new(scene: &DynamicScene) -> Result<Self, ReducedError> {
+    pub(crate) fn new(scene: &DynamicScene) -> Result<Self, ReducedError> {
         let spec = scene.reduced.as_ref().ok_or(ReducedError::NoPalette)?;
         let world = scene.world.clone();
         let door = spec.door.as_ref().map(|d| door_of(d, &world));
@@ -59,7 +59,7 @@ impl Driver {
     }
 
     /// Switches to palette entry `k`: its impulse goes with the next step, its forcing stays.
-    pub fn set_entry(&mut self, k: usize) {
+    pub(crate) fn set_entry(&mut self, k: usize) {
         self.entry = k;
         self.impulse_due = true;
         let e = &self.palette[k];
@@ -68,12 +68,12 @@ impl Driver {
         }
     }
 
-    pub fn entry(&self) -> usize {
+    pub(crate) fn entry(&self) -> usize {
         self.entry
     }
 
     /// Time the door may still turn at ω before leaving its range [s] (∞ without motion).
-    pub fn time_to_limit(&self, omega: f64) -> f64 {
+    pub(crate) fn time_to_limit(&self, omega: f64) -> f64 {
         match &self.door {
             Some(d) if omega > 0.0 => (d.range.1 - self.angle) / omega,
             Some(d) if omega < 0.0 => (d.range.0 - self.angle) / omega,
@@ -83,7 +83,7 @@ impl Driver {
 
     /// One step: impulse if due, door and pins moved, the cloth stepped. When the door
     /// reaches the end of its range, the palette's stop entry takes over.
-    pub fn step(&mut self) -> Result<(), ReducedError> {
+    pub(crate) fn step(&mut self) -> Result<(), ReducedError> {
         let dt = self.params.dt;
         let e = &self.palette[self.entry];
         if self.impulse_due {
@@ -128,7 +128,7 @@ impl Driver {
     }
 
     /// Positions in the door's frame (the world's without a door), x, y, z per particle [m].
-    pub fn local_positions(&self, out: &mut [f64]) {
+    pub(crate) fn local_positions(&self, out: &mut [f64]) {
         let inv = self
             .door
             .as_ref()

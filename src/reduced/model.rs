@@ -27,11 +27,11 @@ pub struct Orbit {
 
 impl Orbit {
     /// Steps of the orbit (states after x⁰).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         (self.end - self.start) as usize
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.end == self.start
     }
 }
@@ -97,7 +97,7 @@ pub struct ReducedModel {
 
 impl ReducedModel {
     /// Recorded states N.
-    pub fn states(&self) -> usize {
+    pub(crate) fn states(&self) -> usize {
         self.q.len() / self.rank.max(1)
     }
 
@@ -109,7 +109,7 @@ impl ReducedModel {
 
     /// q̇ of state j.
     #[inline]
-    pub fn qdot_of(&self, j: usize) -> &[f32] {
+    pub(crate) fn qdot_of(&self, j: usize) -> &[f32] {
         &self.qdot[j * self.rank..(j + 1) * self.rank]
     }
 

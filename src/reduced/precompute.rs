@@ -29,7 +29,7 @@ pub struct PrecomputeOptions {
 
 /// Recorded states of a palette sequence.
 #[derive(Debug, Clone)]
-pub struct Sampled {
+pub(crate) struct Sampled {
     /// Coordinates per state M = 3v.
     pub coordinates: usize,
     /// N states of M positions each [m], state-major.
@@ -73,7 +73,7 @@ pub(crate) fn settle_steps(scene: &DynamicScene, spec: &ReducedSpec) -> u64 {
 
 /// Drives the scene with a random palette sequence and records its states; `progress` gets
 /// the fraction done.
-pub fn sample(
+pub(crate) fn sample(
     scene: &DynamicScene,
     opts: &PrecomputeOptions,
     progress: &mut dyn FnMut(f64),
@@ -169,7 +169,7 @@ pub fn precompute(
 }
 
 /// Reduces sampled states into a model: SVD, q and q̇ (eq. 8), β, pruned IRF library.
-pub fn build(
+pub(crate) fn build(
     scene: &DynamicScene,
     sampled: Sampled,
     opts: &PrecomputeOptions,

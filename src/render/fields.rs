@@ -67,7 +67,7 @@ pub struct Field {
 
 impl Field {
     /// The strain field of positions `x` on an `nu` × `nv` grid (rest spacings \[m\]), in %.
-    pub fn strain(nu: usize, nv: usize, h_warp: f64, h_weft: f64, x: &[[f32; 3]]) -> Self {
+    pub(crate) fn strain(nu: usize, nv: usize, h_warp: f64, h_weft: f64, x: &[[f32; 3]]) -> Self {
         Self::auto(strain(nu, nv, h_warp, h_weft, x), "STRAIN %", 100.0)
     }
 
@@ -301,7 +301,7 @@ fn srgb_to_linear(v: f32) -> f32 {
 }
 
 /// The colour map in sRGB bytes, for the legend drawn into the image.
-pub fn colormap_rgb8(t: f32) -> [u8; 3] {
+pub(crate) fn colormap_rgb8(t: f32) -> [u8; 3] {
     let lin = colormap(t);
     lin.map(|v| {
         let s = if v <= 0.003_130_8 {
@@ -314,7 +314,7 @@ pub fn colormap_rgb8(t: f32) -> [u8; 3] {
 }
 
 /// Per-vertex linear colours of a field.
-pub fn colors(field: &Field) -> Vec<[f32; 3]> {
+pub(crate) fn colors(field: &Field) -> Vec<[f32; 3]> {
     let (lo, hi) = field.range;
     let span = (hi - lo).max(f32::MIN_POSITIVE);
     field

@@ -17,7 +17,7 @@ use passes::Passes;
 
 pub use adapter::AdapterSummary;
 
-pub(crate) const SAMPLES: u32 = 4;
+pub const SAMPLES: u32 = 4;
 /// Plain RGBA8: the shader writes sRGB-encoded colours itself (a software rasteriser converts
 /// every sample of an sRGB target, which costs more than all the shading).
 const COLOR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
@@ -57,7 +57,7 @@ pub(crate) struct Gpu {
 }
 
 impl Gpu {
-    pub fn new(width: u32, height: u32) -> Result<Self, RenderError> {
+    pub(crate) fn new(width: u32, height: u32) -> Result<Self, RenderError> {
         let adapter = pick_adapter()?;
         let summary = AdapterSummary::of(&adapter.get_info());
         let limits = adapter.limits();
@@ -102,21 +102,15 @@ impl Gpu {
         })
     }
 
-    pub fn adapter(&self) -> &AdapterSummary {
+    pub(crate) fn adapter(&self) -> &AdapterSummary {
         &self.adapter
     }
 
-    pub fn size(&self) -> (u32, u32) {
+    pub(crate) fn size(&self) -> (u32, u32) {
         (self.targets.width, self.targets.height)
     }
 
-    pub fn resize(&mut self, width: u32, height: u32) {
-        if (width, height) != self.size() {
-            self.targets = Targets::new(&self.device, width, height);
-        }
-    }
-
-    pub fn set_static(&mut self, mesh: &Mesh, parts: StaticParts) {
+    pub(crate) fn set_static(&mut self, mesh: &Mesh, parts: StaticParts) {
         self.statics.upload(&self.device, &self.queue, mesh);
         self.parts = parts;
     }
@@ -138,7 +132,11 @@ impl Gpu {
     }
 
     /// Draws the frame and waits for it: the time spent.
-    pub fn draw(&mut self, globals: &Globals, cloth: &Mesh) -> Result<Duration, RenderError> {
+    pub(crate) fn draw(
+        &mut self,
+        globals: &Globals,
+        cloth: &Mesh,
+    ) -> Result<Duration, RenderError> {
         let t0 = Instant::now();
         self.queue
             .write_buffer(&self.passes.globals, 0, bytemuck::bytes_of(globals));
@@ -208,7 +206,7 @@ impl Gpu {
     }
 
     /// Copies the resolved frame to memory as tightly packed RGBA rows.
-    pub fn read(&mut self, out: &mut Vec<u8>) -> Result<Duration, RenderError> {
+    pub(crate) fn read(&mut self, out: &mut Vec<u8>) -> Result<Duration, RenderError> {
         let t0 = Instant::now();
         let t = &self.targets;
         let mut enc = self

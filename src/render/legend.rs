@@ -105,7 +105,7 @@ fn number(v: f32) -> String {
 }
 
 /// Draws the colour bar of `field` at the right edge of an RGBA image.
-pub fn draw(rgba: &mut [u8], width: u32, height: u32, field: &Field) {
+pub(crate) fn draw(rgba: &mut [u8], width: u32, height: u32, field: &Field) {
     let mut cv = Canvas {
         rgba,
         width,

@@ -49,7 +49,14 @@ impl Mesh {
     }
 
     /// A ball of `radius` about `c`, as a UV sphere.
-    pub fn sphere(&mut self, c: V3, radius: f32, color: [f32; 3], material: u32, rings: u32) {
+    pub(crate) fn sphere(
+        &mut self,
+        c: V3,
+        radius: f32,
+        color: [f32; 3],
+        material: u32,
+        rings: u32,
+    ) {
         let segs = 2 * rings;
         let base = self.vertices.len() as u32;
         for r in 0..=rings {
@@ -72,14 +79,14 @@ impl Mesh {
     }
 
     /// An axis-aligned box with flat faces.
-    pub fn cuboid(&mut self, lo: V3, hi: V3, color: [f32; 3]) {
+    pub(crate) fn cuboid(&mut self, lo: V3, hi: V3, color: [f32; 3]) {
         let d = hi - lo;
         let edges = [V3::x() * d.x, V3::y() * d.y, V3::z() * d.z];
         self.parallelepiped(lo, edges, color);
     }
 
     /// A box with flat faces: a corner and its three edges (a right-handed or left-handed set).
-    pub fn parallelepiped(&mut self, o: V3, e: [V3; 3], color: [f32; 3]) {
+    pub(crate) fn parallelepiped(&mut self, o: V3, e: [V3; 3], color: [f32; 3]) {
         let centre = o + (e[0] + e[1] + e[2]) * 0.5;
         for axis in 0..3 {
             let (u, v) = (e[(axis + 1) % 3], e[(axis + 2) % 3]);
@@ -107,7 +114,7 @@ impl Mesh {
     }
 
     /// A square of half-side `half` centred on `c` in the plane with unit normal `n`.
-    pub fn quad(&mut self, c: V3, n: V3, half: f32, material: u32, color: [f32; 3]) {
+    pub(crate) fn quad(&mut self, c: V3, n: V3, half: f32, material: u32, color: [f32; 3]) {
         let (u, v) = tangents(n);
         let base = self.vertices.len() as u32;
         for (a, b) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {

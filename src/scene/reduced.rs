@@ -166,12 +166,12 @@ pub fn palette_allows(palette: &[PaletteEntrySpec], from: usize, to: usize) -> b
 
 impl ReducedSpec {
     /// Index of an entry by name or key.
-    pub fn find(&self, name: &str) -> Option<usize> {
+    pub(crate) fn find(&self, name: &str) -> Option<usize> {
         palette_index(&self.palette, name)
     }
 
     /// Index of the start entry.
-    pub fn start_index(&self) -> usize {
+    pub(crate) fn start_index(&self) -> usize {
         self.start
             .as_deref()
             .and_then(|s| self.find(s))
@@ -179,12 +179,12 @@ impl ReducedSpec {
     }
 
     /// Whether entry `to` may follow entry `from`.
-    pub fn allows(&self, from: usize, to: usize) -> bool {
+    pub(crate) fn allows(&self, from: usize, to: usize) -> bool {
         palette_allows(&self.palette, from, to)
     }
 
     /// Checks the palette, durations and tolerances; `wind` says whether the scene has wind.
-    pub fn validate(&self, wind: bool) -> Result<(), ReducedSpecError> {
+    pub(crate) fn validate(&self, wind: bool) -> Result<(), ReducedSpecError> {
         if self.palette.is_empty() {
             return Err(ReducedSpecError::EmptyPalette);
         }

@@ -194,7 +194,7 @@ fn lookup(context: Context, key: KeyEvent) -> Option<Action> {
 }
 
 /// A palette key may be used bare: no global key nor Cloth key is the same character.
-pub fn palette_key_free(c: char) -> bool {
+pub(crate) fn palette_key_free(c: char) -> bool {
     !BINDINGS
         .iter()
         .filter(|b| matches!(b.context, Global | Context::Tab(Tab::Cloth)))
@@ -203,7 +203,7 @@ pub fn palette_key_free(c: char) -> bool {
 }
 
 /// How palette key `c` is typed: `c` when free, else `Alt-c`.
-pub fn palette_key_label(c: char) -> String {
+pub(crate) fn palette_key_label(c: char) -> String {
     if palette_key_free(c) {
         c.to_string()
     } else {

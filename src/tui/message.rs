@@ -40,7 +40,7 @@ impl Tab {
         }
     }
 
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         Tab::ALL.iter().position(|t| *t == self).unwrap_or(0)
     }
 }
@@ -74,7 +74,7 @@ impl ExportKind {
     ];
 
     /// Images one export writes.
-    pub fn frames(self) -> usize {
+    pub(crate) fn frames(self) -> usize {
         if self == ExportKind::ClothSequence {
             CLOTH_SEQUENCE_FRAMES
         } else {
@@ -83,11 +83,11 @@ impl ExportKind {
     }
 
     /// Rendered from the Cloth tab's simulation (rather than plotted).
-    pub fn is_cloth(self) -> bool {
+    pub(crate) fn is_cloth(self) -> bool {
         matches!(self, ExportKind::ClothFrame | ExportKind::ClothSequence)
     }
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             ExportKind::CurrentView => "current view (curve, overlay, residuals)",
             ExportKind::FabricSheet => "fabric sheet (2 x 3 curves)",
@@ -97,7 +97,7 @@ impl ExportKind {
         }
     }
 
-    pub fn default_name(self) -> &'static str {
+    pub(crate) fn default_name(self) -> &'static str {
         match self {
             ExportKind::CurrentView => "kestrel-curve.png",
             ExportKind::FabricSheet => "kestrel-sheet.png",
@@ -133,7 +133,7 @@ pub struct PaletteKey {
 }
 
 /// A path names a reduced model (by its extension).
-pub fn is_model(path: &Path) -> bool {
+pub(crate) fn is_model(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "krd")
 }
 
@@ -148,7 +148,7 @@ pub enum ClothControl {
     /// Apply palette entry k of a reduced model (ignored by a full simulation).
     Impulse(usize),
     /// Render the current state (`ClothFrame`: one PNG at `path`) or run on and render
-    /// [`ExportKind::frames`] frames into the folder `path` (`ClothSequence`), pausing the
+    /// `ExportKind::frames` frames into the folder `path` (`ClothSequence`), pausing the
     /// simulation; nothing replaced unless `force`.
     Render {
         kind: ExportKind,
@@ -161,7 +161,7 @@ pub enum ClothControl {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClothFrame {
     pub scene: String,
-    /// Particle positions [m].
+    /// Particle positions \[m\].
     pub positions: Vec<[f64; 3]>,
     /// Particles along the warp and the weft.
     pub nu: usize,
@@ -170,7 +170,7 @@ pub struct ClothFrame {
     pub up: [f64; 3],
     pub steps: u64,
     pub time_s: f64,
-    /// Mean wall time per step since the last frame [ms].
+    /// Mean wall time per step since the last frame \[ms\].
     pub ms_per_step: f64,
     /// Largest deformation rates of structural and shear pairs (0.1 = 10 %).
     pub rate_structural: f64,
@@ -191,7 +191,7 @@ pub struct ReducedStats {
     /// Palette entry in force.
     pub entry: usize,
     pub entry_name: String,
-    /// Door angle [deg], with a door.
+    /// Door angle \[deg\], with a door.
     pub door_deg: Option<f64>,
     pub jumps: usize,
     /// Impulses refused.
@@ -333,7 +333,7 @@ pub enum Action {
     ClothStep,
     /// Cloth: apply palette entry k of the reduced model being played.
     ClothImpulse(usize),
-    /// Cloth: turn the view (yaw, pitch) [rad].
+    /// Cloth: turn the view (yaw, pitch) \[rad\].
     Rotate(f64, f64),
     /// A modal question answered.
     Answer(bool),

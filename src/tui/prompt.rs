@@ -24,7 +24,7 @@ pub struct Prompt {
 }
 
 impl Prompt {
-    pub fn new(purpose: PromptPurpose, label: &str, text: String) -> Self {
+    pub(crate) fn new(purpose: PromptPurpose, label: &str, text: String) -> Self {
         Self {
             purpose,
             label: label.to_string(),

@@ -8,10 +8,10 @@ use crate::material::{drive_parts, ConnectorLaw, DrivingPath};
 use crate::plot::style::energy_unit;
 
 /// Points (x, y) in KES units.
-pub type Points = Vec<(f64, f64)>;
+pub(crate) type Points = Vec<(f64, f64)>;
 
 /// The KES test a law belongs to.
-pub fn test_of_law(law: &ConnectorLaw) -> KesTest {
+pub(crate) fn test_of_law(law: &ConnectorLaw) -> KesTest {
     law.kes_test().1
 }
 
@@ -24,7 +24,7 @@ fn to_kes(test: KesTest, x: &[f64], y: &[f64]) -> Points {
 }
 
 /// Loading (|x| growing) and unloading samples of a curve, as the plots colour them, KES units.
-pub fn branches(curve: &Curve) -> (Points, Points) {
+pub(crate) fn branches(curve: &Curve) -> (Points, Points) {
     let loading = Path::new(&curve.x).loading();
     let all = to_kes(curve.test, &curve.x, &curve.y);
     let mut up = Vec::new();
@@ -40,13 +40,13 @@ pub fn branches(curve: &Curve) -> (Points, Points) {
 }
 
 /// The law's curve on the KES instrument's protocol (SI), or why it cannot run it.
-pub fn protocol_curve(law: &ConnectorLaw, test: KesTest) -> Result<Curve, String> {
+pub(crate) fn protocol_curve(law: &ConnectorLaw, test: KesTest) -> Result<Curve, String> {
     let protocol = Protocol::kes(test).map_err(|e| e.to_string())?;
     simulate(law, &protocol, 400, "law", Direction::Warp).map_err(|e| e.to_string())
 }
 
 /// The law driven through the KES instrument's protocol, KES units.
-pub fn protocol_points(law: &ConnectorLaw, test: KesTest) -> Points {
+pub(crate) fn protocol_points(law: &ConnectorLaw, test: KesTest) -> Points {
     match protocol_curve(law, test) {
         Ok(c) => to_kes(test, &c.x, &c.y),
         Err(_) => Vec::new(),
@@ -54,7 +54,7 @@ pub fn protocol_points(law: &ConnectorLaw, test: KesTest) -> Points {
 }
 
 /// KES values of the law's protocol curve, formatted.
-pub fn protocol_values(law: &ConnectorLaw, test: KesTest) -> Vec<(String, String)> {
+pub(crate) fn protocol_values(law: &ConnectorLaw, test: KesTest) -> Vec<(String, String)> {
     match protocol_curve(law, test) {
         Ok(c) => super::format_values(&c),
         Err(e) => vec![("".into(), e)],
@@ -62,7 +62,7 @@ pub fn protocol_values(law: &ConnectorLaw, test: KesTest) -> Vec<(String, String
 }
 
 /// The model's forces along the curve's own path, KES units.
-pub fn fit_points(curve: &Curve, fit: &CurveFit) -> Points {
+pub(crate) fn fit_points(curve: &Curve, fit: &CurveFit) -> Points {
     match fit.forces(&curve.x) {
         Some(y) => to_kes(curve.test, &curve.x, &y),
         None => Vec::new(),
@@ -71,7 +71,7 @@ pub fn fit_points(curve: &Curve, fit: &CurveFit) -> Points {
 
 /// A hysteresis view of a law: total and friction part along a driving path, and the
 /// energy dissipated per closed cycle (an open segment's work is no cycle's).
-pub struct LoopView {
+pub(crate) struct LoopView {
     pub total: Points,
     pub friction: Points,
     pub energy_per_cycle: Vec<f64>,
@@ -80,7 +80,7 @@ pub struct LoopView {
 }
 
 /// The KES range of a test in SI: 8°, 2.5 1/cm, 5 % strain.
-pub fn kes_amplitude_si(test: KesTest) -> f64 {
+pub(crate) fn kes_amplitude_si(test: KesTest) -> f64 {
     match test {
         KesTest::Tensile => 0.05,
         KesTest::Shear => 8.0 * crate::kes::DEG_RAD,
@@ -89,7 +89,12 @@ pub fn kes_amplitude_si(test: KesTest) -> f64 {
     }
 }
 
-pub fn hysteresis(law: &ConnectorLaw, test: KesTest, path: DrivingPath, scale: f64) -> LoopView {
+pub(crate) fn hysteresis(
+    law: &ConnectorLaw,
+    test: KesTest,
+    path: DrivingPath,
+    scale: f64,
+) -> LoopView {
     let amplitude = kes_amplitude_si(test) * scale;
     let x = path.samples(amplitude, 200, test == KesTest::Tensile);
     let parts = drive_parts(law, &x);
@@ -112,7 +117,7 @@ pub fn hysteresis(law: &ConnectorLaw, test: KesTest, path: DrivingPath, scale: f
 
 /// Orthographic view of a cloth frame: yaw about the up axis, then tilt by `pitch`; returns
 /// screen (x, y) per particle [m].
-pub fn project(frame: &super::message::ClothFrame, yaw: f64, pitch: f64) -> Points {
+pub(crate) fn project(frame: &super::message::ClothFrame, yaw: f64, pitch: f64) -> Points {
     let u = frame.up;
     // a horizontal unit vector: the world axis least aligned with up, made orthogonal
     let axis = if u[0].abs() < 0.9 {

@@ -13,28 +13,28 @@ use super::prompt::{Prompt, PromptPurpose};
 
 /// What a tab's update asks of the app besides its own state: a status line, jobs, a prompt.
 #[derive(Debug, Default)]
-pub struct Effects {
+pub(crate) struct Effects {
     pub status: Option<String>,
     pub jobs: Vec<Job>,
     pub prompt: Option<Prompt>,
 }
 
 impl Effects {
-    pub fn status(&mut self, text: impl Into<String>) {
+    pub(crate) fn status(&mut self, text: impl Into<String>) {
         self.status = Some(text.into());
     }
 
-    pub fn job(&mut self, job: Job) {
+    pub(crate) fn job(&mut self, job: Job) {
         self.jobs.push(job);
     }
 
-    pub fn prompt(&mut self, purpose: PromptPurpose, label: &str, text: String) {
+    pub(crate) fn prompt(&mut self, purpose: PromptPurpose, label: &str, text: String) {
         self.prompt = Some(Prompt::new(purpose, label, text));
     }
 }
 
 /// Index `s` moved one up or down in a ring of `n` (at least one).
-pub fn ring_step(s: usize, n: usize, up: bool) -> usize {
+pub(crate) fn ring_step(s: usize, n: usize, up: bool) -> usize {
     let n = n.max(1);
     if up {
         (s + n - 1) % n

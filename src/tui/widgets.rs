@@ -12,19 +12,19 @@ use ratatui::widgets::{
 };
 
 /// Colours, or none under NO_COLOR.
-pub struct Theme {
+pub(crate) struct Theme {
     pub mono: bool,
 }
 
 impl Theme {
-    pub fn fg(&self, c: Color) -> Style {
+    pub(crate) fn fg(&self, c: Color) -> Style {
         if self.mono {
             Style::default()
         } else {
             Style::default().fg(c)
         }
     }
-    pub fn selected(&self) -> Style {
+    pub(crate) fn selected(&self) -> Style {
         if self.mono {
             Style::default().add_modifier(Modifier::REVERSED)
         } else {
@@ -34,18 +34,18 @@ impl Theme {
                 .add_modifier(Modifier::BOLD)
         }
     }
-    pub fn loading(&self) -> Style {
+    pub(crate) fn loading(&self) -> Style {
         self.fg(Color::Cyan)
     }
-    pub fn unloading(&self) -> Style {
+    pub(crate) fn unloading(&self) -> Style {
         self.fg(Color::Magenta)
     }
-    pub fn model(&self) -> Style {
+    pub(crate) fn model(&self) -> Style {
         self.fg(Color::Yellow)
     }
 }
 
-pub fn block(title: &str) -> Block<'_> {
+pub(crate) fn block(title: &str) -> Block<'_> {
     Block::default().borders(Borders::ALL).title(title)
 }
 
@@ -70,7 +70,9 @@ pub(crate) fn selection_list(
 }
 
 /// Bounds of a set of series, padded by 5 %.
-pub fn bounds<'a>(series: impl IntoIterator<Item = &'a [(f64, f64)]>) -> ([f64; 2], [f64; 2]) {
+pub(crate) fn bounds<'a>(
+    series: impl IntoIterator<Item = &'a [(f64, f64)]>,
+) -> ([f64; 2], [f64; 2]) {
     let mut x = [f64::INFINITY, f64::NEG_INFINITY];
     let mut y = [f64::INFINITY, f64::NEG_INFINITY];
     for s in series {
@@ -107,10 +109,10 @@ fn axis_labels(r: [f64; 2]) -> Vec<Span<'static>> {
 }
 
 /// A named series for a chart: (name, points, style, drawn as a line?).
-pub type Series<'a> = (&'a str, &'a [(f64, f64)], Style, bool);
+pub(crate) type Series<'a> = (&'a str, &'a [(f64, f64)], Style, bool);
 
 /// A chart of named series.
-pub fn chart(
+pub(crate) fn chart(
     title: &str,
     x_title: &str,
     y_title: &str,
@@ -152,7 +154,7 @@ pub fn chart(
 }
 
 /// A table of (name, value with unit) rows.
-pub fn values_paragraph<'a>(title: &'a str, rows: &[(String, String)]) -> Paragraph<'a> {
+pub(crate) fn values_paragraph<'a>(title: &'a str, rows: &[(String, String)]) -> Paragraph<'a> {
     let lines: Vec<Line> = rows
         .iter()
         .map(|(k, v)| Line::from(format!("{k:>5} {v}")))

@@ -18,13 +18,13 @@ use crate::plot::PlotError;
 
 /// The long-lived workers: the cloth simulation thread's control channel.
 #[derive(Debug, Default)]
-pub struct Workers {
+pub(crate) struct Workers {
     cloth: Option<Sender<ClothControl>>,
 }
 
 impl Workers {
     /// Starts `job`: a command to the cloth thread, or a one-shot thread.
-    pub fn start(&mut self, job: Job, tx: Sender<Event>) {
+    pub(crate) fn start(&mut self, job: Job, tx: Sender<Event>) {
         match job {
             Job::ClothStart(path) => {
                 if let Some(old) = self.cloth.take() {

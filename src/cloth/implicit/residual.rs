@@ -18,7 +18,7 @@ pub(crate) struct Workspace {
 }
 
 impl Workspace {
-    pub fn resize(&mut self, world: &ClothWorld) {
+    pub(crate) fn resize(&mut self, world: &ClothWorld) {
         let n = world.len();
         self.force.resize(n, Vec3::zeros());
         self.vel.resize(n, Vec3::zeros());

@@ -24,7 +24,7 @@ pub(super) struct Passes {
 }
 
 impl Passes {
-    pub fn new(device: &wgpu::Device) -> Self {
+    pub(crate) fn new(device: &wgpu::Device) -> Self {
         let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("scene.wgsl"),
             source: wgpu::ShaderSource::Wgsl(include_str!("../scene.wgsl").into()),

@@ -27,7 +27,7 @@ pub struct ClothTabState {
     pub selected: usize,
     pub loaded: Option<PathBuf>,
     pub frame: Option<ClothFrame>,
-    /// View rotation about the up axis and tilt [rad].
+    /// View rotation about the up axis and tilt \[rad\].
     pub yaw: f64,
     pub pitch: f64,
 }
@@ -48,7 +48,7 @@ impl Default for ClothTabState {
 
 impl ClothTabState {
     /// The palette keys in force: those of a reduced model loaded, else none.
-    pub fn live_palette(&self) -> &[PaletteKey] {
+    pub(crate) fn live_palette(&self) -> &[PaletteKey] {
         if self.loaded.is_some() {
             &self.palette
         } else {
@@ -57,7 +57,7 @@ impl ClothTabState {
     }
 
     /// Handles the tab's actions: selection, load, run/pause, step, impulses, view.
-    pub fn update(&mut self, action: &Action, fx: &mut Effects) {
+    pub(crate) fn update(&mut self, action: &Action, fx: &mut Effects) {
         match *action {
             Action::Up | Action::Down => {
                 let up = matches!(action, Action::Up);
@@ -111,12 +111,12 @@ impl ClothTabState {
     }
 
     /// The list found by the scan job.
-    pub fn on_scanned(&mut self, scenes: Vec<PathBuf>) {
+    pub(crate) fn on_scanned(&mut self, scenes: Vec<PathBuf>) {
         self.selected = self.selected.min(scenes.len().saturating_sub(1));
         self.scenes = scenes;
     }
 
-    pub fn on_palette(&mut self, palette: Vec<PaletteKey>, fx: &mut Effects) {
+    pub(crate) fn on_palette(&mut self, palette: Vec<PaletteKey>, fx: &mut Effects) {
         let names: Vec<&str> = palette.iter().map(|p| p.name.as_str()).collect();
         fx.status(format!(
             "model loaded — Space plays; impulses: {}",
@@ -125,7 +125,7 @@ impl ClothTabState {
         self.palette = palette;
     }
 
-    pub fn render(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn render(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
         let [left, right] =
             Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(area);
         // the palette legend wraps inside the 32 columns of the left pane

@@ -67,7 +67,7 @@ impl ConnectorState {
         &self.laws[self.law]
     }
 
-    pub fn law_index_for(test: KesTest) -> usize {
+    pub(crate) fn law_index_for(test: KesTest) -> usize {
         match test {
             KesTest::Tensile => 0,
             KesTest::Bending => 1,
@@ -76,20 +76,20 @@ impl ConnectorState {
     }
 
     /// Shows the law of `test` (the selected curve's), from its first parameter.
-    pub fn follow(&mut self, test: KesTest) {
+    pub(crate) fn follow(&mut self, test: KesTest) {
         self.law = Self::law_index_for(test);
         self.selected_param = 0;
     }
 
     /// Puts a fitted law in its place and shows it.
-    pub fn accept(&mut self, law: ConnectorLaw, test: KesTest) {
+    pub(crate) fn accept(&mut self, law: ConnectorLaw, test: KesTest) {
         let i = Self::law_index_for(test);
         self.laws[i] = law;
         self.law = i;
     }
 
     /// Handles the tab's actions: Up/Down, law, friction model, μ, nudges, typed values.
-    pub fn update(&mut self, action: &Action, fx: &mut Effects) {
+    pub(crate) fn update(&mut self, action: &Action, fx: &mut Effects) {
         match *action {
             Action::Up | Action::Down => {
                 let n = self.current().parameters().len();
@@ -161,7 +161,7 @@ impl ConnectorState {
     }
 
     /// The value typed for the selected parameter.
-    pub fn submit_value(&mut self, text: &str, fx: &mut Effects) {
+    pub(crate) fn submit_value(&mut self, text: &str, fx: &mut Effects) {
         match text.parse::<f64>() {
             Ok(v) => {
                 let params = self.current().parameters();
@@ -184,7 +184,7 @@ impl ConnectorState {
         }
     }
 
-    pub fn render(&self, curves: &CurvesState, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn render(&self, curves: &CurvesState, theme: &Theme, area: Rect, buf: &mut Buffer) {
         let [left, right] =
             Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(area);
         let law = self.current();

@@ -20,16 +20,16 @@ pub struct CurvesState {
 }
 
 impl CurvesState {
-    pub fn new(list: Vec<LoadedCurve>) -> Self {
+    pub(crate) fn new(list: Vec<LoadedCurve>) -> Self {
         Self { list, selected: 0 }
     }
 
-    pub fn selected_curve(&self) -> Option<&LoadedCurve> {
+    pub(crate) fn selected_curve(&self) -> Option<&LoadedCurve> {
         self.list.get(self.selected)
     }
 
     /// Indices of the curves of the selected curve's fabric.
-    pub fn fabric_members(&self) -> Vec<usize> {
+    pub(crate) fn fabric_members(&self) -> Vec<usize> {
         let Some(sel) = self.selected_curve() else {
             return Vec::new();
         };
@@ -42,7 +42,7 @@ impl CurvesState {
     }
 
     /// Moves the selection; true when there is a curve to follow.
-    pub fn step(&mut self, up: bool) -> bool {
+    pub(crate) fn step(&mut self, up: bool) -> bool {
         let n = self.list.len();
         if n == 0 {
             return false;
@@ -52,7 +52,7 @@ impl CurvesState {
     }
 
     /// Appends opened curves and selects the first of them; true when there were any.
-    pub fn add(&mut self, curves: Vec<LoadedCurve>) -> bool {
+    pub(crate) fn add(&mut self, curves: Vec<LoadedCurve>) -> bool {
         if curves.is_empty() {
             return false;
         }
@@ -62,7 +62,7 @@ impl CurvesState {
     }
 
     /// The curve list grouped by fabric, with the selection highlighted.
-    pub fn render_list(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn render_list(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
         let mut items = Vec::new();
         let mut selected_row = None;
         let mut last_fabric: Option<&str> = None;
@@ -97,7 +97,7 @@ impl CurvesState {
         selection_list(theme, "curves", items, selected_row, area, buf);
     }
 
-    pub fn render(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn render(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
         let [left, right] =
             Layout::horizontal([Constraint::Length(28), Constraint::Min(20)]).areas(area);
         self.render_list(theme, left, buf);

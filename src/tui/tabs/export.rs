@@ -33,7 +33,7 @@ pub struct ExportState {
 }
 
 /// What the export tabs show, read to build a request.
-pub struct Sources<'a> {
+pub(crate) struct Sources<'a> {
     pub curves: &'a CurvesState,
     pub connector: &'a ConnectorState,
     pub hysteresis: &'a HysteresisState,
@@ -66,7 +66,7 @@ fn item(src: &Sources, index: usize) -> Option<PlotItem> {
 }
 
 /// Everything a plotted export of `kind` needs, copied now.
-pub fn request(src: &Sources, kind: ExportKind) -> ExportRequest {
+pub(crate) fn request(src: &Sources, kind: ExportKind) -> ExportRequest {
     match kind {
         ExportKind::CurrentView => match item(src, src.curves.selected) {
             Some(i) => ExportRequest::Curve(i),
@@ -125,7 +125,7 @@ pub fn request(src: &Sources, kind: ExportKind) -> ExportRequest {
 }
 
 /// The job that writes an export of `kind` to `path`.
-pub fn export_job(src: &Sources, kind: ExportKind, path: PathBuf, force: bool) -> Job {
+pub(crate) fn export_job(src: &Sources, kind: ExportKind, path: PathBuf, force: bool) -> Job {
     Job::ExportPng {
         kind,
         path,
@@ -136,7 +136,7 @@ pub fn export_job(src: &Sources, kind: ExportKind, path: PathBuf, force: bool) -
 
 impl ExportState {
     /// Handles the tab's actions: the selection, and Export (asks for a path).
-    pub fn update(&mut self, action: &Action, cloth_loaded: bool, fx: &mut Effects) {
+    pub(crate) fn update(&mut self, action: &Action, cloth_loaded: bool, fx: &mut Effects) {
         match action {
             Action::Up | Action::Down => {
                 let up = matches!(action, Action::Up);
@@ -166,7 +166,13 @@ impl ExportState {
     }
 
     /// Starts the export of `kind` to `path` (forced after a yes to overwrite).
-    pub fn start(&mut self, src: &Sources, kind: ExportKind, path: PathBuf, force: bool) -> Job {
+    pub(crate) fn start(
+        &mut self,
+        src: &Sources,
+        kind: ExportKind,
+        path: PathBuf,
+        force: bool,
+    ) -> Job {
         if kind.is_cloth() {
             self.rendering = Some((0, kind.frames()));
         }
@@ -174,7 +180,7 @@ impl ExportState {
     }
 
     /// A file was written; true when it is a parameter set rather than an export.
-    pub fn on_written(&mut self, path: &Path) -> bool {
+    pub(crate) fn on_written(&mut self, path: &Path) -> bool {
         self.rendering = None;
         let params = path.extension().is_some_and(|e| e == "toml" || e == "json");
         if !params {
@@ -183,12 +189,18 @@ impl ExportState {
         params
     }
 
-    pub fn on_progress(&mut self, done: usize, total: usize, adapter: String) {
+    pub(crate) fn on_progress(&mut self, done: usize, total: usize, adapter: String) {
         self.rendering = Some((done, total));
         self.adapter = Some(adapter);
     }
 
-    pub fn render(&self, cloth_loaded: Option<&Path>, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn render(
+        &self,
+        cloth_loaded: Option<&Path>,
+        theme: &Theme,
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
         let [list, gauge, info] = Layout::vertical([
             Constraint::Length(ExportKind::ALL.len() as u16 + 2),
             Constraint::Length(3),

@@ -39,7 +39,7 @@ impl Default for FitState {
 }
 
 /// The job that writes the parameter set of the selected curve's fabric from its fitted curves.
-pub fn save_job(curves: &CurvesState, path: PathBuf, force: bool) -> Job {
+pub(crate) fn save_job(curves: &CurvesState, path: PathBuf, force: bool) -> Job {
     let fitted = curves
         .fabric_members()
         .iter()
@@ -65,7 +65,7 @@ pub fn save_job(curves: &CurvesState, path: PathBuf, force: bool) -> Job {
 
 impl FitState {
     /// Handles the tab's actions: model, run, accept, save.
-    pub fn update(
+    pub(crate) fn update(
         &mut self,
         action: &Action,
         curves: &CurvesState,
@@ -139,7 +139,7 @@ impl FitState {
         self.iterations_seen = 0;
     }
 
-    pub fn on_progress(&mut self, p: FitProgress) {
+    pub(crate) fn on_progress(&mut self, p: FitProgress) {
         self.iterations_seen += 1;
         if let Some((_, last)) = self.running.as_mut() {
             *last = Some(p);
@@ -147,7 +147,7 @@ impl FitState {
     }
 
     /// A fit came back: kept with its curve; true when it fitted (results now unsaved).
-    pub fn on_done(
+    pub(crate) fn on_done(
         &mut self,
         curve_index: usize,
         fit: CurveFit,
@@ -171,7 +171,7 @@ impl FitState {
         fitted
     }
 
-    pub fn render(&self, curves: &CurvesState, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn render(&self, curves: &CurvesState, theme: &Theme, area: Rect, buf: &mut Buffer) {
         let [left, right] =
             Layout::horizontal([Constraint::Length(28), Constraint::Min(20)]).areas(area);
         let [list, model] =

@@ -32,7 +32,7 @@ impl Default for HysteresisState {
 
 impl HysteresisState {
     /// Handles the tab's actions: next path, amplitude scaled.
-    pub fn update(&mut self, action: &Action, fx: &mut Effects) {
+    pub(crate) fn update(&mut self, action: &Action, fx: &mut Effects) {
         match *action {
             Action::CyclePath => {
                 self.path = match self.path {
@@ -49,7 +49,13 @@ impl HysteresisState {
         }
     }
 
-    pub fn render(&self, connector: &ConnectorState, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn render(
+        &self,
+        connector: &ConnectorState,
+        theme: &Theme,
+        area: Rect,
+        buf: &mut Buffer,
+    ) {
         let law = connector.current();
         let test = series::test_of_law(law);
         let units = test.kes_units();

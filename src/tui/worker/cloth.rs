@@ -12,7 +12,7 @@ use crate::render::{frame_path, positions, RenderError, Renderer, SceneView};
 use crate::scene::Scene;
 use crate::tui::message::{ClothControl, ClothFrame, Event, ExportKind, PendingWrite};
 
-/// Size of the frames rendered from the tab [px].
+/// Size of the frames rendered from the tab \[px\].
 pub const RENDER_SIZE: (u32, u32) = (1280, 720);
 
 /// Frames per second of simulated time in a rendered sequence.

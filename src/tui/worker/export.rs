@@ -14,7 +14,7 @@ fn curve_plot(i: &PlotItem) -> CurvePlot<'_> {
 }
 
 /// Draws and writes the PNG (atomically; an existing file only with `force`).
-pub fn write(request: &ExportRequest, path: &Path, force: bool) -> Result<(), PlotError> {
+pub(crate) fn write(request: &ExportRequest, path: &Path, force: bool) -> Result<(), PlotError> {
     if !force && path.exists() {
         return Err(PlotError::Write(crate::atomic::WriteError::Exists {
             path: path.to_path_buf(),
