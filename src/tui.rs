@@ -45,6 +45,7 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
         signal_hook::flag::register(signal, Arc::clone(&terminate))?;
     }
+    exit_when_stuck(Arc::clone(&terminate));
     // ratatui::init enters the alternate screen and raw mode and restores them on panic
     let mut terminal = ratatui::init();
     let (tx, rx) = mpsc::channel();
@@ -84,4 +85,18 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     })();
     ratatui::restore();
     result
+}
+
+/// After SIGTERM or SIGHUP the workbench's loop returns at its next turn. When the terminal has gone
+/// away, though, crossterm's read can spin on end-of-file without returning, so a watchdog
+/// restores what it can and ends the process if the loop has not returned within a second.
+fn exit_when_stuck(terminate: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        while !terminate.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(900));
+        ratatui::restore();
+        std::process::exit(1);
+    });
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test of the workbench in a real terminal (tmux, 120x40): walk the tabs, run a
-# fit, save the parameter set, export a PNG, load a cloth scene and render its frame, quit. Fails with the captured screen.
+# fit, save the parameter set, export a PNG, load a cloth scene and render its frame, quit;
+# then close the terminal under a running simulation: the process must be gone within 2 s.
+# Fails with the captured screen.
 # Usage: tests/e2e_tui.sh [path/to/kestrel]   (default: target/release/kestrel)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -65,4 +67,22 @@ keys q;    wait_for "exited-0" 10
 grep -q 'kestrel_params = 1' "$work/e2e.params.toml" || fail "parameter file has no format version"
 head -c 8 "$work/e2e.png" | od -An -tx1 | grep -q '89 50 4e 47' || fail "e2e.png is not a PNG"
 head -c 8 "$work/e2e-cloth.png" | od -An -tx1 | grep -q '89 50 4e 47' || fail "e2e-cloth.png is not a PNG"
-echo "e2e: 1 passed, 0 failed"
+# The terminal goes away while a simulation runs: the process must be gone within 2 s.
+tmux kill-session -t "$session" 2>/dev/null || true
+tmux new-session -d -s "$session" -x 120 -y 40 "NO_COLOR= '$bin'; sleep 30"
+wait_for "1 Curves" 10
+keys 5;    wait_for "provot_sheet_17"
+keys Down Down Down Down Down; keys Enter; wait_for "paused" 20
+keys Space; sleep 1
+shell=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+pid=$(ps -o pid= --ppid "$shell" | tr -d ' ' | head -n 1)
+[ -n "$pid" ] || fail "no workbench process under the pane's shell"
+tmux kill-session -t "$session"
+# gone: no such process, or a zombie whose parent (the pane's shell) died with the terminal
+running() { case "$(ps -o stat= -p "$1" 2>/dev/null)" in ""|Z*) return 1 ;; *) return 0 ;; esac; }
+for _ in $(seq 20); do running "$pid" || break; sleep 0.1; done
+if running "$pid"; then
+  kill -9 "$pid" 2>/dev/null || true
+  echo "e2e FAILED: the workbench (pid $pid) still ran 2 s after its terminal went away"; exit 1
+fi
+echo "e2e: 2 passed, 0 failed"
