@@ -1,9 +1,6 @@
 //! The step pipeline: integrate (explicit, backward Euler or semi-implicit), Provot's constraints, obstacles by
 //! dynamic inverse (v = Δx/Δt for moved particles), then the blow-up check; time in s.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
 use super::constraints::ProvotConstraints;
@@ -25,49 +22,19 @@ pub enum Preconditioner {
     Stretch,
 }
 
-/// The time integrator of a scene.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Integrator {
-    /// Symplectic Euler (Provot eq. 2).
-    Explicit,
-    /// Backward Euler solved by limited-memory Broyden.
-    Broyden,
-    /// Backward Euler solved by Newton–Krylov (GMRES, differenced Jacobian–vector products).
-    NewtonKrylov,
-    /// Terzopoulos' semi-implicit scheme (eqs. 28–31), for the `terzopoulos` material.
-    SemiImplicit,
-}
-
-impl Integrator {
-    pub fn name(self) -> &'static str {
-        match self {
-            Integrator::Explicit => "explicit",
-            Integrator::Broyden => "broyden",
-            Integrator::NewtonKrylov => "newton_krylov",
-            Integrator::SemiImplicit => "semi_implicit",
-        }
-    }
-}
-
-impl fmt::Display for Integrator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Integrator {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-            "explicit" | "symplectic_euler" | "euler" => Ok(Integrator::Explicit),
-            "broyden" | "implicit" => Ok(Integrator::Broyden),
-            "newton_krylov" | "newton" | "nk" => Ok(Integrator::NewtonKrylov),
-            "semi_implicit" | "terzopoulos" => Ok(Integrator::SemiImplicit),
-            other => Err(format!(
-                "unknown integrator `{other}` — expected explicit, broyden, newton-krylov or semi-implicit"
-            )),
-        }
+crate::named::named_enum! {
+    /// The time integrator of a scene.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Integrator: "integrator", folded_snake {
+        /// Symplectic Euler (Provot eq. 2).
+        Explicit => "explicit" | "symplectic_euler" | "euler",
+        /// Backward Euler solved by limited-memory Broyden.
+        Broyden => "broyden" | "implicit",
+        /// Backward Euler solved by Newton–Krylov (GMRES, differenced Jacobian–vector products).
+        NewtonKrylov => "newton_krylov" | "newton" | "nk",
+        /// Terzopoulos' semi-implicit scheme (eqs. 28–31), for the `terzopoulos` material.
+        SemiImplicit => "semi_implicit" | "terzopoulos",
     }
 }
 
