@@ -230,17 +230,6 @@ impl ClothPipeline {
     pub fn semi_implicit_timing(&self) -> SemiImplicitTiming {
         self.semi_implicit.timing
     }
-
-    /// Quasi-static solve of `world`: free particles to equilibrium of the internal forces,
-    /// until max_i |D⁻¹g_i| ≤ `tolerance` \[m\].
-    pub(crate) fn solve_static(
-        &mut self,
-        params: &StepParameters,
-        tolerance: f64,
-        world: &mut ClothWorld,
-    ) -> SolveOutcome {
-        self.broyden.solve_static(params, tolerance, world)
-    }
 }
 
 /// NaN/inf or runaway kinetic energy at every step; a structural pair 100× its rest length

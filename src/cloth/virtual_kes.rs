@@ -11,7 +11,8 @@ use crate::material::MaterialLaw;
 
 use super::connectors::{KesConnectors, KesLaws};
 use super::grid::Grid;
-use super::pipeline::{ClothPipeline, Integrator, StepParameters};
+use super::implicit::BroydenStepper;
+use super::pipeline::{Integrator, StepParameters};
 use super::world::{ClothWorld, Material, Pin};
 use super::{ClothError, Vec3};
 
@@ -247,7 +248,7 @@ pub fn run_virtual_kes(
     let tolerance = 1e-10 * strip.h_gauge;
     params.max_iterations = 400;
     params.memory = 30;
-    let mut pipeline = ClothPipeline::new();
+    let mut solver = BroydenStepper::new();
     let mut result = VirtualKesResult {
         spec: *spec,
         x: Vec::with_capacity(xs.len()),
@@ -293,7 +294,7 @@ pub fn run_virtual_kes(
                 velocity: Vec3::zeros(),
             });
         }
-        let out = pipeline.solve_static(&params, tolerance, &mut world);
+        let out = solver.solve_static(&params, tolerance, &mut world);
         result.solves += 1;
         result.evaluations += out.evaluations;
         // reaction on the moving clamp, with the committed states of the equilibrium
