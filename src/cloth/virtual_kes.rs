@@ -4,8 +4,6 @@
 
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
-
 use crate::kes::{Direction, KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
 use crate::material::MaterialLaw;
 
@@ -18,25 +16,20 @@ use super::{ClothError, Vec3};
 
 /// A virtual KES test: which test, which yarn along the gauge, the protocol's extent and
 /// the mesh.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VirtualKesSpec {
     /// `tensile`, `shear` or `bending`.
     pub test: KesTest,
     /// The yarn lying along the gauge: `warp` or `weft`.
     pub direction: Direction,
     /// Samples per quarter of the path (tensile: per branch). Default 40.
-    #[serde(default = "default_points")]
     pub points: usize,
     /// Turning point: tensile force per width [gf/cm] (default 500), shear angle \[deg\]
     /// (default 8), bending curvature [1/cm] (default 2.5).
-    #[serde(default)]
     pub max: Option<f64>,
     /// Cells along the gauge (default: tensile 5, shear 10, bending 10).
-    #[serde(default)]
     pub gauge_cells: Option<usize>,
     /// Cells across the width (default: tensile 20, shear 40, bending 4).
-    #[serde(default)]
     pub width_cells: Option<usize>,
 }
 
