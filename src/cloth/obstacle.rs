@@ -53,7 +53,29 @@ struct ShapeFields {
     range: Option<f64>,
 }
 
+/// The two tables that read [`ShapeFields`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Table {
+    Obstacle,
+    Potential,
+}
+
 impl ShapeFields {
+    /// An obstacle has no `strength` or `range`, a potential no `friction` or `offset`.
+    fn refuse_other_table(&self, table: Table) -> Result<(), String> {
+        let (name, other) = match table {
+            Table::Obstacle => (
+                "obstacle",
+                [("strength", self.strength), ("range", self.range)],
+            ),
+            Table::Potential => (
+                "potential",
+                [("friction", self.friction), ("offset", self.offset)],
+            ),
+        };
+        self.refuse(name, &other.map(|(n, v)| (n, v.is_some())))
+    }
+
     /// The first of `fields` (name, given) that is given: an error for a `table` of this kind.
     fn refuse(&self, table: &str, fields: &[(&str, bool)]) -> Result<(), String> {
         match fields.iter().find(|(_, set)| *set) {
@@ -120,13 +142,7 @@ impl ShapeFields {
 impl TryFrom<ShapeFields> for Obstacle {
     type Error = String;
     fn try_from(f: ShapeFields) -> Result<Self, String> {
-        f.refuse(
-            "obstacle",
-            &[
-                ("strength", f.strength.is_some()),
-                ("range", f.range.is_some()),
-            ],
-        )?;
+        f.refuse_other_table(Table::Obstacle)?;
         Ok(Obstacle {
             shape: f.shape()?,
             friction: f.friction.unwrap_or(0.0),
@@ -153,13 +169,7 @@ pub struct CollisionPotential {
 impl TryFrom<ShapeFields> for CollisionPotential {
     type Error = String;
     fn try_from(f: ShapeFields) -> Result<Self, String> {
-        f.refuse(
-            "potential",
-            &[
-                ("friction", f.friction.is_some()),
-                ("offset", f.offset.is_some()),
-            ],
-        )?;
+        f.refuse_other_table(Table::Potential)?;
         let need = |v: Option<f64>, name: &str| {
             v.ok_or_else(|| format!("potential `{}` needs `{name}`", f.kind))
         };
