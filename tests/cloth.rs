@@ -524,3 +524,50 @@ fn friction_is_committed_along_the_projected_step() {
         }
     }
 }
+
+/// A force evaluation split over threads gives the one-thread forces up to round-off and the
+/// same trial friction states (a 40 × 40 sheet, shaken, with friction states off virgin).
+#[test]
+fn forces_on_several_threads_match_one_thread() {
+    let mut world = crate::common::hanging_kes_sheet(40);
+    let params = StepParameters::new(Integrator::Broyden, 1e-3);
+    let mut pipeline = ClothPipeline::new();
+    for _ in 0..5 {
+        pipeline.step(&params, &mut world).unwrap();
+    }
+    shake(&mut world, &mut rng(7), 1e-3, 0.1);
+    let evaluate = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let n = world.len();
+        let mut trial = vec![Default::default(); world.state_len()];
+        let (mut normals, mut f) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
+        pool.install(|| {
+            world.forces(
+                world.positions(),
+                world.velocities(),
+                &mut trial,
+                &mut normals,
+                &mut f,
+            )
+        });
+        (trial, f)
+    };
+    let (trial1, f1) = evaluate(1);
+    let scale = f1.iter().map(|f| f.norm()).fold(0.0, f64::max);
+    for threads in [2, 3] {
+        let (trial, f) = evaluate(threads);
+        assert!(trial == trial1, "{threads} threads: trial states differ");
+        let gap = f
+            .iter()
+            .zip(&f1)
+            .map(|(a, b)| (a - b).norm())
+            .fold(0.0, f64::max);
+        assert!(
+            gap <= 1e-12 * scale,
+            "{threads} threads: {gap:.3e} N of {scale:.3e} N"
+        );
+    }
+}
