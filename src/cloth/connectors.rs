@@ -419,19 +419,17 @@ impl KesConnectors {
             bands.push((band, [t0, b0, s0]));
         }
         let n = x.len();
-        let sum = bands
+        // collected in band order and summed in that order: the same round-off on every run
+        let parts: Vec<Vec<Vec3>> = bands
             .into_par_iter()
             .map(|(band, trial)| {
                 let mut fb = vec![Vec3::zeros(); n];
                 self.add_band_forces(&band, x, trial, &mut fb);
                 fb
             })
-            .reduce_with(|mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
-                a
-            });
-        if let Some(sum) = sum {
-            f.iter_mut().zip(&sum).for_each(|(f, s)| *f += s);
+            .collect();
+        for part in &parts {
+            f.iter_mut().zip(part).for_each(|(f, p)| *f += p);
         }
     }
 
