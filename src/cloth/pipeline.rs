@@ -9,6 +9,7 @@ use super::implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
 use super::semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 use super::world::{ClothWorld, WorldSnapshot};
 use super::{ClothError, SettingError, Vec3};
+use crate::material::LawState;
 
 /// H₀ of the Broyden step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -128,6 +129,10 @@ pub struct ClothPipeline {
     x_start: Vec<Vec3>,
     /// The world before an implicit step, per halving level, to take the step back.
     before: Vec<WorldSnapshot>,
+    /// Law states at the start of a step that may be projected, and scratch to re-follow them.
+    start_states: Vec<LawState>,
+    trial: Vec<LawState>,
+    force: Vec<Vec3>,
 }
 
 impl ClothPipeline {
@@ -172,6 +177,10 @@ impl ClothPipeline {
         let constrained = params.constraints.is_active();
         if constrained {
             self.x_start.clone_from(&world.x);
+        }
+        let projected = constrained || !world.obstacles.is_empty();
+        if projected {
+            world.copy_states(&mut self.start_states);
         }
         match params.integrator {
             Integrator::Explicit => {
@@ -221,6 +230,9 @@ impl ClothPipeline {
         }
         if !world.obstacles.is_empty() {
             report.contacts = world.resolve_contacts();
+        }
+        if report.constrained + report.contacts > 0 && !self.start_states.is_empty() {
+            world.refollow_friction(&self.start_states, &mut self.trial, &mut self.force);
         }
         world.time += dt;
         Ok(report)
