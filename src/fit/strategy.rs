@@ -276,7 +276,7 @@ pub fn fit_curve_with_progress(
         }
     }
     if candidates.len() == 1 {
-        return candidates.remove(0);
+        return refuse_unphysical(curve, candidates.remove(0));
     }
     let summary: Vec<String> = candidates
         .iter()
@@ -293,8 +293,22 @@ pub fn fit_curve_with_progress(
                 summary.join(", ")
             ));
             b.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-            b
+            refuse_unphysical(curve, b)
         }
         None => CurveFit::failed(curve, "no model could be fitted".into()),
+    }
+}
+
+/// A fit whose law is not valid or whose NRMSE is not finite is no fit: its report says why.
+fn refuse_unphysical(curve: &Curve, fit: CurveFit) -> CurveFit {
+    if !fit.is_fitted() {
+        return fit;
+    }
+    if !fit.nrmse.is_finite() {
+        return CurveFit::failed(curve, "the fitted law gives non-finite forces".into());
+    }
+    match fit.law().map(|l| l.validate()) {
+        Some(Err(e)) => CurveFit::failed(curve, format!("the fitted law is not valid: {e}")),
+        _ => fit,
     }
 }
