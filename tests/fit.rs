@@ -772,3 +772,34 @@ fn values_that_are_not_physical_or_not_reachable_are_refused() {
         "{lt}"
     );
 }
+
+#[test]
+fn a_fit_sets_its_laws_kes_values_beside_the_measured_ones() {
+    use kestrel::kes::protocol::{simulate, Protocol};
+    use kestrel::kes::values::{kes_values, ReadingRules};
+    for (law, test) in known_laws(false, 0.2) {
+        // the curve is the law on the instrument's protocol: the fitted law's values must
+        // be the generating law's, read the same way
+        let truth = simulate(
+            &law,
+            &Protocol::kes(test).unwrap(),
+            1001,
+            "k",
+            Direction::Warp,
+        )
+        .unwrap();
+        let expected = kes_values(&truth, &ReadingRules::default()).values;
+        let fit = fit_curve(&truth, &FitOptions::default());
+        let v = fit.values.as_ref().expect("values beside a KES fit");
+        assert_eq!(v.measured, expected);
+        let rows = v.rows();
+        assert!(rows.len() >= 2, "{test}: {rows:?}");
+        for (name, m, f, gap) in rows {
+            let f = f.unwrap_or_else(|| panic!("{test} {name}: no fitted value"));
+            assert_eq!(gap, Some(f / m - 1.0));
+            assert!(gap.unwrap().abs() < 0.01, "{test} {name}: {m} vs {f}");
+        }
+        let json = serde_json::to_value(&fit).unwrap();
+        assert!(json["values"]["measured"].is_object() && json["values"]["fitted"].is_object());
+    }
+}

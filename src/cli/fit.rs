@@ -10,9 +10,10 @@ use super::CliError;
 use kestrel::fit::fabric::fabric_slug;
 use kestrel::fit::{
     fit_fabrics, CurveFit, FabricFit, FitModel, FitOptions, FitStatus, MuMode, OffsetMode,
-    ToeChoice,
+    ToeChoice, ValuesSideBySide,
 };
 use kestrel::kes::import::{read_kes_files, read_loop, CurveOverrides};
+use kestrel::kes::values::VALUE_NAMES;
 use kestrel::kes::{Curve, Direction, KesTest};
 use kestrel::params::ParamsFormat;
 
@@ -121,6 +122,7 @@ fn params_json(fit: &CurveFit) -> serde_json::Value {
         "status": match &fit.status { FitStatus::Fitted => json!("fitted"), FitStatus::Failed(r) => json!(format!("failed: {r}")) },
         "termination": fit.termination,
         "selection": fit.selection,
+        "values": fit.values,
     })
 }
 
@@ -163,6 +165,9 @@ fn print_report(fabric: &FabricFit, written: Option<&Path>) {
         for (a, b, r) in &fit.correlations {
             println!("    correlation({a}, {b}) = {r:+.3}");
         }
+        if let Some(v) = &fit.values {
+            print_values(v);
+        }
     }
     if let Some(p) = written {
         println!("  written {}", p.display());
@@ -200,6 +205,27 @@ fn not_fitted(fabric: &FabricFit) -> Vec<String> {
             FitStatus::Fitted => None,
         })
         .collect()
+}
+
+/// The KES values of the curve and of its fitted law on the instrument's protocol.
+fn print_values(v: &ValuesSideBySide) {
+    println!("    KES value   measured     fitted      gap");
+    for (name, m, f, gap) in v.rows() {
+        let unit = VALUE_NAMES
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map_or("", |u| u.1);
+        match (f, gap) {
+            (Some(f), Some(g)) => println!(
+                "    {name:<6} {m:>13.4} {f:>10.4} {:>+7.2} %  {unit}",
+                100.0 * g
+            ),
+            _ => println!("    {name:<6} {m:>13.4}        n/a           {unit}"),
+        }
+    }
+    if let Some(note) = &v.note {
+        println!("    {note}");
+    }
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {

@@ -8,7 +8,7 @@ use super::estimate::{initial_estimate, CurveRanges};
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
 use super::path_model::{ElasticKind, LawKind, ShapeKind};
 use super::problem::{run_lm, PathProblem, Termination};
-use super::report::{self, CurveFit, FitStatus};
+use super::report::{self, CurveFit, FitStatus, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
 
@@ -300,15 +300,19 @@ pub fn fit_curve_with_progress(
 }
 
 /// A fit whose law is not valid or whose NRMSE is not finite is no fit: its report says why.
-fn refuse_unphysical(curve: &Curve, fit: CurveFit) -> CurveFit {
+/// A fit kept gets its KES values beside the measured ones.
+fn refuse_unphysical(curve: &Curve, mut fit: CurveFit) -> CurveFit {
     if !fit.is_fitted() {
         return fit;
     }
     if !fit.nrmse.is_finite() {
         return CurveFit::failed(curve, "the fitted law gives non-finite forces".into());
     }
-    match fit.law().map(|l| l.validate()) {
-        Some(Err(e)) => CurveFit::failed(curve, format!("the fitted law is not valid: {e}")),
-        _ => fit,
+    if let Some(Err(e)) = fit.law().map(|l| l.validate()) {
+        return CurveFit::failed(curve, format!("the fitted law is not valid: {e}"));
     }
+    fit.values = fit
+        .fitted_law()
+        .map(|law| ValuesSideBySide::of(curve, &law));
+    fit
 }
