@@ -47,6 +47,9 @@ pub struct Args {
     /// Direction of files that lack it (warp, weft, bias).
     #[arg(long)]
     pub direction: Option<Direction>,
+    /// Gauge length [mm] of tensile files with an `elongation [mm]` column.
+    #[arg(long, value_name = "MM")]
+    pub gauge_length: Option<f64>,
     #[command(flatten)]
     pub lp: super::LoopArgs,
     /// Fit from published KES values (a TOML file) instead of curves.
@@ -75,6 +78,7 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
         CurveOverrides {
             test: args.test,
             direction: args.direction,
+            gauge_length: super::gauge_length_m(args.gauge_length)?,
         },
     )
     .map_err(CliError::input)

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use kestrel::kes::values::VALUE_NAMES;
 use kestrel::kes::{
-    kes_values, loop_values, read_kes_files, read_loop, Curve, CurveOverrides, Direction,
-    KesReading, KesTest, LoopValues, ReadingRules,
+    kes_values, loop_values, read_kes_files, read_loop, Curve, Direction, KesReading, KesTest,
+    LoopValues, ReadingRules,
 };
 use serde::Serialize;
 
@@ -22,12 +22,8 @@ pub struct Args {
     /// Print JSON: [{"file","fabric","test","direction","values":{...}}].
     #[arg(long)]
     json: bool,
-    /// Test of files whose metadata has none (tensile, shear, bending).
-    #[arg(long)]
-    test: Option<KesTest>,
-    /// Direction of files whose metadata has none (warp, weft, bias).
-    #[arg(long)]
-    direction: Option<Direction>,
+    #[command(flatten)]
+    curve: super::CurveArgs,
     #[command(flatten)]
     lp: super::LoopArgs,
 }
@@ -50,11 +46,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 }
 
 fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
-    let overrides = CurveOverrides {
-        test: args.test,
-        direction: args.direction,
-    };
-    let curves = read_kes_files(&args.files, overrides).map_err(CliError::input)?;
+    let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
     let readings: Vec<(&Curve, KesReading)> =
         curves.iter().map(|c| (c, kes_values(c, rules))).collect();
     for (curve, reading) in &readings {
@@ -176,7 +168,7 @@ fn kes_table(readings: &[(&Curve, KesReading)], rules: &ReadingRules) -> String 
 }
 
 fn run_loops(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
-    let Some(spec) = args.lp.spec(args.direction)? else {
+    let Some(spec) = args.lp.spec(args.curve.direction)? else {
         return Err(CliError::input("name both --x and --y for a generic loop"));
     };
     let curves = args

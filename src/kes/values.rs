@@ -358,8 +358,14 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
 fn tensile(path: &KesPath, rules: &ReadingRules, reading: &mut KesReading) {
     let (x, y, bs) = (&path.x, &path.y, &path.branches);
     let Some(loading) = bs.first().filter(|b| b.rising) else {
+        let reason = if bs.iter().any(|b| b.rising) {
+            "the path starts by lowering the strain, where a tensile test starts by loading: \
+             are the rows in measurement order?"
+        } else {
+            "the strain never increases: no loading branch"
+        };
         for v in ["EMT", "LT", "WT", "RT"] {
-            reading.missing(v, "the strain never increases: no loading branch");
+            reading.missing(v, reason);
         }
         return;
     };
