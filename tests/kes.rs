@@ -457,30 +457,117 @@ fn no_reversal_leaves_the_unloading_values_unavailable() {
     );
 }
 
+/// Three tensile specimens of fabric F, warp, turning at `emt` % under 500 gf/cm: EMT = emt,
+/// WT = 500 · emt / 100 / 2 = 2.5 emt.
+fn specimens(dir: &Path, emts: &[f64]) -> Vec<PathBuf> {
+    emts.iter()
+        .enumerate()
+        .map(|(i, emt)| {
+            let file = dir.join(format!("tensile_warp_{}.csv", i + 1));
+            let text = format!(
+                "{TENSILE}strain [%],force [gf/cm]\n0,0\n{emt},500\n{},0\n",
+                0.5 * emt
+            );
+            std::fs::write(&file, text).unwrap();
+            file
+        })
+        .collect()
+}
+
 #[test]
-fn duplicate_fabric_curves() {
+fn replicates_are_grouped_with_mean_and_cv() {
+    use kestrel::kes::{refuse_replicates, replicate_groups, replicate_summaries};
     let dir = tempfile::tempdir().unwrap();
-    let text = format!("{TENSILE}strain [%],force [gf/cm]\n0,0\n1,1\n2,2\n");
-    let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv"));
-    std::fs::write(&a, &text).unwrap();
-    std::fs::write(&b, &text).unwrap();
-    let e = read_kes_files(&[a.clone(), b.clone()], CurveOverrides::default()).unwrap_err();
-    assert_eq!(
-        e.to_string(),
+    let mut files = specimens(dir.path(), &[4.0, 5.0, 6.0]);
+    // another direction and an unnamed fabric are groups of their own
+    let weft = dir.path().join("weft.csv");
+    std::fs::write(
+        &weft,
         format!(
-            "{}: duplicate curve: F / tensile / warp was already read from {} — expected one \
-             file per fabric, test and direction",
-            b.display(),
-            a.display()
+            "{}strain [%],force [gf/cm]\n0,0\n3,500\n1,0\n",
+            TENSILE.replace("warp", "weft")
+        ),
+    )
+    .unwrap();
+    let anon = |name: &str| {
+        let f = dir.path().join(name);
+        std::fs::write(
+            &f,
+            "# test: tensile\n# direction: warp\nstrain [%],force [gf/cm]\n0,0\n3,500\n1,0\n",
+        )
+        .unwrap();
+        f
+    };
+    files.insert(1, weft);
+    files.push(anon("x.csv"));
+    files.push(anon("y.csv"));
+    let curves = read_kes_files(&files, CurveOverrides::default()).unwrap();
+    let groups = replicate_groups(&curves);
+    let members: Vec<Vec<usize>> = groups.iter().map(|g| g.members.clone()).collect();
+    assert_eq!(members, vec![vec![0, 2, 3], vec![1], vec![4], vec![5]]);
+
+    let summaries = replicate_summaries(&curves, &ReadingRules::default());
+    let s = &summaries[0];
+    assert_eq!((s.specimens, s.files.len()), (3, 3));
+    // EMT 4, 5, 6: mean 5, s = 1, CV = 0.2; WT = 2.5 EMT: mean 12.5, CV 0.2
+    assert!((s.mean.emt.unwrap() - 5.0).abs() < 1e-12);
+    assert!((s.cv.emt.unwrap() - 0.2).abs() < 1e-12);
+    assert!((s.mean.wt.unwrap() - 12.5).abs() < 1e-12);
+    assert!((s.cv.wt.unwrap() - 0.2).abs() < 1e-12);
+    // one specimen: a mean, no CV
+    assert!(summaries[1].mean.emt.is_some() && summaries[1].cv.emt.is_none());
+
+    // a command that takes one specimen says which files and what to do
+    let e = refuse_replicates(&curves, "kestrel fit")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{}: a second specimen of F / tensile / warp (the first is {}) — kestrel fit takes \
+             one specimen per fabric, test and direction: give the specimens one at a time \
+             (`kestrel values` summarises replicates)",
+            files[2].display(),
+            files[0].display()
         )
     );
-    // a different direction is not a duplicate
-    std::fs::write(&b, text.replace("warp", "weft")).unwrap();
+}
+
+#[test]
+fn cli_values_summarises_replicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = specimens(dir.path(), &[4.0, 5.0, 6.0]);
+    let names: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    let mut args = vec!["values", "--summary", "--json"];
+    args.extend(&names);
+    let out = kestrel(&args);
+    assert_success(&out);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let g = &json[0];
+    assert_eq!(json.as_array().unwrap().len(), 1);
     assert_eq!(
-        read_kes_files(&[a, b], CurveOverrides::default())
-            .unwrap()
-            .len(),
-        2
+        (
+            g["fabric"].as_str(),
+            g["test"].as_str(),
+            g["direction"].as_str()
+        ),
+        (Some("F"), Some("tensile"), Some("warp"))
+    );
+    assert_eq!(g["specimens"], 3);
+    assert_eq!(g["files"].as_array().unwrap().len(), 3);
+    assert!((g["mean"]["EMT"].as_f64().unwrap() - 5.0).abs() < 1e-12);
+    assert!((g["cv"]["EMT"].as_f64().unwrap() - 0.2).abs() < 1e-12);
+    // the table shows each specimen, the mean and the CV
+    let out = kestrel(&[&["values"][..], &names].concat());
+    assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3 specimens"), "{text}");
+    assert!(text.contains("CV 20.0 %"), "{text}");
+    // kestrel fit refuses replicates, naming both files
+    let out = kestrel(&[&["fit"][..], &names].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a second specimen of F / tensile / warp")
     );
 }
 

@@ -73,7 +73,7 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
             .map(|f| read_loop(f, &spec).map_err(CliError::input))
             .collect();
     }
-    read_kes_files(
+    let curves = read_kes_files(
         &args.files,
         CurveOverrides {
             test: args.test,
@@ -81,7 +81,9 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
             gauge_length: super::gauge_length_m(args.gauge_length)?,
         },
     )
-    .map_err(CliError::input)
+    .map_err(CliError::input)?;
+    kestrel::kes::refuse_replicates(&curves, "kestrel fit").map_err(CliError::input)?;
+    Ok(curves)
 }
 
 /// Where each fabric's file goes.

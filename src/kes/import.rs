@@ -4,7 +4,6 @@
 mod loops;
 mod table;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -175,15 +174,17 @@ pub enum KesError {
         message: String,
     },
     #[error(
-        "{second}: duplicate curve: {fabric} / {test} / {direction} was already read from \
-         {first} — expected one file per fabric, test and direction"
+        "{second}: a second specimen of {fabric} / {test} / {direction} (the first is \
+         {first}) — {command} takes one specimen per fabric, test and direction: give the \
+         specimens one at a time (`kestrel values` summarises replicates)"
     )]
-    Duplicate {
+    Replicate {
         fabric: String,
         test: KesTest,
         direction: Direction,
         first: String,
         second: String,
+        command: &'static str,
     },
     #[error(
         "{file}:{line}:{column}: column `{text}` is an elongation and strain = elongation / \
@@ -557,38 +558,28 @@ fn check_path_order(file: &str, x: &[f64]) -> Result<(), KesError> {
     Ok(())
 }
 
-/// Reads KES files and refuses two curves of the same fabric, test and direction.
+/// Reads KES files; several files of one fabric, test and direction are replicates
+/// (specimens of one curve, `kes::replicates`).
 pub fn read_kes_files(
     paths: &[PathBuf],
     overrides: CurveOverrides,
 ) -> Result<Vec<Curve>, KesError> {
-    let curves = paths
-        .iter()
-        .map(|p| read_kes(p, overrides))
-        .collect::<Result<Vec<_>, _>>()?;
-    check_duplicates(&curves)?;
-    Ok(curves)
+    paths.iter().map(|p| read_kes(p, overrides)).collect()
 }
 
-/// Two curves with the same (non-empty) fabric, test and direction are a `Duplicate` error.
-pub(crate) fn check_duplicates(curves: &[Curve]) -> Result<(), KesError> {
-    let mut seen: BTreeMap<(&str, KesTest, Direction), &Curve> = BTreeMap::new();
-    let name = |c: &Curve| {
-        c.source.as_ref().map_or_else(
-            || "(unnamed curve)".to_string(),
-            |p| p.display().to_string(),
-        )
-    };
-    for c in curves.iter().filter(|c| !c.fabric.is_empty()) {
-        if let Some(first) = seen.insert((c.fabric.as_str(), c.test, c.direction), c) {
-            return Err(KesError::Duplicate {
-                fabric: c.fabric.clone(),
-                test: c.test,
-                direction: c.direction,
-                first: name(first),
-                second: name(c),
-            });
-        }
+/// A `Replicate` error for the second specimen of any curve, for a command that takes one
+/// specimen per fabric, test and direction (`command` names it in the message).
+pub fn refuse_replicates(curves: &[Curve], command: &'static str) -> Result<(), KesError> {
+    let groups = super::replicates::replicate_groups(curves);
+    match groups.iter().find(|g| g.is_replicated()) {
+        Some(g) => Err(KesError::Replicate {
+            fabric: g.fabric.clone(),
+            test: g.test,
+            direction: g.direction,
+            first: curves[g.members[0]].path_name(),
+            second: curves[g.members[1]].path_name(),
+            command,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }

@@ -160,6 +160,23 @@ impl KesValues {
         }
     }
 
+    /// Sets the value called `name` (a name not in `VALUE_NAMES` is ignored).
+    pub fn set(&mut self, name: &str, value: Option<f64>) {
+        let slot = match name {
+            "EMT" => &mut self.emt,
+            "LT" => &mut self.lt,
+            "WT" => &mut self.wt,
+            "RT" => &mut self.rt,
+            "G" => &mut self.g,
+            "2HG" => &mut self.hg,
+            "2HG5" => &mut self.hg5,
+            "B" => &mut self.b,
+            "2HB" => &mut self.hb,
+            _ => return,
+        };
+        *slot = value;
+    }
+
     /// Every value present, in the order of `VALUE_NAMES`.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
         VALUE_NAMES
