@@ -9,8 +9,8 @@ use thiserror::Error;
 
 use crate::atomic::{write_atomic, WriteError};
 use crate::friction::ParamError;
-use crate::kes::Direction;
-use crate::material::{BendingLaw, ShearLaw, TractionLaw};
+use crate::kes::{Direction, KesTest};
+use crate::material::{BendingLaw, ConnectorLaw, MaterialLaw, ShearLaw, TractionLaw};
 
 /// Version of the parameter file format.
 pub(crate) const FORMAT_VERSION: u32 = 1;
@@ -65,9 +65,54 @@ pub struct CurveFitQuality {
     pub nrmse: Option<f64>,
     pub iterations: usize,
     pub termination: String,
+    /// The instrument's force zero offset fitted with the law (`kestrel fit --offset fit`), in
+    /// the law's force unit (N/m for traction and shear, N for bending); absent: none. The
+    /// NRMSE above is the law plus this offset against the curve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<f64>,
     /// Parameters the curve could not identify, pinned at their value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pinned: Vec<String>,
+}
+
+/// A law as it was scored: the connector law and the instrument's force zero offset fitted
+/// with it. Everything that drives a fitted law along a path (fit reports, `simulate`, `plot`,
+/// `validate`, the workbench) goes through [`FittedLaw::forces`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FittedLaw {
+    pub law: ConnectorLaw,
+    /// Force zero offset [N/m, or N for bending] added to the law's force (0: none fitted).
+    pub offset: f64,
+}
+
+impl FittedLaw {
+    /// Forces along `path` (SI strains in order) from a virgin state: F_law(x) + offset.
+    pub fn forces(&self, path: &[f64]) -> Vec<f64> {
+        let mut f = self.law.drive(path);
+        if self.offset != 0.0 {
+            f.iter_mut().for_each(|v| *v += self.offset);
+        }
+        f
+    }
+}
+
+/// RMS(model − measured)/(max − min of measured): the NRMSE every report shows, as a fraction
+/// (NaN when the measured force has no range or the lengths differ).
+pub fn nrmse(measured: &[f64], model: &[f64]) -> f64 {
+    if measured.len() != model.len() || measured.is_empty() {
+        return f64::NAN;
+    }
+    let (lo, hi) = measured
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+            (l.min(v), h.max(v))
+        });
+    let rss: f64 = measured
+        .iter()
+        .zip(model)
+        .map(|(y, f)| (f - y) * (f - y))
+        .sum();
+    (rss / measured.len() as f64).sqrt() / (hi - lo)
 }
 
 /// A source file of the fit.
@@ -175,6 +220,29 @@ impl FabricParams {
             Direction::Weft => &self.weft,
             Direction::Warp | Direction::Bias => &self.warp,
         }
+    }
+
+    /// The law of `test` in `direction` with the offset it was fitted with (from the first
+    /// `[[fits]]` entry of that test and direction); None when the file has no such law.
+    pub fn fitted_law(&self, test: KesTest, direction: Direction) -> Option<FittedLaw> {
+        let laws = self.direction(direction);
+        let law = match test {
+            KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
+            KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
+            KesTest::Bending => laws.bending.map(ConnectorLaw::Bending),
+            KesTest::Loop => None,
+        }?;
+        let same_slot = |d: &str| match direction {
+            Direction::Weft => d == Direction::Weft.name(),
+            Direction::Warp | Direction::Bias => d != Direction::Weft.name(),
+        };
+        let offset = self
+            .fits
+            .iter()
+            .find(|f| f.test == test.name() && same_slot(&f.direction))
+            .and_then(|f| f.offset)
+            .unwrap_or(0.0);
+        Some(FittedLaw { law, offset })
     }
 
     pub(crate) fn validate(&self, path: &Path) -> Result<(), ParamsError> {

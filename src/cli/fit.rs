@@ -9,7 +9,8 @@ use serde_json::json;
 use super::CliError;
 use kestrel::fit::fabric::fabric_slug;
 use kestrel::fit::{
-    fit_fabrics, CurveFit, FabricFit, FitModel, FitOptions, FitStatus, MuMode, ToeChoice,
+    fit_fabrics, CurveFit, FabricFit, FitModel, FitOptions, FitStatus, MuMode, OffsetMode,
+    ToeChoice,
 };
 use kestrel::kes::import::{read_kes_files, read_loop, CurveOverrides};
 use kestrel::kes::{Curve, Direction, KesTest};
@@ -29,6 +30,10 @@ pub struct Args {
     /// Traction toe: quadratic (the paper's), power, or auto (lower AIC).
     #[arg(long, default_value = "auto")]
     pub toe: ToeChoice,
+    /// Force zero offset: zero (the curve's own zero), or fit (an instrument zero error fitted
+    /// with the law, written to the parameter file and added wherever the law is driven).
+    #[arg(long, default_value = "zero")]
+    pub offset: OffsetMode,
     /// Output file (one fabric) or directory (several); default `<fabric>.params.toml` here.
     #[arg(short, long)]
     pub out: Option<PathBuf>,
@@ -175,6 +180,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         model: args.model,
         mu: args.mu,
         toe: args.toe,
+        offset: args.offset,
         ..FitOptions::default()
     };
     let fabrics = kestrel::fit::fabric::group_by_fabric(&curves).len();

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use kestrel::atomic::WriteError;
 use kestrel::fit::{fit_curve, FitOptions};
-use kestrel::kes::{Curve, KesTest};
+use kestrel::kes::Curve;
 use kestrel::material::{ConnectorLaw, MaterialLaw};
-use kestrel::params::FabricParams;
+use kestrel::params::{FabricParams, FittedLaw};
 use kestrel::plot::{self, CurvePlot, HysteresisPlot, Overlay, PlotSize};
 
 use super::CliError;
@@ -76,8 +76,9 @@ fn curves_png(
     for curve in curves {
         let mut legend = legend_for(curve);
         let overlay = params.and_then(|(p, path)| {
-            let law = law_for(p, curve, path)?;
-            let y = law.drive(&curve.x);
+            let fitted = law_for(p, curve, path)?;
+            let law = fitted.law;
+            let y = fitted.forces(&curve.x);
             let name = path
                 .file_name()
                 .unwrap_or(path.as_os_str())
@@ -135,12 +136,12 @@ fn hysteresis(
     let mut legend = legend_for(curve);
     let (law, offset) = match params {
         Some((p, path)) => {
-            let law = law_for(p, curve, path);
-            legend.push(match &law {
-                Some(law) => format!(
+            let fitted = law_for(p, curve, path);
+            legend.push(match &fitted {
+                Some(f) => format!(
                     "elastic part: law from {} ({})",
                     file_name(path),
-                    law_name(law)
+                    law_name(&f.law)
                 ),
                 None => format!(
                     "no {} {} law in {}",
@@ -149,13 +150,13 @@ fn hysteresis(
                     file_name(path)
                 ),
             });
-            (law, 0.0)
+            (fitted.map(|f| f.law), fitted.map_or(0.0, |f| f.offset))
         }
         None => {
             eprintln!("fitting the curve for its elastic part (--params uses a parameter file)");
             let fit = fit_curve(curve, &FitOptions::default());
-            let law = fit.law();
-            legend.push(match law {
+            let fitted = fit.fitted_law();
+            legend.push(match fitted {
                 Some(_) => format!(
                     "elastic part: fitted {} law, NRMSE {:.2} %",
                     fit.model,
@@ -163,7 +164,7 @@ fn hysteresis(
                 ),
                 None => "no law: the fit failed".into(),
             });
-            (law, fit.value(kestrel::fit::Param::Offset).unwrap_or(0.0))
+            (fitted.map(|f| f.law), fitted.map_or(0.0, |f| f.offset))
         }
     };
     let view = HysteresisPlot {
@@ -175,15 +176,10 @@ fn hysteresis(
     plot::hysteresis_png(&view, args.size.unwrap_or(PlotSize::SINGLE)).map_err(CliError::input)
 }
 
-/// The law of the curve's test and direction in the parameter file (a note when absent).
-fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<ConnectorLaw> {
-    let laws = params.direction(curve.direction);
-    let law = match curve.test {
-        KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
-        KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
-        KesTest::Bending => laws.bending.map(ConnectorLaw::Bending),
-        KesTest::Loop => None,
-    };
+/// The law (with its fitted offset) of the curve's test and direction in the parameter file
+/// (a note when absent).
+fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<FittedLaw> {
+    let law = params.fitted_law(curve.test, curve.direction);
     if law.is_none() {
         eprintln!(
             "note: {} has no {} {} law; {} is plotted without a model",

@@ -86,6 +86,7 @@ pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]
             nrmse: fit.nrmse.is_finite().then_some(fit.nrmse),
             iterations: fit.iterations,
             termination: status_note,
+            offset: fit.offset(),
             pinned: fit
                 .params
                 .iter()

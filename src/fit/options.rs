@@ -63,14 +63,35 @@ impl std::str::FromStr for ToeChoice {
     }
 }
 
+/// The instrument's force zero offset: none (the curve's own zero), or fitted with the law
+/// (then exported with it and added wherever the law is driven).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OffsetMode {
+    Zero,
+    Fit,
+}
+
+impl std::str::FromStr for OffsetMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "zero" => Ok(OffsetMode::Zero),
+            "fit" => Ok(OffsetMode::Fit),
+            o => Err(format!("unknown offset mode `{o}` — expected zero or fit")),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FitOptions {
     pub model: FitModel,
     /// Traction toe shape (tensile curves only).
     pub toe: ToeChoice,
     pub mu: MuMode,
-    /// Fit a force zero offset (the instrument's zero).
-    pub offset: bool,
+    /// Fit a force zero offset (the instrument's zero) with the law; it is then exported with
+    /// the law and added wherever the law is driven. Off by default (docs/fitting.md).
+    pub offset: OffsetMode,
     /// Most residual evaluations for one least-squares run.
     pub max_evaluations: usize,
 }
@@ -81,7 +102,7 @@ impl Default for FitOptions {
             model: FitModel::Auto,
             toe: ToeChoice::Auto,
             mu: MuMode::Free,
-            offset: true,
+            offset: OffsetMode::Zero,
             max_evaluations: 400,
         }
     }

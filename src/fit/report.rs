@@ -12,6 +12,7 @@ use super::problem::{Solution, Termination};
 use crate::friction::FrictionShape;
 use crate::kes::{Curve, KesTest};
 use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
+use crate::params::{nrmse, FittedLaw};
 
 /// Outcome of a fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -111,12 +112,33 @@ impl CurveFit {
         self.params.iter().map(|p| (p.param, p.value))
     }
 
-    /// The model's forces along a path (offset included), for overlays and residuals.
+    /// The model's forces along a path from a virgin state (offset included), for overlays
+    /// and residuals: the exported law through [`FittedLaw::forces`], or the loop's model.
     pub fn forces(&self, x: &[f64]) -> Option<Vec<f64>> {
+        if let Some(fitted) = self.fitted_law() {
+            return Some(fitted.forces(x));
+        }
         let kind = self.kind?;
         let mut out = vec![0.0; x.len()];
         simulate(kind, &self.physical, x, &mut out);
         Some(out)
+    }
+
+    /// The fitted law with the force zero offset it was scored with (0 unless `--offset fit`);
+    /// None for generic loops and failed fits.
+    pub fn fitted_law(&self) -> Option<FittedLaw> {
+        Some(FittedLaw {
+            law: self.law()?,
+            offset: self.physical[Param::Offset],
+        })
+    }
+
+    /// The force zero offset fitted with the law; None when it was not fitted.
+    pub fn offset(&self) -> Option<f64> {
+        self.params
+            .iter()
+            .find(|p| p.param == Param::Offset)
+            .map(|p| p.value)
     }
 
     /// The fitted law (without the instrument's zero offset); None for generic loops.
@@ -187,13 +209,8 @@ pub(crate) fn build(
     let coords = &solution.coords;
     let kind = coords.kind;
     let p = solution.params;
-    let rss: f64 = solution.residuals.iter().map(|r| r * r).sum();
     let n = curve.y.len() as f64;
-    let y_range = curve.y.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-        - curve.y.iter().cloned().fold(f64::INFINITY, f64::min);
-    let nrmse = (rss / n).sqrt() / y_range;
     let k = coords.free.len();
-    let aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
     let list = Param::of_law(kind);
     let g = coords.dp_dq();
     let cov_p = |a: Param, b: Param| -> Option<f64> {
@@ -213,10 +230,13 @@ pub(crate) fn build(
             .iter()
             .find(|(j, _)| *j == i)
             .map(|(_, why)| why.clone());
+        // an offset that was not fitted is no parameter of the law: not reported
+        if i == Param::Offset && !coords.free.contains(&i) && pin.is_none() {
+            continue;
+        }
         let model_fixed = match i {
             Param::Mu => !coords.free.contains(&Param::Mu),
             Param::Alpha => !coords.free.contains(&Param::Alpha) && pin.is_none(),
-            Param::Offset => !coords.free.contains(&Param::Offset) && pin.is_none(),
             _ => false,
         };
         let std_error = if depends_on_free(i) {
@@ -257,7 +277,7 @@ pub(crate) fn build(
             }
         }
     }
-    CurveFit {
+    let mut fit = CurveFit {
         file: source_name(curve),
         fabric: curve.fabric.clone(),
         test: curve.test,
@@ -266,8 +286,8 @@ pub(crate) fn build(
         status: FitStatus::Fitted,
         params: params_out,
         correlations,
-        nrmse,
-        aic,
+        nrmse: f64::NAN,
+        aic: f64::INFINITY,
         samples: curve.y.len(),
         free_parameters: k,
         iterations: solution.iterations,
@@ -277,5 +297,15 @@ pub(crate) fn build(
         selection: None,
         physical: p,
         kind: Some(kind),
-    }
+    };
+    // NRMSE and AIC of what is exported: the law (and offset) driven along every sample
+    let forces = fit.forces(&curve.x).unwrap_or_default();
+    let rss: f64 = forces
+        .iter()
+        .zip(&curve.y)
+        .map(|(f, y)| (f - y) * (f - y))
+        .sum();
+    fit.nrmse = nrmse(&curve.y, &forces);
+    fit.aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
+    fit
 }

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::coords::{law_kind, Coordinates, Param};
 use super::estimate::{initial_estimate, CurveRanges};
-use super::options::{FitModel, FitOptions, MuMode, ProgressSink, ToeChoice};
+use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
 use super::path_model::{ElasticKind, LawKind, ShapeKind};
 use super::problem::{run_lm, PathProblem, Termination};
 use super::report::{self, CurveFit, FitStatus};
@@ -86,7 +86,7 @@ fn fit_model(
         &ranges,
         alpha_free,
         mu == MuMode::Free,
-        options.offset,
+        options.offset == OffsetMode::Fit,
     );
     let mut pinned: Vec<(Param, String)> = Vec::new();
     // ε₁' is identified only by samples below ε₁ after the strain has reached it

@@ -347,6 +347,7 @@ pub fn fit_fabric_values(values: &FabricValues) -> (FabricParams, Vec<ValuesFit>
                     fit.note.clone().unwrap_or_default(),
                     100.0 * worst
                 ),
+                offset: None,
                 pinned: Vec::new(),
             });
             fits.push(fit);
