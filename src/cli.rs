@@ -16,6 +16,7 @@ pub mod fit_values;
 pub mod plot;
 pub mod simulate;
 pub mod tui;
+pub mod validate;
 pub mod values;
 
 /// Progress bar templates counting frames and simulation steps.
