@@ -149,6 +149,18 @@ pub fn gauge_length_m(mm: Option<f64>) -> Result<Option<f64>, CliError> {
     }
 }
 
+/// What a command that writes files and prints a summary does with them: shared by `run`,
+/// `render`, `precompute` and `play`.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct OutputArgs {
+    /// Overwrite existing output files.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// How to read generic loop records (any delimited file): shared by `values` and `fit`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LoopArgs {

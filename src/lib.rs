@@ -20,6 +20,7 @@ pub mod fit;
 pub mod friction;
 pub mod kes;
 pub mod material;
+mod named;
 pub mod params;
 pub mod plot;
 pub mod reduced;

@@ -49,12 +49,8 @@ pub struct RunArgs {
     /// Virtual KES scenes: write the curve to this KES CSV (default: the scene's `output`).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Overwrite existing output files.
-    #[arg(long)]
-    pub force: bool,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 /// The summary of a dynamic run; `--json` prints it as is.
@@ -166,7 +162,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         return Err(CliError::input("--every must be >= 1"));
     }
     if let Some(path) = &args.record {
-        if path.exists() && !args.force {
+        if path.exists() && !args.output.force {
             return Err(CliError::input(format!(
                 "{} exists; pass --force to overwrite it",
                 path.display()
@@ -188,7 +184,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         r.push(&world);
         r
     });
-    let pb = super::progress_bar(steps, args.json, super::STEPS_BAR);
+    let pb = super::progress_bar(steps, args.output.json, super::STEPS_BAR);
     let mut pipeline = ClothPipeline::new();
     let mut stepping = Duration::ZERO;
     let (mut iterations, mut evaluations, mut unconverged) = (0u64, 0u64, 0u64);
@@ -224,7 +220,8 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     pb.finish_and_clear();
     let frames = recording.as_ref().map(|r| r.frames.len()).unwrap_or(0);
     if let (Some(rec), Some(path)) = (&recording, &args.record) {
-        rec.write(path, args.force).map_err(CliError::failed)?;
+        rec.write(path, args.output.force)
+            .map_err(CliError::failed)?;
     }
     let rates = world.deformation_rates();
     let wall_ms = stepping.as_secs_f64() * 1e3;
@@ -266,7 +263,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         record: args.record.as_ref().map(|p| p.display().to_string()),
         frames,
     };
-    super::print_summary(&summary, args.json, print_table)
+    super::print_summary(&summary, args.output.json, print_table)
 }
 
 fn print_table(s: &RunSummary) {
@@ -315,14 +312,14 @@ fn print_table(s: &RunSummary) {
 fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     let output = args.csv.clone().or(scene.output.clone());
     if let Some(path) = &output {
-        if path.exists() && !args.force {
+        if path.exists() && !args.output.force {
             return Err(CliError::input(format!(
                 "{} exists; pass --force to overwrite it",
                 path.display()
             )));
         }
     }
-    let pb = super::progress_bar(0, args.json, super::STEPS_BAR);
+    let pb = super::progress_bar(0, args.output.json, super::STEPS_BAR);
     let t0 = Instant::now();
     let result = run_virtual_kes(&scene.spec, &scene.laws, |done, total| {
         pb.set_length(total as u64);
@@ -333,7 +330,7 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     pb.finish_and_clear();
     if let Some(path) = &output {
         let csv = result.to_csv(&scene.fabric);
-        write_atomic(path, csv.as_bytes(), args.force).map_err(CliError::failed)?;
+        write_atomic(path, csv.as_bytes(), args.output.force).map_err(CliError::failed)?;
     }
     let summary = KesSummary {
         scene: args.scene.display().to_string(),
@@ -349,7 +346,7 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
         nrmse: result.nrmse,
         csv: output.as_ref().map(|p| p.display().to_string()),
     };
-    super::print_summary(&summary, args.json, |s| {
+    super::print_summary(&summary, args.output.json, |s| {
         println!("scene        {} ({})", s.scene, s.name);
         println!(
             "virtual KES  {} {} on a {}-particle strip, {} quasi-static samples",
