@@ -17,6 +17,7 @@ pub mod atomic;
 pub mod cloth;
 pub mod fit;
 pub mod friction;
+pub mod input;
 pub mod kes;
 pub mod material;
 pub mod params;

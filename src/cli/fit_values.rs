@@ -16,7 +16,7 @@ pub fn run(
     as_json: bool,
     json_out: bool,
 ) -> Result<(), CliError> {
-    let text = std::fs::read_to_string(values)
+    let text = kestrel::input::read_text(values, kestrel::input::SMALL_FILE_LIMIT)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", values.display())))?;
     let spec: FabricValues = toml::from_str(&text).map_err(|e| {
         CliError::input(format!(
@@ -39,7 +39,7 @@ pub fn run(
     });
     params
         .write(&path, format, force)
-        .map_err(CliError::failed)?;
+        .map_err(CliError::written)?;
     if as_json {
         println!(
             "{}",
