@@ -172,6 +172,18 @@ impl fmt::Display for CliError {
     }
 }
 
+/// What a command that writes files and prints a summary does with them: shared by `run`,
+/// `render`, `precompute` and `play`.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct OutputArgs {
+    /// Overwrite existing output files.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// How to read generic loop records (any delimited file): shared by `values` and `fit`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LoopArgs {

@@ -3,9 +3,7 @@
 //! curvature [1/m] → moment per width \[N\]; a generic loop: any x → any y, SI.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,84 +39,26 @@ pub(crate) const PER_CM_PER_M: f64 = 100.0;
 /// 1 degree in rad.
 pub const DEG_RAD: f64 = std::f64::consts::PI / 180.0;
 
-/// The KES test a curve comes from; `Loop` is a generic hysteresis record (x, y in SI).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KesTest {
-    Tensile,
-    Shear,
-    Bending,
-    Loop,
-}
-
-impl KesTest {
-    pub fn name(self) -> &'static str {
-        match self {
-            KesTest::Tensile => "tensile",
-            KesTest::Shear => "shear",
-            KesTest::Bending => "bending",
-            KesTest::Loop => "loop",
-        }
+crate::named::named_enum! {
+    /// The KES test a curve comes from; `Loop` is a generic hysteresis record (x, y in SI).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum KesTest: "test", folded {
+        Tensile => "tensile" | "traction",
+        Shear => "shear" | "shearing",
+        Bending => "bending",
+        Loop => "loop",
     }
 }
 
-impl fmt::Display for KesTest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for KesTest {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "tensile" | "traction" => Ok(KesTest::Tensile),
-            "shear" | "shearing" => Ok(KesTest::Shear),
-            "bending" => Ok(KesTest::Bending),
-            "loop" => Ok(KesTest::Loop),
-            other => Err(format!(
-                "unknown test `{other}` — expected tensile, shear or bending"
-            )),
-        }
-    }
-}
-
-/// Direction of the sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    Warp,
-    Weft,
-    Bias,
-}
-
-impl Direction {
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::Warp => "warp",
-            Direction::Weft => "weft",
-            Direction::Bias => "bias",
-        }
-    }
-}
-
-impl fmt::Display for Direction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Direction {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "warp" => Ok(Direction::Warp),
-            "weft" => Ok(Direction::Weft),
-            "bias" => Ok(Direction::Bias),
-            other => Err(format!(
-                "unknown direction `{other}` — expected warp, weft or bias"
-            )),
-        }
+crate::named::named_enum! {
+    /// Direction of the sample.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Direction: "direction", folded {
+        Warp => "warp",
+        Weft => "weft",
+        Bias => "bias",
     }
 }
 

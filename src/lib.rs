@@ -20,6 +20,7 @@ pub mod friction;
 pub mod input;
 pub mod kes;
 pub mod material;
+mod named;
 pub mod params;
 pub mod plot;
 pub mod reduced;

@@ -182,6 +182,41 @@ fn unknown_test_or_direction() {
 }
 
 #[test]
+fn names_read_back_with_their_aliases_and_errors_list_the_names() {
+    use kestrel::cloth::Integrator;
+    use kestrel::FitModel;
+    for test in [
+        KesTest::Tensile,
+        KesTest::Shear,
+        KesTest::Bending,
+        KesTest::Loop,
+    ] {
+        assert_eq!(test.to_string().parse::<KesTest>(), Ok(test));
+    }
+    assert_eq!(" Traction ".parse::<KesTest>(), Ok(KesTest::Tensile));
+    assert_eq!("WEFT".parse::<Direction>(), Ok(Direction::Weft));
+    assert_eq!(
+        "Newton-Krylov".parse::<Integrator>(),
+        Ok(Integrator::NewtonKrylov)
+    );
+    assert_eq!(Integrator::SemiImplicit.to_string(), "semi_implicit");
+    assert_eq!(
+        "torsion".parse::<KesTest>(),
+        Err("unknown test `torsion` — expected tensile, shear, bending or loop".to_string())
+    );
+    assert_eq!(
+        "diagonal".parse::<Direction>(),
+        Err("unknown direction `diagonal` — expected warp, weft or bias".to_string())
+    );
+    // Fit models are read exactly as written.
+    assert_eq!("dahl-alpha".parse::<FitModel>(), Ok(FitModel::DahlAlpha));
+    assert_eq!(
+        "Dahl".parse::<FitModel>(),
+        Err("unknown model `Dahl` — expected dahl, dahl-alpha, bs2 or auto".to_string())
+    );
+}
+
+#[test]
 fn non_numeric_cell() {
     assert_eq!(
         error(&format!(

@@ -38,12 +38,8 @@ pub struct PlayArgs {
     /// relative l2 error of the playback.
     #[arg(long, value_name = "SCENE")]
     pub compare: Option<PathBuf>,
-    /// Overwrite existing frames.
-    #[arg(long)]
-    pub force: bool,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 #[derive(Debug, Serialize)]
@@ -93,7 +89,7 @@ fn play(
 fn prepare_frames(args: &PlayArgs, dir: &Path, rendered: usize) -> Result<(u32, u32), CliError> {
     let size = super::parse_size(&args.size, "960x720")?;
     for n in 0..rendered {
-        super::check_output(&frame_path(dir, n), args.force)?;
+        super::check_output(&frame_path(dir, n), args.output.force)?;
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
@@ -119,7 +115,7 @@ fn render_frames(
 ) -> Result<usize, CliError> {
     let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
     let view = SceneView::of_model(model);
-    let pb = super::progress_bar(frames as u64, args.json, super::FRAMES_BAR);
+    let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
     let mut first = true;
     let mut rendered = 0;
     let r = play(model, seq, |n, world, angle| {
@@ -133,7 +129,7 @@ fn render_frames(
         }
         renderer.set_door_angle(angle);
         let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
-        kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.force)
+        kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.output.force)
             .map_err(CliError::written)?;
         rendered += 1;
         Ok(())
@@ -198,7 +194,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let comparison = match &args.compare {
         Some(path) => {
             let scene = super::load_dynamic(path, "is not a dynamic scene")?;
-            let pb = if args.json {
+            let pb = if args.output.json {
                 ProgressBar::hidden()
             } else {
                 ProgressBar::new(1000)
@@ -228,7 +224,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         out: args.out.as_ref().map(|p| p.display().to_string()),
         compare: comparison,
     };
-    super::print_summary(&s, args.json, |s| {
+    super::print_summary(&s, args.output.json, |s| {
         println!("model        {}", s.model);
         println!(
             "played       {} frames of {} vertices at rank {} ({} jumps, {} impulses refused)",

@@ -35,12 +35,8 @@ pub struct PrecomputeArgs {
     /// Also write the relative error against rank as a PNG.
     #[arg(long, value_name = "PNG")]
     pub error_plot: Option<PathBuf>,
-    /// Overwrite existing files.
-    #[arg(long)]
-    pub force: bool,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 #[derive(Debug, Serialize)]
@@ -58,7 +54,7 @@ struct Summary {
 
 pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     for p in std::iter::once(&args.out).chain(args.error_plot.as_ref()) {
-        super::check_output(p, args.force)?;
+        super::check_output(p, args.output.force)?;
     }
     let scene = super::load_dynamic(
         &args.scene,
@@ -72,7 +68,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     };
     let pb = super::progress_bar(
         1000,
-        args.json,
+        args.output.json,
         "{bar:40} {percent:>3}% simulated  {elapsed_precise} (eta {eta})",
     );
     let t0 = Instant::now();
@@ -90,7 +86,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     pb.finish_and_clear();
     let precompute_s = t0.elapsed().as_secs_f64();
     let bytes = model
-        .write(&args.out, args.force)
+        .write(&args.out, args.output.force)
         .map_err(CliError::written)?;
     if let Some(p) = &args.error_plot {
         let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
@@ -102,7 +98,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
             PlotSize::SINGLE,
         )
         .map_err(CliError::failed)?;
-        write_png(p, &png, args.force).map_err(CliError::written)?;
+        write_png(p, &png, args.output.force).map_err(CliError::written)?;
     }
     let s = Summary {
         scene: args.scene.display().to_string(),
@@ -112,7 +108,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         bytes,
         error_plot: args.error_plot.as_ref().map(|p| p.display().to_string()),
     };
-    super::print_summary(&s, args.json, |s| {
+    super::print_summary(&s, args.output.json, |s| {
         let st = &s.stats;
         println!("model        {} ({} bytes)", s.out, s.bytes);
         println!(

@@ -50,12 +50,8 @@ pub struct RenderArgs {
     /// Frames per second of the video.
     #[arg(long, default_value_t = 30, value_name = "FPS")]
     pub fps: u32,
-    /// Overwrite existing frames and video.
-    #[arg(long)]
-    pub force: bool,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 /// Mean, median and largest of one stage over the frames [ms].
@@ -136,7 +132,7 @@ fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
             args.out.display()
         )));
     }
-    if !args.force {
+    if !args.output.force {
         if let Some(p) = (0..frames)
             .map(|n| frame_path(&args.out, n))
             .find(|p| p.exists())
@@ -177,14 +173,14 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         check_outputs(&args, rec.frames.len())?;
         renderer = Renderer::new(width, height).map_err(CliError::failed)?;
         t_start = Instant::now();
-        let pb = super::progress_bar(rec.frames.len() as u64, args.json, super::FRAMES_BAR);
+        let pb = super::progress_bar(rec.frames.len() as u64, args.output.json, super::FRAMES_BAR);
         let result = render_recording(
             &mut renderer,
             &rec,
             args.color_by,
             range,
             &args.out,
-            args.force,
+            args.output.force,
             |p| pb.set_position(p.done as u64),
         );
         match result {
@@ -237,7 +233,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         renderer
             .set_scene(&view, &positions(&world))
             .map_err(CliError::failed)?;
-        let pb = super::progress_bar(frames as u64, args.json, super::FRAMES_BAR);
+        let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
         let mut pipeline = ClothPipeline::new();
         let fail = |pb: &ProgressBar, e: String| {
             pb.abandon();
@@ -260,12 +256,11 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             let (png, t) = renderer
                 .render_png(&positions(&world), field.as_ref())
                 .map_err(|e| fail(&pb, e.to_string()))?;
-            kestrel::atomic::write_atomic(&frame_path(&args.out, n), &png, args.force).map_err(
-                |e| {
+            kestrel::atomic::write_atomic(&frame_path(&args.out, n), &png, args.output.force)
+                .map_err(|e| {
                     pb.abandon();
                     CliError::written(e)
-                },
-            )?;
+                })?;
             timings.push(t);
             pb.inc(1);
         }
@@ -275,7 +270,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         steps = world.steps;
     }
     let (video, video_note) = match &args.video {
-        Some(v) => make_video(&args.out, v, args.fps, args.force)?,
+        Some(v) => make_video(&args.out, v, args.fps, args.output.force)?,
         None => (None, None),
     };
     let summary = RenderSummary {
@@ -296,7 +291,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         video,
         video_note,
     };
-    super::print_summary(&summary, args.json, print_table)
+    super::print_summary(&summary, args.output.json, print_table)
 }
 
 fn on_path(program: &str) -> bool {

@@ -50,12 +50,8 @@ pub struct RunArgs {
     /// Virtual KES scenes: write the curve to this KES CSV (default: the scene's `output`).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Overwrite existing output files.
-    #[arg(long)]
-    pub force: bool,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 /// The summary of a dynamic run; `--json` prints it as is.
@@ -170,7 +166,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     }
     check_steps("--steps", steps).map_err(CliError::input)?;
     if let Some(path) = &args.record {
-        super::check_output(path, args.force)?;
+        super::check_output(path, args.output.force)?;
         // the frames are held in memory until the end, and must be readable back
         let frames = steps / u64::from(args.every) + 1;
         let bytes = frames.saturating_mul(16 + 12 * world.len() as u64);
@@ -198,7 +194,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         r.push(&world);
         r
     });
-    let pb = super::progress_bar(steps, args.json, super::STEPS_BAR);
+    let pb = super::progress_bar(steps, args.output.json, super::STEPS_BAR);
     let mut pipeline = ClothPipeline::new();
     let mut stepping = Duration::ZERO;
     let (mut iterations, mut evaluations, mut unconverged) = (0u64, 0u64, 0u64);
@@ -235,7 +231,8 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     let converged = unconverged == 0;
     let frames = recording.as_ref().map(|r| r.frames.len()).unwrap_or(0);
     if let (Some(rec), Some(path), true) = (&recording, &args.record, converged) {
-        rec.write(path, args.force).map_err(CliError::written)?;
+        rec.write(path, args.output.force)
+            .map_err(CliError::written)?;
     }
     let rates = world.deformation_rates();
     let wall_ms = stepping.as_secs_f64() * 1e3;
@@ -282,7 +279,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         frames,
         converged,
     };
-    super::print_summary(&summary, args.json, print_table)?;
+    super::print_summary(&summary, args.output.json, print_table)?;
     if converged {
         return Ok(());
     }
@@ -349,9 +346,9 @@ fn print_table(s: &RunSummary) {
 fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     let output = args.csv.clone().or(scene.output.clone());
     if let Some(path) = &output {
-        super::check_output(path, args.force)?;
+        super::check_output(path, args.output.force)?;
     }
-    let pb = super::progress_bar(0, args.json, super::STEPS_BAR);
+    let pb = super::progress_bar(0, args.output.json, super::STEPS_BAR);
     let t0 = Instant::now();
     let result = run_virtual_kes(&scene.spec, &scene.laws, |done, total| {
         pb.set_length(total as u64);
@@ -362,7 +359,7 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     pb.finish_and_clear();
     if let Some(path) = &output {
         let csv = result.to_csv(&scene.fabric);
-        write_atomic(path, csv.as_bytes(), args.force).map_err(CliError::written)?;
+        write_atomic(path, csv.as_bytes(), args.output.force).map_err(CliError::written)?;
     }
     let summary = KesSummary {
         scene: args.scene.display().to_string(),
@@ -378,7 +375,7 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
         nrmse: result.nrmse,
         csv: output.as_ref().map(|p| p.display().to_string()),
     };
-    super::print_summary(&summary, args.json, |s| {
+    super::print_summary(&summary, args.output.json, |s| {
         println!("scene        {} ({})", s.scene, s.name);
         println!(
             "virtual KES  {} {} on a {}-particle strip, {} quasi-static samples",

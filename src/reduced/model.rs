@@ -9,7 +9,7 @@ use crate::atomic::write_atomic;
 use crate::cloth::record::{Camera, Reader, Truncated};
 use crate::scene::{validate_palette, DoorSpec, PaletteEntrySpec};
 
-use super::ReducedError;
+use super::{ReducedError, Reduction};
 
 /// First eight bytes of a model file.
 pub const MODEL_MAGIC: &[u8; 8] = b"KESTRELD";
@@ -146,6 +146,29 @@ pub struct ReducedModel {
 }
 
 impl ReducedModel {
+    /// The model of a reduction: its mean, singular values and basis in `f32`, with q and q̇
+    /// of the recorded states (r values each) and the IRF library.
+    pub fn from_reduction(
+        info: ModelInfo,
+        red: &Reduction,
+        q: Vec<f32>,
+        qdot: Vec<f32>,
+        orbits: Vec<Orbit>,
+    ) -> Self {
+        let single = |v: &[f64]| v.iter().map(|&x| x as f32).collect();
+        Self {
+            info,
+            vertices: red.coordinates / 3,
+            rank: red.rank,
+            sigma: single(&red.sigma),
+            mean: single(&red.mean),
+            basis: single(&red.basis),
+            q,
+            qdot,
+            orbits,
+        }
+    }
+
     /// Recorded states N.
     pub(crate) fn states(&self) -> usize {
         self.q.len() / self.rank.max(1)

@@ -312,16 +312,6 @@ pub(crate) fn build(
         simulate_s: sampled.simulate_s,
         svd_s,
     };
-    let model = ReducedModel {
-        info,
-        vertices: m / 3,
-        rank: r,
-        sigma: red.sigma.iter().map(|&s| s as f32).collect(),
-        mean: red.mean.iter().map(|&x| x as f32).collect(),
-        basis: red.basis.iter().map(|&x| x as f32).collect(),
-        q,
-        qdot,
-        orbits,
-    };
+    let model = ReducedModel::from_reduction(info, &red, q, qdot, orbits);
     Ok((model, stats))
 }
