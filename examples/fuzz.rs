@@ -48,17 +48,13 @@ static RUNNING_SINCE: AtomicU64 = AtomicU64::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        if layout.size() > ALLOCATION_REFUSED {
-            dump_current("alloc-abort");
+        if refused(layout.size()) {
             return std::ptr::null_mut();
         }
         unsafe { System.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        if layout.size() > ALLOCATION_REFUSED {
-            dump_current("alloc-abort");
+        if refused(layout.size()) {
             return std::ptr::null_mut();
         }
         unsafe { System.alloc_zeroed(layout) }
@@ -67,9 +63,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        if new_size > ALLOCATION_REFUSED {
-            dump_current("alloc-abort");
+        if refused(new_size) {
             return std::ptr::null_mut();
         }
         unsafe { System.realloc(ptr, layout, new_size) }
@@ -79,8 +73,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-fn note(size: usize) {
+/// Notes an allocation of `size` bytes; true when it is refused (its input saved first).
+fn refused(size: usize) -> bool {
     LARGEST.fetch_max(size, Ordering::Relaxed);
+    if size > ALLOCATION_REFUSED {
+        dump_current("alloc-abort");
+        return true;
+    }
+    false
 }
 
 fn findings() -> PathBuf {

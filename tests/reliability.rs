@@ -464,3 +464,73 @@ fn sigkill_during_render_leaves_no_partial_frame() {
         bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.ends_with(b"IEND\xae\x42\x60\x82")
     });
 }
+
+#[cfg(feature = "render")]
+#[test]
+fn a_record_of_extreme_positions_renders_without_a_panic() {
+    use kestrel::cloth::record::Frame;
+    if crate::common::gpu_or_skip(64, 48).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // no camera: the default one is fitted to the positions
+    let record = |nu: u32, nv: u32, at: fn(usize) -> [f32; 3]| Recording {
+        info: RecordInfo {
+            name: "extreme".into(),
+            nu,
+            nv,
+            h_warp: 0.01,
+            h_weft: 0.01,
+            dt: 0.001,
+            every: 1,
+            camera: None,
+            obstacles: Vec::new(),
+        },
+        frames: vec![Frame {
+            step: 0,
+            time: 0.0,
+            positions: (0..(nu * nv) as usize).map(at).collect(),
+        }],
+    };
+    let cases = [
+        (
+            "far.rec",
+            record(3, 3, |i| {
+                [3e38 * if i % 2 == 0 { 1.0 } else { -1.0 }, 0.0, 1e38]
+            }),
+        ),
+        ("point.rec", record(2, 2, |_| [0.0; 3])),
+    ];
+    for (name, rec) in cases {
+        let path = dir.path().join(name);
+        rec.write(&path, false).unwrap();
+        let frames = dir.path().join(format!("{name}.frames"));
+        let out = kestrel(&[
+            "render",
+            "--from",
+            path.to_str().unwrap(),
+            "--out",
+            frames.to_str().unwrap(),
+            "--size",
+            "64x48",
+        ]);
+        assert!(
+            !stderr(&out).contains("panicked"),
+            "{name}: {}",
+            stderr(&out)
+        );
+        crate::common::assert_success(&out);
+    }
+    // a single particle is no cloth: refused on reading
+    let path = dir.path().join("one.rec");
+    record(1, 1, |_| [0.0; 3]).write(&path, false).unwrap();
+    let frames = dir.path().join("one.frames");
+    let out = kestrel(&[
+        "render",
+        "--from",
+        path.to_str().unwrap(),
+        "--out",
+        frames.to_str().unwrap(),
+    ]);
+    assert_refused(&out, 2, &["one.rec", "at least 2 x 2"]);
+}

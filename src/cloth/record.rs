@@ -116,11 +116,14 @@ pub struct RecordInfo {
 }
 
 impl RecordInfo {
-    /// Checks the grid (at least 1 x 1), the spacings and time step (finite, > 0), `every`
+    /// Checks the grid (at least 2 x 2, as every cloth), the spacings and time step (finite, > 0), `every`
     /// (>= 1) and the camera.
     fn validate(&self) -> Result<(), String> {
-        if self.nu == 0 || self.nv == 0 {
-            return Err(format!("grid {} x {} has no particles", self.nu, self.nv));
+        if self.nu < 2 || self.nv < 2 {
+            return Err(format!(
+                "grid {} x {}: a cloth has at least 2 x 2 particles",
+                self.nu, self.nv
+            ));
         }
         for (name, v, unit) in [
             ("h_warp", self.h_warp, "m"),
