@@ -20,7 +20,7 @@ use crate::cloth::ClothError;
 
 pub use basis::{frobenius_error, reduce, relative_error, Reduction};
 pub use model::{ModelInfo, Orbit, ReducedModel, MODEL_MAGIC, MODEL_VERSION};
-pub use play::{compare, parse_sequence, Comparison, Player};
+pub use play::{compare, parse_sequence, Comparison, Player, Refusal, PLAYBACK_ERROR_WARNING};
 pub use precompute::{precompute, PrecomputeOptions, PrecomputeStats};
 
 #[derive(Debug, Error)]
