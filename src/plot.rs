@@ -154,6 +154,9 @@ pub struct HysteresisPlot<'a> {
     /// Force zero offset of the instrument (SI, as fitted); 0 for a law's own curve.
     pub offset: f64,
     pub legend: &'a [String],
+    /// The curve is `law`'s own response along a driven path, not a measurement: one series
+    /// and one set of bars, labelled as the law's.
+    pub law_alone: bool,
 }
 
 /// RMS(measured − model) / (max − min of the measured), as a fraction; NaN when undefined.
@@ -275,7 +278,16 @@ pub fn hysteresis_image(
     };
     canvas::check_curve(&check)?;
     canvas::render(size, format, |root| {
-        let title = format!("{} — hysteresis", curve_title(plot.curve));
+        let c = plot.curve;
+        let title = if plot.law_alone {
+            let name = match c.fabric.as_str() {
+                "" => String::new(),
+                f => format!("{f} · "),
+            };
+            format!("{name}{} law alone — hysteresis", c.test)
+        } else {
+            format!("{} — hysteresis", curve_title(c))
+        };
         let area = canvas::title(root, &title, size)?;
         hysteresis::hysteresis_page(&area, plot)
     })

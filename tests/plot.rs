@@ -286,6 +286,7 @@ fn hysteresis_view_shows_friction_branches_and_energy_bars() {
             law: Some(&law),
             offset: 0.0,
             legend: &lines,
+            law_alone: false,
         },
         PlotSize::SINGLE,
         ImageFormat::Png,
@@ -312,6 +313,7 @@ fn hysteresis_without_a_law_still_draws_the_loop_and_its_energy() {
             law: None,
             offset: 0.0,
             legend: &[],
+            law_alone: false,
         },
         PlotSize::SINGLE,
         ImageFormat::Png,
@@ -678,4 +680,40 @@ fn the_error_against_rank_labels_integer_ranks() {
     let texts = svg_texts(std::str::from_utf8(&svg).unwrap());
     assert!(texts.contains(&"10".to_string()), "{texts:?}");
     assert!(!texts.iter().any(|t| t.ends_with(".0")), "{texts:?}");
+}
+
+#[test]
+fn a_law_alone_is_drawn_as_the_law_never_as_measured() {
+    let law = law_of(KesTest::Shear);
+    let c = curve_of(&law, KesTest::Shear, 400);
+    let c = Curve {
+        fabric: String::new(),
+        ..c
+    };
+    let svg = plot::hysteresis_image(
+        &HysteresisPlot {
+            curve: &c,
+            law: Some(&law),
+            offset: 0.0,
+            legend: &[],
+            law_alone: true,
+        },
+        PlotSize::SINGLE,
+        ImageFormat::Svg,
+    )
+    .unwrap();
+    let texts = svg_texts(std::str::from_utf8(&svg).unwrap());
+    assert!(
+        texts.iter().any(|t| t == "shear law alone — hysteresis"),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t == "dissipated by the law"),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains("measured")), "{texts:?}");
+    assert!(
+        !texts.iter().any(|t| t.contains("dissipated, law")),
+        "{texts:?}"
+    );
 }

@@ -655,3 +655,27 @@ fn tab_in_a_prompt_completes_the_path_through_a_job() {
         Some(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/"))
     );
 }
+
+#[test]
+fn the_hysteresis_tab_lists_closed_cycles_apart_from_open_segments() {
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Hysteresis));
+    a.update(Action::CyclePath);
+    a.update(Action::CyclePath); // partial reversals
+    let screen = draw(&a, 120, 40);
+    assert!(screen.contains("partial"), "{screen}");
+    let listed: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("dissipated ["))
+        .skip(1)
+        .take_while(|l| !l.contains("open segments"))
+        .collect();
+    assert!(!listed.is_empty(), "{screen}");
+    for l in &listed {
+        assert!(
+            l.contains("cycle") && !l.contains(": -"),
+            "a cycle dissipates: {l}\n{screen}"
+        );
+    }
+    assert!(screen.contains("open segments (no cycle)"), "{screen}");
+}

@@ -174,6 +174,7 @@ fn hysteresis(
         law: law.as_ref(),
         offset,
         legend: &legend,
+        law_alone: false,
     };
     plot::hysteresis_image(&view, args.size.unwrap_or(PlotSize::SINGLE), format)
         .map_err(CliError::input)

@@ -101,7 +101,7 @@ pub(crate) fn request(src: &Sources, kind: ExportKind) -> ExportRequest {
                 .samples(amplitude, 200, test == KesTest::Tensile);
             let y = law.drive(&x);
             let curve = Curve {
-                fabric: format!("{} law", law.name()),
+                fabric: String::new(),
                 test,
                 direction: Direction::Warp,
                 x,
@@ -113,7 +113,10 @@ pub(crate) fn request(src: &Sources, kind: ExportKind) -> ExportRequest {
                 item: PlotItem {
                     curve,
                     overlay: None,
-                    legend: vec![format!("path: {}", src.hysteresis.path.name())],
+                    legend: vec![
+                        format!("{} law, {}", law.name(), law.friction().shape.name()),
+                        format!("path: {}", src.hysteresis.path.name()),
+                    ],
                 },
                 law,
             }

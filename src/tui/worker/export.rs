@@ -34,6 +34,7 @@ pub(crate) fn write(request: &ExportRequest, path: &Path, force: bool) -> Result
                 law: Some(law),
                 offset: 0.0,
                 legend: &item.legend,
+                law_alone: true,
             },
             PlotSize::SINGLE,
             format,
