@@ -679,3 +679,27 @@ fn the_hysteresis_tab_lists_closed_cycles_apart_from_open_segments() {
     }
     assert!(screen.contains("open segments (no cycle)"), "{screen}");
 }
+
+#[test]
+fn exports_are_offered_under_the_name_of_what_they_show() {
+    let mut a = app();
+    let c = a.curves.list[a.curves.selected].curve.clone();
+    let slug = kestrel::fit::fabric::fabric_slug(&c.fabric);
+    a.update(Action::GoTab(Tab::Export));
+    let mut offered = Vec::new();
+    for _ in 0..3 {
+        a.update(Action::Export);
+        offered.push(a.prompt.take().expect("a path prompt").text);
+        a.update(Action::Down);
+    }
+    assert_eq!(
+        offered,
+        vec![
+            format!("{slug}-{}-{}.png", c.test, c.direction),
+            format!("{slug}-sheet.png"),
+            "tensile-law-hysteresis.png".to_string(),
+        ]
+    );
+    a.update(Action::OpenPrompt);
+    assert_eq!(a.prompt.as_ref().unwrap().text, "", "no folder assumed");
+}
