@@ -703,3 +703,20 @@ fn exports_are_offered_under_the_name_of_what_they_show() {
     a.update(Action::OpenPrompt);
     assert_eq!(a.prompt.as_ref().unwrap().text, "", "no folder assumed");
 }
+
+#[test]
+fn without_colour_loading_unloading_and_law_have_their_own_markers() {
+    let (curves, _) = sample_curves();
+    let mut a = App::new(curves, "sample loaded".into(), true);
+    let screen = draw(&a, 120, 40);
+    for legend in ["⠒ loading", "• unloading"] {
+        assert!(screen.contains(legend), "{legend}\n{screen}");
+    }
+    a.update(Action::GoTab(Tab::Connector));
+    let screen = draw(&a, 120, 40);
+    assert!(screen.matches('•').count() > 20, "{screen}");
+    assert!(
+        screen.matches('█').count() > 20,
+        "the law drawn in blocks\n{screen}"
+    );
+}
