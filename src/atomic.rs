@@ -33,7 +33,9 @@ pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
 /// Writes `bytes` to `path` through a uniquely named temporary file in the same folder, so a
 /// reader never sees half a file and a killed writer leaves no partial file under `path`.
 /// Without `force` the final step refuses to replace a file, also one that appeared while
-/// writing (no check-then-rename race); with `force` it replaces atomically.
+/// writing (no check-then-rename race); with `force` it replaces atomically. A missing folder
+/// is created (the one rule for every file kestrel writes); the file is readable by all
+/// (mode 0644 on Unix), as an ordinary new file.
 pub fn write_atomic(path: &Path, bytes: &[u8], force: bool) -> Result<(), WriteError> {
     check_target(path, force)?;
     let io = |source| WriteError::Io {
@@ -44,6 +46,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], force: bool) -> Result<(), WriteE
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    std::fs::create_dir_all(dir).map_err(io)?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -56,6 +59,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8], force: bool) -> Result<(), WriteE
     builder.permissions(default_permissions());
     let mut tmp = builder.tempfile_in(dir).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(io)?;
+    }
     tmp.as_file().sync_all().map_err(io)?;
     persist(tmp, path, force)
 }
@@ -134,6 +144,20 @@ fn persist(tmp: NamedTempFile, path: &Path, force: bool) -> Result<(), WriteErro
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn a_missing_folder_is_created_and_the_file_is_readable_by_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("new/deeper/a.png");
+        write_atomic(&p, b"x", false).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"x");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o644);
+        }
+    }
 
     #[test]
     fn refuses_to_overwrite_without_force() {

@@ -50,6 +50,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Before any thread: Mesa's "XDG_RUNTIME_DIR is invalid" stays off the terminal.
+    #[cfg(feature = "render")]
+    let _runtime_dir = kestrel::render::RuntimeDir::ensure();
     let cli = Cli::parse();
     let result: Result<(), cli::CliError> = match cli.command {
         Some(Command::Plot(args)) => cli::plot::run(args),

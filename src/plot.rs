@@ -1,10 +1,11 @@
-//! PNG plots of KES curves, model overlays, fabric sheets and hysteresis views (plotters,
-//! bitmap backend, bundled DejaVu Sans): pure functions return PNG bytes, drawn in KES units.
+//! PNG and SVG plots of KES curves, model overlays, fabric sheets and hysteresis views
+//! (plotters, bundled DejaVu Sans): pure functions return the file's bytes, drawn in KES units.
 
 mod canvas;
 mod chart;
 mod curve;
 mod hysteresis;
+mod page;
 pub mod reduced;
 pub mod style;
 
@@ -44,8 +45,38 @@ pub enum PlotError {
     Draw(String),
     #[error("PNG encoding failed: {0}")]
     Encode(String),
+    #[error("{0}: unknown image type; the file name ends in .png or .svg")]
+    Format(String),
     #[error(transparent)]
     Write(#[from] WriteError),
+}
+
+/// The file an image is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Png,
+    /// Vector: lines and text as SVG elements (the size in pixels is the SVG's user units).
+    Svg,
+}
+
+impl ImageFormat {
+    /// The format a file name's extension names (`.png`, `.svg`, any case).
+    pub fn of_path(path: &Path) -> Result<Self, PlotError> {
+        let ext = path.extension().map(|e| e.to_ascii_lowercase());
+        match ext.as_ref().and_then(|e| e.to_str()) {
+            Some("png") => Ok(Self::Png),
+            Some("svg") => Ok(Self::Svg),
+            _ => Err(PlotError::Format(path.display().to_string())),
+        }
+    }
+
+    /// The file name extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Self::Png => "png",
+            Self::Svg => "svg",
+        }
+    }
 }
 
 /// Image size in pixels.
@@ -123,6 +154,9 @@ pub struct HysteresisPlot<'a> {
     /// Force zero offset of the instrument (SI, as fitted); 0 for a law's own curve.
     pub offset: f64,
     pub legend: &'a [String],
+    /// The curve is `law`'s own response along a driven path, not a measurement: one series
+    /// and one set of bars, labelled as the law's.
+    pub law_alone: bool,
 }
 
 /// The one NRMSE of every report (see [`crate::params::nrmse`]).
@@ -140,21 +174,26 @@ pub(crate) fn curve_title(curve: &Curve) -> String {
 
 /// A single-curve plot: the measured branches (loading, unloading), the model dashed over
 /// them and a residual panel under them when a model is given, the legend box upper left.
-pub fn curve_png(plot: &CurvePlot<'_>, size: PlotSize) -> Result<Vec<u8>, PlotError> {
+pub fn curve_image(
+    plot: &CurvePlot<'_>,
+    size: PlotSize,
+    format: ImageFormat,
+) -> Result<Vec<u8>, PlotError> {
     canvas::check_curve(plot)?;
-    canvas::render(size, |root| {
+    canvas::render(size, format, |root| {
         let area = canvas::title(root, &curve_title(plot.curve), size)?;
         curve::curve_panel(&area, plot, None, canvas::Fonts::for_area(&area))
     })
 }
 
 /// A fabric sheet: up to six curves in a 2 × 3 grid (rows warp, weft; columns tensile, shear,
-/// bending), each panel as in [`curve_png`]; empty cells say "no curve". Bias or generic loop
+/// bending), each panel as in [`curve_image`]; empty cells say "no curve". Bias or generic loop
 /// curves, or two curves for one cell, are refused.
-pub fn sheet_png(
+pub fn sheet_image(
     title: &str,
     plots: &[CurvePlot<'_>],
     size: PlotSize,
+    format: ImageFormat,
 ) -> Result<Vec<u8>, PlotError> {
     let mut cells: [Option<&CurvePlot<'_>>; 6] = [None; 6];
     for plot in plots {
@@ -190,7 +229,7 @@ pub fn sheet_png(
         }
         *cell = Some(plot);
     }
-    canvas::render(size, |root| {
+    canvas::render(size, format, |root| {
         let area = canvas::title(root, title, size)?;
         let panels = area.split_evenly((2, 3));
         for (i, panel) in panels.iter().enumerate() {
@@ -211,23 +250,36 @@ pub fn sheet_png(
 /// A hysteresis view: the friction part against the path (the law's own friction part
 /// dashed over it), the energy dissipated per closed cycle as bars (measured and law), and a
 /// text box with the caller's lines, the energies and any open segment's work.
-pub fn hysteresis_png(plot: &HysteresisPlot<'_>, size: PlotSize) -> Result<Vec<u8>, PlotError> {
+pub fn hysteresis_image(
+    plot: &HysteresisPlot<'_>,
+    size: PlotSize,
+    format: ImageFormat,
+) -> Result<Vec<u8>, PlotError> {
     let check = CurvePlot {
         curve: plot.curve,
         model: None,
         legend: plot.legend,
     };
     canvas::check_curve(&check)?;
-    canvas::render(size, |root| {
-        let title = format!("{} — hysteresis", curve_title(plot.curve));
+    canvas::render(size, format, |root| {
+        let c = plot.curve;
+        let title = if plot.law_alone {
+            let name = match c.fabric.as_str() {
+                "" => String::new(),
+                f => format!("{f} · "),
+            };
+            format!("{name}{} law alone — hysteresis", c.test)
+        } else {
+            format!("{} — hysteresis", curve_title(c))
+        };
         let area = canvas::title(root, &title, size)?;
         hysteresis::hysteresis_page(&area, plot)
     })
 }
 
-/// Writes PNG bytes atomically (temporary file, then rename); refuses to overwrite unless
-/// `force`.
-pub fn write_png(path: &Path, bytes: &[u8], force: bool) -> Result<(), PlotError> {
+/// Writes an image's bytes atomically (temporary file, then rename); refuses to overwrite
+/// unless `force`.
+pub fn write_image(path: &Path, bytes: &[u8], force: bool) -> Result<(), PlotError> {
     write_atomic(path, bytes, force)?;
     Ok(())
 }

@@ -21,7 +21,8 @@ use crate::cloth::ClothError;
 pub use basis::{frobenius_error, reduce, relative_error, Reduction};
 pub use model::{ModelInfo, Orbit, ReducedModel, FRAME_DT_RANGE_S, MODEL_MAGIC, MODEL_VERSION};
 pub use play::{
-    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, MAX_PLAY_FRAMES,
+    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, Refusal,
+    MAX_PLAY_FRAMES, PLAYBACK_ERROR_WARNING,
 };
 pub use precompute::{precompute, PrecomputeOptions, PrecomputeStats};
 

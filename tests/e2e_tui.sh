@@ -42,24 +42,24 @@ wait_for "1 Curves" 10
 wait_for "Cotton shirting"
 wait_for "EMT"  # the KES values of the first curve (tensile warp)
 keys Tab;  wait_for "connector law (SI)"
-keys Tab;  wait_for "dissipated per cycle"
+keys Tab;  wait_for "dissipated ["
 keys '?';  wait_for "driving path"; keys Escape
 keys 4;    wait_for "idle: Enter runs the fit"
 keys Enter; wait_for "fit done" 60
 keys a;    wait_for "accepted into the Connector tab"
 keys s;    wait_for "save parameter set to"
 keys C-u;  tmux send-keys -t "$session" -l "e2e.params.toml"; keys Enter
-wait_for "written e2e.params.toml" 10
+wait_for "/e2e.params.toml" 10
 keys 6;    wait_for "export PNG"
-keys Enter; wait_for "write PNG to"
+keys Enter; wait_for "write .png or .svg to"
 keys C-u;  tmux send-keys -t "$session" -l "e2e.png"; keys Enter
-wait_for "written e2e.png" 30
+wait_for "/e2e.png" 30
 keys 5;    wait_for "provot_sheet_17"
 keys Down Down Down Down Down; keys Enter; wait_for "paused" 20
 keys 6;    wait_for "cloth: current frame"
 keys Down Down Down; keys Enter; wait_for "write PNG to"
 keys C-u;  tmux send-keys -t "$session" -l "e2e-cloth.png"; keys Enter
-wait_for "written e2e-cloth.png" 90
+wait_for "/e2e-cloth.png" 90
 wait_for "adapter:" 5
 keys q;    wait_for "exited-0" 10
 

@@ -10,8 +10,8 @@ use kestrel::kes::{Curve, Cycle, Direction, KesTest, Path as KesPath};
 use kestrel::material::{ConnectorLaw, FrictionLaw, MaterialLaw, ShearLaw};
 use kestrel::params::FabricParams;
 use kestrel::plot::{
-    self, CurvePlot, HysteresisPlot, Overlay, PlotError, PlotSize, LOADING_RGB, MODEL_RGB,
-    UNLOADING_RGB,
+    self, CurvePlot, HysteresisPlot, ImageFormat, Overlay, PlotError, PlotSize, LOADING_RGB,
+    MODEL_RGB, UNLOADING_RGB,
 };
 
 use crate::common::{assert_success, kestrel};
@@ -87,7 +87,7 @@ fn measured_png(c: &Curve, size: PlotSize) -> Vec<u8> {
         model: None,
         legend: &lines,
     };
-    plot::curve_png(&plot, size).unwrap()
+    plot::curve_image(&plot, size, ImageFormat::Png).unwrap()
 }
 
 #[test]
@@ -120,13 +120,14 @@ fn model_overlay_and_residual_panel_are_drawn_at_a_custom_size() {
     let lines = legend();
     let size = PlotSize::new(800, 600).unwrap();
     let draw = |model: Option<&Overlay>| {
-        let bytes = plot::curve_png(
+        let bytes = plot::curve_image(
             &CurvePlot {
                 curve: &c,
                 model,
                 legend: &lines,
             },
             size,
+            ImageFormat::Png,
         )
         .unwrap();
         Image::decode(&bytes)
@@ -164,7 +165,8 @@ fn sheet_fills_the_cells_that_have_a_curve() {
             legend: &lines,
         })
         .collect();
-    let bytes = plot::sheet_png("Test fabric", &plots, PlotSize::SHEET).unwrap();
+    let bytes =
+        plot::sheet_image("Test fabric", &plots, PlotSize::SHEET, ImageFormat::Png).unwrap();
     let img = Image::decode(&bytes);
     assert_eq!((img.width, img.height), (1800, 1100));
     let (w, h, top) = (img.width / 3, (img.height - 60) / 2, 60);
@@ -206,11 +208,11 @@ fn sheet_refuses_what_has_no_cell() {
             legend: &lines,
         },
     ];
-    let e = plot::sheet_png("t", &plots, PlotSize::SHEET).unwrap_err();
+    let e = plot::sheet_image("t", &plots, PlotSize::SHEET, ImageFormat::Png).unwrap_err();
     assert!(matches!(e, PlotError::Sheet(_)), "{e}");
     assert!(e.to_string().contains("two shear warp curves"), "{e}");
     let b = curve(KesTest::Shear, Direction::Bias);
-    let e = plot::sheet_png(
+    let e = plot::sheet_image(
         "t",
         &[CurvePlot {
             curve: &b,
@@ -218,6 +220,7 @@ fn sheet_refuses_what_has_no_cell() {
             legend: &lines,
         }],
         PlotSize::SHEET,
+        ImageFormat::Png,
     )
     .unwrap_err();
     assert!(e.to_string().contains("bias"), "{e}");
@@ -228,13 +231,14 @@ fn what_cannot_be_drawn_is_an_error_not_a_panic() {
     let lines = legend();
     let mut c = curve(KesTest::Shear, Direction::Warp);
     let one = |c: &Curve| {
-        plot::curve_png(
+        plot::curve_image(
             &CurvePlot {
                 curve: c,
                 model: None,
                 legend: &lines,
             },
             PlotSize::SINGLE,
+            ImageFormat::Png,
         )
     };
     c.y[10] = f64::NAN;
@@ -247,13 +251,14 @@ fn what_cannot_be_drawn_is_an_error_not_a_panic() {
         label: "m".into(),
         y: vec![0.0; 3],
     };
-    let e = plot::curve_png(
+    let e = plot::curve_image(
         &CurvePlot {
             curve: &c,
             model: Some(&short),
             legend: &lines,
         },
         PlotSize::SINGLE,
+        ImageFormat::Png,
     )
     .unwrap_err();
     assert!(matches!(e, PlotError::ModelLength { model: 3, .. }), "{e}");
@@ -275,14 +280,16 @@ fn hysteresis_view_shows_friction_branches_and_energy_bars() {
     let c = curve(KesTest::Shear, Direction::Warp);
     let law = law_of(KesTest::Shear);
     let lines = legend();
-    let bytes = plot::hysteresis_png(
+    let bytes = plot::hysteresis_image(
         &HysteresisPlot {
             curve: &c,
             law: Some(&law),
             offset: 0.0,
             legend: &lines,
+            law_alone: false,
         },
         PlotSize::SINGLE,
+        ImageFormat::Png,
     )
     .unwrap();
     let img = Image::decode(&bytes);
@@ -300,14 +307,16 @@ fn hysteresis_view_shows_friction_branches_and_energy_bars() {
 #[test]
 fn hysteresis_without_a_law_still_draws_the_loop_and_its_energy() {
     let c = curve(KesTest::Bending, Direction::Weft);
-    let bytes = plot::hysteresis_png(
+    let bytes = plot::hysteresis_image(
         &HysteresisPlot {
             curve: &c,
             law: None,
             offset: 0.0,
             legend: &[],
+            law_alone: false,
         },
         PlotSize::SINGLE,
+        ImageFormat::Png,
     )
     .unwrap();
     let img = Image::decode(&bytes);
@@ -316,17 +325,17 @@ fn hysteresis_without_a_law_still_draws_the_loop_and_its_energy() {
 }
 
 #[test]
-fn write_png_is_atomic_and_refuses_to_overwrite_without_force() {
+fn write_image_is_atomic_and_refuses_to_overwrite_without_force() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("plot.png");
     let c = curve(KesTest::Bending, Direction::Warp);
     let bytes = measured_png(&c, PlotSize::new(400, 300).unwrap());
-    plot::write_png(&path, &bytes, false).unwrap();
+    plot::write_image(&path, &bytes, false).unwrap();
     assert_eq!(Image::decode(&std::fs::read(&path).unwrap()).width, 400);
-    let e = plot::write_png(&path, b"not a png", false).unwrap_err();
+    let e = plot::write_image(&path, b"not a png", false).unwrap_err();
     assert!(e.to_string().contains("--force"), "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
-    plot::write_png(&path, b"replaced", true).unwrap();
+    plot::write_image(&path, b"replaced", true).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), b"replaced");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
@@ -606,4 +615,105 @@ fn command_errors_are_clear() {
         assert!(stderr.contains(message), "{args:?}: {stderr}");
     }
     assert!(!Path::new(&p("o.png")).exists());
+}
+
+/// The texts of an SVG's `<text>` elements, trimmed.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = t.split_once('>')?.1;
+            Some(body.split_once("</text>")?.0.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn an_svg_name_writes_vector_text_and_other_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    write_kes_csv(
+        Path::new(&p("tensile_warp.csv")),
+        KesTest::Tensile,
+        Direction::Warp,
+    );
+    let out = kestrel(&["plot", &p("tensile_warp.csv"), "-o", &p("one.svg")]);
+    assert_success(&out);
+    let svg = std::fs::read_to_string(p("one.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    let texts = svg_texts(&svg);
+    assert!(
+        texts.contains(&"CLI fabric · tensile · warp".to_string()),
+        "{texts:?}"
+    );
+    // values with three significant digits and typeset units; LT has none
+    let lt = texts
+        .iter()
+        .find(|t| t.starts_with("LT "))
+        .expect("LT in the legend");
+    assert!(!lt.contains('-') && lt.len() <= "LT 0.123".len(), "{lt}");
+    let wt = texts
+        .iter()
+        .find(|t| t.starts_with("WT "))
+        .expect("WT in the legend");
+    assert!(wt.ends_with(" gf·cm/cm²"), "{wt}");
+    for bad in ["one.jpg", "one"] {
+        let out = kestrel(&["plot", &p("tensile_warp.csv"), "-o", &p(bad)]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(".png or .svg"));
+        assert!(!dir.path().join(bad).exists());
+    }
+}
+
+#[test]
+fn the_error_against_rank_labels_integer_ranks() {
+    let sigma: Vec<f64> = (0..30).map(|k| 0.7f64.powi(k)).collect();
+    let svg = kestrel::plot::reduced::error_vs_rank_image(
+        "t",
+        &sigma,
+        8,
+        1e-3,
+        PlotSize::SINGLE,
+        ImageFormat::Svg,
+    )
+    .unwrap();
+    let texts = svg_texts(std::str::from_utf8(&svg).unwrap());
+    assert!(texts.contains(&"10".to_string()), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.ends_with(".0")), "{texts:?}");
+}
+
+#[test]
+fn a_law_alone_is_drawn_as_the_law_never_as_measured() {
+    let law = law_of(KesTest::Shear);
+    let c = curve_of(&law, KesTest::Shear, 400);
+    let c = Curve {
+        fabric: String::new(),
+        ..c
+    };
+    let svg = plot::hysteresis_image(
+        &HysteresisPlot {
+            curve: &c,
+            law: Some(&law),
+            offset: 0.0,
+            legend: &[],
+            law_alone: true,
+        },
+        PlotSize::SINGLE,
+        ImageFormat::Svg,
+    )
+    .unwrap();
+    let texts = svg_texts(std::str::from_utf8(&svg).unwrap());
+    assert!(
+        texts.iter().any(|t| t == "shear law alone — hysteresis"),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t == "dissipated by the law"),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains("measured")), "{texts:?}");
+    assert!(
+        !texts.iter().any(|t| t.contains("dissipated, law")),
+        "{texts:?}"
+    );
 }

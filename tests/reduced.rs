@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use kestrel::reduced::{
     compare, parse_sequence, precompute, reduce, Player, PrecomputeOptions, PrecomputeStats,
-    ReducedError, ReducedModel,
+    ReducedError, ReducedModel, Refusal,
 };
 use kestrel::scene::{DynamicScene, Scene, SceneFile};
 
@@ -142,12 +142,20 @@ fn playback_follows_the_door_and_refuses_what_the_palette_forbids() {
     let (_, model, _) = door_model();
     let mut p = Player::new(model);
     let (stop, open, close) = (0, 1, 2);
-    assert!(
-        !p.impulse(close),
+    assert_eq!(
+        p.try_impulse(close),
+        Err(Refusal::DoorAtLimit),
         "the door is closed: it cannot close further"
     );
     assert!(p.impulse(open));
-    assert!(!p.impulse(close), "open -> close skips stop");
+    assert_eq!(
+        p.try_impulse(close),
+        Err(Refusal::NotAllowed {
+            from: "open".into(),
+            to: "close".into()
+        }),
+        "open -> close skips stop"
+    );
     for _ in 0..100 {
         p.advance();
     }
@@ -189,4 +197,5 @@ fn playback_of_an_unsampled_sequence_stays_near_the_full_simulation() {
     assert!(c.projection_error < 0.1, "{c:?}");
     assert!(c.playback_error < 0.3, "{c:?}");
     assert!(c.playback_error >= c.projection_error * 0.5, "{c:?}");
+    assert_eq!(c.warning, None);
 }

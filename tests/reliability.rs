@@ -269,6 +269,10 @@ fn an_existing_output_is_exit_2_in_every_command() {
     let taken = dir.path().join("taken");
     std::fs::write(&taken, b"keep").unwrap();
     let t = taken.to_str().unwrap();
+    // plot reads the image type from the extension before it looks at the file
+    let taken_png = dir.path().join("taken.png");
+    std::fs::write(&taken_png, b"keep").unwrap();
+    let t_png = taken_png.to_str().unwrap();
     let cotton = "scenes/fabrics/cotton_shirting.params.toml";
     let curve = repo("kes_data/cotton-shirting/tensile_warp.csv");
     let curve = curve.to_str().unwrap();
@@ -284,7 +288,7 @@ fn an_existing_output_is_exit_2_in_every_command() {
             "-o",
             t,
         ],
-        vec!["plot", curve, "-o", t],
+        vec!["plot", curve, "-o", t_png],
         vec![
             "run",
             "scenes/provot_sheet_17.toml",
@@ -300,6 +304,7 @@ fn an_existing_output_is_exit_2_in_every_command() {
         assert_refused(&out, 2, &["taken", "--force"]);
     }
     assert_eq!(std::fs::read(&taken).unwrap(), b"keep");
+    assert_eq!(std::fs::read(&taken_png).unwrap(), b"keep");
 }
 
 #[cfg(feature = "render")]

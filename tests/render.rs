@@ -280,3 +280,35 @@ fn the_cloth_throws_a_soft_shadow_on_the_ground() {
     assert!(penumbra as f64 > 0.005 * n, "the shadow has no penumbra");
     assert!(penumbra < umbra, "a penumbra wider than the shadow");
 }
+
+#[test]
+fn mesa_says_nothing_about_xdg_runtime_dir_when_it_is_unset_or_invalid() {
+    use kestrel::render::runtime_dir_is_valid;
+    let dir = tempfile::tempdir().unwrap();
+    assert!(runtime_dir_is_valid(Some(dir.path().as_os_str())));
+    assert!(!runtime_dir_is_valid(None));
+    assert!(!runtime_dir_is_valid(Some("relative/dir".as_ref())));
+    assert!(!runtime_dir_is_valid(Some(
+        dir.path().join("missing").as_os_str()
+    )));
+    let out_dir = dir.path().join("frames");
+    for value in [None, Some("not/absolute")] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"));
+        cmd.args(["render", "scenes/provot_sheet_17.toml", "--frames", "1"])
+            .args(["--size", "200x200", "--force", "--out"])
+            .arg(&out_dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        match value {
+            Some(v) => cmd.env("XDG_RUNTIME_DIR", v),
+            None => cmd.env_remove("XDG_RUNTIME_DIR"),
+        };
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if err.contains("no graphics adapter") {
+            eprintln!("skipped: no wgpu adapter");
+            return;
+        }
+        assert!(out.status.success(), "{err}");
+        assert!(!err.contains("XDG_RUNTIME_DIR"), "{err}");
+    }
+}

@@ -699,3 +699,68 @@ fn the_curves_tab_names_files_and_groups_specimens() {
     assert!(at("warp_b.csv") < at("│    weft.csv"), "{screen}");
     assert!(at("│    weft.csv") < usize::MAX, "{screen}");
 }
+
+#[test]
+fn the_hysteresis_tab_lists_closed_cycles_apart_from_open_segments() {
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Hysteresis));
+    a.update(Action::CyclePath);
+    a.update(Action::CyclePath); // partial reversals
+    let screen = draw(&a, 120, 40);
+    assert!(screen.contains("partial"), "{screen}");
+    let listed: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("dissipated ["))
+        .skip(1)
+        .take_while(|l| !l.contains("open segments"))
+        .collect();
+    assert!(!listed.is_empty(), "{screen}");
+    for l in &listed {
+        assert!(
+            l.contains("cycle") && !l.contains(": -"),
+            "a cycle dissipates: {l}\n{screen}"
+        );
+    }
+    assert!(screen.contains("open segments (no cycle)"), "{screen}");
+}
+
+#[test]
+fn exports_are_offered_under_the_name_of_what_they_show() {
+    let mut a = app();
+    let c = a.curves.list[a.curves.selected].curve.clone();
+    let slug = kestrel::fit::fabric::fabric_slug(&c.fabric);
+    a.update(Action::GoTab(Tab::Export));
+    let mut offered = Vec::new();
+    for _ in 0..3 {
+        a.update(Action::Export);
+        offered.push(a.prompt.take().expect("a path prompt").text);
+        a.update(Action::Down);
+    }
+    assert_eq!(
+        offered,
+        vec![
+            format!("{slug}-{}-{}.png", c.test, c.direction),
+            format!("{slug}-sheet.png"),
+            "tensile-law-hysteresis.png".to_string(),
+        ]
+    );
+    a.update(Action::OpenPrompt);
+    assert_eq!(a.prompt.as_ref().unwrap().text, "", "no folder assumed");
+}
+
+#[test]
+fn without_colour_loading_unloading_and_law_have_their_own_markers() {
+    let (curves, _) = sample_curves();
+    let mut a = App::new(curves, "sample loaded".into(), true);
+    let screen = draw(&a, 120, 40);
+    for legend in ["⠒ loading", "• unloading"] {
+        assert!(screen.contains(legend), "{legend}\n{screen}");
+    }
+    a.update(Action::GoTab(Tab::Connector));
+    let screen = draw(&a, 120, 40);
+    assert!(screen.matches('•').count() > 20, "{screen}");
+    assert!(
+        screen.matches('█').count() > 20,
+        "the law drawn in blocks\n{screen}"
+    );
+}

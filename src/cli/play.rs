@@ -55,9 +55,39 @@ struct Summary {
     frame_us: f64,
     jumps: usize,
     ignored: usize,
+    /// Each refused impulse: its place in the sequence, the time it came and why.
+    refused: Vec<RefusedImpulse>,
     rendered: usize,
     out: Option<String>,
     compare: Option<Comparison>,
+}
+
+/// An impulse of the sequence that the player refused.
+#[derive(Debug, Clone, Serialize)]
+struct RefusedImpulse {
+    /// 1-based place in `--impulses`.
+    item: usize,
+    name: String,
+    /// Playback time when it came \[s\].
+    at_s: f64,
+    reason: String,
+}
+
+impl std::fmt::Display for RefusedImpulse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "#{} {} at {:.2} s: {}",
+            self.item, self.name, self.at_s, self.reason
+        )
+    }
+}
+
+/// What one pass of the sequence gave: frames, jumps, refused impulses.
+struct Pass {
+    frames: usize,
+    jumps: usize,
+    refused: Vec<RefusedImpulse>,
 }
 
 /// Plays the whole sequence once; calls `frame` with each world shape.
@@ -65,13 +95,21 @@ fn play(
     model: &ReducedModel,
     seq: &[(usize, f64)],
     mut frame: impl FnMut(usize, &[[f32; 3]], f64) -> Result<(), CliError>,
-) -> Result<(usize, usize, usize), CliError> {
+) -> Result<Pass, CliError> {
     let mut player = Player::new(model);
     let mut local = vec![0f32; 3 * model.vertices];
     let mut world = vec![[0f32; 3]; model.vertices];
     let mut n = 0;
-    for &(k, d) in seq {
-        player.impulse(k);
+    let mut refused = Vec::new();
+    for (item, &(k, d)) in seq.iter().enumerate() {
+        if let Err(r) = player.try_impulse(k) {
+            refused.push(RefusedImpulse {
+                item: item + 1,
+                name: model.info.palette[k].name.clone(),
+                at_s: n as f64 * model.info.frame_dt,
+                reason: r.to_string(),
+            });
+        }
         for _ in 0..frames_of(d, model.info.frame_dt) {
             player.advance();
             player.shape(&mut local);
@@ -80,7 +118,11 @@ fn play(
             n += 1;
         }
     }
-    Ok((n, player.jumps, player.ignored))
+    Ok(Pass {
+        frames: n,
+        jumps: player.jumps,
+        refused,
+    })
 }
 
 /// Checks the `--out` folder (created, none of the `rendered` frames replaced without
@@ -171,22 +213,27 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut passes = 0;
     let mut played = 0usize;
     let mut sink = 0f32;
-    let mut counts = (0, 0, 0);
+    let mut first = None;
     while passes == 0 || t0.elapsed().as_secs_f64() < 0.5 {
-        let c = play(&model, &seq, |_, w, _| {
+        let pass = play(&model, &seq, |_, w, _| {
             sink += w[0][0];
             Ok(())
         })?;
-        if passes == 0 {
-            counts = c;
-        }
-        played += c.0;
+        played += pass.frames;
         passes += 1;
+        first.get_or_insert(pass);
     }
     let elapsed = t0.elapsed().as_secs_f64();
     std::hint::black_box(sink);
     let frames_per_s = played as f64 / elapsed;
-    let (frames, jumps, ignored) = counts;
+    let Some(Pass {
+        frames,
+        jumps,
+        refused,
+    }) = first
+    else {
+        return Err(CliError::failed("the sequence was not played"));
+    };
     let rendered = match (&args.out, size) {
         (Some(dir), Some(size)) => render_frames(&args, &model, &seq, frames, dir, size)?,
         _ => 0,
@@ -219,7 +266,8 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         frames_per_s,
         frame_us: 1e6 / frames_per_s,
         jumps,
-        ignored,
+        ignored: refused.len(),
+        refused,
         rendered,
         out: args.out.as_ref().map(|p| p.display().to_string()),
         compare: comparison,
@@ -230,6 +278,9 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             "played       {} frames of {} vertices at rank {} ({} jumps, {} impulses refused)",
             s.frames, s.vertices, s.rank, s.jumps, s.ignored
         );
+        for r in &s.refused {
+            println!("refused      {r}");
+        }
         println!(
             "rate         {:.0} frames/s ({:.2} us/frame, reconstruction included, one thread)",
             s.frames_per_s, s.frame_us
@@ -242,6 +293,9 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 "vs full sim  relative l2 error {:.4} (projection on the basis {:.4}), {} frames",
                 c.playback_error, c.projection_error, c.frames
             );
+            if let Some(w) = &c.warning {
+                println!("warning      {w}");
+            }
         }
     })
 }

@@ -1,5 +1,5 @@
-//! `kestrel plot`: PNG of one curve, of a fabric sheet (2 × 3 grid), or a hysteresis view,
-//! with a parameter file's laws overlaid.
+//! `kestrel plot`: PNG or SVG of one curve, of a fabric sheet (2 × 3 grid), or a hysteresis
+//! view, with a parameter file's laws overlaid.
 
 use std::path::{Path, PathBuf};
 
@@ -7,7 +7,7 @@ use kestrel::fit::{fit_curve, FitOptions, ValuesSideBySide};
 use kestrel::kes::Curve;
 use kestrel::material::{ConnectorLaw, MaterialLaw};
 use kestrel::params::{FabricParams, FittedLaw};
-use kestrel::plot::{self, CurvePlot, HysteresisPlot, Overlay, PlotSize};
+use kestrel::plot::{self, CurvePlot, HysteresisPlot, ImageFormat, Overlay, PlotSize};
 
 use super::CliError;
 
@@ -26,13 +26,13 @@ pub struct Args {
     /// The fabric sheet (rows warp, weft × columns tensile, shear, bending), even for one file.
     #[arg(long)]
     pub sheet: bool,
-    /// The PNG to write.
-    #[arg(short, long, value_name = "OUT.png")]
+    /// The image to write: PNG or SVG, by the extension (`.png`, `.svg`).
+    #[arg(short, long, value_name = "OUT.png|OUT.svg")]
     pub output: PathBuf,
     /// Image size in pixels [default: 1200x800; sheet 1800x1100].
     #[arg(long, value_name = "WxH", value_parser = parse_size)]
     pub size: Option<PlotSize>,
-    /// Overwrite OUT.png if it exists.
+    /// Overwrite the image if it exists.
     #[arg(long)]
     pub force: bool,
 }
@@ -42,6 +42,7 @@ fn parse_size(s: &str) -> Result<PlotSize, String> {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    let format = ImageFormat::of_path(&args.output).map_err(CliError::input)?;
     super::check_output(&args.output, args.force)?;
     let curves = load_curves(&args.files).map_err(CliError::input)?;
     let params = match &args.params {
@@ -49,21 +50,22 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => None,
     };
     let params = params.as_ref().zip(args.params.as_deref());
-    let png = if args.hysteresis {
-        hysteresis(&args, &curves, params)?
+    let image = if args.hysteresis {
+        hysteresis(&args, &curves, params, format)?
     } else {
-        curves_png(&args, &curves, params)?
+        curves_image(&args, &curves, params, format)?
     };
-    plot::write_png(&args.output, &png, args.force).map_err(CliError::written)?;
+    plot::write_image(&args.output, &image, args.force).map_err(CliError::written)?;
     println!("wrote {}", args.output.display());
     Ok(())
 }
 
 /// One curve, or the sheet, with each curve's law overlaid when a parameter file is given.
-fn curves_png(
+fn curves_image(
     args: &Args,
     curves: &[Curve],
     params: Option<(&FabricParams, &Path)>,
+    format: ImageFormat,
 ) -> Result<Vec<u8>, CliError> {
     let mut overlays = Vec::with_capacity(curves.len());
     let mut legends = Vec::with_capacity(curves.len());
@@ -108,9 +110,9 @@ fn curves_png(
             )));
         }
         let title = format!("{} — KES-FB curves", fabrics.first().copied().unwrap_or(""));
-        plot::sheet_png(&title, &plots, args.size.unwrap_or(PlotSize::SHEET))
+        plot::sheet_image(&title, &plots, args.size.unwrap_or(PlotSize::SHEET), format)
     } else {
-        plot::curve_png(&plots[0], args.size.unwrap_or(PlotSize::SINGLE))
+        plot::curve_image(&plots[0], args.size.unwrap_or(PlotSize::SINGLE), format)
     };
     bytes.map_err(CliError::input)
 }
@@ -121,6 +123,7 @@ fn hysteresis(
     args: &Args,
     curves: &[Curve],
     params: Option<(&FabricParams, &Path)>,
+    format: ImageFormat,
 ) -> Result<Vec<u8>, CliError> {
     let [curve] = curves else {
         return Err(CliError::input(format!(
@@ -167,8 +170,10 @@ fn hysteresis(
         law: law.as_ref(),
         offset,
         legend: &legend,
+        law_alone: false,
     };
-    plot::hysteresis_png(&view, args.size.unwrap_or(PlotSize::SINGLE)).map_err(CliError::input)
+    plot::hysteresis_image(&view, args.size.unwrap_or(PlotSize::SINGLE), format)
+        .map_err(CliError::input)
 }
 
 /// The law (with its fitted offset) of the curve's test and direction in the parameter file

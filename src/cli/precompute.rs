@@ -7,8 +7,8 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use kestrel::plot::reduced::error_vs_rank_png;
-use kestrel::plot::{write_png, PlotSize};
+use kestrel::plot::reduced::error_vs_rank_image;
+use kestrel::plot::{write_image, ImageFormat, PlotSize};
 use kestrel::reduced::{precompute, PrecomputeOptions, PrecomputeStats, ReducedError};
 
 use super::CliError;
@@ -32,8 +32,8 @@ pub struct PrecomputeArgs {
     /// Seed of the random sequence (default: the scene's).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Also write the relative error against rank as a PNG.
-    #[arg(long, value_name = "PNG")]
+    /// Also write the relative error against rank as a PNG or SVG (by the extension).
+    #[arg(long, value_name = "PNG|SVG")]
     pub error_plot: Option<PathBuf>,
     #[command(flatten)]
     pub output: super::OutputArgs,
@@ -56,6 +56,10 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     for p in std::iter::once(&args.out).chain(args.error_plot.as_ref()) {
         super::check_output(p, args.output.force)?;
     }
+    let plot_format = match &args.error_plot {
+        Some(p) => Some(ImageFormat::of_path(p).map_err(CliError::input)?),
+        None => None,
+    };
     let scene = super::load_dynamic(
         &args.scene,
         "is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
@@ -88,17 +92,18 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     let bytes = model
         .write(&args.out, args.output.force)
         .map_err(CliError::written)?;
-    if let Some(p) = &args.error_plot {
+    if let (Some(p), Some(format)) = (&args.error_plot, plot_format) {
         let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
-        let png = error_vs_rank_png(
+        let image = error_vs_rank_image(
             &scene.name,
             &sigma,
             model.rank,
             model.info.rank_tolerance,
             PlotSize::SINGLE,
+            format,
         )
         .map_err(CliError::failed)?;
-        write_png(p, &png, args.output.force).map_err(CliError::written)?;
+        write_image(p, &image, args.output.force).map_err(CliError::written)?;
     }
     let s = Summary {
         scene: args.scene.display().to_string(),

@@ -1,6 +1,7 @@
 //! `kestrel render SCENE`: simulates a scene as `kestrel run` does (or reads a `--record`ed
 //! file) and renders frames to `DIR/frame_NNNNN.png`, with a progress bar on stderr.
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -300,6 +301,50 @@ fn on_path(program: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// ffmpeg's arguments that encode `pattern` (numbered PNG frames) into `video`; the padding
+/// makes both sides even, as libx264 with yuv420p needs.
+fn ffmpeg_args(fps: u32, pattern: &Path, video: &Path) -> Vec<OsString> {
+    let mut args: Vec<OsString> = ["-framerate", &fps.to_string(), "-i"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    args.push(pattern.into());
+    args.extend(
+        [
+            "-c:v",
+            "libx264",
+            "-pix_fmt",
+            "yuv420p",
+            "-vf",
+            "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+        ]
+        .map(OsString::from),
+    );
+    args.push(video.into());
+    args
+}
+
+/// `word` as one POSIX shell word: as is when it holds only safe characters, else in single
+/// quotes (a quote inside written `'\''`).
+fn shell_word(word: &OsStr) -> String {
+    let w = word.to_string_lossy();
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    if !w.is_empty() && w.chars().all(safe) {
+        w.into_owned()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+/// The ffmpeg command line a user can paste into a shell.
+fn ffmpeg_hint(fps: u32, pattern: &Path, video: &Path) -> String {
+    let words: Vec<String> = ffmpeg_args(fps, pattern, video)
+        .iter()
+        .map(|a| shell_word(a))
+        .collect();
+    format!("ffmpeg {}", words.join(" "))
+}
+
 /// Runs ffmpeg on the frames; without ffmpeg, a note saying how to make the video later.
 fn make_video(
     dir: &Path,
@@ -313,27 +358,15 @@ fn make_video(
             None,
             Some(format!(
                 "ffmpeg is not on PATH, so no video was made (install it, e.g. `apt-get install \
-                 ffmpeg`, then run: ffmpeg -framerate {fps} -i {} -c:v libx264 -pix_fmt yuv420p \
-                 -vf pad=ceil(iw/2)*2:ceil(ih/2)*2 {})",
-                pattern.display(),
-                video.display()
+                 ffmpeg`, then run: {})",
+                ffmpeg_hint(fps, &pattern, video)
             )),
         ));
     }
     let status = Command::new("ffmpeg")
         .args(["-hide_banner", "-loglevel", "error"])
         .arg(if force { "-y" } else { "-n" })
-        .args(["-framerate", &fps.to_string(), "-i"])
-        .arg(&pattern)
-        .args([
-            "-c:v",
-            "libx264",
-            "-pix_fmt",
-            "yuv420p",
-            "-vf",
-            "pad=ceil(iw/2)*2:ceil(ih/2)*2",
-        ])
-        .arg(video)
+        .args(ffmpeg_args(fps, &pattern, video))
         .status()
         .map_err(|e| CliError::failed(format!("cannot run ffmpeg: {e}")))?;
     if !status.success() {
@@ -380,5 +413,37 @@ fn print_table(s: &RenderSummary) {
     }
     if let Some(n) = &s.video_note {
         println!("video        {n}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hint pasted into bash gives ffmpeg exactly the arguments kestrel would pass.
+    #[test]
+    fn the_ffmpeg_hint_parses_in_bash_into_the_same_arguments() {
+        let pattern = Path::new("out dir/it's/frame_%05d.png");
+        let video = Path::new("cloth (1).mp4");
+        let hint = ffmpeg_hint(30, pattern, video);
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -- {}; printf '%s\\n' \"$@\"",
+                hint.trim_start_matches("ffmpeg ")
+            ))
+            .output()
+            .expect("bash runs");
+        assert!(out.status.success(), "{hint}");
+        let words: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(String::from)
+            .collect();
+        let expected: Vec<String> = ffmpeg_args(30, pattern, video)
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(words, expected, "{hint}");
+        assert!(hint.contains("'pad=ceil(iw/2)*2:ceil(ih/2)*2'"), "{hint}");
     }
 }

@@ -186,9 +186,56 @@ pub(crate) fn split_header(cell: &str) -> (String, Option<String>) {
     }
 }
 
+/// A number with about `digits` significant digits, without trailing noise (for people:
+/// plots, the workbench).
+pub(crate) fn significant(v: f64, digits: i32) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&mag) {
+        return format!("{:.*e}", (digits - 1).max(0) as usize, v);
+    }
+    let decimals = (digits - 1 - mag).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// A unit as typeset for people: `gf*cm^2/cm` → `gf·cm²/cm`, `-` (dimensionless) → empty.
+pub(crate) fn typeset_unit(ascii: &str) -> String {
+    if ascii == "-" {
+        return String::new();
+    }
+    ascii
+        .replace('*', "·")
+        .replace("^2", "²")
+        .replace("^3", "³")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(significant(12.345, 3), "12.3");
+        assert_eq!(significant(0.012345, 3), "0.0123");
+        assert_eq!(significant(1234.7, 3), "1235");
+        assert_eq!(significant(0.0, 3), "0");
+        assert_eq!(significant(1.5e-7, 2), "1.5e-7");
+        assert_eq!(significant(54.1, 3), "54.1");
+        assert_eq!(significant(0.712, 3), "0.712");
+    }
+
+    #[test]
+    fn units_are_typeset() {
+        assert_eq!(typeset_unit("gf*cm^2/cm"), "gf·cm²/cm");
+        assert_eq!(typeset_unit("gf*cm/cm^2"), "gf·cm/cm²");
+        assert_eq!(typeset_unit("gf/(cm*deg)"), "gf/(cm·deg)");
+        assert_eq!(typeset_unit("-"), "");
+    }
 
     #[test]
     fn headers_split_and_units_normalise() {

@@ -525,7 +525,8 @@ pub fn loop_values(curve: &Curve, rules: &ReadingRules) -> LoopValues {
     }
 }
 
-/// The values of a curve read with the default rules, formatted for a person:
+/// The values of a curve read with the default rules, formatted for a person (three
+/// significant digits, typeset units: `RT 54.1 %`, `LT 0.712`, `B 0.0123 gf·cm²/cm`):
 /// (name, "value unit") for each value, then ("n/a", reason) for each unavailable one.
 pub fn formatted(curve: &Curve) -> Vec<(String, String)> {
     let reading = kes_values(curve, &ReadingRules::default());
@@ -538,7 +539,12 @@ pub fn formatted(curve: &Curve) -> Vec<(String, String)> {
                 .find(|(n, _, _)| *n == name)
                 .map(|(_, u, _)| *u)
                 .unwrap_or("");
-            (name.to_string(), format!("{v:.4} {unit}"))
+            let value = super::units::significant(v, 3);
+            let text = match super::units::typeset_unit(unit) {
+                u if u.is_empty() => value,
+                u => format!("{value} {u}"),
+            };
+            (name.to_string(), text)
         })
         .collect();
     for u in &reading.unavailable {

@@ -1,14 +1,15 @@
-//! plotters' bitmap backend: a white page of the plot size, its title, the font sizes of a
-//! panel, the checks on what is drawn, and PNG encoding of the buffer.
+//! A white page of the plot size (PNG pixels or SVG), its title, the font sizes of a panel,
+//! the checks on what is drawn, and the encoding of the page.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::page::Page;
 use super::style::{ensure_font, FAMILY};
-use super::{curve_title, CurvePlot, PlotError, PlotSize};
+use super::{curve_title, CurvePlot, ImageFormat, PlotError, PlotSize};
 
-pub(super) type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
+pub(super) type Area<'a> = DrawingArea<Page<'a>, Shift>;
 
 pub(super) fn draw_err(e: impl std::fmt::Display) -> PlotError {
     PlotError::Draw(e.to_string())
@@ -37,21 +38,31 @@ pub(super) fn text_style(size: u32, color: &RGBColor) -> TextStyle<'_> {
     TextStyle::from((FAMILY, size).into_font()).color(color)
 }
 
-/// Draws on a white RGB buffer of `size`, then encodes it as PNG.
-pub(super) fn render<F>(size: PlotSize, draw: F) -> Result<Vec<u8>, PlotError>
+/// Draws on a white page of `size`, then encodes it as PNG (an RGB buffer) or SVG (text).
+pub(super) fn render<F>(size: PlotSize, format: ImageFormat, draw: F) -> Result<Vec<u8>, PlotError>
 where
     F: FnOnce(&Area<'_>) -> Result<(), PlotError>,
 {
     ensure_font()?;
     let (w, h) = (size.width, size.height);
-    let mut buf = vec![255u8; w as usize * h as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+    let paint = |page: Page<'_>| {
+        let root = page.into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         draw(&root)?;
-        root.present().map_err(draw_err)?;
+        root.present().map_err(draw_err)
+    };
+    match format {
+        ImageFormat::Png => {
+            let mut buf = vec![255u8; w as usize * h as usize * 3];
+            paint(Page::Bitmap(BitMapBackend::with_buffer(&mut buf, (w, h))))?;
+            encode_png(&buf, w, h)
+        }
+        ImageFormat::Svg => {
+            let mut svg = String::new();
+            paint(Page::Svg(SVGBackend::with_string(&mut svg, (w, h))))?;
+            Ok(svg.into_bytes())
+        }
     }
-    encode_png(&buf, w, h)
 }
 
 fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, PlotError> {

@@ -8,6 +8,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::canvas::{draw_err, text_style, Area, Fonts};
+use super::page::Page;
 use super::style::{rgb, AXIS, GRID, LOADING_RGB, MODEL_RGB, NOTE, UNLOADING_RGB};
 use super::PlotError;
 
@@ -227,7 +228,7 @@ pub(super) fn house_mesh<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
 
 pub(super) type Chart<'a, 'b> = ChartContext<
     'a,
-    BitMapBackend<'b>,
+    Page<'b>,
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
 
@@ -386,7 +387,7 @@ mod tests {
         let ys: Vec<f64> = xs.iter().map(|x| 0.01 * x).collect();
         let flags = vec![false; xs.len()];
         let size = PlotSize::new(600, 300).unwrap();
-        let bytes = render(size, |root| {
+        let bytes = render(size, super::super::ImageFormat::Png, |root| {
             let fonts = Fonts::for_area(root);
             let frame = ChartFrame::new(fonts, false);
             let mut ch = chart(root, &frame, None, fonts, 0.0..1.0, -1.0..1.0, "x", "y")?;

@@ -33,7 +33,9 @@ pub(super) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Res
     let frame = ChartFrame::new(fonts, true);
     let measured_cycles = path.closed_cycles(&c.y);
     let measured_open = path.open_segments(&c.y);
-    let law_total: Option<Vec<f64>> = plot.law.map(|law| law.drive(&c.x));
+    // The law's own curve is its measurement: one series, one set of bars.
+    let compared = plot.law.filter(|_| !plot.law_alone);
+    let law_total: Option<Vec<f64>> = compared.map(|law| law.drive(&c.x));
     let law_cycles: Option<Vec<Cycle>> = law_total.as_ref().map(|y| path.closed_cycles(y));
     let law_open = law_total.as_ref().map(|y| path.open_segments(y));
 
@@ -69,11 +71,13 @@ pub(super) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Res
             )?;
             draw_zero_line(&mut ch, &x)?;
             draw_branches(&mut ch, &xs, &fp, &flags, 2)?;
-            draw_dashed(&mut ch, &xs, &lf)?;
-            legend.entries.push((
-                Mark::Dashed(rgb(MODEL_RGB)),
-                "the law's friction part".into(),
-            ));
+            if !plot.law_alone {
+                draw_dashed(&mut ch, &xs, &lf)?;
+                legend.entries.push((
+                    Mark::Dashed(rgb(MODEL_RGB)),
+                    "the law's friction part".into(),
+                ));
+            }
         }
         None => {
             let ys: Vec<f64> = c.y.iter().map(|v| v * axes.y_scale).collect();
@@ -102,9 +106,14 @@ pub(super) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Res
         eunit,
     )?;
 
+    let first_set = if plot.law_alone {
+        "dissipated by the law"
+    } else {
+        "dissipated, measured"
+    };
     legend
         .entries
-        .push((Mark::Bar(rgb(LOADING_RGB)), "dissipated, measured".into()));
+        .push((Mark::Bar(rgb(LOADING_RGB)), first_set.into()));
     if law_cycles.is_some() {
         legend
             .entries
@@ -233,6 +242,7 @@ fn energy_bars(
         None => vec![(measured, rgb(LOADING_RGB), -0.3)],
     };
     let width = if law.is_some() { 0.36 } else { 0.6 };
+    let sets_len = sets.len();
     let label = text_style(fonts.label.saturating_sub(2).max(10), &BLACK)
         .pos(Pos::new(HPos::Center, VPos::Bottom));
     for (cycles, color, shift) in sets {
@@ -245,7 +255,8 @@ fn energy_bars(
                 fill,
             )))
             .map_err(draw_err)?;
-            if n <= 8 {
+            // one value per bar while the labels fit side by side
+            if n * sets_len <= 8 {
                 ch.draw_series(std::iter::once(Text::new(
                     sig(e, 3),
                     (xc + width / 2.0, e.max(0.0)),

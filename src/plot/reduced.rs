@@ -5,17 +5,18 @@ use plotters::prelude::*;
 
 use super::canvas::{draw_err, render, title};
 use super::style::{rgb, FAMILY, LOADING_RGB, UNLOADING_RGB};
-use super::{PlotError, PlotSize};
+use super::{ImageFormat, PlotError, PlotSize};
 use crate::reduced::{frobenius_error, relative_error};
 
 /// The error-against-rank plot of singular values `sigma` (decreasing), marking the rank kept
 /// and the tolerance ε.
-pub fn error_vs_rank_png(
+pub fn error_vs_rank_image(
     name: &str,
     sigma: &[f64],
     rank: usize,
     epsilon: f64,
     size: PlotSize,
+    format: ImageFormat,
 ) -> Result<Vec<u8>, PlotError> {
     let s1 = sigma.first().copied().unwrap_or(0.0);
     if sigma.len() < 2 || s1 <= 0.0 {
@@ -23,23 +24,25 @@ pub fn error_vs_rank_png(
     }
     let max_r = (sigma.len() - 1).min((rank * 3).max(40));
     let floor = 1e-5;
-    let spectral: Vec<(f64, f64)> = (0..=max_r)
-        .map(|r| (r as f64, relative_error(sigma, r).max(floor)))
+    // Ranks are integers: an integer axis labels them "10", never "10.0".
+    let rank_of = |r: usize| r as i64;
+    let spectral: Vec<(i64, f64)> = (0..=max_r)
+        .map(|r| (rank_of(r), relative_error(sigma, r).max(floor)))
         .collect();
-    let frob: Vec<(f64, f64)> = (0..=max_r)
-        .map(|r| (r as f64, frobenius_error(sigma, r).max(floor)))
+    let frob: Vec<(i64, f64)> = (0..=max_r)
+        .map(|r| (rank_of(r), frobenius_error(sigma, r).max(floor)))
         .collect();
-    render(size, |root| {
+    render(size, format, |root| {
         let area = title(
             root,
-            &format!("Relative l2 error against rank: {name}"),
+            &format!("Relative l₂ error against rank: {name}"),
             size,
         )?;
         let mut chart = ChartBuilder::on(&area)
             .margin(20)
             .x_label_area_size(50)
             .y_label_area_size(80)
-            .build_cartesian_2d(0f64..max_r as f64, (floor..1.5f64).log_scale())
+            .build_cartesian_2d(0..rank_of(max_r), (floor..1.5f64).log_scale())
             .map_err(draw_err)?;
         chart
             .configure_mesh()
@@ -54,19 +57,19 @@ pub fn error_vs_rank_png(
         chart
             .draw_series(LineSeries::new(spectral, blue.stroke_width(2)))
             .map_err(draw_err)?
-            .label("spectral  σ(r+1)/σ1")
+            .label("spectral  σ(r+1)/σ₁")
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2))
             });
         chart
             .draw_series(LineSeries::new(frob, red.stroke_width(2)))
             .map_err(draw_err)?
-            .label("Frobenius  |A - A_r|/|A|")
+            .label("Frobenius  ‖A − A_r‖/‖A‖")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
         let grey = RGBColor(90, 90, 90);
         chart
             .draw_series(LineSeries::new(
-                vec![(0.0, epsilon), (max_r as f64, epsilon)],
+                vec![(0, epsilon), (rank_of(max_r), epsilon)],
                 grey.stroke_width(1),
             ))
             .map_err(draw_err)?
@@ -74,7 +77,7 @@ pub fn error_vs_rank_png(
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
         chart
             .draw_series(LineSeries::new(
-                vec![(rank as f64, floor), (rank as f64, 1.5)],
+                vec![(rank_of(rank), floor), (rank_of(rank), 1.5)],
                 grey.stroke_width(1),
             ))
             .map_err(draw_err)?

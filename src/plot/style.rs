@@ -24,8 +24,9 @@ pub(crate) const AXIS: RGBColor = RGBColor(110, 110, 110);
 pub(crate) const NOTE: RGBColor = RGBColor(120, 120, 120);
 
 /// DejaVu Sans (Bitstream Vera licence, `fonts/LICENSE-DejaVu.txt`).
-static DEJAVU_SANS: &[u8] = include_bytes!("fonts/DejaVuSans.ttf");
-pub(crate) const FAMILY: &str = "sans-serif";
+pub(crate) static DEJAVU_SANS: &[u8] = include_bytes!("fonts/DejaVuSans.ttf");
+/// The bundled font's family; an SVG names it first, then any sans-serif.
+pub(crate) const FAMILY: &str = "DejaVu Sans, sans-serif";
 
 /// Registers the bundled font with plotters once; every text is drawn with it.
 pub(crate) fn ensure_font() -> Result<(), PlotError> {
@@ -98,32 +99,4 @@ pub fn energy_unit(test: KesTest) -> (f64, &'static str) {
     }
 }
 
-/// A number with about `sig` significant digits, without trailing noise.
-pub(crate) fn sig(v: f64, sig: i32) -> String {
-    if !v.is_finite() {
-        return "–".into();
-    }
-    if v == 0.0 {
-        return "0".into();
-    }
-    let mag = v.abs().log10().floor() as i32;
-    if !(-4..6).contains(&mag) {
-        return format!("{:.*e}", (sig - 1).max(0) as usize, v);
-    }
-    let decimals = (sig - 1 - mag).max(0) as usize;
-    format!("{v:.decimals$}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn significant_digits() {
-        assert_eq!(sig(12.345, 3), "12.3");
-        assert_eq!(sig(0.012345, 3), "0.0123");
-        assert_eq!(sig(1234.7, 3), "1235");
-        assert_eq!(sig(0.0, 3), "0");
-        assert_eq!(sig(1.5e-7, 2), "1.5e-7");
-    }
-}
+pub(crate) use crate::kes::units::significant as sig;

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use nalgebra::{Rotation3, Unit};
 use serde::Serialize;
+use thiserror::Error;
 
 use crate::cloth::Vec3;
 use crate::scene::{palette_allows, palette_index, DynamicScene, PaletteEntrySpec};
@@ -154,19 +155,38 @@ impl<'m> Player<'m> {
 
     /// Applies palette entry `k`; false (and counted in `ignored`) when refused.
     pub fn impulse(&mut self, k: usize) -> bool {
+        self.try_impulse(k).is_ok()
+    }
+
+    /// Applies palette entry `k`, or says why it was refused (and counts it in `ignored`).
+    pub fn try_impulse(&mut self, k: usize) -> Result<(), Refusal> {
         let palette = &self.model.info.palette;
         if k < palette.len() && k == self.entry && palette[k].impulse == [0.0; 3] {
-            return true; // already under this forcing
+            return Ok(()); // already under this forcing
         }
-        if k >= palette.len() || !self.allowed(k) || self.at_limit(palette[k].angular_velocity) {
-            self.ignored += 1;
-            return false;
+        let refusal = if k >= palette.len() {
+            Some(Refusal::NotInPalette(k))
+        } else if !self.allowed(k) {
+            Some(Refusal::NotAllowed {
+                from: palette[self.entry].name.clone(),
+                to: palette[k].name.clone(),
+            })
+        } else if self.at_limit(palette[k].angular_velocity) {
+            Some(Refusal::DoorAtLimit)
+        } else {
+            None
+        };
+        match refusal {
+            Some(r) => {
+                self.ignored += 1;
+                Err(r)
+            }
+            None => self.jump_to_start(k),
         }
-        self.jump_to_start(k)
     }
 
     /// Jumps to the nearest start of an IRF of entry k (eq. 9).
-    fn jump_to_start(&mut self, k: usize) -> bool {
+    fn jump_to_start(&mut self, k: usize) -> Result<(), Refusal> {
         let m = self.model;
         let beta = m.info.beta as f32;
         let best = m
@@ -180,11 +200,11 @@ impl<'m> Player<'m> {
             .min_by(|a, b| a.0.total_cmp(&b.0));
         let Some((_, o)) = best else {
             self.ignored += 1;
-            return false;
+            return Err(Refusal::NoResponse);
         };
         self.entry = k;
         self.jump(o.start as usize, o.end as usize);
-        true
+        Ok(())
     }
 
     fn jump(&mut self, state: usize, end: usize) {
@@ -256,7 +276,8 @@ impl<'m> Player<'m> {
             self.angle = next.max(0.0).min(hi);
             if self.angle != next && omega != 0.0 {
                 if let Some(s) = m.info.stop {
-                    self.jump_to_start(s as usize);
+                    // A stop without responses is counted in `ignored` like any refusal.
+                    let _ = self.jump_to_start(s as usize);
                 }
             }
         }
@@ -288,6 +309,23 @@ impl<'m> Player<'m> {
     }
 }
 
+/// Why a player refused an impulse.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Refusal {
+    #[error("palette entry {0} does not exist")]
+    NotInPalette(usize),
+    #[error("the palette does not allow {from} → {to}")]
+    NotAllowed { from: String, to: String },
+    #[error("the door is at the end of its range")]
+    DoorAtLimit,
+    #[error("the model holds no impulse response of this entry")]
+    NoResponse,
+}
+
+/// Relative l2 error from which a playback is reported as not following the full simulation
+/// (1 is the error of showing the mean shape at every frame).
+pub const PLAYBACK_ERROR_WARNING: f64 = 0.5;
+
 /// A reduced playback against the full simulation of the same impulse sequence.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -298,6 +336,46 @@ pub struct Comparison {
     pub projection_error: f64,
     /// Wall time of the full simulation \[s\].
     pub full_s: f64,
+    /// Said when `playback_error` ≥ [`PLAYBACK_ERROR_WARNING`]: the playback does not follow
+    /// the full simulation, and whether the basis or the impulse responses are to blame.
+    pub warning: Option<String>,
+}
+
+impl Comparison {
+    fn new(
+        frames: usize,
+        (playback_error, projection_error): (f64, f64),
+        full_s: f64,
+        refused: usize,
+    ) -> Self {
+        let warning = (playback_error >= PLAYBACK_ERROR_WARNING).then(|| {
+            let cause = if projection_error >= PLAYBACK_ERROR_WARNING {
+                "the basis itself cannot hold these shapes (precompute with a higher rank \
+                 or a smaller epsilon)"
+                    .to_string()
+            } else if refused > 0 {
+                format!(
+                    "{refused} impulses were refused by the playback but applied in the full \
+                     simulation"
+                )
+            } else {
+                "the basis holds these shapes but the impulse responses do not cover this \
+                 sequence (precompute for a longer duration)"
+                    .to_string()
+            };
+            format!(
+                "the playback does not follow the full simulation: relative error \
+                 {playback_error:.2} (1 is no better than the mean shape); {cause}"
+            )
+        });
+        Self {
+            frames,
+            playback_error,
+            projection_error,
+            full_s,
+            warning,
+        }
+    }
 }
 
 /// Runs `sequence` (entries with durations \[s\]) through the full simulation of `scene` and
@@ -376,10 +454,29 @@ pub fn compare(
         }
     }
     let rel = |x: f64| if den > 0.0 { (x / den).sqrt() } else { 0.0 };
-    Ok(Comparison {
+    Ok(Comparison::new(
         frames,
-        playback_error: rel(num),
-        projection_error: rel(proj),
+        (rel(num), rel(proj)),
         full_s,
-    })
+        player.ignored,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_playback_error_near_one_is_said_with_its_cause() {
+        assert_eq!(Comparison::new(10, (0.3, 0.1), 0.0, 0).warning, None);
+        let basis = Comparison::new(10, (0.96, 0.9), 0.0, 0).warning.unwrap();
+        assert!(
+            basis.contains("0.96") && basis.contains("basis itself"),
+            "{basis}"
+        );
+        let refused = Comparison::new(10, (0.96, 0.1), 0.0, 2).warning.unwrap();
+        assert!(refused.contains("2 impulses were refused"), "{refused}");
+        let library = Comparison::new(10, (0.6, 0.1), 0.0, 0).warning.unwrap();
+        assert!(library.contains("impulse responses"), "{library}");
+    }
 }

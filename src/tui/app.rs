@@ -121,12 +121,20 @@ impl App {
             Action::OpenPrompt => fx.prompt(
                 PromptPurpose::Open,
                 "open KES file or folder (Tab completes):",
-                "kes_data/".into(),
+                String::new(),
             ),
             Action::Up | Action::Down => match self.tab {
                 Tab::Connector => self.connector.update(&action, fx),
                 Tab::Cloth => self.cloth.update(&action, fx),
-                Tab::Export => self.export.update(&action, self.cloth.loaded.is_some(), fx),
+                Tab::Export => {
+                    let src = Sources {
+                        curves: &self.curves,
+                        connector: &self.connector,
+                        hysteresis: &self.hysteresis,
+                    };
+                    self.export
+                        .update(&action, &src, self.cloth.loaded.as_deref(), fx)
+                }
                 Tab::Curves | Tab::Hysteresis | Tab::Fit => {
                     if self.curves.step(matches!(action, Action::Up)) {
                         self.follow_selection();
@@ -143,7 +151,15 @@ impl App {
             Action::CycleModel | Action::RunFit | Action::AcceptFit | Action::SaveParams => self
                 .fit
                 .update(&action, &self.curves, &mut self.connector, fx),
-            Action::Export => self.export.update(&action, self.cloth.loaded.is_some(), fx),
+            Action::Export => {
+                let src = Sources {
+                    curves: &self.curves,
+                    connector: &self.connector,
+                    hysteresis: &self.hysteresis,
+                };
+                self.export
+                    .update(&action, &src, self.cloth.loaded.as_deref(), fx)
+            }
             Action::ClothLoad
             | Action::ClothRunPause
             | Action::ClothStep
@@ -271,7 +287,9 @@ impl App {
                 if self.export.on_written(&path) {
                     self.unsaved = false;
                 }
-                fx.status(format!("written {}", path.display()));
+                // the full path: relative names are read from the folder kestrel started in
+                let shown = std::path::absolute(&path).unwrap_or(path);
+                fx.status(format!("written {}", shown.display()));
             }
             Event::PathCompleted { typed, completed } => {
                 // only if the text was not changed meanwhile

@@ -97,13 +97,15 @@ impl ExportKind {
         }
     }
 
-    pub(crate) fn default_name(self) -> &'static str {
+    /// The name offered for an export of what is shown: `subject` names the curve, fabric,
+    /// law or scene (a file-name slug), e.g. `cotton-shirting-sheet.png`.
+    pub(crate) fn default_name(self, subject: &str) -> String {
         match self {
-            ExportKind::CurrentView => "kestrel-curve.png",
-            ExportKind::FabricSheet => "kestrel-sheet.png",
-            ExportKind::Hysteresis => "kestrel-hysteresis.png",
-            ExportKind::ClothFrame => "kestrel-cloth.png",
-            ExportKind::ClothSequence => "kestrel-frames",
+            ExportKind::CurrentView => format!("{subject}.png"),
+            ExportKind::FabricSheet => format!("{subject}-sheet.png"),
+            ExportKind::Hysteresis => format!("{subject}-law-hysteresis.png"),
+            ExportKind::ClothFrame => format!("{subject}-frame.png"),
+            ExportKind::ClothSequence => format!("{subject}-frames"),
         }
     }
 }

@@ -75,6 +75,9 @@ pub(crate) struct LoopView {
     pub total: Points,
     pub friction: Points,
     pub energy_per_cycle: Vec<f64>,
+    /// Work ∫y dx of each open segment (a partial reversal that returns nowhere): not a
+    /// dissipation, may be negative.
+    pub open_work: Vec<f64>,
     pub energy_unit: &'static str,
     pub amplitude_kes: f64,
 }
@@ -102,13 +105,19 @@ pub(crate) fn hysteresis(
     let friction: Vec<f64> = parts.iter().map(|p| p.2).collect();
     let u = test.kes_units();
     let (energy_factor, energy_unit) = energy_unit(test);
+    let path = Path::new(&x);
     LoopView {
         total: to_kes(test, &x, &total),
         friction: to_kes(test, &x, &friction),
-        energy_per_cycle: Path::new(&x)
+        energy_per_cycle: path
             .closed_cycles(&total)
             .into_iter()
             .map(|c| c.energy * energy_factor)
+            .collect(),
+        open_work: path
+            .open_segments(&total)
+            .into_iter()
+            .map(|s| s.work * energy_factor)
             .collect(),
         energy_unit,
         amplitude_kes: amplitude * u.x_per_si,

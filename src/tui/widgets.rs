@@ -34,15 +34,41 @@ impl Theme {
                 .add_modifier(Modifier::BOLD)
         }
     }
-    pub(crate) fn loading(&self) -> Style {
-        self.fg(Color::Cyan)
+    /// Without colours each series has its own marker, named in the legend.
+    fn pen(&self, color: Color, mono_marker: Marker, mono_symbol: &'static str) -> Pen {
+        if self.mono {
+            Pen {
+                style: Style::default(),
+                marker: mono_marker,
+                symbol: mono_symbol,
+            }
+        } else {
+            Pen {
+                style: Style::default().fg(color),
+                marker: Marker::Braille,
+                symbol: "",
+            }
+        }
     }
-    pub(crate) fn unloading(&self) -> Style {
-        self.fg(Color::Magenta)
+    pub(crate) fn loading(&self) -> Pen {
+        self.pen(Color::Cyan, Marker::Braille, "⠒")
     }
-    pub(crate) fn model(&self) -> Style {
-        self.fg(Color::Yellow)
+    pub(crate) fn unloading(&self) -> Pen {
+        self.pen(Color::Magenta, Marker::Dot, "•")
     }
+    pub(crate) fn model(&self) -> Pen {
+        self.pen(Color::Yellow, Marker::Block, "█")
+    }
+}
+
+/// How a chart series is drawn: colour, or (NO_COLOR) a marker of its own shown in the
+/// legend before the series' name.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pen {
+    pub style: Style,
+    pub marker: Marker,
+    /// The legend's sample of the marker ("" with colours).
+    pub symbol: &'static str,
 }
 
 pub(crate) fn block(title: &str) -> Block<'_> {
@@ -108,8 +134,8 @@ fn axis_labels(r: [f64; 2]) -> Vec<Span<'static>> {
     ]
 }
 
-/// A named series for a chart: (name, points, style, drawn as a line?).
-pub(crate) type Series<'a> = (&'a str, &'a [(f64, f64)], Style, bool);
+/// A named series for a chart: (name, points, pen, drawn as a line?).
+pub(crate) type Series<'a> = (&'a str, &'a [(f64, f64)], Pen, bool);
 
 /// A chart of named series.
 pub(crate) fn chart(
@@ -123,16 +149,20 @@ pub(crate) fn chart(
     let (xb, yb) = bounds(sets.iter().map(|s| s.1));
     let datasets: Vec<Dataset> = sets
         .iter()
-        .map(|(name, data, style, line)| {
+        .map(|(name, data, pen, line)| {
+            let name = match pen.symbol {
+                "" => name.to_string(),
+                s => format!("{s} {name}"),
+            };
             Dataset::default()
-                .name(name.to_string())
-                .marker(Marker::Braille)
+                .name(name)
+                .marker(pen.marker)
                 .graph_type(if *line {
                     GraphType::Line
                 } else {
                     GraphType::Scatter
                 })
-                .style(*style)
+                .style(pen.style)
                 .data(data)
         })
         .collect();

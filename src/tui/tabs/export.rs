@@ -50,13 +50,8 @@ fn item(src: &Sources, index: usize) -> Option<PlotItem> {
                 y,
             })
         }
-        _ => {
-            let law = src.connector.laws[ConnectorState::law_index_for(c.curve.test)];
-            (series::test_of_law(&law) == c.curve.test).then(|| Overlay {
-                label: format!("{} law (Connector tab)", law.name()),
-                y: law.drive(&c.curve.x),
-            })
-        }
+        // Only a law fitted to this curve (its test and direction) is drawn over it.
+        _ => None,
     };
     Some(PlotItem {
         curve: c.curve.clone(),
@@ -101,7 +96,7 @@ pub(crate) fn request(src: &Sources, kind: ExportKind) -> ExportRequest {
                 .samples(amplitude, 200, test == KesTest::Tensile);
             let y = law.drive(&x);
             let curve = Curve {
-                fabric: format!("{} law", law.name()),
+                fabric: String::new(),
                 test,
                 direction: Direction::Warp,
                 x,
@@ -113,7 +108,10 @@ pub(crate) fn request(src: &Sources, kind: ExportKind) -> ExportRequest {
                 item: PlotItem {
                     curve,
                     overlay: None,
-                    legend: vec![format!("path: {}", src.hysteresis.path.name())],
+                    legend: vec![
+                        format!("{} law, {}", law.name(), law.friction().shape.name()),
+                        format!("path: {}", src.hysteresis.path.name()),
+                    ],
                 },
                 law,
             }
@@ -134,9 +132,43 @@ pub(crate) fn export_job(src: &Sources, kind: ExportKind, path: PathBuf, force: 
     }
 }
 
+/// The file-name slug of what an export of `kind` shows: the curve (fabric, test,
+/// direction), the fabric, the law's test, or the scene.
+fn subject(src: &Sources, kind: ExportKind, cloth: Option<&Path>) -> String {
+    use crate::fit::fabric::fabric_slug;
+    let curve = src.curves.selected_curve().map(|c| &c.curve);
+    let fabric = |c: &Curve| {
+        let name = if c.fabric.is_empty() {
+            c.source_name()
+        } else {
+            c.fabric.clone()
+        };
+        fabric_slug(&name)
+    };
+    match kind {
+        ExportKind::CurrentView => curve
+            .map(|c| format!("{}-{}-{}", fabric(c), c.test, c.direction))
+            .unwrap_or_else(|| "curve".into()),
+        ExportKind::FabricSheet => curve.map(fabric).unwrap_or_else(|| "fabric".into()),
+        ExportKind::Hysteresis => series::test_of_law(src.connector.current()).to_string(),
+        ExportKind::ClothFrame | ExportKind::ClothSequence => cloth
+            .and_then(|p| p.file_stem())
+            .map(|s| fabric_slug(&s.to_string_lossy()))
+            .unwrap_or_else(|| "cloth".into()),
+    }
+}
+
 impl ExportState {
-    /// Handles the tab's actions: the selection, and Export (asks for a path).
-    pub(crate) fn update(&mut self, action: &Action, cloth_loaded: bool, fx: &mut Effects) {
+    /// Handles the tab's actions: the selection, and Export (asks for a path, offering one
+    /// named after what is shown, relative to the folder kestrel was started in).
+    pub(crate) fn update(
+        &mut self,
+        action: &Action,
+        src: &Sources,
+        cloth: Option<&Path>,
+        fx: &mut Effects,
+    ) {
+        let cloth_loaded = cloth.is_some();
         match action {
             Action::Up | Action::Down => {
                 let up = matches!(action, Action::Up);
@@ -149,15 +181,15 @@ impl ExportState {
                 } else if kind.is_cloth() && self.rendering.is_some() {
                     fx.status("a render is already running");
                 } else {
-                    let label = if kind == ExportKind::ClothSequence {
-                        "write frames to folder:"
-                    } else {
-                        "write PNG to:"
+                    let label = match kind {
+                        ExportKind::ClothSequence => "write frames to folder (created if missing):",
+                        ExportKind::ClothFrame => "write PNG to (folders created if missing):",
+                        _ => "write .png or .svg to (folders created if missing):",
                     };
                     fx.prompt(
                         PromptPurpose::ExportPng(kind),
                         label,
-                        kind.default_name().to_string(),
+                        kind.default_name(&subject(src, kind, cloth)),
                     );
                 }
             }
@@ -213,7 +245,7 @@ impl ExportState {
             .collect();
         selection_list(
             theme,
-            "export PNG (Enter writes, asks for a path)",
+            "export PNG or SVG (Enter asks for a path)",
             items,
             Some(self.selected),
             list,
@@ -246,5 +278,27 @@ impl ExportState {
         Paragraph::new(lines)
             .block(block("output"))
             .render(info, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::files::sample_curves;
+
+    /// The Connector tab's law is no curve's fit: an unfitted curve is drawn alone.
+    #[test]
+    fn a_sheet_overlays_only_the_curves_own_fits() {
+        let curves = CurvesState::new(sample_curves().0);
+        let src = Sources {
+            curves: &curves,
+            connector: &ConnectorState::default(),
+            hysteresis: &HysteresisState::default(),
+        };
+        let ExportRequest::Sheet { items, .. } = request(&src, ExportKind::FabricSheet) else {
+            panic!("a sheet request");
+        };
+        assert!(!items.is_empty());
+        assert!(items.iter().all(|i| i.overlay.is_none()));
     }
 }

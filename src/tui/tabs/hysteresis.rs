@@ -8,6 +8,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::connector::ConnectorState;
 use super::Effects;
+use crate::kes::units::significant as sig;
 use crate::material::DrivingPath;
 use crate::tui::message::Action;
 use crate::tui::series;
@@ -70,15 +71,19 @@ impl HysteresisState {
                 loop_data.amplitude_kes, units.x_label
             )),
             Line::from(""),
-            Line::from("dissipated per cycle:"),
+            Line::from(format!("dissipated [{}]:", loop_data.energy_unit)),
         ];
+        if loop_data.energy_per_cycle.is_empty() {
+            lines.push(Line::from("  no closed cycle"));
+        }
         for (i, e) in loop_data.energy_per_cycle.iter().enumerate() {
-            lines.push(Line::from(format!(
-                "  {:>2}: {:.4e} {}",
-                i + 1,
-                e,
-                loop_data.energy_unit
-            )));
+            lines.push(Line::from(format!("  cycle {:>2}: {}", i + 1, sig(*e, 3))));
+        }
+        if !loop_data.open_work.is_empty() {
+            lines.push(Line::from("open segments (no cycle):"));
+            for w in &loop_data.open_work {
+                lines.push(Line::from(format!("  work {}", sig(*w, 3))));
+            }
         }
         Paragraph::new(lines)
             .block(block("hysteresis"))
