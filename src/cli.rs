@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub mod fit;
 pub mod fit_values;
 pub mod plot;
+pub mod report;
 pub mod simulate;
 pub mod tui;
 pub mod validate;
