@@ -20,7 +20,7 @@ pub enum WriteError {
 }
 
 /// Fails early, before any work is done, when `path` exists and `force` is off.
-pub(crate) fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
+pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
     if !force && path.exists() {
         return Err(WriteError::Exists {
             path: path.to_path_buf(),

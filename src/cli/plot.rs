@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use kestrel::atomic::WriteError;
-use kestrel::fit::{fit_curve, FitOptions};
+use kestrel::fit::{fit_curve, FitOptions, ValuesSideBySide};
 use kestrel::kes::Curve;
 use kestrel::material::{ConnectorLaw, MaterialLaw};
 use kestrel::params::{FabricParams, FittedLaw};
@@ -84,6 +84,7 @@ fn curves_png(
                 .unwrap_or(path.as_os_str())
                 .to_string_lossy();
             legend.push(format!("NRMSE {:.2} %", 100.0 * plot::nrmse(&curve.y, &y)));
+            legend.push(fitted_values_line(curve, &fitted));
             Some(Overlay {
                 label: format!("law from {name} ({})", law_name(&law)),
                 y,
@@ -198,6 +199,21 @@ fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<FittedLa
         );
     }
     law
+}
+
+/// The law's KES values on the instrument's protocol beside the curve's: `law: EMT 3.21
+/// (+0.3 %), …`, or why the law cannot run the protocol.
+fn fitted_values_line(curve: &Curve, fitted: &FittedLaw) -> String {
+    let v = ValuesSideBySide::of(curve, fitted);
+    if let Some(note) = v.note {
+        return note;
+    }
+    let parts: Vec<String> = v
+        .rows()
+        .into_iter()
+        .filter_map(|(name, _, f, gap)| Some(format!("{name} {:.4} ({:+.1} %)", f?, 100.0 * gap?)))
+        .collect();
+    format!("law: {}", parts.join(", "))
 }
 
 /// "dahl", "bs2+mu"…

@@ -74,6 +74,13 @@ pub struct RecordInfo {
     pub obstacles: Vec<Obstacle>,
 }
 
+impl RecordInfo {
+    /// The recorded cloth's grid.
+    pub fn grid(&self) -> super::Grid {
+        super::Grid::of_header(self.nu, self.nv, self.h_warp, self.h_weft)
+    }
+}
+
 /// One recorded frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {

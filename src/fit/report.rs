@@ -10,6 +10,8 @@ use super::coords::Param;
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
 use super::problem::{Solution, Termination};
 use crate::friction::FrictionShape;
+use crate::kes::protocol::fitted_values;
+use crate::kes::values::{kes_values, KesValues, ReadingRules};
 use crate::kes::{Curve, KesTest};
 use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
 use crate::params::{nrmse, FittedLaw};
@@ -35,6 +37,49 @@ pub struct ParamEstimate {
     pub std_error: Option<f64>,
     /// Pinned at its value, with the reason (None when fitted).
     pub pinned: Option<String>,
+}
+
+/// The KES values of a curve beside those of its fitted law on the instrument's protocol
+/// (Kawabata units; `docs/kes.md`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ValuesSideBySide {
+    /// Read from the measured curve.
+    pub measured: KesValues,
+    /// Read from the fitted law (with its offset) driven through the KES protocol; None when
+    /// the law cannot run it (`note` says why).
+    pub fitted: Option<KesValues>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl ValuesSideBySide {
+    /// The fitted law's values against the measured curve's.
+    pub fn of(curve: &Curve, fitted: &FittedLaw) -> Self {
+        let measured = kes_values(curve, &ReadingRules::default()).values;
+        match fitted_values(fitted, curve.test) {
+            Ok(v) => Self {
+                measured,
+                fitted: Some(v),
+                note: None,
+            },
+            Err(e) => Self {
+                measured,
+                fitted: None,
+                note: Some(format!("the fitted law cannot run the KES protocol: {e}")),
+            },
+        }
+    }
+
+    /// (name, measured, fitted, relative gap fitted/measured − 1) for every measured value.
+    pub fn rows(&self) -> Vec<(&'static str, f64, Option<f64>, Option<f64>)> {
+        self.measured
+            .iter()
+            .map(|(name, m)| {
+                let f = self.fitted.and_then(|v| v.get(name));
+                (name, m, f, f.map(|f| f / m - 1.0))
+            })
+            .collect()
+    }
 }
 
 /// A fitted curve.
@@ -64,6 +109,8 @@ pub struct CurveFit {
     pub elapsed_ms: f64,
     /// For `auto`: which model won and why.
     pub selection: Option<String>,
+    /// KES values measured and of the fitted law (None for generic loops and failed fits).
+    pub values: Option<ValuesSideBySide>,
     #[serde(skip)]
     physical: P,
     #[serde(skip)]
@@ -90,6 +137,7 @@ impl CurveFit {
             termination: Termination::NotRun,
             elapsed_ms: 0.0,
             selection: None,
+            values: None,
             physical: [0.0; idx::N],
             kind: None,
         }
@@ -295,6 +343,7 @@ pub(crate) fn build(
         termination: solution.termination,
         elapsed_ms: elapsed.as_secs_f64() * 1e3,
         selection: None,
+        values: None,
         physical: p,
         kind: Some(kind),
     };

@@ -186,6 +186,8 @@ pub enum KesError {
         second: String,
         command: &'static str,
     },
+    #[error("{file}: duplicate curve: the file is given twice (a replicate is another file)")]
+    FileGivenTwice { file: String },
     #[error(
         "{file}:{line}:{column}: column `{text}` is an elongation and strain = elongation / \
          gauge length needs the gauge length (the clamp distance) — add a metadata line \
@@ -564,6 +566,17 @@ pub fn read_kes_files(
     paths: &[PathBuf],
     overrides: CurveOverrides,
 ) -> Result<Vec<Curve>, KesError> {
+    let same = |a: &PathBuf, b: &PathBuf| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    for (i, p) in paths.iter().enumerate() {
+        if paths[..i].iter().any(|q| same(p, q)) {
+            return Err(KesError::FileGivenTwice {
+                file: p.display().to_string(),
+            });
+        }
+    }
     paths.iter().map(|p| read_kes(p, overrides)).collect()
 }
 

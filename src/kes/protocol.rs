@@ -345,6 +345,18 @@ pub fn simulate_fitted(
     Ok(curve)
 }
 
+/// The KES values of a fitted law: the law (with its offset) driven through the instrument's
+/// protocol for `test` ([`Protocol::kes`], [`DEFAULT_SAMPLES`] samples), read by the default
+/// reading rules — the numbers to set beside a measured curve's values.
+pub fn fitted_values(
+    fitted: &FittedLaw,
+    test: KesTest,
+) -> Result<super::values::KesValues, ProtocolError> {
+    let protocol = Protocol::kes(test)?;
+    let curve = simulate_fitted(fitted, &protocol, DEFAULT_SAMPLES, "", Direction::Warp)?;
+    Ok(super::values::kes_values(&curve, &Default::default()).values)
+}
+
 /// A law file that cannot give the law a protocol needs.
 #[derive(Debug, Error)]
 pub enum LawFileError {

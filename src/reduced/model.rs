@@ -74,6 +74,13 @@ pub struct ModelInfo {
     pub pruned_dead_end: u32,
 }
 
+impl ModelInfo {
+    /// The modelled cloth's grid.
+    pub fn grid(&self) -> crate::cloth::Grid {
+        crate::cloth::Grid::of_header(self.nu, self.nv, self.h_warp, self.h_weft)
+    }
+}
+
 /// A reduced model: the shape is mean + U·q (in the door's frame when there is a door).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReducedModel {

@@ -177,8 +177,8 @@ pub(crate) fn ground_of(view: &SceneView, first: &[[f32; 3]]) -> (V3, V3) {
             }
         }
     }
-    let size = (view.nu.saturating_sub(1) as f32 * view.h_warp as f32)
-        .max(view.nv.saturating_sub(1) as f32 * view.h_weft as f32);
+    let size = (view.grid.nu.saturating_sub(1) as f32 * view.grid.h_warp as f32)
+        .max(view.grid.nv.saturating_sub(1) as f32 * view.grid.h_weft as f32);
     let mut low = first
         .iter()
         .map(|p| V3::from(*p).dot(&up))
@@ -271,7 +271,7 @@ pub(crate) fn cloth_mesh(
     colors: Option<&[[f32; 3]]>,
     out: &mut Mesh,
 ) {
-    let (nu, nv) = (view.nu, view.nv);
+    let (nu, nv) = (view.grid.nu, view.grid.nv);
     out.vertices.clear();
     out.indices.clear();
     let p = |i: usize, j: usize| V3::from(x[j * nu + i]);
@@ -323,7 +323,7 @@ pub(crate) fn cloth_mesh(
             }
         }
     }
-    let r = 0.35 * (view.h_warp.min(view.h_weft) as f32);
+    let r = 0.35 * (view.grid.h_warp.min(view.grid.h_weft) as f32);
     for &k in &view.pins {
         if let Some(&q) = x.get(k) {
             out.sphere(V3::from(q), r, PIN_COLOR, PIN, 8);
