@@ -591,9 +591,8 @@ fn command_errors_are_clear() {
             "one curve; got 2 files",
         ),
         (
-            // two specimens of one curve: a sheet has one slot for it
             &["plot", &p("a.csv"), &p("a.csv"), "-o", &p("o.png")],
-            "fabric sheet: two shear warp curves",
+            "duplicate curve",
         ),
         (
             &["plot", &p("a.csv"), "--size", "5x5", "-o", &p("o.png")],
