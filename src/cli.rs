@@ -15,6 +15,7 @@ use kestrel::WriteError;
 pub mod fit;
 pub mod fit_values;
 pub mod plot;
+pub mod report;
 pub mod simulate;
 pub mod tui;
 pub mod validate;

@@ -5,8 +5,8 @@
 //! ```text
 //! physics   friction, material            (Dahl / Bliman–Sorine operators, connector laws)
 //! data      kes, params                   (KES curves, protocols, values; parameter files)
-//! numerics  fit, validate, cloth, scene,  (identification, prediction on other paths; cloth
-//!           reduced                       simulation, scene files; reduced dynamics)
+//! numerics  fit, validate, summary,       (identification, prediction on other paths, library
+//!           cloth, scene, reduced          tables; cloth simulation, scene files; reduced dynamics)
 //! output    plot, render                  (PNG plots; offline frames)
 //! ui        tui                           (the terminal workbench)
 //! main.rs                                 (command line → library calls)
@@ -28,6 +28,7 @@ pub mod reduced;
 #[cfg(feature = "render")]
 pub mod render;
 pub mod scene;
+pub mod summary;
 #[cfg(feature = "tui")]
 pub mod tui;
 pub mod validate;

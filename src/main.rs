@@ -36,6 +36,8 @@ enum Command {
     Fit(cli::fit::Args),
     /// Drive a parameter file's laws along measured curves (no refit): NRMSE and KES values.
     Validate(cli::validate::Args),
+    /// A fabric library's summary table (CSV; --json): KES values, parameters, fit quality.
+    Report(cli::report::Args),
     /// PNG of a curve (with its law and residuals), a fabric sheet, or a hysteresis view.
     Plot(cli::plot::Args),
     /// Run a scene: a cloth simulation or a virtual KES test (docs/cloth.md).
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Some(Command::Tui(args)) => cli::tui::run(args),
         Some(Command::Fit(args)) => cli::fit::run(args),
         Some(Command::Validate(args)) => cli::validate::run(args),
+        Some(Command::Report(args)) => cli::report::run(args),
         Some(Command::Values(args)) => cli::values::run(args),
         Some(Command::Simulate(args)) => cli::simulate::run(args),
         Some(Command::Run(args)) => cli::run::run(args),

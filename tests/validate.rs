@@ -328,3 +328,124 @@ fn cli_validate_reports_nrmse_and_values_and_applies_the_fitted_offset() {
         "{err}"
     );
 }
+
+// ---- kestrel report: the library's summary table ------------------------------------------
+
+#[test]
+fn cli_report_tables_values_parameters_and_the_fit_nrmse() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("t.csv");
+    let t = table.to_str().unwrap();
+    let files: Vec<String> = ["tensile", "shear", "bending"]
+        .iter()
+        .flat_map(|test| ["warp", "weft"].map(|d| format!("kes_data/wool-suiting/{test}_{d}.csv")))
+        .collect();
+    let mut args = vec!["report", "-o", t, "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let out = kestrel(&args);
+    assert_success(&out);
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 2);
+    let warp = &rows[0];
+    assert_eq!(
+        (warp["fabric"].as_str(), warp["direction"].as_str()),
+        (Some("Wool suiting"), Some("warp"))
+    );
+    assert_eq!(warp["params_source"], "fitted");
+    // the values are `kestrel values`' and the NRMSE is `kestrel fit`'s, to the last digit
+    let values = kestrel(&["values", "--json", "kes_data/wool-suiting/shear_warp.csv"]);
+    let values: serde_json::Value = serde_json::from_slice(&values.stdout).unwrap();
+    assert_eq!(warp["values"]["G"], values[0]["values"]["G"]);
+    let fit_out = dir.path().join("w.toml");
+    let mut fit_args = vec!["fit", "--json", "-o", fit_out.to_str().unwrap()];
+    fit_args.extend(files.iter().map(String::as_str));
+    let fit = kestrel(&fit_args);
+    assert_success(&fit);
+    let fit: serde_json::Value = serde_json::from_slice(&fit.stdout).unwrap();
+    let shear_warp = fit["fabrics"][0]["curves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["test"] == "shear" && c["direction"] == "warp")
+        .unwrap();
+    assert_eq!(warp["nrmse"]["shear"], shear_warp["nrmse"]);
+    assert!(warp["params"]["shear.k_s"].as_f64().unwrap() > 0.0);
+
+    // the CSV: a header naming units, one row per fabric and direction
+    let text = std::fs::read_to_string(&table).unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    for column in [
+        "fabric",
+        "direction",
+        "G [gf/(cm*deg)]",
+        "G CV [-]",
+        "shear.k_s [N/(m*rad)]",
+        "shear NRMSE [-]",
+    ] {
+        assert!(header.iter().any(|h| h == column), "{column} in {header:?}");
+    }
+    assert_eq!(reader.records().count(), 2);
+
+    // an existing table is kept without --force (exit 2), replaced with it
+    let before = std::fs::read(&table).unwrap();
+    let mut again = vec!["report", "-o", t];
+    again.extend(files.iter().map(String::as_str));
+    let out = kestrel(&again);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&table).unwrap(), before);
+    again.push("--force");
+    assert_success(&kestrel(&again));
+}
+
+#[test]
+fn cli_report_summarises_replicates_with_a_parameter_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // three shear specimens of one curve: the known law, its G scaled by 0.9, 1, 1.1
+    let Some((_, ConnectorLaw::Shear(law))) = known_laws().into_iter().next() else {
+        unreachable!()
+    };
+    let x = path(8.0 * DEG_RAD, PATHS[0].1);
+    let mut files = Vec::new();
+    for (i, scale) in [0.9, 1.0, 1.1].into_iter().enumerate() {
+        let specimen = ShearLaw {
+            k_s: law.k_s * scale,
+            ..law
+        };
+        let curve = Curve {
+            fabric: FABRIC.into(),
+            test: KesTest::Shear,
+            direction: Direction::Warp,
+            y: ConnectorLaw::Shear(specimen).drive(&x),
+            x: x.clone(),
+            metadata: Default::default(),
+            source: None,
+        };
+        let f = dir.path().join(format!("shear_warp_{}.csv", i + 1));
+        std::fs::write(&f, to_kes_csv(&curve).unwrap()).unwrap();
+        files.push(f.to_str().unwrap().to_string());
+    }
+    let card = shear_params(dir.path(), None);
+    let table = dir.path().join("t.csv");
+    let mut args = vec!["report", "-o", table.to_str().unwrap(), "--json"];
+    args.extend(files.iter().map(String::as_str));
+    // fitting refuses replicates and says to give the parameter file
+    let out = kestrel(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--params"));
+    assert!(!table.exists());
+    args.extend(["--params", card.to_str().unwrap()]);
+    let out = kestrel(&args);
+    assert_success(&out);
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &rows[0];
+    assert_eq!(row["specimens"]["shear"], 3);
+    assert_eq!(row["params_source"], card.to_str().unwrap());
+    // G scales with k_s: the CV of 0.9, 1, 1.1 times one G is 0.1 (the friction part of the
+    // slope does not scale, so allow a little)
+    let cv = row["cv"]["G"].as_f64().unwrap();
+    assert!((cv - 0.1).abs() < 0.01, "{cv}");
+    // the middle specimen is the card's law: its NRMSE 0, the others' not; the mean is > 0
+    assert!(row["nrmse"]["shear"].as_f64().unwrap() > 0.0);
+    assert!(table.exists());
+}

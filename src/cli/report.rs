@@ -1,0 +1,99 @@
+//! `kestrel report`: a fabric library's summary table (CSV, or JSON on stdout): KES values
+//! with their CV over replicates, the laws' parameters and the fit quality per fabric and
+//! direction.
+
+use std::path::PathBuf;
+
+use kestrel::atomic::{write_atomic, WriteError};
+use kestrel::fit::FitOptions;
+use kestrel::kes::{read_kes_files, ReadingRules};
+use kestrel::params::FabricParams;
+use kestrel::summary::{library_summary, to_csv};
+
+use super::CliError;
+
+/// One CSV row per fabric and direction: every KES value (mean and CV where replicates
+/// exist), the fitted parameters and the fit quality (NRMSE); fabrics without a parameter
+/// file are fitted as `kestrel fit` does.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// KES curve files of the library (replicates allowed where a parameter file is given).
+    #[arg(required = true, value_name = "FILES")]
+    files: Vec<PathBuf>,
+    /// The CSV table to write.
+    #[arg(short, long, value_name = "TABLE.csv")]
+    out: PathBuf,
+    /// Parameter files (TOML or JSON) to use instead of fitting, matched by their fabric.
+    #[arg(long = "params", value_name = "CARD", num_args = 1..)]
+    params: Vec<PathBuf>,
+    /// Also print the table as JSON on stdout: [{"fabric","direction","files","specimens",
+    /// "values","cv","params","nrmse","params_source"}].
+    #[arg(long)]
+    json: bool,
+    /// Overwrite the table if it exists.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    curve: super::CurveArgs,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    if !args.force && args.out.exists() {
+        return Err(CliError::input(WriteError::Exists {
+            path: args.out.clone(),
+        }));
+    }
+    let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
+    let cards = args
+        .params
+        .iter()
+        .map(|p| FabricParams::read(p).map(|c| (p.clone(), c)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError::input)?;
+    for (path, card) in &cards {
+        if !curves.iter().any(|c| c.fabric == card.fabric) {
+            eprintln!(
+                "note: {} is for fabric `{}`, which none of the files is",
+                path.display(),
+                card.fabric
+            );
+        }
+    }
+    let to_fit = kestrel::fit::fabric::group_by_fabric(&curves)
+        .iter()
+        .filter(|(f, _)| !cards.iter().any(|(_, c)| &c.fabric == f))
+        .count();
+    let bar = super::progress_bar(
+        to_fit as u64,
+        args.json || to_fit == 0,
+        "fitting {bar:30} {pos}/{len} fabrics {msg}",
+    );
+    let summary = library_summary(
+        &curves,
+        &cards,
+        &FitOptions::default(),
+        &ReadingRules::default(),
+        &|f| {
+            bar.set_message(f.fabric.clone());
+            bar.inc(1);
+        },
+    )
+    .map_err(CliError::input)?;
+    bar.finish_and_clear();
+    for note in &summary.notes {
+        eprintln!("note: {note}");
+    }
+    let csv = to_csv(&summary).map_err(CliError::failed)?;
+    write_atomic(&args.out, csv.as_bytes(), args.force).map_err(CliError::input)?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&summary.rows).map_err(CliError::failed)?;
+        println!("{text}");
+    } else {
+        println!(
+            "wrote {}: {} rows (fabric × direction)",
+            args.out.display(),
+            summary.rows.len()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! A fabric library's summary table: one row per fabric and direction with the KES values
+//! (mean and CV over replicates), the laws' parameters (SI) and the fit quality (NRMSE).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::fit::{fit_fabrics, FabricFit, FitOptions};
+use crate::kes::replicates::{replicate_summaries, ReplicateSummary};
+use crate::kes::{refuse_replicates, Curve, Direction, KesError, KesTest, KesValues, ReadingRules};
+use crate::params::{units_table, FabricParams};
+use crate::validate::validate_curve;
+
+#[derive(Debug, Error)]
+pub enum SummaryError {
+    #[error(
+        "{0} — fitting takes one specimen per curve: give the fabric's parameter file with \
+         --params to summarise its replicates"
+    )]
+    Replicates(KesError),
+}
+
+/// One row of the table: a fabric in one direction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LibraryRow {
+    pub fabric: String,
+    pub direction: Direction,
+    /// The curve files of this fabric and direction.
+    pub files: Vec<String>,
+    /// Specimens per test (`tensile`, `shear`, `bending`).
+    pub specimens: BTreeMap<String, usize>,
+    /// Each KES value's mean over the specimens (KES units).
+    pub values: KesValues,
+    /// Each value's coefficient of variation (a fraction), where two or more specimens give it.
+    pub cv: KesValues,
+    /// The laws' parameters of this direction, SI, by `law.name` (`shear.k_s`, …).
+    pub params: BTreeMap<String, serde_json::Value>,
+    /// Mean NRMSE (a fraction) of each test's law over its specimens, `params::nrmse`.
+    pub nrmse: BTreeMap<String, f64>,
+    /// Where the parameters come from: a parameter file, or `fitted` (kestrel's default fit).
+    pub params_source: String,
+}
+
+/// The table and what could not be filled (a fit that failed, a law a card lacks).
+#[derive(Debug, Clone, Default)]
+pub struct LibrarySummary {
+    pub rows: Vec<LibraryRow>,
+    pub notes: Vec<String>,
+}
+
+/// Fabrics in order of first appearance.
+fn fabrics(curves: &[Curve]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for c in curves {
+        if !out.contains(&c.fabric.as_str()) {
+            out.push(&c.fabric);
+        }
+    }
+    out
+}
+
+/// The summary of `curves`: each fabric's parameters from the card of that fabric in `cards`
+/// (path, parameters), else from `kestrel fit`'s fit (`fit_fabrics`, `progress` after each
+/// fabric); values read by `rules`.
+pub fn library_summary(
+    curves: &[Curve],
+    cards: &[(PathBuf, FabricParams)],
+    options: &FitOptions,
+    rules: &ReadingRules,
+    progress: &(dyn Fn(&FabricFit) + Sync),
+) -> Result<LibrarySummary, SummaryError> {
+    let carded = |fabric: &str| cards.iter().find(|(_, p)| p.fabric == fabric);
+    let to_fit: Vec<Curve> = curves
+        .iter()
+        .filter(|c| carded(&c.fabric).is_none())
+        .cloned()
+        .collect();
+    refuse_replicates(&to_fit, "kestrel report").map_err(SummaryError::Replicates)?;
+    let fitted = fit_fabrics(&to_fit, options, progress);
+    let replicates = replicate_summaries(curves, rules);
+    let mut summary = LibrarySummary::default();
+    for fabric in fabrics(curves) {
+        let (params, source) = match carded(fabric) {
+            Some((path, p)) => (p, path.display().to_string()),
+            None => match fitted.iter().find(|f| f.fabric == fabric) {
+                Some(f) => (&f.params, "fitted".to_string()),
+                None => continue,
+            },
+        };
+        for direction in [Direction::Warp, Direction::Weft, Direction::Bias] {
+            let of: Vec<&Curve> = curves
+                .iter()
+                .filter(|c| c.fabric == fabric && c.direction == direction)
+                .collect();
+            if of.is_empty() {
+                continue;
+            }
+            let mut row = LibraryRow {
+                fabric: fabric.to_string(),
+                direction,
+                files: of.iter().map(|c| c.path_name()).collect(),
+                specimens: BTreeMap::new(),
+                values: KesValues::default(),
+                cv: KesValues::default(),
+                params: BTreeMap::new(),
+                nrmse: BTreeMap::new(),
+                params_source: source.clone(),
+            };
+            let groups = replicates
+                .iter()
+                .filter(|r| r.fabric == fabric && r.direction == direction);
+            for group in groups {
+                merge_values(&mut row, group);
+            }
+            for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
+                let specimens: Vec<&&Curve> = of.iter().filter(|c| c.test == test).collect();
+                if specimens.is_empty() {
+                    continue;
+                }
+                let mut scores = Vec::new();
+                for c in specimens {
+                    match validate_curve(params, c, rules) {
+                        Ok(v) => scores.push(v.nrmse),
+                        Err(e) => summary.notes.push(e.to_string()),
+                    }
+                }
+                if !scores.is_empty() {
+                    let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+                    row.nrmse.insert(test.name().to_string(), mean);
+                }
+            }
+            let laws = params.direction(direction);
+            for (name, law) in [
+                ("traction", serde_json::to_value(laws.traction).ok()),
+                ("shear", serde_json::to_value(laws.shear).ok()),
+                ("bending", serde_json::to_value(laws.bending).ok()),
+            ] {
+                if let Some(law) = law.filter(|l| !l.is_null()) {
+                    flatten(name, &law, &mut row.params);
+                }
+            }
+            // only the laws this direction's curves measure
+            row.params.retain(|key, _| {
+                let law = key.split('.').next().unwrap_or("");
+                row.specimens
+                    .keys()
+                    .any(|t| law == if t == "tensile" { "traction" } else { t })
+            });
+            summary.rows.push(row);
+        }
+    }
+    Ok(summary)
+}
+
+/// A group's specimens, means and CVs into its row.
+fn merge_values(row: &mut LibraryRow, group: &ReplicateSummary) {
+    row.specimens
+        .insert(group.test.name().to_string(), group.specimens);
+    for (name, v) in group.mean.iter() {
+        row.values.set(name, Some(v));
+    }
+    for (name, v) in group.cv.iter() {
+        row.cv.set(name, Some(v));
+    }
+}
+
+/// `value`'s leaves as `prefix.key.sub` → leaf.
+fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, serde_json::Value>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&format!("{prefix}.{k}"), v, out);
+            }
+        }
+        leaf => {
+            out.insert(prefix.to_string(), leaf.clone());
+        }
+    }
+}
+
+/// The unit of a flattened parameter (`shear.friction.level` → `N/m`), from the parameter
+/// file's units table; "" when it has none (model names, dimensionless shape numbers).
+fn unit_of(key: &str, units: &BTreeMap<String, String>) -> String {
+    let law = key.split('.').next().unwrap_or("");
+    let generic = key.split_once('.').map_or("", |(_, rest)| rest);
+    units
+        .get(key)
+        .or_else(|| units.get(generic))
+        .or_else(|| units.get(&format!("{law}.{generic}")))
+        .map(|u| u.split(' ').next().unwrap_or("").to_string())
+        .unwrap_or_default()
+}
+
+/// The table as CSV: fabric, direction, each KES value and its CV, each parameter with its
+/// unit, each test's NRMSE, the parameters' source and the files.
+pub fn to_csv(summary: &LibrarySummary) -> Result<String, csv::Error> {
+    use crate::kes::values::VALUE_NAMES;
+    let units = units_table();
+    let mut params: Vec<&String> = Vec::new();
+    for row in &summary.rows {
+        for key in row.params.keys() {
+            if !params.contains(&key) {
+                params.push(key);
+            }
+        }
+    }
+    params.sort();
+    let tests: Vec<&str> = ["tensile", "shear", "bending"]
+        .into_iter()
+        .filter(|t| summary.rows.iter().any(|r| r.specimens.contains_key(*t)))
+        .collect();
+    let values: Vec<(&str, &str)> = VALUE_NAMES
+        .iter()
+        .filter(|(_, _, test)| tests.contains(&test.name()))
+        .map(|&(n, u, _)| (n, u))
+        .collect();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header = vec!["fabric".to_string(), "direction".to_string()];
+    for t in &tests {
+        header.push(format!("{t} specimens"));
+    }
+    for (name, unit) in &values {
+        header.push(format!("{name} [{unit}]"));
+        header.push(format!("{name} CV [-]"));
+    }
+    for key in &params {
+        let unit = unit_of(key, &units);
+        header.push(if unit.is_empty() {
+            (*key).clone()
+        } else {
+            format!("{key} [{unit}]")
+        });
+    }
+    for t in &tests {
+        header.push(format!("{t} NRMSE [-]"));
+    }
+    header.push("params".into());
+    header.push("files".into());
+    w.write_record(&header)?;
+    let num = |v: Option<f64>| v.map_or_else(String::new, crate::kes::write::number);
+    for row in &summary.rows {
+        let mut rec = vec![row.fabric.clone(), row.direction.name().to_string()];
+        for t in &tests {
+            rec.push(
+                row.specimens
+                    .get(*t)
+                    .map_or_else(String::new, |n| n.to_string()),
+            );
+        }
+        for (name, _) in &values {
+            rec.push(num(row.values.get(name)));
+            rec.push(num(row.cv.get(name)));
+        }
+        for key in &params {
+            rec.push(match row.params.get(*key) {
+                Some(serde_json::Value::Number(n)) => num(n.as_f64()),
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            });
+        }
+        for t in &tests {
+            rec.push(num(row.nrmse.get(*t).copied()));
+        }
+        rec.push(row.params_source.clone());
+        rec.push(row.files.join(" "));
+        w.write_record(&rec)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| csv::Error::from(e.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
