@@ -16,6 +16,7 @@ pub mod fit_values;
 pub mod plot;
 pub mod simulate;
 pub mod tui;
+pub mod validate;
 pub mod values;
 
 /// Progress bar templates counting frames and simulation steps.
@@ -108,6 +109,43 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
+    }
+}
+
+/// How to read KES files whose metadata lacks the test, direction or gauge length: shared by
+/// the commands that read curves.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CurveArgs {
+    /// Test of files whose metadata has none (tensile, shear, bending).
+    #[arg(long)]
+    pub test: Option<kestrel::kes::KesTest>,
+    /// Direction of files whose metadata has none (warp, weft, bias).
+    #[arg(long)]
+    pub direction: Option<kestrel::kes::Direction>,
+    /// Gauge length [mm] of tensile files with an `elongation [mm]` column (strain =
+    /// elongation / gauge length), unless the file has a `# gauge length [mm]:` line.
+    #[arg(long, value_name = "MM")]
+    pub gauge_length: Option<f64>,
+}
+
+impl CurveArgs {
+    pub fn overrides(&self) -> Result<kestrel::kes::CurveOverrides, CliError> {
+        Ok(kestrel::kes::CurveOverrides {
+            test: self.test,
+            direction: self.direction,
+            gauge_length: gauge_length_m(self.gauge_length)?,
+        })
+    }
+}
+
+/// `--gauge-length MM` in metres, refused unless positive and finite.
+pub fn gauge_length_m(mm: Option<f64>) -> Result<Option<f64>, CliError> {
+    match mm {
+        Some(v) if v.is_finite() && v > 0.0 => Ok(Some(v * 1e-3)),
+        Some(v) => Err(CliError::input(format!(
+            "--gauge-length {v}: expected a positive length in mm, e.g. --gauge-length 200"
+        ))),
+        None => Ok(None),
     }
 }
 

@@ -10,17 +10,19 @@ use serde::{Deserialize, Serialize};
 pub mod import;
 pub mod path;
 pub mod protocol;
+pub mod replicates;
 pub mod sample;
 pub mod units;
 pub mod values;
 pub mod write;
 
 pub use import::{
-    parse_kes, parse_loop, read_kes, read_kes_files, read_loop, ColumnRef, CurveOverrides,
-    KesError, LoopColumn, LoopSpec, RowFilter,
+    parse_kes, parse_loop, read_kes, read_kes_files, read_loop, refuse_replicates, ColumnRef,
+    CurveOverrides, KesError, LoopColumn, LoopSpec, RowFilter,
 };
 pub use path::{Cycle, OpenSegment, Path};
 pub use protocol::{simulate, Protocol, ProtocolError};
+pub use replicates::{replicate_groups, replicate_summaries, ReplicateGroup, ReplicateSummary};
 pub use values::{
     kes_values, loop_values, KesReading, KesValues, LoopValues, ReadingRules, REVERSAL_FRACTION,
 };
@@ -87,6 +89,14 @@ impl Curve {
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "curve".into())
+    }
+
+    /// The path of the file the curve was read from, as given, or "(unnamed curve)".
+    pub fn path_name(&self) -> String {
+        self.source.as_ref().map_or_else(
+            || "(unnamed curve)".to_string(),
+            |p| p.display().to_string(),
+        )
     }
 
     pub fn len(&self) -> usize {

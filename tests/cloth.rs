@@ -8,6 +8,7 @@ use kestrel::cloth::{
     ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads, Material, Obstacle,
     ObstacleShape, ProvotConstraints, SpringFamily, StepParameters, Vec3,
 };
+use kestrel::material::LawState;
 use kestrel::params::FabricParams;
 
 use rand::rngs::Xoshiro256PlusPlus;
@@ -454,6 +455,31 @@ fn provot_constraint_bounds_the_deformation_rate() {
     assert!(held.shear <= 0.1 + 0.005, "{}", held.shear);
 }
 
+/// The total force of `world` at positions `x` and velocities `v` (friction moved from its
+/// committed states to `x`), with the trial states.
+fn forces_at(world: &ClothWorld, x: &[Vec3], v: &[Vec3]) -> (Vec<LawState>, Vec<Vec3>) {
+    let n = world.len();
+    let mut trial = vec![LawState::default(); world.state_len()];
+    let (mut normals, mut f) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
+    world.forces(x, v, &mut trial, &mut normals, &mut f);
+    (trial, f)
+}
+
+/// max |a_i − b_i| ≤ 1e-12 · max |b_i|, or the gap and the scale [N].
+fn same_forces(a: &[Vec3], b: &[Vec3]) -> Result<(), String> {
+    let scale = b.iter().map(|f| f.norm()).fold(0.0, f64::max);
+    let gap = a
+        .iter()
+        .zip(b)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    if gap <= 1e-12 * scale {
+        Ok(())
+    } else {
+        Err(format!("force gap {gap:.3e} N of {scale:.3e} N"))
+    }
+}
+
 /// The friction path of an accepted step ends where the step ends: after Provot's constraints
 /// or a contact moved particles, the committed states are those of the straight increment from
 /// the step's start to the projected positions. Checked through the forces: at its own
@@ -488,13 +514,6 @@ fn friction_is_committed_along_the_projected_step() {
                 world
             };
             let mut pipeline = ClothPipeline::new();
-            let n = world.len();
-            let mut trial = vec![Default::default(); world.state_len()];
-            let (mut normals, mut fa, mut fb) = (
-                vec![Vec3::zeros(); n],
-                vec![Vec3::zeros(); n],
-                vec![Vec3::zeros(); n],
-            );
             let mut checked = 0;
             for _ in 0..120 {
                 let start = world.clone();
@@ -503,18 +522,11 @@ fn friction_is_committed_along_the_projected_step() {
                     continue;
                 }
                 let (x, v) = (world.positions(), world.velocities());
-                world.forces(x, v, &mut trial, &mut normals, &mut fa);
-                start.forces(x, v, &mut trial, &mut normals, &mut fb);
-                let scale = fb.iter().map(|f| f.norm()).fold(0.0, f64::max);
-                let gap = fa
-                    .iter()
-                    .zip(&fb)
-                    .map(|(a, b)| (a - b).norm())
-                    .fold(0.0, f64::max);
-                assert!(
-                    gap <= 1e-12 * scale,
-                    "{integrator}, {projection}: force gap {gap:.3e} N of {scale:.3e} N"
-                );
+                let (_, accepted) = forces_at(&world, x, v);
+                let (_, followed) = forces_at(&start, x, v);
+                if let Err(e) = same_forces(&accepted, &followed) {
+                    panic!("{integrator}, {projection}: {e}");
+                }
                 checked += 1;
             }
             assert!(
@@ -536,38 +548,19 @@ fn forces_on_several_threads_match_one_thread() {
         pipeline.step(&params, &mut world).unwrap();
     }
     shake(&mut world, &mut rng(7), 1e-3, 0.1);
-    let evaluate = |threads: usize| {
+    let on = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
-        let n = world.len();
-        let mut trial = vec![Default::default(); world.state_len()];
-        let (mut normals, mut f) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
-        pool.install(|| {
-            world.forces(
-                world.positions(),
-                world.velocities(),
-                &mut trial,
-                &mut normals,
-                &mut f,
-            )
-        });
-        (trial, f)
+        pool.install(|| forces_at(&world, world.positions(), world.velocities()))
     };
-    let (trial1, f1) = evaluate(1);
-    let scale = f1.iter().map(|f| f.norm()).fold(0.0, f64::max);
+    let (trial1, f1) = on(1);
     for threads in [2, 3] {
-        let (trial, f) = evaluate(threads);
+        let (trial, f) = on(threads);
         assert!(trial == trial1, "{threads} threads: trial states differ");
-        let gap = f
-            .iter()
-            .zip(&f1)
-            .map(|(a, b)| (a - b).norm())
-            .fold(0.0, f64::max);
-        assert!(
-            gap <= 1e-12 * scale,
-            "{threads} threads: {gap:.3e} N of {scale:.3e} N"
-        );
+        if let Err(e) = same_forces(&f, &f1) {
+            panic!("{threads} threads: {e}");
+        }
     }
 }

@@ -14,3 +14,4 @@ mod render;
 mod terzopoulos;
 #[cfg(feature = "tui")]
 mod tui;
+mod validate;

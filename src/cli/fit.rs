@@ -53,6 +53,9 @@ pub struct Args {
     /// Direction of files that lack it (warp, weft, bias).
     #[arg(long)]
     pub direction: Option<Direction>,
+    /// Gauge length [mm] of tensile files with an `elongation [mm]` column.
+    #[arg(long, value_name = "MM")]
+    pub gauge_length: Option<f64>,
     #[command(flatten)]
     pub lp: super::LoopArgs,
     /// Fit from published KES values (a TOML file) instead of curves.
@@ -80,14 +83,17 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
             .map(|f| read_loop(f, &spec).map_err(CliError::input))
             .collect();
     }
-    read_kes_files(
+    let curves = read_kes_files(
         &args.files,
         CurveOverrides {
             test: args.test,
             direction: args.direction,
+            gauge_length: super::gauge_length_m(args.gauge_length)?,
         },
     )
-    .map_err(CliError::input)
+    .map_err(CliError::input)?;
+    kestrel::kes::refuse_replicates(&curves, "kestrel fit").map_err(CliError::input)?;
+    Ok(curves)
 }
 
 /// Where each fabric's file goes.
