@@ -872,3 +872,25 @@ fn mu_below_one_is_what_keeps_the_unloading_branch_physical() {
         }
     }
 }
+
+#[test]
+fn auto_exports_no_stiction_free_second_order_law_and_explains_every_bound() {
+    // f2/f1 = 0 makes the second-order law a Dahl law of length eta·eps_f: auto fits that
+    // Dahl law from the same optimum, and it wins with fewer parameters
+    let c = crate::common::kes_curve("cotton-shirting/tensile_warp.csv");
+    let fit = fit_curve(c, &FitOptions::default());
+    assert!(fit.is_fitted());
+    for p in &fit.params {
+        let why = p.pinned.as_deref().unwrap_or("");
+        assert!(
+            !(p.param == Param::Ratio && why.starts_with("at its lower")),
+            "{}: {why}",
+            fit.model
+        );
+        if why.starts_with("at its") {
+            // said in the curve's terms, not "beyond the physical range"
+            assert!(why.contains(" — "), "{}: {why}", p.name);
+        }
+    }
+    assert!(fit.selection.as_deref().unwrap_or("").contains("fewer free parameters"));
+}

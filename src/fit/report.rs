@@ -180,6 +180,11 @@ impl CurveFit {
         Some(out)
     }
 
+    /// The physical parameter vector of the chosen law (a start for a related fit).
+    pub(crate) fn physical(&self) -> P {
+        self.physical
+    }
+
     /// The fitted law with the force zero offset it was scored with (0 unless `--offset fit`);
     /// None for generic loops and failed fits.
     pub fn fitted_law(&self) -> Option<FittedLaw> {

@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::coords::{law_kind, Coordinates, Param};
 use super::estimate::{initial_estimate, CurveRanges};
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
-use super::path_model::{ElasticKind, LawKind, ShapeKind};
+use super::path_model::{ElasticKind, LawKind, ShapeKind, P};
 use super::problem::{run_lm, PathProblem, Termination};
 use super::report::{self, CurveFit, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
@@ -68,6 +68,7 @@ fn fit_model(
     power: bool,
     options: &FitOptions,
     progress: ProgressSink<'_>,
+    from: Option<P>,
 ) -> CurveFit {
     let start = Instant::now();
     let ranges = CurveRanges::of(&curve.x, &curve.y);
@@ -78,7 +79,7 @@ fn fit_model(
     };
     let kind = law_kind(curve.test, shape, power);
     let label = model_label(model, mu, kind);
-    let p0 = initial_estimate(kind, &curve.x, &curve.y);
+    let p0 = from.unwrap_or_else(|| initial_estimate(kind, &curve.x, &curve.y));
     let mut coords = Coordinates::new(
         kind,
         curve.test,
@@ -271,9 +272,40 @@ pub fn fit_curve_with_progress(
     for &model in models {
         for &mu in mus {
             for &power in toes {
-                candidates.push(fit_model(curve, model, mu, power, options, progress));
+                candidates.push(fit_model(curve, model, mu, power, options, progress, None));
             }
         }
+    }
+    // a second-order law with f2/f1 = 0 is a first-order one of length eta·eps_f: that Dahl
+    // law is fitted from it, so the simpler law competes from the same optimum
+    if options.model == FitModel::Auto {
+        let reduced: Vec<CurveFit> = candidates
+            .iter()
+            .filter(|c| c.is_fitted() && c.model.starts_with("bs2"))
+            .filter(|c| {
+                c.params.iter().any(|p| {
+                    p.param == Param::Ratio
+                        && p.pinned
+                            .as_deref()
+                            .is_some_and(|w| w.starts_with("at its lower"))
+                })
+            })
+            .map(|c| {
+                let mut p = c.physical();
+                p[Param::EpsF] *= p[Param::Eta];
+                p[Param::Alpha] = 1.0;
+                let mu = if c.model.contains("+mu") {
+                    MuMode::Free
+                } else {
+                    MuMode::Zero
+                };
+                let power = c.model.contains("power toe");
+                let mut d = fit_model(curve, FitModel::Dahl, mu, power, options, progress, Some(p));
+                d.model = format!("{} (bs2 with f2/f1 = 0)", d.model);
+                d
+            })
+            .collect();
+        candidates.extend(reduced);
     }
     if candidates.len() == 1 {
         let mut only = candidates.remove(0);
