@@ -892,5 +892,9 @@ fn auto_exports_no_stiction_free_second_order_law_and_explains_every_bound() {
             assert!(why.contains(" — "), "{}: {why}", p.name);
         }
     }
-    assert!(fit.selection.as_deref().unwrap_or("").contains("fewer free parameters"));
+    assert!(fit
+        .selection
+        .as_deref()
+        .unwrap_or("")
+        .contains("fewer free parameters"));
 }
