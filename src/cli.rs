@@ -10,6 +10,7 @@ pub mod run;
 use std::fmt;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use kestrel::WriteError;
 
 pub mod fit;
 pub mod fit_values;
@@ -37,15 +38,66 @@ pub fn progress_bar(len: u64, hidden: bool, template: &str) -> ProgressBar {
     pb
 }
 
-/// `--size WxH` in pixels; `example` is shown in the error.
+/// Largest rendered image side [pixels] (wgpu's default texture limit).
+#[cfg(feature = "render")]
+pub const MAX_IMAGE_SIDE: u32 = 8192;
+
+/// `--size WxH` in pixels, each side 1 to [`MAX_IMAGE_SIDE`]; `example` is shown in the error.
 #[cfg(feature = "render")]
 pub fn parse_size(s: &str, example: &str) -> Result<(u32, u32), CliError> {
-    let bad = || CliError::input(format!("--size {s}: expected WxH, e.g. {example}"));
+    let bad = || {
+        CliError::input(format!(
+            "--size {s}: expected WxH with sides of 1 to {MAX_IMAGE_SIDE} pixels, e.g. {example}"
+        ))
+    };
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    Ok((
-        w.trim().parse().map_err(|_| bad())?,
-        h.trim().parse().map_err(|_| bad())?,
-    ))
+    let side = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| (1..=MAX_IMAGE_SIDE).contains(v))
+            .ok_or_else(bad)
+    };
+    Ok((side(w)?, side(h)?))
+}
+
+/// Refuses, before any work, an output that exists when `--force` is off (exit 2).
+pub fn check_output(path: &std::path::Path, force: bool) -> Result<(), CliError> {
+    kestrel::atomic::check_target(path, force).map_err(CliError::input)
+}
+
+/// Errors that may be a refused overwrite.
+pub trait WriteFailure: fmt::Display {
+    fn write_error(&self) -> Option<&WriteError>;
+}
+
+macro_rules! write_failure {
+    ($($t:ty),*) => {$(
+        impl WriteFailure for $t {
+            fn write_error(&self) -> Option<&WriteError> {
+                match self {
+                    Self::Write(e) => Some(e),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+write_failure!(
+    kestrel::cloth::record::RecordError,
+    kestrel::reduced::ReducedError,
+    kestrel::ParamsError,
+    kestrel::PlotError,
+    kestrel::kes::WriteCurveError
+);
+#[cfg(feature = "render")]
+write_failure!(kestrel::render::RenderError);
+
+impl WriteFailure for WriteError {
+    fn write_error(&self) -> Option<&WriteError> {
+        Some(self)
+    }
 }
 
 /// A dynamic scene file; a virtual KES test is an error "PATH `refusal`".
@@ -98,6 +150,15 @@ impl CliError {
         Self {
             message: message.to_string(),
             code: 1,
+        }
+    }
+
+    /// A failed write: bad usage (2) when the target exists and `--force` is off (also one
+    /// that appeared while working), else the work failed (1).
+    pub fn written(e: impl WriteFailure) -> Self {
+        match e.write_error() {
+            Some(WriteError::Exists { .. }) => Self::input(e),
+            _ => Self::failed(e),
         }
     }
 

@@ -18,6 +18,7 @@ pub mod atomic;
 pub mod cloth;
 pub mod fit;
 pub mod friction;
+pub mod input;
 pub mod kes;
 pub mod material;
 mod named;

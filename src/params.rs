@@ -9,8 +9,9 @@ use thiserror::Error;
 
 use crate::atomic::{write_atomic, WriteError};
 use crate::friction::ParamError;
+use crate::friction::{short_number, FrictionShape};
 use crate::kes::{Direction, KesTest};
-use crate::material::{BendingLaw, ConnectorLaw, MaterialLaw, ShearLaw, TractionLaw};
+use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, MaterialLaw, ShearLaw, TractionLaw};
 
 /// Version of the parameter file format.
 pub(crate) const FORMAT_VERSION: u32 = 1;
@@ -37,6 +38,54 @@ pub enum ParamsError {
     Encode(String),
     #[error(transparent)]
     Write(#[from] WriteError),
+}
+
+/// A physically meaningful range [lo, hi] of a parameter read from a file, and its unit: a
+/// fabric's law outside it is a unit mistake or a corrupted file (ranges in docs/params.md).
+type Range = (f64, f64, &'static str);
+
+const TRACTION_K: Range = (1e-3, 1e7, "N/m");
+const STRAIN: Range = (1e-6, 1.0, "-");
+const BENDING_K: Range = (1e-12, 1.0, "N*m");
+const CURVATURE: Range = (-1e4, 1e4, "1/m");
+const SHEAR_K: Range = (1e-6, 1e5, "N/(m*rad)");
+const ANGLE: Range = (-1.0, 1.0, "rad");
+/// Friction of each law: the level's range and the friction length ε_f's range.
+const TRACTION_FRICTION: [Range; 2] = [(0.0, 1e5, "N/m"), (1e-7, 1.0, "-")];
+const BENDING_FRICTION: [Range; 2] = [(0.0, 10.0, "N"), (1e-5, 1e4, "1/m")];
+const SHEAR_FRICTION: [Range; 2] = [(0.0, 1e5, "N/m"), (1e-7, 1.0, "rad")];
+/// Dahl's exponent α [-].
+const DAHL_ALPHA: Range = (1.0, 100.0, "-");
+
+/// Checks the elastic parameters and the friction term of a law against their ranges.
+fn within_physics(
+    elastic: &[(&'static str, f64, Range)],
+    friction: &FrictionLaw,
+    [level, length]: [Range; 2],
+) -> Result<(), ParamError> {
+    let (eps_f, alpha) = match friction.shape {
+        FrictionShape::Dahl { eps_f, alpha } => (eps_f, Some(alpha)),
+        FrictionShape::Bs2 { eps_f, .. } => (eps_f, None),
+    };
+    let friction = [
+        ("friction.level", friction.level, level),
+        ("eps_f", eps_f, length),
+    ];
+    let alpha = alpha.map(|a| ("alpha", a, DAHL_ALPHA));
+    for &(field, value, (lo, hi, unit)) in elastic.iter().chain(&friction).chain(&alpha) {
+        if !(value >= lo && value <= hi) {
+            return Err(ParamError::new(
+                field,
+                value,
+                format!(
+                    "outside the physical range [{}, {}] {unit}",
+                    short_number(lo),
+                    short_number(hi)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The three laws of one direction (warp or weft); a law is absent when no curve gave it.
@@ -271,12 +320,21 @@ impl FabricParams {
             };
             if let Some(l) = &laws.traction {
                 l.validate().map_err(|e| invalid("traction", e))?;
+                let elastic = [("k_t", l.k_t, TRACTION_K), ("eps1", l.eps1, STRAIN)];
+                within_physics(&elastic, &l.friction, TRACTION_FRICTION)
+                    .map_err(|e| invalid("traction", e))?;
             }
             if let Some(l) = &laws.bending {
                 l.validate().map_err(|e| invalid("bending", e))?;
+                let elastic = [("k_b", l.k_b, BENDING_K), ("k0", l.k0, CURVATURE)];
+                within_physics(&elastic, &l.friction, BENDING_FRICTION)
+                    .map_err(|e| invalid("bending", e))?;
             }
             if let Some(l) = &laws.shear {
                 l.validate().map_err(|e| invalid("shear", e))?;
+                let elastic = [("k_s", l.k_s, SHEAR_K), ("theta0", l.theta0, ANGLE)];
+                within_physics(&elastic, &l.friction, SHEAR_FRICTION)
+                    .map_err(|e| invalid("shear", e))?;
             }
         }
         Ok(())
@@ -293,11 +351,8 @@ impl FabricParams {
         }
     }
 
-    pub(crate) fn parse(
-        text: &str,
-        format: ParamsFormat,
-        path: &Path,
-    ) -> Result<Self, ParamsError> {
+    /// Parses a parameter file's text and validates it; `path` names it in errors.
+    pub fn parse(text: &str, format: ParamsFormat, path: &Path) -> Result<Self, ParamsError> {
         let parsed: Result<Self, String> = match format {
             ParamsFormat::Toml => toml::from_str(text).map_err(|e| e.to_string()),
             ParamsFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
@@ -321,10 +376,13 @@ impl FabricParams {
 
     /// Reads a parameter file (TOML, or JSON for `.json`) and validates every law.
     pub fn read(path: &Path) -> Result<Self, ParamsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ParamsError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|source| {
+                ParamsError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Self::parse(&text, ParamsFormat::from_path(path), path)
     }
 

@@ -9,6 +9,7 @@ mod kes;
 mod material;
 mod plot;
 mod reduced;
+mod reliability;
 #[cfg(feature = "render")]
 mod render;
 mod terzopoulos;

@@ -11,7 +11,7 @@ use kestrel::params::ParamsFormat;
 
 pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
     let (out, force, as_json, json_out) = (&args.out, args.force, args.json, args.json_out);
-    let text = std::fs::read_to_string(values)
+    let text = kestrel::input::read_text(values, kestrel::input::SMALL_FILE_LIMIT)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", values.display())))?;
     let spec: FabricValues = toml::from_str(&text).map_err(|e| {
         CliError::input(format!(
@@ -51,7 +51,7 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
     if write {
         params
             .write(&path, format, force)
-            .map_err(CliError::failed)?;
+            .map_err(CliError::written)?;
     }
     let written = write.then(|| path.display().to_string());
     if as_json {

@@ -8,7 +8,10 @@ use clap::Args;
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use kestrel::reduced::{compare, parse_sequence, Comparison, Player, ReducedModel};
+use kestrel::reduced::{
+    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
+    ReducedModel,
+};
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
 
@@ -69,7 +72,7 @@ fn play(
     let mut n = 0;
     for &(k, d) in seq {
         player.impulse(k);
-        for _ in 0..(d / model.info.frame_dt).round() as usize {
+        for _ in 0..frames_of(d, model.info.frame_dt) {
             player.advance();
             player.shape(&mut local);
             player.to_world(&local, &mut world);
@@ -80,23 +83,21 @@ fn play(
     Ok((n, player.jumps, player.ignored))
 }
 
-/// Checks the `--out` folder (created, no frame replaced without `--force`); the image size.
+/// Checks the `--out` folder (created, none of the `rendered` frames replaced without
+/// `--force`); the image size.
 #[cfg(feature = "render")]
-fn prepare_frames(args: &PlayArgs, dir: &Path) -> Result<(u32, u32), CliError> {
+fn prepare_frames(args: &PlayArgs, dir: &Path, rendered: usize) -> Result<(u32, u32), CliError> {
     let size = super::parse_size(&args.size, "960x720")?;
+    for n in 0..rendered {
+        super::check_output(&frame_path(dir, n), args.output.force)?;
+    }
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
-    if !args.output.force && frame_path(dir, 0).exists() {
-        return Err(CliError::input(format!(
-            "{} exists; pass --force to overwrite the frames",
-            frame_path(dir, 0).display()
-        )));
-    }
     Ok(size)
 }
 
 #[cfg(not(feature = "render"))]
-fn prepare_frames(_args: &PlayArgs, _dir: &Path) -> Result<(u32, u32), CliError> {
+fn prepare_frames(_args: &PlayArgs, _dir: &Path, _rendered: usize) -> Result<(u32, u32), CliError> {
     Err(CliError::input(
         "--out: kestrel was built without the render feature",
     ))
@@ -129,7 +130,7 @@ fn render_frames(
         renderer.set_door_angle(angle);
         let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
         kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.output.force)
-            .map_err(CliError::failed)?;
+            .map_err(CliError::written)?;
         rendered += 1;
         Ok(())
     });
@@ -155,12 +156,13 @@ fn render_frames(
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let model = ReducedModel::read(&args.model).map_err(CliError::input)?;
     let seq = parse_sequence(&model.info.palette, &args.impulses).map_err(CliError::input)?;
+    let frames = sequence_frames(&seq, model.info.frame_dt).map_err(CliError::input)?;
     if args.every == 0 {
         return Err(CliError::input("--every must be >= 1"));
     }
     // The frames' folder and size are checked before any work.
     let size = match &args.out {
-        Some(dir) => Some(prepare_frames(&args, dir)?),
+        Some(dir) => Some(prepare_frames(&args, dir, frames.div_ceil(args.every))?),
         None => None,
     };
     // Timing: the sequence replayed until 0.5 s have passed, no output. Playback is
@@ -200,7 +202,10 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             let c = compare(&scene, &model, &seq, &mut |f| {
                 pb.set_position((f * 1000.0) as u64)
             })
-            .map_err(CliError::failed)?;
+            .map_err(|e| match e {
+                ReducedError::Invalid(_) => CliError::input(e),
+                e => CliError::failed(e),
+            })?;
             pb.finish_and_clear();
             Some(c)
         }

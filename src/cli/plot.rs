@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use kestrel::atomic::WriteError;
 use kestrel::fit::{fit_curve, FitOptions, ValuesSideBySide};
 use kestrel::kes::Curve;
 use kestrel::material::{ConnectorLaw, MaterialLaw};
@@ -43,12 +42,7 @@ fn parse_size(s: &str) -> Result<PlotSize, String> {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    if !args.force && args.output.exists() {
-        let exists = WriteError::Exists {
-            path: args.output.clone(),
-        };
-        return Err(CliError::input(exists));
-    }
+    super::check_output(&args.output, args.force)?;
     let curves = load_curves(&args.files).map_err(CliError::input)?;
     let params = match &args.params {
         Some(p) => Some(FabricParams::read(p).map_err(CliError::input)?),
@@ -60,7 +54,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         curves_png(&args, &curves, params)?
     };
-    plot::write_png(&args.output, &png, args.force).map_err(CliError::failed)?;
+    plot::write_png(&args.output, &png, args.force).map_err(CliError::written)?;
     println!("wrote {}", args.output.display());
     Ok(())
 }

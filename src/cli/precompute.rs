@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use kestrel::plot::reduced::error_vs_rank_png;
 use kestrel::plot::{write_png, PlotSize};
-use kestrel::reduced::{precompute, PrecomputeOptions, PrecomputeStats};
+use kestrel::reduced::{precompute, PrecomputeOptions, PrecomputeStats, ReducedError};
 
 use super::CliError;
 
@@ -54,12 +54,7 @@ struct Summary {
 
 pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     for p in std::iter::once(&args.out).chain(args.error_plot.as_ref()) {
-        if p.exists() && !args.output.force {
-            return Err(CliError::input(format!(
-                "{} exists; pass --force to overwrite it",
-                p.display()
-            )));
-        }
+        super::check_output(p, args.output.force)?;
     }
     let scene = super::load_dynamic(
         &args.scene,
@@ -82,14 +77,17 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         Ok(x) => x,
         Err(e) => {
             pb.abandon();
-            return Err(CliError::failed(e));
+            return Err(match e {
+                ReducedError::Invalid(_) => CliError::input(e),
+                e => CliError::failed(e),
+            });
         }
     };
     pb.finish_and_clear();
     let precompute_s = t0.elapsed().as_secs_f64();
     let bytes = model
         .write(&args.out, args.output.force)
-        .map_err(CliError::failed)?;
+        .map_err(CliError::written)?;
     if let Some(p) = &args.error_plot {
         let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
         let png = error_vs_rank_png(
@@ -100,7 +98,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
             PlotSize::SINGLE,
         )
         .map_err(CliError::failed)?;
-        write_png(p, &png, args.output.force).map_err(CliError::failed)?;
+        write_png(p, &png, args.output.force).map_err(CliError::written)?;
     }
     let s = Summary {
         scene: args.scene.display().to_string(),

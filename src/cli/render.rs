@@ -10,7 +10,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use kestrel::cloth::record::Recording;
-use kestrel::cloth::ClothPipeline;
+use kestrel::cloth::{check_steps, ClothPipeline};
 use kestrel::render::{
     frame_path, positions, render_recording, world_field, ColorBy, FrameTimings, Renderer,
     SceneView,
@@ -104,6 +104,9 @@ struct RenderSummary {
     video_note: Option<String>,
 }
 
+/// Most frames one render writes.
+const MAX_FRAMES: usize = 1_000_000;
+
 fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
     let bad = || {
         CliError::input(format!(
@@ -184,7 +187,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             Ok(t) => timings = t,
             Err(e) => {
                 pb.abandon();
-                return Err(CliError::failed(e));
+                return Err(CliError::written(e));
             }
         }
         pb.finish_and_clear();
@@ -199,14 +202,18 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         let scene = super::load_dynamic(path, "is a virtual KES test; render a dynamic scene")?;
         let mut world = scene.world;
         let frames = args.frames.unwrap_or(60);
-        if frames == 0 {
-            return Err(CliError::input("--frames must be >= 1"));
+        if !(1..=MAX_FRAMES).contains(&frames) {
+            return Err(CliError::input(format!(
+                "--frames {frames}: must be 1 to {MAX_FRAMES}"
+            )));
         }
         let k = match args.every {
             Some(0) => return Err(CliError::input("--every must be >= 1")),
             Some(k) => k,
             None => (scene.steps / (frames.max(2) as u64 - 1)).max(1),
         };
+        check_steps("--frames x --every", (frames as u64 - 1).saturating_mul(k))
+            .map_err(CliError::input)?;
         if args.color_by == Some(ColorBy::Friction)
             && world_field(ColorBy::Friction, &world).is_none()
         {
@@ -250,7 +257,10 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 .render_png(&positions(&world), field.as_ref())
                 .map_err(|e| fail(&pb, e.to_string()))?;
             kestrel::atomic::write_atomic(&frame_path(&args.out, n), &png, args.output.force)
-                .map_err(|e| fail(&pb, e.to_string()))?;
+                .map_err(|e| {
+                    pb.abandon();
+                    CliError::written(e)
+                })?;
             timings.push(t);
             pb.inc(1);
         }

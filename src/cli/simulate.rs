@@ -39,6 +39,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    super::check_output(&args.output, args.force)?;
     let (law, fabric) =
         read_fitted_law(&args.params, args.test, args.direction).map_err(CliError::input)?;
     let fabric = args.fabric.clone().or(fabric).unwrap_or_else(|| {
@@ -58,7 +59,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     curve
         .metadata
         .insert("parameters".into(), args.params.display().to_string());
-    write_kes_csv(&curve, &args.output, args.force).map_err(CliError::failed)?;
+    write_kes_csv(&curve, &args.output, args.force).map_err(CliError::written)?;
     let reading = kes_values(&curve, &ReadingRules::default());
     let values: Vec<String> = reading
         .values

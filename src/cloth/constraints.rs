@@ -24,6 +24,9 @@ pub struct ProvotConstraints {
     pub passes: u32,
 }
 
+/// Most constraint passes per step (Provot uses one or two).
+pub const MAX_PASSES: u32 = 100;
+
 impl Default for ProvotConstraints {
     fn default() -> Self {
         Self::none()
@@ -47,6 +50,14 @@ impl ProvotConstraints {
     }
 
     pub(crate) fn validate(&self) -> Result<(), SettingError> {
+        if self.passes > MAX_PASSES {
+            return Err(SettingError::range(
+                "constraints passes",
+                f64::from(self.passes),
+                " passes per step",
+                "at most 100",
+            ));
+        }
         for (name, t) in [
             ("structural", self.structural),
             ("shear", self.shear),

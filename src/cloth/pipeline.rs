@@ -39,6 +39,26 @@ crate::named::named_enum! {
     }
 }
 
+/// Most steps of one run (scene `steps`, `--steps`, frames × steps between them): 10⁸.
+pub const MAX_STEPS: u64 = 100_000_000;
+/// Most implicit iterations per step, stored Broyden steps and GMRES iterations.
+pub const MAX_ITERATIONS: usize = 10_000;
+pub const MAX_MEMORY: usize = 100;
+pub const MAX_KRYLOV_DIM: usize = 200;
+
+/// Refuses more than [`MAX_STEPS`] steps; `what` names the input (`steps`, `--frames × --every`).
+pub fn check_steps(what: &str, steps: u64) -> Result<(), SettingError> {
+    if steps > MAX_STEPS {
+        return Err(SettingError::range(
+            what.to_string(),
+            steps as f64,
+            " steps",
+            "at most 1e8 steps",
+        ));
+    }
+    Ok(())
+}
+
 /// Everything a step needs besides the world.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepParameters {
@@ -86,7 +106,10 @@ impl StepParameters {
     pub fn validate(&self) -> Result<(), SettingError> {
         SettingError::positive("dt", self.dt, " s")?;
         SettingError::positive("tolerance", self.tolerance, " m")?;
-        if self.max_iterations == 0 || self.memory < 2 || self.krylov_dim == 0 {
+        if !(1..=MAX_ITERATIONS).contains(&self.max_iterations)
+            || !(2..=MAX_MEMORY).contains(&self.memory)
+            || !(1..=MAX_KRYLOV_DIM).contains(&self.krylov_dim)
+        {
             return Err(SettingError::SolverCounts);
         }
         if !(self.forcing > 0.0 && self.forcing < 1.0) {

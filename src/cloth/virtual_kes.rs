@@ -90,25 +90,6 @@ pub struct VirtualKesResult {
     pub particles: usize,
 }
 
-/// RMS(a − b) / (max b − min b).
-pub(crate) fn nrmse(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    if n == 0 {
-        return 0.0;
-    }
-    let rms = (a.iter().zip(b).map(|(p, q)| (p - q).powi(2)).sum::<f64>() / n as f64).sqrt();
-    let (lo, hi) = b
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
-            (l.min(v), h.max(v))
-        });
-    if hi > lo {
-        rms / (hi - lo)
-    } else {
-        rms
-    }
-}
-
 /// Geometry of the strip: gauge along X, width along Z, normal along Y.
 struct Strip {
     grid: Grid,
@@ -332,7 +313,7 @@ pub fn run_virtual_kes(
         }
         _ => laws.bending[dir].drive(&result.x),
     };
-    result.nrmse = nrmse(&result.mesh, &result.law);
+    result.nrmse = crate::params::nrmse(&result.law, &result.mesh);
     Ok(result)
 }
 

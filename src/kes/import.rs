@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use super::units::{split_header, test_quantities, KesQuantity};
 use super::{Curve, Direction, KesTest};
+pub use table::MAX_ROWS;
 use table::{looks_numeric, number, read_file, record_text, resolve, Table};
 
 pub use loops::{parse_loop, read_loop, ColumnRef, LoopColumn, LoopSpec, RowFilter};

@@ -419,9 +419,11 @@ pub fn read_fitted_law(
         KesTest::Bending => "bending",
         KesTest::Loop => return Err(ProtocolError::NoProtocol(test).into()),
     };
-    let text = std::fs::read_to_string(path).map_err(|source| LawFileError::Read {
-        file: file.clone(),
-        source,
+    let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|source| {
+        LawFileError::Read {
+            file: file.clone(),
+            source,
+        }
     })?;
     let format = ParamsFormat::from_path(path);
     let parse_error = |message: String| LawFileError::Parse {

@@ -180,3 +180,36 @@ fn obstacle_and_potential_tables_refuse_fields_they_do_not_have() {
     );
     assert!(toml::from_str::<ProvotConstraints>("structral = 0.1").is_err());
 }
+
+/// The virtual KES tests are strict enough to see a scaling error of 1 % per width or per area:
+/// on strips with free edges (half-width border connectors) and cells far from square (both
+/// ways), tensile and shear give the single law back to round-off (the homogeneous placement
+/// is the equilibrium), and bending to its chord discretisation (≤ 1e-3 at 9 or more cells
+/// along the gauge); 1.01 × the mesh curve must fail each bound.
+#[test]
+fn virtual_kes_tests_see_a_one_percent_scaling_error() {
+    let laws = KesLaws::from_params(&cotton()).unwrap();
+    for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
+        let (bound, layouts): (f64, &[(usize, usize)]) = match test {
+            KesTest::Bending => (1e-3, &[(9, 3), (12, 7)]),
+            _ => (1e-9, &[(4, 7), (9, 3)]),
+        };
+        for direction in [Direction::Warp, Direction::Weft] {
+            for &(gauge, width) in layouts {
+                let mut spec = VirtualKesSpec::new(test, direction);
+                spec.points = 12;
+                spec.gauge_cells = Some(gauge);
+                spec.width_cells = Some(width);
+                let r = run_virtual_kes(&spec, &laws, |_, _| {}).unwrap();
+                let case = format!("{test} {direction}, {gauge} x {width} cells");
+                assert!(r.nrmse <= bound, "{case}: nrmse {:.3e}", r.nrmse);
+                let off: Vec<f64> = r.mesh.iter().map(|m| 1.01 * m).collect();
+                let off_nrmse = kestrel::params::nrmse(&r.law, &off);
+                assert!(
+                    off_nrmse > 2.0 * bound,
+                    "{case}: 1 % off gives {off_nrmse:.3e}"
+                );
+            }
+        }
+    }
+}

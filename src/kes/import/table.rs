@@ -8,6 +8,10 @@ use std::str::FromStr;
 
 use super::KesError;
 
+/// Most data rows of a curve file (a KES curve has thousands, a rig's loop record at 1 kHz
+/// for 15 minutes a million).
+pub const MAX_ROWS: usize = 1_000_000;
+
 /// Metadata, header and body of a delimited file.
 pub(super) struct Table<'a> {
     pub(super) file: String,
@@ -36,10 +40,13 @@ pub(super) fn decode(bytes: &[u8], file: &str) -> Result<String, KesError> {
 
 pub(super) fn read_file(path: &Path) -> Result<String, KesError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| KesError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let bytes =
+        crate::input::read_bytes(path, crate::input::CURVE_FILE_LIMIT).map_err(|source| {
+            KesError::Read {
+                file: file.clone(),
+                source,
+            }
+        })?;
     decode(&bytes, &file)
 }
 
@@ -118,6 +125,14 @@ impl<'a> Table<'a> {
             let line = record
                 .position()
                 .map_or(self.first_line, |p| self.first_line + p.line() as usize - 1);
+            // the header is a record too
+            if out.len() > MAX_ROWS {
+                return Err(KesError::Csv {
+                    file: self.file.clone(),
+                    line,
+                    message: format!("more than {MAX_ROWS} rows, the limit of a curve file"),
+                });
+            }
             out.push((line, record));
         }
         Ok(out)
