@@ -119,9 +119,25 @@ pub struct CurveFitQuality {
     /// NRMSE above is the law plus this offset against the curve.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<f64>,
+    /// 95 % Wald intervals [low, high] of the fitted parameters, SI (value ∓ 1.96·s.e.).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub intervals95: BTreeMap<String, [f64; 2]>,
+    /// Correlation matrix of the fitted parameters (Wald, from the fit's JᵀJ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation: Option<Correlation>,
     /// Parameters the curve could not identify, pinned at their value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pinned: Vec<String>,
+}
+
+/// The correlation matrix of the parameters that have a standard error (Wald, from
+/// s²(JᵀJ)⁻¹ propagated to the physical parameters), in report order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Correlation {
+    pub names: Vec<String>,
+    /// `matrix[i][j]` = corr(names[i], names[j]); 1 on the diagonal.
+    pub matrix: Vec<Vec<f64>>,
 }
 
 /// A law as it was scored: the connector law and the instrument's force zero offset fitted

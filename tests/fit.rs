@@ -633,6 +633,23 @@ fn the_exported_file_redrives_to_the_reported_nrmse_exactly() {
             assert_eq!(again, fit.nrmse, "{} {offset:?}", fit.file);
             // the offset is a fitted parameter of the report exactly when it was fitted
             assert_eq!(fit.offset().is_some(), offset == OffsetMode::Fit);
+            // 95 % Wald intervals: value ∓ 1.96 s.e., the same in the report and the file
+            for p in &fit.params {
+                if let (Some(se), Some([lo, hi])) = (p.std_error, p.interval95) {
+                    assert!((hi - p.value - 1.96 * se).abs() <= 1e-3 * se + 1e-300);
+                    assert!((p.value - lo - 1.96 * se).abs() <= 1e-3 * se + 1e-300);
+                    assert_eq!(quality.intervals95.get(p.name), Some(&[lo, hi]));
+                }
+            }
+            // the correlation matrix: symmetric, unit diagonal, entries in [-1, 1]
+            let c = quality.correlation.as_ref().expect("a correlation matrix");
+            assert_eq!(Some(c), fit.correlation.as_ref());
+            for (i, row) in c.matrix.iter().enumerate() {
+                assert!((row[i] - 1.0).abs() < 1e-9);
+                for (j, r) in row.iter().enumerate() {
+                    assert!(r.abs() <= 1.0 + 1e-9 && (r - c.matrix[j][i]).abs() < 1e-9);
+                }
+            }
         }
     }
 }
@@ -802,4 +819,82 @@ fn a_fit_sets_its_laws_kes_values_beside_the_measured_ones() {
         let json = serde_json::to_value(&fit).unwrap();
         assert!(json["values"]["measured"].is_object() && json["values"]["fitted"].is_object());
     }
+}
+
+#[test]
+fn mu_below_one_is_what_keeps_the_unloading_branch_physical() {
+    // F = F_el + (F_c0 + mu |F_el|) z; unloading (dx < 0) drives z toward -1 with
+    // dz/dx = (1 + z)/eps_f >= 0, so dF/dx = k (1 + mu z) + (F_c0 + mu |F_el|)(1 + z)/eps_f:
+    // at saturation (z = -1) the slope is k (1 - mu), positive exactly when mu < 1
+    let (k, a, eps_f) = (60.0, 0.14, 0.002);
+    for mu in [0.0, 0.3, 0.9, 0.99] {
+        let law = ConnectorLaw::Shear(ShearLaw {
+            k_s: k,
+            theta0: 0.0,
+            friction: friction(0.8, mu, false, eps_f),
+        });
+        let n = 2000;
+        let mut x: Vec<f64> = (0..=n).map(|i| a * i as f64 / n as f64).collect();
+        x.extend((1..=n).map(|i| a - a * i as f64 / n as f64));
+        let f = law.drive(&x);
+        // every unloading step lowers the force (the branch rises with strain)
+        for i in n + 1..x.len() {
+            assert!(
+                f[i] <= f[i - 1],
+                "mu {mu}: the force rises on unloading at {}",
+                x[i]
+            );
+        }
+        // far from the reversal the slope is k (1 - mu)
+        let (i1, i2) = (n + 1000, n + 1400); // x from 0.07 to 0.042, 35 eps_f after the turn
+        let slope = (f[i1] - f[i2]) / (x[i1] - x[i2]);
+        assert!(
+            (slope - k * (1.0 - mu)).abs() < 1e-6 * k,
+            "mu {mu}: slope {slope} vs k(1 - mu) = {}",
+            k * (1.0 - mu)
+        );
+    }
+    // mu = 1 (a flat branch) and beyond (force rising as the strain falls) are refused
+    for mu in [0.5, 1.0, 1.2] {
+        let f = friction(0.8, mu, false, eps_f);
+        let law = ConnectorLaw::Shear(ShearLaw {
+            k_s: k,
+            theta0: 0.0,
+            friction: f,
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("law.toml");
+        std::fs::write(&path, toml::to_string(&law).unwrap()).unwrap();
+        let read = kestrel::kes::protocol::read_law(&path, KesTest::Shear, Direction::Warp);
+        match read {
+            Ok(_) => assert!(mu < 1.0, "mu {mu} accepted"),
+            Err(e) => assert!(mu >= 1.0 && e.to_string().contains("mu"), "mu {mu}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn auto_exports_no_stiction_free_second_order_law_and_explains_every_bound() {
+    // f2/f1 = 0 makes the second-order law a Dahl law of length eta·eps_f: auto fits that
+    // Dahl law from the same optimum, and it wins with fewer parameters
+    let c = crate::common::kes_curve("cotton-shirting/tensile_warp.csv");
+    let fit = fit_curve(c, &FitOptions::default());
+    assert!(fit.is_fitted());
+    for p in &fit.params {
+        let why = p.pinned.as_deref().unwrap_or("");
+        assert!(
+            !(p.param == Param::Ratio && why.starts_with("at its lower")),
+            "{}: {why}",
+            fit.model
+        );
+        if why.starts_with("at its") {
+            // said in the curve's terms, not "beyond the physical range"
+            assert!(why.contains(" — "), "{}: {why}", p.name);
+        }
+    }
+    assert!(fit
+        .selection
+        .as_deref()
+        .unwrap_or("")
+        .contains("fewer free parameters"));
 }

@@ -234,6 +234,8 @@ fn shear_params(dir: &Path, offset: Option<f64>) -> PathBuf {
         iterations: 0,
         termination: "set by the test".into(),
         offset,
+        intervals95: Default::default(),
+        correlation: None,
         pinned: Vec::new(),
     });
     let path = dir.join(format!("p{}.toml", offset.is_some()));

@@ -129,6 +129,10 @@ fn params_json(fit: &CurveFit) -> serde_json::Value {
         "termination": fit.termination,
         "selection": fit.selection,
         "values": fit.values,
+        "intervals95": fit.params.iter().filter_map(|p| Some((p.name, p.interval95?))).collect::<std::collections::BTreeMap<_, _>>(),
+        "interval_method": "Wald: value -/+ 1.96 standard errors, s^2 (J^T J)^-1 at the optimum",
+        "correlation": fit.correlation,
+        "pinned": fit.params.iter().filter_map(|p| Some((p.name, p.pinned.clone()?))).collect::<std::collections::BTreeMap<_, _>>(),
     })
 }
 
@@ -161,10 +165,13 @@ fn print_report(fabric: &FabricFit, written: Option<&Path>) {
             println!("    {sel}");
         }
         for p in &fit.params {
-            let se = match (&p.pinned, p.std_error) {
-                (Some(why), _) => format!("pinned: {why}"),
-                (None, Some(se)) => format!("± {se:.3e}"),
-                (None, None) => "± n/a (singular)".into(),
+            let se = match (&p.pinned, p.std_error, p.interval95) {
+                (Some(why), _, _) => format!("pinned: {why}"),
+                (None, Some(se), Some([lo, hi])) => {
+                    format!("± {se:.3e}  95 % [{lo:.4e}, {hi:.4e}]")
+                }
+                (None, Some(se), None) => format!("± {se:.3e}"),
+                (None, None, _) => "± n/a (singular)".into(),
             };
             println!("    {:<13} {:>13.6e} {:<12} {se}", p.name, p.value, p.unit);
         }

@@ -87,6 +87,12 @@ pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]
             iterations: fit.iterations,
             termination: status_note,
             offset: fit.offset(),
+            intervals95: fit
+                .params
+                .iter()
+                .filter_map(|p| Some((p.name.to_string(), p.interval95?)))
+                .collect(),
+            correlation: fit.correlation.clone(),
             pinned: fit
                 .params
                 .iter()

@@ -14,7 +14,7 @@ use crate::kes::protocol::fitted_values;
 use crate::kes::values::{kes_values, KesValues, ReadingRules};
 use crate::kes::{Curve, KesTest};
 use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
-use crate::params::{nrmse, FittedLaw};
+use crate::params::{nrmse, Correlation, FittedLaw};
 
 /// Outcome of a fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -37,7 +37,12 @@ pub struct ParamEstimate {
     pub std_error: Option<f64>,
     /// Pinned at its value, with the reason (None when fitted).
     pub pinned: Option<String>,
+    /// 95 % Wald interval value ∓ 1.96·std_error (None without a standard error).
+    pub interval95: Option<[f64; 2]>,
 }
+
+/// z of a two-sided 95 % normal interval (the residual degrees of freedom are hundreds).
+pub const Z95: f64 = 1.959_963_984_540_054;
 
 /// The KES values of a curve beside those of its fitted law on the instrument's protocol
 /// (Kawabata units; `docs/kes.md`).
@@ -96,6 +101,8 @@ pub struct CurveFit {
     pub params: Vec<ParamEstimate>,
     /// Pairs with |correlation| ≥ 0.9.
     pub correlations: Vec<(String, String, f64)>,
+    /// The full correlation matrix (None when JᵀJ is singular or nothing is free).
+    pub correlation: Option<Correlation>,
     /// RMS(residual)/(max − min of the measured force), as a fraction.
     pub nrmse: f64,
     /// n ln(RSS/n) + 2k.
@@ -128,6 +135,7 @@ impl CurveFit {
             status: FitStatus::Failed(reason),
             params: Vec::new(),
             correlations: Vec::new(),
+            correlation: None,
             nrmse: f64::NAN,
             aic: f64::INFINITY,
             samples: curve.x.len(),
@@ -170,6 +178,11 @@ impl CurveFit {
         let mut out = vec![0.0; x.len()];
         simulate(kind, &self.physical, x, &mut out);
         Some(out)
+    }
+
+    /// The physical parameter vector of the chosen law (a start for a related fit).
+    pub(crate) fn physical(&self) -> P {
+        self.physical
     }
 
     /// The fitted law with the force zero offset it was scored with (0 unless `--offset fit`);
@@ -298,6 +311,9 @@ pub(crate) fn build(
             unit: i.unit(curve.test),
             value: p[i],
             std_error,
+            interval95: std_error
+                .filter(|se| se.is_finite())
+                .map(|se| [p[i] - Z95 * se, p[i] + Z95 * se]),
             pinned: if model_fixed && pin.is_none() {
                 Some("fixed by the model".into())
             } else {
@@ -306,6 +322,31 @@ pub(crate) fn build(
         });
     }
     let mut correlations = Vec::new();
+    let with_error: Vec<Param> = params_out
+        .iter()
+        .filter(|e| e.std_error.is_some_and(|se| se > 0.0))
+        .map(|e| e.param)
+        .collect();
+    let correlation = (!with_error.is_empty())
+        .then(|| {
+            let matrix: Option<Vec<Vec<f64>>> = with_error
+                .iter()
+                .map(|&a| {
+                    with_error
+                        .iter()
+                        .map(|&b| Some(cov_p(a, b)? / (cov_p(a, a)? * cov_p(b, b)?).sqrt()))
+                        .collect()
+                })
+                .collect();
+            Some(Correlation {
+                names: with_error
+                    .iter()
+                    .map(|a| a.name(curve.test).to_string())
+                    .collect(),
+                matrix: matrix?,
+            })
+        })
+        .flatten();
     if solution.covariance.is_some() {
         for (a_pos, &a) in list.iter().enumerate() {
             for &b in &list[a_pos + 1..] {
@@ -334,6 +375,7 @@ pub(crate) fn build(
         status: FitStatus::Fitted,
         params: params_out,
         correlations,
+        correlation,
         nrmse: f64::NAN,
         aic: f64::INFINITY,
         samples: curve.y.len(),

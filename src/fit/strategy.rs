@@ -6,9 +6,9 @@ use std::time::Instant;
 use super::coords::{law_kind, Coordinates, Param};
 use super::estimate::{initial_estimate, CurveRanges};
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
-use super::path_model::{ElasticKind, LawKind, ShapeKind};
+use super::path_model::{ElasticKind, LawKind, ShapeKind, P};
 use super::problem::{run_lm, PathProblem, Termination};
-use super::report::{self, CurveFit, FitStatus, ValuesSideBySide};
+use super::report::{self, CurveFit, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
 
@@ -68,6 +68,7 @@ fn fit_model(
     power: bool,
     options: &FitOptions,
     progress: ProgressSink<'_>,
+    from: Option<P>,
 ) -> CurveFit {
     let start = Instant::now();
     let ranges = CurveRanges::of(&curve.x, &curve.y);
@@ -78,7 +79,7 @@ fn fit_model(
     };
     let kind = law_kind(curve.test, shape, power);
     let label = model_label(model, mu, kind);
-    let p0 = initial_estimate(kind, &curve.x, &curve.y);
+    let p0 = from.unwrap_or_else(|| initial_estimate(kind, &curve.x, &curve.y));
     let mut coords = Coordinates::new(
         kind,
         curve.test,
@@ -160,7 +161,7 @@ fn fit_model(
                 pinned.push((
                     j,
                     format!(
-                        "at its {} bound ({name} = {shown:.6e}): the curve asks for a value beyond the physical range",
+                        "at its {} bound ({name} = {shown:.6e})",
                         if upper { "upper" } else { "lower" }
                     ),
                 ));
@@ -271,31 +272,141 @@ pub fn fit_curve_with_progress(
     for &model in models {
         for &mu in mus {
             for &power in toes {
-                candidates.push(fit_model(curve, model, mu, power, options, progress));
+                candidates.push(fit_model(curve, model, mu, power, options, progress, None));
             }
         }
     }
+    // a second-order law with f2/f1 = 0 is a first-order one of length eta·eps_f: that Dahl
+    // law is fitted from it, so the simpler law competes from the same optimum
+    if options.model == FitModel::Auto {
+        let reduced: Vec<CurveFit> = candidates
+            .iter()
+            .filter(|c| c.is_fitted() && c.model.starts_with("bs2"))
+            .filter(|c| {
+                c.params.iter().any(|p| {
+                    p.param == Param::Ratio
+                        && p.pinned
+                            .as_deref()
+                            .is_some_and(|w| w.starts_with("at its lower"))
+                })
+            })
+            .map(|c| {
+                let mut p = c.physical();
+                p[Param::EpsF] *= p[Param::Eta];
+                p[Param::Alpha] = 1.0;
+                let mu = if c.model.contains("+mu") {
+                    MuMode::Free
+                } else {
+                    MuMode::Zero
+                };
+                let power = c.model.contains("power toe");
+                let mut d = fit_model(curve, FitModel::Dahl, mu, power, options, progress, Some(p));
+                d.model = format!("{} (bs2 with f2/f1 = 0)", d.model);
+                d
+            })
+            .collect();
+        candidates.extend(reduced);
+    }
     if candidates.len() == 1 {
-        return refuse_unphysical(curve, candidates.remove(0));
+        let mut only = candidates.remove(0);
+        explain_bounds(&mut only, &[]);
+        return refuse_unphysical(curve, only);
     }
     let summary: Vec<String> = candidates
         .iter()
         .map(|c| format!("{} {:.1} (NRMSE {:.3} %)", c.model, c.aic, 100.0 * c.nrmse))
         .collect();
-    let best = candidates
-        .into_iter()
-        .filter(|c| matches!(c.status, FitStatus::Fitted))
-        .min_by(|a, b| a.aic.total_cmp(&b.aic));
+    let fitted: Vec<&CurveFit> = candidates.iter().filter(|c| c.is_fitted()).collect();
+    let best = fitted
+        .iter()
+        .copied()
+        .reduce(|best, c| if better(c, best) { c } else { best })
+        .cloned();
     match best {
         Some(mut b) => {
+            explain_bounds(&mut b, &fitted);
             b.selection = Some(format!(
-                "lowest AIC = n ln(RSS/n) + 2k among {}",
+                "lowest AIC = n ln(RSS/n) + 2k (a tie within {AIC_TIE} goes to fewer free parameters, then to the first listed) among {}",
                 summary.join(", ")
             ));
             b.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
             refuse_unphysical(curve, b)
         }
         None => CurveFit::failed(curve, "no model could be fitted".into()),
+    }
+}
+
+/// Two AICs closer than this are a tie (the same law reached by two candidates).
+const AIC_TIE: f64 = 1e-6;
+
+/// The one AIC ranking of every report and legend: lower AIC wins; a tie goes to fewer free
+/// parameters; a full tie keeps the candidate listed first (`best`).
+fn better(c: &CurveFit, best: &CurveFit) -> bool {
+    let tie = (c.aic - best.aic).abs() <= AIC_TIE * best.aic.abs().max(1.0);
+    if tie {
+        c.free_parameters < best.free_parameters
+    } else {
+        c.aic < best.aic
+    }
+}
+
+/// A parameter of the chosen law left on a bound, said in the user's terms, with the simpler
+/// law (that parameter removed or fixed at a named value) that was tried and lost by AIC.
+fn explain_bounds(best: &mut CurveFit, candidates: &[&CurveFit]) {
+    let shape = |m: &str| m.split(['+', ',']).next().unwrap_or("").to_string();
+    let toe = |m: &str| m.contains("power toe");
+    let lost = |simpler: &dyn Fn(&CurveFit) -> bool| {
+        candidates
+            .iter()
+            .filter(|c| simpler(c))
+            .min_by(|a, b| a.aic.total_cmp(&b.aic))
+            .map(|c| {
+                format!(
+                    "the simpler law `{}` was tried and lost by ΔAIC = {:.1}",
+                    c.model,
+                    c.aic - best.aic
+                )
+            })
+    };
+    let model = best.model.clone();
+    for p in best.params.iter_mut() {
+        let Some(why) = p.pinned.as_mut() else {
+            continue;
+        };
+        if !why.starts_with("at its") {
+            continue;
+        }
+        let upper = why.starts_with("at its upper");
+        let plain = match (p.param, upper) {
+            (Param::Mu, true) => {
+                let simpler = lost(&|c: &CurveFit| {
+                    !c.model.contains("+mu") && shape(&c.model) == shape(&model) && toe(&c.model) == toe(&model)
+                });
+                format!(
+                    "mu at 0.99, next to 1 where the unloading slope k(1 − mu) of a saturated branch vanishes: the loop's unloading branch is as flat as the law allows; {}",
+                    simpler.unwrap_or_else(|| "no law with mu = 0 was tried (--mu zero fits it)".into())
+                )
+            }
+            (Param::Ratio, false) => {
+                let simpler = lost(&|c: &CurveFit| {
+                    shape(&c.model) == "dahl" && c.model.contains("+mu") == model.contains("+mu") && toe(&c.model) == toe(&model)
+                });
+                format!(
+                    "f2/f1 = 0: no stiction peak, the second-order law acts as a first-order one with length eta·eps_f; {}",
+                    simpler.unwrap_or_else(|| "the Dahl law was not tried".into())
+                )
+            }
+            (Param::Ratio, true) => "f2/f1 at 0.95: the stiction peak is as high as the law allows (the slow state nearly cancels the fast one once both saturate)".into(),
+            (Param::Eps1, true) => "eps1 at the largest strain: the toe covers the whole loading, the curve never reaches its linear part".into(),
+            (Param::EpsF, true) => "eps_f at the whole strain range: the friction never saturates within one stroke, so its length is only bounded by the stroke".into(),
+            (Param::EpsF, false) => "eps_f at its smallest: the friction saturates at once after a reversal (a step), shorter than the sampling resolves".into(),
+            (Param::Level, false) => "no friction at zero load: the loop's width comes from mu alone".into(),
+            (Param::Level, true) => "the friction level at the force range: the loop is as wide as the curve is tall".into(),
+            (Param::Eta, _) => "eta at its bound: the fast and slow friction lengths cannot be told apart (eta → 1) or the fast one is unresolved (eta → 0.01)".into(),
+            (Param::F1, _) | (Param::Eps1Aligned, _) => "the toe shape is at the end of its admissible range (quadratic toe: F1 between k·eps1/2 and k·eps1)".into(),
+            _ => continue,
+        };
+        *why = format!("{why} — {plain}");
     }
 }
 

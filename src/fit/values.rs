@@ -485,6 +485,8 @@ pub fn fit_fabric_values(values: &FabricValues) -> (FabricParams, Vec<ValuesFit>
                     100.0 * worst
                 ),
                 offset: None,
+                intervals95: Default::default(),
+                correlation: None,
                 pinned: Vec::new(),
             });
             fits.push(fit);

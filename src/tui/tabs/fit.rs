@@ -229,9 +229,9 @@ impl FitState {
             FitStatus::Failed(why) => format!("failed: {why}"),
         })];
         for p in &fit.params {
-            let se = match (p.std_error, &p.pinned) {
+            let se = match (p.interval95, &p.pinned) {
                 (_, Some(_)) => "pinned".to_string(),
-                (Some(se), None) => format!("± {se:.2e}"),
+                (Some([lo, hi]), None) => format!("95% [{lo:.3e}, {hi:.3e}]"),
                 (None, None) => String::new(),
             };
             lines.push(Line::from(format!(
@@ -240,8 +240,15 @@ impl FitState {
             )));
         }
         lines.push(Line::from(format!("termination: {}", fit.termination)));
-        for (a, b, r) in &fit.correlations {
-            lines.push(Line::from(format!("corr({a}, {b}) = {r:.2}")));
+        if let Some(c) = &fit.correlation {
+            lines.push(Line::from(format!(
+                "correlation (Wald): {}",
+                c.names.join(" ")
+            )));
+            for (name, row) in c.names.iter().zip(&c.matrix) {
+                let cells: Vec<String> = row.iter().map(|r| format!("{r:+.2}")).collect();
+                lines.push(Line::from(format!("{name:<12} {}", cells.join(" "))));
+            }
         }
         if let Some(v) = &fit.values {
             lines.push(Line::from("KES    measured    fitted     gap"));
