@@ -720,3 +720,13 @@ fn without_colour_loading_unloading_and_law_have_their_own_markers() {
         "the law drawn in blocks\n{screen}"
     );
 }
+
+#[test]
+fn a_status_from_one_tab_is_not_left_on_the_others() {
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Cloth));
+    a.update(Action::ClothRunPause);
+    assert!(a.status.contains("load a scene first"), "{}", a.status);
+    a.update(Action::GoTab(Tab::Curves));
+    assert_eq!(a.status, "");
+}
