@@ -80,7 +80,7 @@ fn kes_steps(c: &mut Criterion) {
 }
 
 /// One evaluation of the total force (connectors with their friction trial states, gravity,
-/// damping) of the hanging kes sheet after 20 Broyden steps.
+/// damping) of the hanging kes sheet after 20 Broyden steps, on 1 and 2 rayon threads.
 fn kes_forces(c: &mut Criterion) {
     let mut g = group(c, "kes_forces", 20, Duration::from_millis(500), 2);
     for n in [20, 50, 70] {
@@ -96,17 +96,25 @@ fn kes_forces(c: &mut Criterion) {
         if let Material::Kes(k) = &world.material {
             g.throughput(Throughput::Elements(k.len() as u64));
         }
-        g.bench_function(BenchmarkId::from_parameter(n), |b| {
-            b.iter(|| {
-                world.forces(
-                    world.positions(),
-                    world.velocities(),
-                    &mut trial,
-                    &mut normals,
-                    &mut f,
-                )
-            })
-        });
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            g.bench_function(BenchmarkId::new(format!("{threads}_threads"), n), |b| {
+                pool.install(|| {
+                    b.iter(|| {
+                        world.forces(
+                            world.positions(),
+                            world.velocities(),
+                            &mut trial,
+                            &mut normals,
+                            &mut f,
+                        )
+                    })
+                })
+            });
+        }
     }
     g.finish();
 }

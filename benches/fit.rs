@@ -11,6 +11,7 @@ fn fabric(c: &mut Criterion) {
         Err(e) => panic!("sample fabric: {e}"),
     };
     let mut g = c.benchmark_group("fit_fabric_6_curves");
+    g.sample_size(10);
     for (name, options) in [
         (
             "dahl_mu_power_toe",
@@ -43,9 +44,5 @@ fn fabric(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(10);
-    targets = fabric
-}
+criterion_group!(benches, fabric);
 criterion_main!(benches);

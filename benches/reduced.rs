@@ -28,9 +28,7 @@ fn model(rank: usize) -> ReducedModel {
         }
     }
     let red = reduce(data, m, 0.0, rank, Some(rank));
-    let model = red;
-    let r = model.rank;
-    let q: Vec<f32> = model.coords.iter().map(|&x| x as f32).collect();
+    let q: Vec<f32> = red.coords.iter().map(|&x| x as f32).collect();
     let info: kestrel::reduced::ModelInfo = serde_json::from_value(serde_json::json!({
         "name": "bench", "nu": scene.world.grid.nu, "nv": scene.world.grid.nv,
         "h_warp": 0.01, "h_weft": 0.01, "frame_dt": 0.025, "beta": 1.0, "blend_rate": 4.0,
@@ -40,21 +38,13 @@ fn model(rank: usize) -> ReducedModel {
         "pruned_dead_end": 0
     }))
     .unwrap();
-    ReducedModel {
-        info,
-        vertices: m / 3,
-        rank: r,
-        sigma: model.sigma.iter().map(|&s| s as f32).collect(),
-        mean: model.mean.iter().map(|&x| x as f32).collect(),
-        basis: model.basis.iter().map(|&x| x as f32).collect(),
-        qdot: vec![0.0; q.len()],
-        orbits: vec![kestrel::reduced::Orbit {
-            entry: 1,
-            start: 0,
-            end: (n - 1) as u32,
-        }],
-        q,
-    }
+    let orbits = vec![kestrel::reduced::Orbit {
+        entry: 1,
+        start: 0,
+        end: (n - 1) as u32,
+    }];
+    let qdot = vec![0.0; q.len()];
+    ReducedModel::from_reduction(info, &red, q, qdot, orbits)
 }
 
 fn bench(c: &mut Criterion) {

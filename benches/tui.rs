@@ -16,6 +16,7 @@ fn redraw(c: &mut Criterion) {
         Err(e) => panic!("test backend: {e}"),
     };
     let mut g = c.benchmark_group("redraw_200x60");
+    g.sample_size(20);
     for tab in Tab::ALL {
         app.update(Action::GoTab(tab));
         g.bench_function(tab.title(), |b| {
@@ -29,9 +30,5 @@ fn redraw(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(20);
-    targets = redraw
-}
+criterion_group!(benches, redraw);
 criterion_main!(benches);

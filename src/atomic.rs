@@ -1,5 +1,6 @@
-//! Files written whole or not at all: a temporary file beside the target, then an atomic
-//! rename (or, without `--force`, a no-clobber link that fails if the target appeared).
+//! Files written whole or not at all: a temporary file `.NAME.PID.XXXXXX.tmp` beside the
+//! target, then an atomic rename (or, without `--force`, a no-clobber link that fails if the
+//! target appeared); temporaries of killed writers are removed by the next write of NAME.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ pub enum WriteError {
 }
 
 /// Fails early, before any work is done, when `path` exists and `force` is off.
-pub(crate) fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
+pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
     if !force && path.exists() {
         return Err(WriteError::Exists {
             path: path.to_path_buf(),
@@ -50,11 +51,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8], force: bool) -> Result<(), WriteE
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".into());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(io)?;
+    remove_stale_temporaries(dir, &name);
+    let prefix = format!(".{name}.{}.", std::process::id());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    builder.permissions(default_permissions());
+    let mut tmp = builder.tempfile_in(dir).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
     #[cfg(unix)]
     {
@@ -65,6 +68,55 @@ pub fn write_atomic(path: &Path, bytes: &[u8], force: bool) -> Result<(), WriteE
     }
     tmp.as_file().sync_all().map_err(io)?;
     persist(tmp, path, force)
+}
+
+/// The mode a new file gets from `umask` (0666 & !umask) rather than tempfile's 0600, read
+/// once from /proc/self/status where there is one (0644 otherwise).
+#[cfg(unix)]
+fn default_permissions() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    static MODE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let mode = *MODE.get_or_init(|| {
+        let umask = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("Umask:"))?;
+                u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
+            })
+            .unwrap_or(0o022);
+        0o666 & !umask
+    });
+    std::fs::Permissions::from_mode(mode)
+}
+
+/// Removes the temporaries `.NAME.PID.*.tmp` beside a target left by a writer that was killed
+/// (its process no longer exists; Linux, where /proc lists processes). A live writer's
+/// temporary is never touched.
+fn remove_stale_temporaries(dir: &Path, name: &str) {
+    let proc = Path::new("/proc/self");
+    if !proc.exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for e in entries.flatten() {
+        let file = e.file_name();
+        let file = file.to_string_lossy();
+        let Some(rest) = file
+            .strip_prefix(&prefix)
+            .filter(|_| file.ends_with(".tmp"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 fn persist(tmp: NamedTempFile, path: &Path, force: bool) -> Result<(), WriteError> {
@@ -133,6 +185,31 @@ mod tests {
         assert!(matches!(e, WriteError::Exists { .. }), "{e}");
         assert_eq!(fs::read(&p).unwrap(), b"theirs");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_killed_writers_temporary_is_removed_and_the_mode_follows_the_umask() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.txt");
+        // pid 0 is never a process of /proc; this process's own temporary stays
+        let stale = dir.path().join(".c.txt.0.AbCdEf.tmp");
+        let live = dir
+            .path()
+            .join(format!(".c.txt.{}.XyZ123.tmp", std::process::id()));
+        fs::write(&stale, b"half").unwrap();
+        fs::write(&live, b"busy").unwrap();
+        write_atomic(&p, b"whole", false).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"whole");
+        if Path::new("/proc/self").exists() {
+            assert!(!stale.exists());
+        }
+        assert!(live.exists());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, default_permissions().mode(), "{mode:o}");
+        }
     }
 
     #[test]

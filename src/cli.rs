@@ -10,12 +10,14 @@ pub mod run;
 use std::fmt;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use kestrel::WriteError;
 
 pub mod fit;
 pub mod fit_values;
 pub mod plot;
 pub mod simulate;
 pub mod tui;
+pub mod validate;
 pub mod values;
 
 /// Progress bar templates counting frames and simulation steps.
@@ -36,15 +38,66 @@ pub fn progress_bar(len: u64, hidden: bool, template: &str) -> ProgressBar {
     pb
 }
 
-/// `--size WxH` in pixels; `example` is shown in the error.
+/// Largest rendered image side [pixels] (wgpu's default texture limit).
+#[cfg(feature = "render")]
+pub const MAX_IMAGE_SIDE: u32 = 8192;
+
+/// `--size WxH` in pixels, each side 1 to [`MAX_IMAGE_SIDE`]; `example` is shown in the error.
 #[cfg(feature = "render")]
 pub fn parse_size(s: &str, example: &str) -> Result<(u32, u32), CliError> {
-    let bad = || CliError::input(format!("--size {s}: expected WxH, e.g. {example}"));
+    let bad = || {
+        CliError::input(format!(
+            "--size {s}: expected WxH with sides of 1 to {MAX_IMAGE_SIDE} pixels, e.g. {example}"
+        ))
+    };
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
-    Ok((
-        w.trim().parse().map_err(|_| bad())?,
-        h.trim().parse().map_err(|_| bad())?,
-    ))
+    let side = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| (1..=MAX_IMAGE_SIDE).contains(v))
+            .ok_or_else(bad)
+    };
+    Ok((side(w)?, side(h)?))
+}
+
+/// Refuses, before any work, an output that exists when `--force` is off (exit 2).
+pub fn check_output(path: &std::path::Path, force: bool) -> Result<(), CliError> {
+    kestrel::atomic::check_target(path, force).map_err(CliError::input)
+}
+
+/// Errors that may be a refused overwrite.
+pub trait WriteFailure: fmt::Display {
+    fn write_error(&self) -> Option<&WriteError>;
+}
+
+macro_rules! write_failure {
+    ($($t:ty),*) => {$(
+        impl WriteFailure for $t {
+            fn write_error(&self) -> Option<&WriteError> {
+                match self {
+                    Self::Write(e) => Some(e),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+write_failure!(
+    kestrel::cloth::record::RecordError,
+    kestrel::reduced::ReducedError,
+    kestrel::ParamsError,
+    kestrel::PlotError,
+    kestrel::kes::WriteCurveError
+);
+#[cfg(feature = "render")]
+write_failure!(kestrel::render::RenderError);
+
+impl WriteFailure for WriteError {
+    fn write_error(&self) -> Option<&WriteError> {
+        Some(self)
+    }
 }
 
 /// A dynamic scene file; a virtual KES test is an error "PATH `refusal`".
@@ -100,6 +153,15 @@ impl CliError {
         }
     }
 
+    /// A failed write: bad usage (2) when the target exists and `--force` is off (also one
+    /// that appeared while working), else the work failed (1).
+    pub fn written(e: impl WriteFailure) -> Self {
+        match e.write_error() {
+            Some(WriteError::Exists { .. }) => Self::input(e),
+            _ => Self::failed(e),
+        }
+    }
+
     pub fn exit_code(&self) -> u8 {
         self.code
     }
@@ -109,6 +171,55 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
+}
+
+/// How to read KES files whose metadata lacks the test, direction or gauge length: shared by
+/// the commands that read curves.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CurveArgs {
+    /// Test of files whose metadata has none (tensile, shear, bending).
+    #[arg(long)]
+    pub test: Option<kestrel::kes::KesTest>,
+    /// Direction of files whose metadata has none (warp, weft, bias).
+    #[arg(long)]
+    pub direction: Option<kestrel::kes::Direction>,
+    /// Gauge length [mm] of tensile files with an `elongation [mm]` column (strain =
+    /// elongation / gauge length), unless the file has a `# gauge length [mm]:` line.
+    #[arg(long, value_name = "MM")]
+    pub gauge_length: Option<f64>,
+}
+
+impl CurveArgs {
+    pub fn overrides(&self) -> Result<kestrel::kes::CurveOverrides, CliError> {
+        Ok(kestrel::kes::CurveOverrides {
+            test: self.test,
+            direction: self.direction,
+            gauge_length: gauge_length_m(self.gauge_length)?,
+        })
+    }
+}
+
+/// `--gauge-length MM` in metres, refused unless positive and finite.
+pub fn gauge_length_m(mm: Option<f64>) -> Result<Option<f64>, CliError> {
+    match mm {
+        Some(v) if v.is_finite() && v > 0.0 => Ok(Some(v * 1e-3)),
+        Some(v) => Err(CliError::input(format!(
+            "--gauge-length {v}: expected a positive length in mm, e.g. --gauge-length 200"
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// What a command that writes files and prints a summary does with them: shared by `run`,
+/// `render`, `precompute` and `play`.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct OutputArgs {
+    /// Overwrite existing output files.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// How to read generic loop records (any delimited file): shared by `values` and `fit`.

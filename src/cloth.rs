@@ -25,14 +25,15 @@ mod world;
 use thiserror::Error;
 
 pub use connectors::{ConnectorKind, KesConnectors, KesLaws};
-pub use constraints::ProvotConstraints;
+pub use constraints::{ProvotConstraints, MAX_PASSES};
 pub use explicit::SymplecticEulerStepper;
 pub use grid::{EdgeFamily, Grid, GridEdge};
 pub use implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
 pub use loads::{Anchor, Loads, Wind};
 pub use obstacle::{CollisionPotential, Obstacle, ObstacleShape};
 pub use pipeline::{
-    ClothPipeline, Integrator, Preconditioner, StepParameters, StepReport, MAX_HALVINGS,
+    check_steps, ClothPipeline, Integrator, Preconditioner, StepParameters, StepReport,
+    MAX_HALVINGS, MAX_STEPS,
 };
 pub use semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 pub use springs::{SpringFamily, SpringNetwork, SpringStiffness};
@@ -77,7 +78,7 @@ pub enum SettingError {
     /// A vector with a component that is not finite.
     #[error("{name} {value:?} must be finite")]
     NotFinite { name: &'static str, value: [f64; 3] },
-    #[error("max_iterations and krylov_dim must be >= 1, memory >= 2")]
+    #[error("solver counts: max_iterations must be in 1..=10000, memory in 2..=100, krylov_dim in 1..=200")]
     SolverCounts,
     #[error("plane: point and a non-zero normal must be finite")]
     Plane,

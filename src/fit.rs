@@ -15,8 +15,8 @@ pub mod values;
 
 pub use coords::Param;
 pub use fabric::{assemble_fabric_params, fit_fabric, fit_fabrics, FabricFit};
-pub use options::{FitModel, FitOptions, FitProgress, MuMode, ProgressSink, ToeChoice};
+pub use options::{FitModel, FitOptions, FitProgress, MuMode, OffsetMode, ProgressSink, ToeChoice};
 pub use problem::Termination;
-pub use report::{CurveFit, FitStatus, ParamEstimate};
+pub use report::{CurveFit, FitStatus, ParamEstimate, ValuesSideBySide};
 pub use strategy::{fit_curve, fit_curve_with_progress};
 pub use thinning::thinned_samples;

@@ -11,11 +11,20 @@ use thiserror::Error;
 
 /// A parameter that is out of its physical range: names the field, its value and the rule.
 #[derive(Debug, Clone, PartialEq, Error)]
-#[error("invalid parameter `{field}` = {value}: {rule}")]
+#[error("invalid parameter `{field}` = {}: {rule}", short_number(*value))]
 pub struct ParamError {
     pub field: &'static str,
     pub value: f64,
     pub rule: String,
+}
+
+/// A number as written by hand: plain between 1e-4 and 1e6, else in exponent form (`1e-300`).
+pub(crate) fn short_number(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 impl ParamError {

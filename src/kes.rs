@@ -3,26 +3,26 @@
 //! curvature [1/m] → moment per width \[N\]; a generic loop: any x → any y, SI.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
 pub mod import;
 pub mod path;
 pub mod protocol;
+pub mod replicates;
 pub mod sample;
 pub mod units;
 pub mod values;
 pub mod write;
 
 pub use import::{
-    parse_kes, parse_loop, read_kes, read_kes_files, read_loop, ColumnRef, CurveOverrides,
-    KesError, LoopColumn, LoopSpec, RowFilter,
+    parse_kes, parse_loop, read_kes, read_kes_files, read_loop, refuse_replicates, ColumnRef,
+    CurveOverrides, KesError, LoopColumn, LoopSpec, RowFilter,
 };
 pub use path::{Cycle, OpenSegment, Path};
 pub use protocol::{simulate, Protocol, ProtocolError};
+pub use replicates::{replicate_groups, replicate_summaries, ReplicateGroup, ReplicateSummary};
 pub use values::{
     kes_values, loop_values, KesReading, KesValues, LoopValues, ReadingRules, REVERSAL_FRACTION,
 };
@@ -41,84 +41,26 @@ pub(crate) const PER_CM_PER_M: f64 = 100.0;
 /// 1 degree in rad.
 pub const DEG_RAD: f64 = std::f64::consts::PI / 180.0;
 
-/// The KES test a curve comes from; `Loop` is a generic hysteresis record (x, y in SI).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum KesTest {
-    Tensile,
-    Shear,
-    Bending,
-    Loop,
-}
-
-impl KesTest {
-    pub fn name(self) -> &'static str {
-        match self {
-            KesTest::Tensile => "tensile",
-            KesTest::Shear => "shear",
-            KesTest::Bending => "bending",
-            KesTest::Loop => "loop",
-        }
+crate::named::named_enum! {
+    /// The KES test a curve comes from; `Loop` is a generic hysteresis record (x, y in SI).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum KesTest: "test", folded {
+        Tensile => "tensile" | "traction",
+        Shear => "shear" | "shearing",
+        Bending => "bending",
+        Loop => "loop",
     }
 }
 
-impl fmt::Display for KesTest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for KesTest {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "tensile" | "traction" => Ok(KesTest::Tensile),
-            "shear" | "shearing" => Ok(KesTest::Shear),
-            "bending" => Ok(KesTest::Bending),
-            "loop" => Ok(KesTest::Loop),
-            other => Err(format!(
-                "unknown test `{other}` — expected tensile, shear or bending"
-            )),
-        }
-    }
-}
-
-/// Direction of the sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    Warp,
-    Weft,
-    Bias,
-}
-
-impl Direction {
-    pub fn name(self) -> &'static str {
-        match self {
-            Direction::Warp => "warp",
-            Direction::Weft => "weft",
-            Direction::Bias => "bias",
-        }
-    }
-}
-
-impl fmt::Display for Direction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Direction {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "warp" => Ok(Direction::Warp),
-            "weft" => Ok(Direction::Weft),
-            "bias" => Ok(Direction::Bias),
-            other => Err(format!(
-                "unknown direction `{other}` — expected warp, weft or bias"
-            )),
-        }
+crate::named::named_enum! {
+    /// Direction of the sample.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Direction: "direction", folded {
+        Warp => "warp",
+        Weft => "weft",
+        Bias => "bias",
     }
 }
 
@@ -147,6 +89,14 @@ impl Curve {
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "curve".into())
+    }
+
+    /// The path of the file the curve was read from, as given, or "(unnamed curve)".
+    pub fn path_name(&self) -> String {
+        self.source.as_ref().map_or_else(
+            || "(unnamed curve)".to_string(),
+            |p| p.display().to_string(),
+        )
     }
 
     pub fn len(&self) -> usize {

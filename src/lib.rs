@@ -5,7 +5,8 @@
 //! ```text
 //! physics   friction, material            (Dahl / Bliman–Sorine operators, connector laws)
 //! data      kes, params                   (KES curves, protocols, values; parameter files)
-//! numerics  fit, cloth, scene, reduced    (identification; cloth simulation, scene files; reduced dynamics)
+//! numerics  fit, validate, cloth, scene,  (identification, prediction on other paths; cloth
+//!           reduced                       simulation, scene files; reduced dynamics)
 //! output    plot, render                  (PNG plots; offline frames)
 //! ui        tui                           (the terminal workbench)
 //! main.rs                                 (command line → library calls)
@@ -17,8 +18,10 @@ pub mod atomic;
 pub mod cloth;
 pub mod fit;
 pub mod friction;
+pub mod input;
 pub mod kes;
 pub mod material;
+mod named;
 pub mod params;
 pub mod plot;
 pub mod reduced;
@@ -27,6 +30,7 @@ pub mod render;
 pub mod scene;
 #[cfg(feature = "tui")]
 pub mod tui;
+pub mod validate;
 
 // physics: friction operators and the connector laws built on them.
 pub use friction::{FrictionShape, ParamError};

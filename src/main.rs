@@ -34,6 +34,8 @@ enum Command {
     Simulate(cli::simulate::Args),
     /// Fit the connector laws to each fabric's curves and write parameter files.
     Fit(cli::fit::Args),
+    /// Drive a parameter file's laws along measured curves (no refit): NRMSE and KES values.
+    Validate(cli::validate::Args),
     /// PNG of a curve (with its law and residuals), a fabric sheet, or a hysteresis view.
     Plot(cli::plot::Args),
     /// Run a scene: a cloth simulation or a virtual KES test (docs/cloth.md).
@@ -58,6 +60,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "tui")]
         Some(Command::Tui(args)) => cli::tui::run(args),
         Some(Command::Fit(args)) => cli::fit::run(args),
+        Some(Command::Validate(args)) => cli::validate::run(args),
         Some(Command::Values(args)) => cli::values::run(args),
         Some(Command::Simulate(args)) => cli::simulate::run(args),
         Some(Command::Run(args)) => cli::run::run(args),

@@ -246,17 +246,34 @@ impl MaterialLaw for TractionLaw {
     }
 }
 
-/// Checks a linear law k(x − x₀): rigidity k > 0, a finite rest value x₀, its friction term.
-fn validate_linear(
-    k: (&'static str, f64),
-    rest: (&'static str, f64),
-    friction: &FrictionLaw,
-) -> Result<(), ParamError> {
-    positive(k.0, k.1)?;
-    if !rest.1.is_finite() {
-        return Err(ParamError::new(rest.0, rest.1, "must be finite"));
-    }
-    friction.validate()
+/// `validate` and `MaterialLaw` of a linear law F = k(x − x₀) + friction, from the names of
+/// its rigidity k and rest value x₀: k > 0, x₀ finite, a valid friction term.
+macro_rules! linear_law {
+    ($law:ident, $k:ident, $rest:ident) => {
+        impl $law {
+            pub(crate) fn validate(&self) -> Result<(), ParamError> {
+                positive(stringify!($k), self.$k)?;
+                if !self.$rest.is_finite() {
+                    return Err(ParamError::new(
+                        stringify!($rest),
+                        self.$rest,
+                        "must be finite",
+                    ));
+                }
+                self.friction.validate()
+            }
+        }
+
+        impl MaterialLaw for $law {
+            #[inline]
+            fn elastic(&self, _state: &LawState, strain: f64) -> f64 {
+                self.$k * (strain - self.$rest)
+            }
+            fn friction(&self) -> &FrictionLaw {
+                &self.friction
+            }
+        }
+    };
 }
 
 /// Bending (BC): M = k_b(K − K₀) + friction on the curvature path K.
@@ -272,21 +289,7 @@ pub struct BendingLaw {
     pub friction: FrictionLaw,
 }
 
-impl BendingLaw {
-    pub(crate) fn validate(&self) -> Result<(), ParamError> {
-        validate_linear(("k_b", self.k_b), ("k0", self.k0), &self.friction)
-    }
-}
-
-impl MaterialLaw for BendingLaw {
-    #[inline]
-    fn elastic(&self, _state: &LawState, strain: f64) -> f64 {
-        self.k_b * (strain - self.k0)
-    }
-    fn friction(&self) -> &FrictionLaw {
-        &self.friction
-    }
-}
+linear_law!(BendingLaw, k_b, k0);
 
 /// Shear (SC): F_s = k_s(θ − θ₀) + friction on the shear-angle path; θ is the deviation from
 /// the rest angle between warp and weft (as in a KES file), θ₀ an offset from it.
@@ -302,21 +305,7 @@ pub struct ShearLaw {
     pub friction: FrictionLaw,
 }
 
-impl ShearLaw {
-    pub(crate) fn validate(&self) -> Result<(), ParamError> {
-        validate_linear(("k_s", self.k_s), ("theta0", self.theta0), &self.friction)
-    }
-}
-
-impl MaterialLaw for ShearLaw {
-    #[inline]
-    fn elastic(&self, _state: &LawState, strain: f64) -> f64 {
-        self.k_s * (strain - self.theta0)
-    }
-    fn friction(&self) -> &FrictionLaw {
-        &self.friction
-    }
-}
+linear_law!(ShearLaw, k_s, theta0);
 
 /// Any of the three laws, for code that handles them alike (fitting, protocols, cloth).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -9,8 +9,9 @@ use thiserror::Error;
 
 use crate::atomic::{write_atomic, WriteError};
 use crate::friction::ParamError;
-use crate::kes::Direction;
-use crate::material::{BendingLaw, ShearLaw, TractionLaw};
+use crate::friction::{short_number, FrictionShape};
+use crate::kes::{Direction, KesTest};
+use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, MaterialLaw, ShearLaw, TractionLaw};
 
 /// Version of the parameter file format.
 pub(crate) const FORMAT_VERSION: u32 = 1;
@@ -39,15 +40,63 @@ pub enum ParamsError {
     Write(#[from] WriteError),
 }
 
+/// A physically meaningful range [lo, hi] of a parameter read from a file, and its unit: a
+/// fabric's law outside it is a unit mistake or a corrupted file (ranges in docs/params.md).
+type Range = (f64, f64, &'static str);
+
+const TRACTION_K: Range = (1e-3, 1e7, "N/m");
+const STRAIN: Range = (1e-6, 1.0, "-");
+const BENDING_K: Range = (1e-12, 1.0, "N*m");
+const CURVATURE: Range = (-1e4, 1e4, "1/m");
+const SHEAR_K: Range = (1e-6, 1e5, "N/(m*rad)");
+const ANGLE: Range = (-1.0, 1.0, "rad");
+/// Friction of each law: the level's range and the friction length ε_f's range.
+const TRACTION_FRICTION: [Range; 2] = [(0.0, 1e5, "N/m"), (1e-7, 1.0, "-")];
+const BENDING_FRICTION: [Range; 2] = [(0.0, 10.0, "N"), (1e-5, 1e4, "1/m")];
+const SHEAR_FRICTION: [Range; 2] = [(0.0, 1e5, "N/m"), (1e-7, 1.0, "rad")];
+/// Dahl's exponent α [-].
+const DAHL_ALPHA: Range = (1.0, 100.0, "-");
+
+/// Checks the elastic parameters and the friction term of a law against their ranges.
+fn within_physics(
+    elastic: &[(&'static str, f64, Range)],
+    friction: &FrictionLaw,
+    [level, length]: [Range; 2],
+) -> Result<(), ParamError> {
+    let (eps_f, alpha) = match friction.shape {
+        FrictionShape::Dahl { eps_f, alpha } => (eps_f, Some(alpha)),
+        FrictionShape::Bs2 { eps_f, .. } => (eps_f, None),
+    };
+    let friction = [
+        ("friction.level", friction.level, level),
+        ("eps_f", eps_f, length),
+    ];
+    let alpha = alpha.map(|a| ("alpha", a, DAHL_ALPHA));
+    for &(field, value, (lo, hi, unit)) in elastic.iter().chain(&friction).chain(&alpha) {
+        if !(value >= lo && value <= hi) {
+            return Err(ParamError::new(
+                field,
+                value,
+                format!(
+                    "outside the physical range [{}, {}] {unit}",
+                    short_number(lo),
+                    short_number(hi)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The three laws of one direction (warp or weft); a law is absent when no curve gave it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirectionLaws {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub traction: Option<TractionLaw>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bending: Option<BendingLaw>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub shear: Option<ShearLaw>,
 }
 
@@ -65,9 +114,54 @@ pub struct CurveFitQuality {
     pub nrmse: Option<f64>,
     pub iterations: usize,
     pub termination: String,
+    /// The instrument's force zero offset fitted with the law (`kestrel fit --offset fit`), in
+    /// the law's force unit (N/m for traction and shear, N for bending); absent: none. The
+    /// NRMSE above is the law plus this offset against the curve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<f64>,
     /// Parameters the curve could not identify, pinned at their value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pinned: Vec<String>,
+}
+
+/// A law as it was scored: the connector law and the instrument's force zero offset fitted
+/// with it. Everything that drives a fitted law along a path (fit reports, `simulate`, `plot`,
+/// `validate`, the workbench) goes through [`FittedLaw::forces`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FittedLaw {
+    pub law: ConnectorLaw,
+    /// Force zero offset [N/m, or N for bending] added to the law's force (0: none fitted).
+    pub offset: f64,
+}
+
+impl FittedLaw {
+    /// Forces along `path` (SI strains in order) from a virgin state: F_law(x) + offset.
+    pub fn forces(&self, path: &[f64]) -> Vec<f64> {
+        let mut f = self.law.drive(path);
+        if self.offset != 0.0 {
+            f.iter_mut().for_each(|v| *v += self.offset);
+        }
+        f
+    }
+}
+
+/// RMS(model − measured)/(max − min of measured): the NRMSE every report shows, as a fraction
+/// (NaN when the measured force has no range or the lengths differ).
+pub fn nrmse(measured: &[f64], model: &[f64]) -> f64 {
+    if measured.len() != model.len() || measured.is_empty() {
+        return f64::NAN;
+    }
+    let (lo, hi) = measured
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+            (l.min(v), h.max(v))
+        });
+    let rss: f64 = measured
+        .iter()
+        .zip(model)
+        .map(|(y, f)| (f - y) * (f - y))
+        .sum();
+    (rss / measured.len() as f64).sqrt() / (hi - lo)
 }
 
 /// A source file of the fit.
@@ -177,6 +271,29 @@ impl FabricParams {
         }
     }
 
+    /// The law of `test` in `direction` with the offset it was fitted with (from the first
+    /// `[[fits]]` entry of that test and direction); None when the file has no such law.
+    pub fn fitted_law(&self, test: KesTest, direction: Direction) -> Option<FittedLaw> {
+        let laws = self.direction(direction);
+        let law = match test {
+            KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
+            KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
+            KesTest::Bending => laws.bending.map(ConnectorLaw::Bending),
+            KesTest::Loop => None,
+        }?;
+        let same_slot = |d: &str| match direction {
+            Direction::Weft => d == Direction::Weft.name(),
+            Direction::Warp | Direction::Bias => d != Direction::Weft.name(),
+        };
+        let offset = self
+            .fits
+            .iter()
+            .find(|f| f.test == test.name() && same_slot(&f.direction))
+            .and_then(|f| f.offset)
+            .unwrap_or(0.0);
+        Some(FittedLaw { law, offset })
+    }
+
     pub(crate) fn validate(&self, path: &Path) -> Result<(), ParamsError> {
         for (name, laws) in [("warp", &self.warp), ("weft", &self.weft)] {
             let invalid = |law, source| ParamsError::Invalid {
@@ -187,12 +304,21 @@ impl FabricParams {
             };
             if let Some(l) = &laws.traction {
                 l.validate().map_err(|e| invalid("traction", e))?;
+                let elastic = [("k_t", l.k_t, TRACTION_K), ("eps1", l.eps1, STRAIN)];
+                within_physics(&elastic, &l.friction, TRACTION_FRICTION)
+                    .map_err(|e| invalid("traction", e))?;
             }
             if let Some(l) = &laws.bending {
                 l.validate().map_err(|e| invalid("bending", e))?;
+                let elastic = [("k_b", l.k_b, BENDING_K), ("k0", l.k0, CURVATURE)];
+                within_physics(&elastic, &l.friction, BENDING_FRICTION)
+                    .map_err(|e| invalid("bending", e))?;
             }
             if let Some(l) = &laws.shear {
                 l.validate().map_err(|e| invalid("shear", e))?;
+                let elastic = [("k_s", l.k_s, SHEAR_K), ("theta0", l.theta0, ANGLE)];
+                within_physics(&elastic, &l.friction, SHEAR_FRICTION)
+                    .map_err(|e| invalid("shear", e))?;
             }
         }
         Ok(())
@@ -209,11 +335,8 @@ impl FabricParams {
         }
     }
 
-    pub(crate) fn parse(
-        text: &str,
-        format: ParamsFormat,
-        path: &Path,
-    ) -> Result<Self, ParamsError> {
+    /// Parses a parameter file's text and validates it; `path` names it in errors.
+    pub fn parse(text: &str, format: ParamsFormat, path: &Path) -> Result<Self, ParamsError> {
         let parsed: Result<Self, String> = match format {
             ParamsFormat::Toml => toml::from_str(text).map_err(|e| e.to_string()),
             ParamsFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
@@ -237,10 +360,13 @@ impl FabricParams {
 
     /// Reads a parameter file (TOML, or JSON for `.json`) and validates every law.
     pub fn read(path: &Path) -> Result<Self, ParamsError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ParamsError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|source| {
+                ParamsError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Self::parse(&text, ParamsFormat::from_path(path), path)
     }
 

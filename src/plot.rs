@@ -159,24 +159,8 @@ pub struct HysteresisPlot<'a> {
     pub law_alone: bool,
 }
 
-/// RMS(measured − model) / (max − min of the measured), as a fraction; NaN when undefined.
-pub fn nrmse(measured: &[f64], model: &[f64]) -> f64 {
-    let n = measured.len().min(model.len());
-    if n == 0 {
-        return f64::NAN;
-    }
-    let rss: f64 = measured
-        .iter()
-        .zip(model)
-        .map(|(a, b)| (a - b) * (a - b))
-        .sum();
-    let (lo, hi) = measured
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
-    (rss / n as f64).sqrt() / (hi - lo)
-}
+/// The one NRMSE of every report (see [`crate::params::nrmse`]).
+pub use crate::params::nrmse;
 
 /// "Fabric · test · direction" (the file name when the curve names no fabric).
 pub(crate) fn curve_title(curve: &Curve) -> String {

@@ -19,8 +19,11 @@ use crate::atomic::WriteError;
 use crate::cloth::ClothError;
 
 pub use basis::{frobenius_error, reduce, relative_error, Reduction};
-pub use model::{ModelInfo, Orbit, ReducedModel, MODEL_MAGIC, MODEL_VERSION};
-pub use play::{compare, parse_sequence, Comparison, Player, Refusal, PLAYBACK_ERROR_WARNING};
+pub use model::{ModelInfo, Orbit, ReducedModel, FRAME_DT_RANGE_S, MODEL_MAGIC, MODEL_VERSION};
+pub use play::{
+    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, Refusal,
+    MAX_PLAY_FRAMES, PLAYBACK_ERROR_WARNING,
+};
 pub use precompute::{precompute, PrecomputeOptions, PrecomputeStats};
 
 #[derive(Debug, Error)]

@@ -14,7 +14,7 @@ use thiserror::Error;
 
 use crate::atomic::{write_atomic, WriteError};
 use crate::cloth::record::{Camera, Recording};
-use crate::cloth::{ClothWorld, Obstacle};
+use crate::cloth::{ClothWorld, Grid, Obstacle};
 use crate::reduced::ReducedModel;
 use crate::scene::DoorSpec;
 
@@ -91,12 +91,8 @@ pub enum RenderError {
 /// bodies), pinned particles, camera.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SceneView {
-    /// Particles along the warp and the weft.
-    pub nu: usize,
-    pub nv: usize,
-    /// Rest spacings \[m\].
-    pub h_warp: f64,
-    pub h_weft: f64,
+    /// The cloth's grid: particles along the warp and the weft, rest spacings.
+    pub grid: Grid,
     pub obstacles: Vec<Obstacle>,
     /// Pinned particles (index j·nu + i), drawn as small red balls.
     pub pins: Vec<usize>,
@@ -173,10 +169,7 @@ impl SceneView {
         let mut pins: Vec<usize> = world.pins().iter().map(|p| p.particle).collect();
         pins.sort_unstable();
         Self {
-            nu: world.grid.nu,
-            nv: world.grid.nv,
-            h_warp: world.grid.h_warp,
-            h_weft: world.grid.h_weft,
+            grid: world.grid,
             obstacles: world
                 .obstacles
                 .iter()
@@ -233,10 +226,7 @@ impl SceneView {
             DoorPanel::around(d, plane, &mean)
         });
         Self {
-            nu: i.nu as usize,
-            nv: i.nv as usize,
-            h_warp: i.h_warp,
-            h_weft: i.h_weft,
+            grid: i.grid(),
             obstacles: Vec::new(),
             pins: i.pins.iter().map(|&p| p as usize).collect(),
             camera: i.camera,
@@ -258,10 +248,7 @@ impl SceneView {
             _ => Vec::new(),
         };
         Self {
-            nu: i.nu as usize,
-            nv: i.nv as usize,
-            h_warp: i.h_warp,
-            h_weft: i.h_weft,
+            grid: i.grid(),
             obstacles: i.obstacles.clone(),
             pins,
             camera: i.camera,
@@ -343,8 +330,8 @@ impl Renderer {
         check_positions(view, first)?;
         let camera = view.camera.unwrap_or_else(|| mesh::default_camera(first));
         let up = mesh::up_of(view);
-        let extent = (view.nu.saturating_sub(1) as f32 * view.h_warp as f32)
-            .max(view.nv.saturating_sub(1) as f32 * view.h_weft as f32)
+        let extent = (view.grid.nu.saturating_sub(1) as f32 * view.grid.h_warp as f32)
+            .max(view.grid.nv.saturating_sub(1) as f32 * view.grid.h_weft as f32)
             .max(1e-3);
         let ground = mesh::ground_of(view, first);
         let (statics, parts) = mesh::static_mesh(view, ground, extent);
@@ -437,12 +424,12 @@ fn check_size(width: u32, height: u32) -> Result<(), RenderError> {
 }
 
 fn check_positions(view: &SceneView, x: &[[f32; 3]]) -> Result<(), RenderError> {
-    if x.len() != view.nu * view.nv || view.nu < 2 || view.nv < 2 {
+    if x.len() != view.grid.nu * view.grid.nv || view.grid.nu < 2 || view.grid.nv < 2 {
         return Err(RenderError::Input(format!(
             "{} positions for a {} x {} grid",
             x.len(),
-            view.nu,
-            view.nv
+            view.grid.nu,
+            view.grid.nv
         )));
     }
     if x.iter().flatten().any(|c| !c.is_finite()) {
@@ -504,8 +491,8 @@ fn globals(stage: &Stage, x: &[[f32; 3]], (w, h): (u32, u32)) -> Globals {
     };
     let texel = 2.0 * r_shadow / gpu::SHADOW_SIZE as f32;
     let (gp, gn) = stage.ground;
-    let nu = stage.view.nu.saturating_sub(1) as f32;
-    let nv = stage.view.nv.saturating_sub(1) as f32;
+    let nu = stage.view.grid.nu.saturating_sub(1) as f32;
+    let nv = stage.view.grid.nv.saturating_sub(1) as f32;
     Globals {
         view_proj: mat(vp),
         light_view_proj: mat(lvp),
@@ -607,8 +594,14 @@ pub fn render_recording(
     let mut all = Vec::with_capacity(total);
     for (n, f) in rec.frames.iter().enumerate() {
         let field = color_by.map(|_| {
-            Field::strain(view.nu, view.nv, view.h_warp, view.h_weft, &f.positions)
-                .with_range(range)
+            Field::strain(
+                view.grid.nu,
+                view.grid.nv,
+                view.grid.h_warp,
+                view.grid.h_weft,
+                &f.positions,
+            )
+            .with_range(range)
         });
         let (png, t) = renderer.render_png(&f.positions, field.as_ref())?;
         write_atomic(&frame_path(out_dir, n), &png, force)?;

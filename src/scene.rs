@@ -11,15 +11,18 @@ use thiserror::Error;
 use crate::cloth::record::Camera;
 use crate::cloth::virtual_kes::VirtualKesSpec;
 use crate::cloth::{
-    Anchor, ClothError, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Material,
-    SettingError, SpringNetwork, SpringStiffness, StepParameters, TerzopoulosSurface, Vec3,
+    check_steps, Anchor, ClothError, ClothWorld, Grid, Integrator, KesConnectors, KesLaws,
+    Material, SettingError, SpringNetwork, SpringStiffness, StepParameters, TerzopoulosSurface,
+    Vec3,
 };
+use crate::input::{bytes_label, MEMORY_BUDGET};
 use crate::kes::{Direction, KesTest};
 use crate::params::{FabricParams, ParamsError};
 
 pub use file::{
     AnchorSpec, GridSpec, IntegratorSpec, KesTestSpec, MaterialSpec, PinSpec, SceneFile,
 };
+pub(crate) use reduced::validate_palette;
 pub use reduced::{
     palette_allows, palette_index, DoorSpec, PaletteEntrySpec, ReducedSpec, ReducedSpecError,
 };
@@ -58,6 +61,10 @@ pub enum SceneError {
     },
 }
 
+/// Most samples per unit of a virtual KES test's path, and most cells of its strip.
+pub const MAX_KES_POINTS: usize = 100_000;
+pub const MAX_KES_CELLS: usize = 1_000;
+
 /// A dynamic scene ready to run.
 #[derive(Debug, Clone)]
 pub struct DynamicScene {
@@ -90,10 +97,13 @@ pub enum Scene {
 impl SceneFile {
     /// Reads and parses a scene file.
     pub fn read(path: &Path) -> Result<Self, SceneError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|source| {
+                SceneError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         toml::from_str(&text).map_err(|e| SceneError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -142,6 +152,13 @@ impl Scene {
             }
             let mut spec = VirtualKesSpec::new(t.test, t.direction);
             spec.points = t.points.unwrap_or(spec.points).max(2);
+            let cells = [t.gauge_cells, t.width_cells].into_iter().flatten().max();
+            if spec.points > MAX_KES_POINTS || cells.is_some_and(|c| c > MAX_KES_CELLS) {
+                return Err(invalid(format!(
+                    "kes_test: points = {} must be at most {MAX_KES_POINTS} per unit of the path, gauge_cells and width_cells at most {MAX_KES_CELLS}",
+                    spec.points
+                )));
+            }
             spec.max = t.max;
             spec.gauge_cells = t.gauge_cells;
             spec.width_cells = t.width_cells;
@@ -166,6 +183,23 @@ impl Scene {
             return Err(invalid(format!(
                 "grid {} x {}: needs at least 2 x 2",
                 g.nu, g.nv
+            )));
+        }
+        let per_particle = match file.material {
+            MaterialSpec::Springs { .. } => 2 << 10,
+            MaterialSpec::Kes { .. } => 8 << 10,
+            MaterialSpec::Terzopoulos(_) => 16 << 10,
+        };
+        let need = (g.nu as u64)
+            .saturating_mul(g.nv as u64)
+            .saturating_mul(per_particle);
+        if need > MEMORY_BUDGET {
+            return Err(invalid(format!(
+                "grid {} x {}: about {} MiB of memory for this material, more than the budget of {}",
+                g.nu,
+                g.nv,
+                need >> 20,
+                bytes_label(MEMORY_BUDGET)
             )));
         }
         let grid = Grid::new(
@@ -297,12 +331,23 @@ impl Scene {
         params.krylov_dim = integ.krylov_dim.unwrap_or(params.krylov_dim);
         params.forcing = integ.forcing.unwrap_or(params.forcing);
         params.validate().map_err(setting)?;
+        check_steps("integrator steps", integ.steps).map_err(setting)?;
+        if let Some(c) = &file.camera {
+            c.validate().map_err(invalid)?;
+        }
         if let Some(r) = &file.reduced {
             r.validate(world.loads.wind.is_some())
                 .map_err(|source| SceneError::Reduced {
                     path: path.to_path_buf(),
                     source,
                 })?;
+            for (name, t) in [
+                ("reduced.duration", r.duration),
+                ("reduced.settle", r.settle),
+                ("reduced.t_max", r.t_max),
+            ] {
+                check_steps(name, (t / integ.dt).ceil() as u64).map_err(setting)?;
+            }
         }
         Ok(Scene::Dynamic(Box::new(DynamicScene {
             name: file.name.clone(),

@@ -11,13 +11,7 @@ fn files_without_a_command_open_the_workbench() {
         &["kes_data/wool-suiting/tensile_warp.csv"][..],
         &["tui", "kes_data/wool-suiting/tensile_warp.csv"][..],
     ] {
-        let out = kestrel(args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains("the workbench needs a terminal"),
-            "{args:?}: {err}"
-        );
+        assert_usage_error(args, "the workbench needs a terminal");
     }
 }
 
@@ -32,12 +26,14 @@ fn a_command_name_still_runs_the_command() {
 #[test]
 fn without_the_tui_feature_no_command_is_a_usage_error() {
     for args in [&[][..], &["kes_data/wool-suiting/tensile_warp.csv"][..]] {
-        let out = kestrel(args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains("built without the tui feature"),
-            "{args:?}: {err}"
-        );
+        assert_usage_error(args, "built without the tui feature");
     }
+}
+
+/// `kestrel ARGS` exits with 2 (bad input) and says `message` on stderr.
+fn assert_usage_error(args: &[&str], message: &str) {
+    let out = kestrel(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(message), "{args:?}: {err}");
 }

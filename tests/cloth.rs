@@ -8,6 +8,7 @@ use kestrel::cloth::{
     ClothPipeline, ClothWorld, Grid, Integrator, KesConnectors, KesLaws, Loads, Material, Obstacle,
     ObstacleShape, ProvotConstraints, SpringFamily, StepParameters, Vec3,
 };
+use kestrel::material::LawState;
 use kestrel::params::FabricParams;
 
 use rand::rngs::Xoshiro256PlusPlus;
@@ -452,4 +453,114 @@ fn provot_constraint_bounds_the_deformation_rate() {
     });
     assert!(held.structural <= 0.1 + 0.005, "{}", held.structural);
     assert!(held.shear <= 0.1 + 0.005, "{}", held.shear);
+}
+
+/// The total force of `world` at positions `x` and velocities `v` (friction moved from its
+/// committed states to `x`), with the trial states.
+fn forces_at(world: &ClothWorld, x: &[Vec3], v: &[Vec3]) -> (Vec<LawState>, Vec<Vec3>) {
+    let n = world.len();
+    let mut trial = vec![LawState::default(); world.state_len()];
+    let (mut normals, mut f) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
+    world.forces(x, v, &mut trial, &mut normals, &mut f);
+    (trial, f)
+}
+
+/// max |a_i − b_i| ≤ 1e-12 · max |b_i|, or the gap and the scale [N].
+fn same_forces(a: &[Vec3], b: &[Vec3]) -> Result<(), String> {
+    let scale = b.iter().map(|f| f.norm()).fold(0.0, f64::max);
+    let gap = a
+        .iter()
+        .zip(b)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    if gap <= 1e-12 * scale {
+        Ok(())
+    } else {
+        Err(format!("force gap {gap:.3e} N of {scale:.3e} N"))
+    }
+}
+
+/// The friction path of an accepted step ends where the step ends: after Provot's constraints
+/// or a contact moved particles, the committed states are those of the straight increment from
+/// the step's start to the projected positions. Checked through the forces: at its own
+/// positions a world's force is that of its committed states, which must equal the force of
+/// the start-of-step world moved along that increment.
+#[test]
+fn friction_is_committed_along_the_projected_step() {
+    // a ball just under a falling sheet: gravity presses the sheet into it, step after step
+    let sphere = Obstacle {
+        shape: ObstacleShape::Sphere {
+            center: [0.04, -0.021, 0.04],
+            radius: 0.02,
+        },
+        friction: 0.0,
+        offset: 0.0,
+    };
+    let constraints = ProvotConstraints {
+        structural: Some(2e-4),
+        shear: None,
+        compression: None,
+        passes: 4,
+    };
+    for integrator in [Integrator::Broyden, Integrator::NewtonKrylov] {
+        for projection in ["constraint", "contact"] {
+            let mut params = StepParameters::new(integrator, 1e-3);
+            let mut world = if projection == "constraint" {
+                params.constraints = constraints;
+                crate::common::hanging_kes_sheet(9)
+            } else {
+                let mut world = kes_world(9, 9, 0.01);
+                world.obstacles = vec![sphere];
+                world
+            };
+            let mut pipeline = ClothPipeline::new();
+            let mut checked = 0;
+            for _ in 0..120 {
+                let start = world.clone();
+                let report = pipeline.step(&params, &mut world).unwrap();
+                if report.constrained + report.contacts == 0 || report.halvings > 0 {
+                    continue;
+                }
+                let (x, v) = (world.positions(), world.velocities());
+                let (_, accepted) = forces_at(&world, x, v);
+                let (_, followed) = forces_at(&start, x, v);
+                if let Err(e) = same_forces(&accepted, &followed) {
+                    panic!("{integrator}, {projection}: {e}");
+                }
+                checked += 1;
+            }
+            assert!(
+                checked > 5,
+                "{integrator}, {projection}: {checked} projected steps"
+            );
+        }
+    }
+}
+
+/// A force evaluation split over threads gives the one-thread forces up to round-off and the
+/// same trial friction states (a 40 × 40 sheet, shaken, with friction states off virgin).
+#[test]
+fn forces_on_several_threads_match_one_thread() {
+    let mut world = crate::common::hanging_kes_sheet(40);
+    let params = StepParameters::new(Integrator::Broyden, 1e-3);
+    let mut pipeline = ClothPipeline::new();
+    for _ in 0..5 {
+        pipeline.step(&params, &mut world).unwrap();
+    }
+    shake(&mut world, &mut rng(7), 1e-3, 0.1);
+    let on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| forces_at(&world, world.positions(), world.velocities()))
+    };
+    let (trial1, f1) = on(1);
+    for threads in [2, 3] {
+        let (trial, f) = on(threads);
+        assert!(trial == trial1, "{threads} threads: trial states differ");
+        if let Err(e) = same_forces(&f, &f1) {
+            panic!("{threads} threads: {e}");
+        }
+    }
 }

@@ -184,7 +184,7 @@ pub use gpu::{gpu_or_skip, view_over_a_ball};
 #[cfg(feature = "render")]
 mod gpu {
     use kestrel::cloth::record::Camera;
-    use kestrel::cloth::{Obstacle, ObstacleShape};
+    use kestrel::cloth::{Grid, Obstacle, ObstacleShape};
     use kestrel::render::{RenderError, Renderer, SceneView};
 
     /// An n × n grid of spacing `h` over a ball (`center`, `radius`), pinned at its first two
@@ -196,10 +196,7 @@ mod gpu {
         (eye, target): ([f64; 3], [f64; 3]),
     ) -> SceneView {
         SceneView {
-            nu: n,
-            nv: n,
-            h_warp: h,
-            h_weft: h,
+            grid: Grid::new(n, n, h, h).expect("grid"),
             obstacles: vec![Obstacle {
                 shape: ObstacleShape::Sphere { center, radius },
                 friction: 0.0,

@@ -116,6 +116,7 @@ fn test_and_direction_come_from_the_caller_when_the_file_lacks_them() {
     let given = CurveOverrides {
         test: Some(KesTest::Tensile),
         direction: Some(Direction::Weft),
+        gauge_length: None,
     };
     let c = parse_kes(text, "t.csv", given).unwrap();
     assert_eq!((c.test, c.direction), (KesTest::Tensile, Direction::Weft));
@@ -162,7 +163,7 @@ fn unknown_or_missing_unit() {
          unit % or -"
     );
     assert!(error(&format!("{TENSILE}stress [%],force [gf/cm]\n0,0\n"))
-        .contains("t.csv:4:1: unknown column `stress [%]` for a tensile curve — expected `strain [% or -]` and `force [gf/cm or N/m]`"));
+        .contains("t.csv:4:1: unknown column `stress [%]` for a tensile curve — expected `strain [% or -]` (or `elongation [mm]` with a gauge length) and `force [gf/cm or N/m]`"));
     assert!(error(&format!("{TENSILE}strain [%]\n0\n"))
         .contains("t.csv:4: no `force` column for a tensile curve — the header has strain [%]"));
 }
@@ -182,19 +183,54 @@ fn unknown_test_or_direction() {
 }
 
 #[test]
+fn names_read_back_with_their_aliases_and_errors_list_the_names() {
+    use kestrel::cloth::Integrator;
+    use kestrel::FitModel;
+    for test in [
+        KesTest::Tensile,
+        KesTest::Shear,
+        KesTest::Bending,
+        KesTest::Loop,
+    ] {
+        assert_eq!(test.to_string().parse::<KesTest>(), Ok(test));
+    }
+    assert_eq!(" Traction ".parse::<KesTest>(), Ok(KesTest::Tensile));
+    assert_eq!("WEFT".parse::<Direction>(), Ok(Direction::Weft));
+    assert_eq!(
+        "Newton-Krylov".parse::<Integrator>(),
+        Ok(Integrator::NewtonKrylov)
+    );
+    assert_eq!(Integrator::SemiImplicit.to_string(), "semi_implicit");
+    assert_eq!(
+        "torsion".parse::<KesTest>(),
+        Err("unknown test `torsion` — expected tensile, shear, bending or loop".to_string())
+    );
+    assert_eq!(
+        "diagonal".parse::<Direction>(),
+        Err("unknown direction `diagonal` — expected warp, weft or bias".to_string())
+    );
+    // Fit models are read exactly as written.
+    assert_eq!("dahl-alpha".parse::<FitModel>(), Ok(FitModel::DahlAlpha));
+    assert_eq!(
+        "Dahl".parse::<FitModel>(),
+        Err("unknown model `Dahl` — expected dahl, dahl-alpha, bs2 or auto".to_string())
+    );
+}
+
+#[test]
 fn non_numeric_cell() {
     assert_eq!(
         error(&format!(
             "{TENSILE}strain [%],force [gf/cm]\n0,0\n0.1,abc\n"
         )),
         "t.csv:6:2: not a number: `abc` in column 2 (`force [gf/cm]`) — expected a decimal \
-         number such as 0.125"
+         number such as 0.125 or 0,125 (no thousands separator)"
     );
-    // a decimal comma is not a number either (the separator is a semicolon here)
-    assert!(
-        error(&format!("{TENSILE}strain [%];force [gf/cm]\n0;0\n0,1;2\n"))
-            .contains("t.csv:6:1: not a number: `0,1`")
-    );
+    // two decimal commas are not a number
+    assert!(error(&format!(
+        "{TENSILE}strain [%];force [gf/cm]\n0;0\n0,1,2;2\n"
+    ))
+    .contains("t.csv:6:1: not a number: `0,1,2`"));
 }
 
 #[test]
@@ -216,11 +252,191 @@ fn ragged_rows() {
         error(&format!(
             "{TENSILE}strain [%],force [gf/cm]\n0,0\n0.1,2,3\n"
         )),
-        "t.csv:6: ragged row: 3 fields `0.1,2,3` — expected 2, as the header"
+        "t.csv:6: ragged row: 3 fields `0.1,2,3` — expected 2, as the header (if the \
+         numbers have a decimal comma, separate the columns with `;` or a tab)"
     );
     assert!(
         error(&format!("{TENSILE}strain [%],force [gf/cm]\n0,0\n0.1\n"))
             .contains("t.csv:6: ragged row: 1 fields `0.1`")
+    );
+}
+
+#[test]
+fn european_export_semicolons_decimal_commas_trailing_columns_key_equals_value() {
+    // `;` with decimal commas, an empty column after the last, `# key = value` metadata
+    let c = parse(
+        "# test = tensile\n# direction = weft\n# fabric = Serge de Nîmes\n\
+         strain [%];force [gf/cm];\n0;0;\n1,5;12,25;\n3,0;40,5;\n;;\n2,0;10,0;\n",
+    )
+    .unwrap();
+    assert_eq!((c.test, c.direction), (KesTest::Tensile, Direction::Weft));
+    assert_eq!(c.fabric, "Serge de Nîmes");
+    assert_eq!(c.x, vec![0.0, 0.015, 0.03, 0.02]);
+    assert!((c.y[1] - 12.25 * GF_PER_CM_N_PER_M).abs() < 1e-12);
+    // a value holding `:` after `=` keeps it
+    let c = parse(&format!(
+        "# source = lab 3, 10:42\n{TENSILE}strain [%],force [gf/cm]\n0,0\n1,1\n2,2\n"
+    ))
+    .unwrap();
+    assert_eq!(c.metadata["source"], "lab 3, 10:42");
+    // a thousands separator is refused, saying what a number looks like
+    let e = error(&format!(
+        "{TENSILE}strain [%];force [gf/cm]\n0;0\n1;1.250,5\n2;2\n"
+    ));
+    assert!(
+        e.contains("t.csv:6:2: not a number: `1.250,5`") && e.contains("no thousands separator"),
+        "{e}"
+    );
+}
+
+#[test]
+fn elongation_in_mm_needs_a_gauge_length() {
+    let body = "elongation [mm],force [gf/cm]\n0,0\n10,100\n20,300\n";
+    // from the metadata (decimal comma accepted there too)
+    let c = parse(&format!("{TENSILE}# gauge length [mm]: 200,0\n{body}")).unwrap();
+    assert_eq!(c.x, vec![0.0, 0.05, 0.1]);
+    // from the caller, recorded in the metadata
+    let given = CurveOverrides {
+        gauge_length: Some(0.2),
+        ..Default::default()
+    };
+    let c = parse_kes(&format!("{TENSILE}{body}"), "t.csv", given).unwrap();
+    assert_eq!(c.x, vec![0.0, 0.05, 0.1]);
+    assert_eq!(c.metadata["gauge length [mm]"], "200");
+    // in cm
+    let c = parse(&format!("{TENSILE}# gauge length [cm] = 20\n{body}")).unwrap();
+    assert!((c.x[2] - 0.1).abs() < 1e-15);
+    // neither: the message says both ways to give it
+    let e = error(&format!("{TENSILE}{body}"));
+    assert_eq!(
+        e,
+        "t.csv:4:1: column `elongation [mm]` is an elongation and strain = elongation / gauge \
+         length needs the gauge length (the clamp distance) — add a metadata line \
+         `# gauge length [mm]: 200` or pass --gauge-length 200 (mm)"
+    );
+    // both and different
+    let e = parse_kes(
+        &format!("{TENSILE}# gauge length [mm]: 100\n{body}"),
+        "t.csv",
+        given,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("the file says gauge length `100 mm` but `200 mm`"),
+        "{e}"
+    );
+    // nonsense gauge lengths
+    for bad in [
+        "# gauge length [mm]: -5",
+        "# gauge length [in]: 8",
+        "# gauge length: 50",
+    ] {
+        let e = error(&format!("{TENSILE}{bad}\n{body}"));
+        assert!(
+            e.contains("t.csv:4: gauge length") && e.contains("expected a positive length"),
+            "{e}"
+        );
+    }
+    // strain and elongation both: one x column
+    let e = error(&format!(
+        "{TENSILE}# gauge length [mm]: 200\nstrain [%],elongation [mm],force [gf/cm]\n0,0,0\n"
+    ));
+    assert!(
+        e.contains("column `elongation [mm]` appears twice — expected one strain column"),
+        "{e}"
+    );
+    // an elongation is a tensile column only
+    let e =
+        error("# test: shear\n# direction: warp\nelongation [mm],force [gf/cm]\n0,0\n1,1\n2,2\n");
+    assert!(
+        e.contains("unknown column `elongation [mm]` for a shear curve"),
+        "{e}"
+    );
+}
+
+#[test]
+fn percent_numbers_under_strain_fraction_are_refused() {
+    let e = error(&format!(
+        "{TENSILE}strain [-],force [gf/cm]\n0,0\n5,100\n12.5,500\n8,0\n"
+    ));
+    assert_eq!(
+        e,
+        "t.csv:4:1: column `strain [-]` reaches 12.5 (a strain of 1250 %), beyond any woven \
+         fabric — these look like percent numbers: write the header `strain [%]`"
+    );
+    // the same numbers under `strain [%]` are a curve; a fraction up to 1 is too
+    parse(&format!(
+        "{TENSILE}strain [%],force [gf/cm]\n0,0\n5,100\n12.5,500\n8,0\n"
+    ))
+    .unwrap();
+    parse(&format!(
+        "{TENSILE}strain [-],force [gf/cm]\n0,0\n0.05,100\n0.125,500\n"
+    ))
+    .unwrap();
+    // an elongation over a gauge length given in the wrong unit
+    let e = error(&format!(
+        "{TENSILE}# gauge length [mm]: 2\nelongation [mm],force [gf/cm]\n0,0\n10,100\n20,300\n"
+    ));
+    assert!(e.contains("check the gauge length"), "{e}");
+}
+
+#[test]
+fn shuffled_rows_are_refused_as_out_of_order() {
+    use rand::rngs::Xoshiro256PlusPlus;
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let law = ConnectorLaw::Shear(ShearLaw {
+        k_s: 30.0,
+        theta0: 0.0,
+        friction: FrictionLaw {
+            level: 0.5,
+            mu: 0.0,
+            shape: FrictionShape::Dahl {
+                eps_f: 0.01,
+                alpha: 1.0,
+            },
+        },
+    });
+    let curve = simulate(
+        &law,
+        &Protocol::kes(KesTest::Shear).unwrap(),
+        401,
+        "F",
+        Direction::Warp,
+    )
+    .unwrap();
+    let text = to_kes_csv(&curve).unwrap();
+    parse(&text).unwrap();
+    let (head, rows) = text.split_at(text.find("\n0").unwrap() + 1);
+    let mut rows: Vec<&str> = rows.lines().collect();
+    rows.shuffle(&mut Xoshiro256PlusPlus::seed_from_u64(7));
+    let e = error(&format!("{head}{}\n", rows.join("\n")));
+    println!("{e}");
+    assert!(
+        e.starts_with("t.csv: the rows are not in measurement order: x reverses")
+            && e.contains("in 401 samples")
+            && e.ends_with(
+                "keep the rows in the order they were measured (not sorted or shuffled)"
+            ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_tensile_path_that_starts_unloading_says_so() {
+    let c = parse(&format!(
+        "{TENSILE}strain [%],force [gf/cm]\n5,400\n4,200\n3,100\n2,50\n3,60\n4,150\n5,380\n"
+    ))
+    .unwrap();
+    let r = kes_values(&c, &ReadingRules::default());
+    assert_eq!(r.unavailable.len(), 4);
+    assert!(
+        r.unavailable[0]
+            .reason
+            .contains("starts by lowering the strain, where a tensile test starts by loading"),
+        "{:?}",
+        r.unavailable
     );
 }
 
@@ -276,30 +492,117 @@ fn no_reversal_leaves_the_unloading_values_unavailable() {
     );
 }
 
+/// Three tensile specimens of fabric F, warp, turning at `emt` % under 500 gf/cm: EMT = emt,
+/// WT = 500 · emt / 100 / 2 = 2.5 emt.
+fn specimens(dir: &Path, emts: &[f64]) -> Vec<PathBuf> {
+    emts.iter()
+        .enumerate()
+        .map(|(i, emt)| {
+            let file = dir.join(format!("tensile_warp_{}.csv", i + 1));
+            let text = format!(
+                "{TENSILE}strain [%],force [gf/cm]\n0,0\n{emt},500\n{},0\n",
+                0.5 * emt
+            );
+            std::fs::write(&file, text).unwrap();
+            file
+        })
+        .collect()
+}
+
 #[test]
-fn duplicate_fabric_curves() {
+fn replicates_are_grouped_with_mean_and_cv() {
+    use kestrel::kes::{refuse_replicates, replicate_groups, replicate_summaries};
     let dir = tempfile::tempdir().unwrap();
-    let text = format!("{TENSILE}strain [%],force [gf/cm]\n0,0\n1,1\n2,2\n");
-    let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv"));
-    std::fs::write(&a, &text).unwrap();
-    std::fs::write(&b, &text).unwrap();
-    let e = read_kes_files(&[a.clone(), b.clone()], CurveOverrides::default()).unwrap_err();
-    assert_eq!(
-        e.to_string(),
+    let mut files = specimens(dir.path(), &[4.0, 5.0, 6.0]);
+    // another direction and an unnamed fabric are groups of their own
+    let weft = dir.path().join("weft.csv");
+    std::fs::write(
+        &weft,
         format!(
-            "{}: duplicate curve: F / tensile / warp was already read from {} — expected one \
-             file per fabric, test and direction",
-            b.display(),
-            a.display()
+            "{}strain [%],force [gf/cm]\n0,0\n3,500\n1,0\n",
+            TENSILE.replace("warp", "weft")
+        ),
+    )
+    .unwrap();
+    let anon = |name: &str| {
+        let f = dir.path().join(name);
+        std::fs::write(
+            &f,
+            "# test: tensile\n# direction: warp\nstrain [%],force [gf/cm]\n0,0\n3,500\n1,0\n",
+        )
+        .unwrap();
+        f
+    };
+    files.insert(1, weft);
+    files.push(anon("x.csv"));
+    files.push(anon("y.csv"));
+    let curves = read_kes_files(&files, CurveOverrides::default()).unwrap();
+    let groups = replicate_groups(&curves);
+    let members: Vec<Vec<usize>> = groups.iter().map(|g| g.members.clone()).collect();
+    assert_eq!(members, vec![vec![0, 2, 3], vec![1], vec![4], vec![5]]);
+
+    let summaries = replicate_summaries(&curves, &ReadingRules::default());
+    let s = &summaries[0];
+    assert_eq!((s.specimens, s.files.len()), (3, 3));
+    // EMT 4, 5, 6: mean 5, s = 1, CV = 0.2; WT = 2.5 EMT: mean 12.5, CV 0.2
+    assert!((s.mean.emt.unwrap() - 5.0).abs() < 1e-12);
+    assert!((s.cv.emt.unwrap() - 0.2).abs() < 1e-12);
+    assert!((s.mean.wt.unwrap() - 12.5).abs() < 1e-12);
+    assert!((s.cv.wt.unwrap() - 0.2).abs() < 1e-12);
+    // one specimen: a mean, no CV
+    assert!(summaries[1].mean.emt.is_some() && summaries[1].cv.emt.is_none());
+
+    // a command that takes one specimen says which files and what to do
+    let e = refuse_replicates(&curves, "kestrel fit")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{}: a second specimen of F / tensile / warp (the first is {}) — kestrel fit takes \
+             one specimen per fabric, test and direction: give the specimens one at a time \
+             (`kestrel values` summarises replicates)",
+            files[2].display(),
+            files[0].display()
         )
     );
-    // a different direction is not a duplicate
-    std::fs::write(&b, text.replace("warp", "weft")).unwrap();
+}
+
+#[test]
+fn cli_values_summarises_replicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = specimens(dir.path(), &[4.0, 5.0, 6.0]);
+    let names: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    let mut args = vec!["values", "--summary", "--json"];
+    args.extend(&names);
+    let out = kestrel(&args);
+    assert_success(&out);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let g = &json[0];
+    assert_eq!(json.as_array().unwrap().len(), 1);
     assert_eq!(
-        read_kes_files(&[a, b], CurveOverrides::default())
-            .unwrap()
-            .len(),
-        2
+        (
+            g["fabric"].as_str(),
+            g["test"].as_str(),
+            g["direction"].as_str()
+        ),
+        (Some("F"), Some("tensile"), Some("warp"))
+    );
+    assert_eq!(g["specimens"], 3);
+    assert_eq!(g["files"].as_array().unwrap().len(), 3);
+    assert!((g["mean"]["EMT"].as_f64().unwrap() - 5.0).abs() < 1e-12);
+    assert!((g["cv"]["EMT"].as_f64().unwrap() - 0.2).abs() < 1e-12);
+    // the table shows each specimen, the mean and the CV
+    let out = kestrel(&[&["values"][..], &names].concat());
+    assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3 specimens"), "{text}");
+    assert!(text.contains("CV 20.0 %"), "{text}");
+    // kestrel fit refuses replicates, naming both files
+    let out = kestrel(&[&["fit"][..], &names].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a second specimen of F / tensile / warp")
     );
 }
 
@@ -322,7 +625,7 @@ proptest::proptest! {
     /// Any bytes at all give a curve or an error, never a panic.
     #[test]
     fn arbitrary_text_never_panics(text in "(# (test|direction|fabric): [a-z]{0,8}\n){0,3}[-0-9a-z.,;\t\\[\\]%/ \n]{0,200}") {
-        let _ = parse_kes(&text, "p.csv", CurveOverrides { test: Some(KesTest::Tensile), direction: None });
+        let _ = parse_kes(&text, "p.csv", CurveOverrides { test: Some(KesTest::Tensile), ..Default::default() });
         let spec = LoopSpec {
             x: LoopColumn { column: ColumnRef::Index(1), unit: Some("mm".into()), negate: false },
             y: LoopColumn { column: ColumnRef::Index(2), unit: None, negate: true },
@@ -330,7 +633,7 @@ proptest::proptest! {
             direction: None,
         };
         let _ = parse_loop(&text, "p.csv", &spec);
-        if let Ok(c) = parse_kes(&text, "p.csv", CurveOverrides { test: Some(KesTest::Shear), direction: Some(Direction::Warp) }) {
+        if let Ok(c) = parse_kes(&text, "p.csv", CurveOverrides { test: Some(KesTest::Shear), direction: Some(Direction::Warp), gauge_length: None }) {
             let _ = kes_values(&c, &ReadingRules::default());
             let _ = loop_values(&c, &ReadingRules::default());
         }
@@ -874,4 +1177,28 @@ fn cli_values_json_reproduces_the_oracle() {
             );
         }
     }
+}
+
+#[test]
+fn cli_values_reads_a_european_export_with_elongation_and_gauge_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("eu.csv");
+    // 0 → 10 mm → 0 over 200 mm: 5 % strain; decimal commas, `;`, an empty last column
+    std::fs::write(
+        &file,
+        "# test = tensile\n# direction = warp\nelongation [mm];force [gf/cm];\n\
+         0;0;\n5,0;100,0;\n10,0;500,0;\n5,0;150,0;\n2,0;0,0;\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out = kestrel(&["values", f]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--gauge-length 200"));
+    let out = kestrel(&["values", "--json", "--gauge-length", "200", f]);
+    assert_success(&out);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!((json[0]["values"]["EMT"].as_f64().unwrap() - 5.0).abs() < 1e-12);
+    let out = kestrel(&["values", "--gauge-length=-3", f]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected a positive length in mm"));
 }

@@ -9,8 +9,10 @@ mod kes;
 mod material;
 mod plot;
 mod reduced;
+mod reliability;
 #[cfg(feature = "render")]
 mod render;
 mod terzopoulos;
 #[cfg(feature = "tui")]
 mod tui;
+mod validate;

@@ -118,7 +118,13 @@ fn a_colour_map_paints_the_cloth_and_draws_a_legend() {
     let Some((mut r, view, x)) = staged() else {
         return;
     };
-    let values = strain(view.nu, view.nv, view.h_warp, view.h_weft, &x);
+    let values = strain(
+        view.grid.nu,
+        view.grid.nv,
+        view.grid.h_warp,
+        view.grid.h_weft,
+        &x,
+    );
     assert!(values.iter().all(|v| v.is_finite()));
     assert!(
         values.iter().any(|&v| v > 0.01),
@@ -170,10 +176,10 @@ fn a_record_renders_to_numbered_frames_and_keeps_them_without_force() {
     let (view, x) = sheet();
     let mut rec = Recording::new(RecordInfo {
         name: "sheet".into(),
-        nu: view.nu as u32,
-        nv: view.nv as u32,
-        h_warp: view.h_warp,
-        h_weft: view.h_weft,
+        nu: view.grid.nu as u32,
+        nv: view.grid.nv as u32,
+        h_warp: view.grid.h_warp,
+        h_weft: view.grid.h_weft,
         dt: 0.01,
         every: 1,
         camera: view.camera,

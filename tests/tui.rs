@@ -730,3 +730,47 @@ fn a_status_from_one_tab_is_not_left_on_the_others() {
     a.update(Action::GoTab(Tab::Curves));
     assert_eq!(a.status, "");
 }
+
+#[test]
+fn the_curves_tab_names_files_and_groups_specimens() {
+    use kestrel::tui::files::load_curves;
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, direction: &str| {
+        let f = dir.path().join(name);
+        std::fs::write(
+            &f,
+            format!(
+                "# fabric: Denim D\n# test: tensile\n# direction: {direction}\n\
+                 strain [%],force [gf/cm]\n0,0\n5,500\n2,0\n"
+            ),
+        )
+        .unwrap();
+        f
+    };
+    // two specimens of warp with a weft curve between them
+    let files = [
+        write("warp_a.csv", "warp"),
+        write("weft.csv", "weft"),
+        write("warp_b.csv", "warp"),
+    ];
+    let (curves, errors) = load_curves(&files);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut a = app();
+    a.update(Action::Event(Event::Opened { curves, errors }));
+    let screen = draw(&a, 120, 40);
+    let rows: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("Denim D"))
+        .collect();
+    let at = |s: &str| {
+        rows.iter()
+            .position(|r| r.contains(s))
+            .unwrap_or(usize::MAX)
+    };
+    // specimens side by side, numbered, each with its file name below
+    assert!(at("tensile warp 1/2") < at("warp_a.csv"), "{screen}");
+    assert!(at("warp_a.csv") < at("tensile warp 2/2"), "{screen}");
+    assert!(at("tensile warp 2/2") < at("warp_b.csv"), "{screen}");
+    assert!(at("warp_b.csv") < at("│    weft.csv"), "{screen}");
+    assert!(at("│    weft.csv") < usize::MAX, "{screen}");
+}

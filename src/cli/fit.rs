@@ -9,9 +9,11 @@ use serde_json::json;
 use super::CliError;
 use kestrel::fit::fabric::fabric_slug;
 use kestrel::fit::{
-    fit_fabrics, CurveFit, FabricFit, FitModel, FitOptions, FitStatus, MuMode, ToeChoice,
+    fit_fabrics, CurveFit, FabricFit, FitModel, FitOptions, FitStatus, MuMode, OffsetMode,
+    ToeChoice, ValuesSideBySide,
 };
 use kestrel::kes::import::{read_kes_files, read_loop, CurveOverrides};
+use kestrel::kes::values::VALUE_NAMES;
 use kestrel::kes::{Curve, Direction, KesTest};
 use kestrel::params::ParamsFormat;
 
@@ -29,6 +31,10 @@ pub struct Args {
     /// Traction toe: quadratic (the paper's), power, or auto (lower AIC).
     #[arg(long, default_value = "auto")]
     pub toe: ToeChoice,
+    /// Force zero offset: zero (the curve's own zero), or fit (an instrument zero error fitted
+    /// with the law, written to the parameter file and added wherever the law is driven).
+    #[arg(long, default_value = "zero")]
+    pub offset: OffsetMode,
     /// Output file (one fabric) or directory (several); default `<fabric>.params.toml` here.
     #[arg(short, long)]
     pub out: Option<PathBuf>,
@@ -47,11 +53,18 @@ pub struct Args {
     /// Direction of files that lack it (warp, weft, bias).
     #[arg(long)]
     pub direction: Option<Direction>,
+    /// Gauge length [mm] of tensile files with an `elongation [mm]` column.
+    #[arg(long, value_name = "MM")]
+    pub gauge_length: Option<f64>,
     #[command(flatten)]
     pub lp: super::LoopArgs,
     /// Fit from published KES values (a TOML file) instead of curves.
     #[arg(long)]
     pub values: Option<PathBuf>,
+    /// Write the laws that could be fitted even when some curve (or value) could not; without
+    /// it, one failure writes no file and exits with status 2.
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 fn parse_mu(s: &str) -> Result<MuMode, String> {
@@ -70,14 +83,17 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
             .map(|f| read_loop(f, &spec).map_err(CliError::input))
             .collect();
     }
-    read_kes_files(
+    let curves = read_kes_files(
         &args.files,
         CurveOverrides {
             test: args.test,
             direction: args.direction,
+            gauge_length: super::gauge_length_m(args.gauge_length)?,
         },
     )
-    .map_err(CliError::input)
+    .map_err(CliError::input)?;
+    kestrel::kes::refuse_replicates(&curves, "kestrel fit").map_err(CliError::input)?;
+    Ok(curves)
 }
 
 /// Where each fabric's file goes.
@@ -112,6 +128,7 @@ fn params_json(fit: &CurveFit) -> serde_json::Value {
         "status": match &fit.status { FitStatus::Fitted => json!("fitted"), FitStatus::Failed(r) => json!(format!("failed: {r}")) },
         "termination": fit.termination,
         "selection": fit.selection,
+        "values": fit.values,
     })
 }
 
@@ -154,28 +171,95 @@ fn print_report(fabric: &FabricFit, written: Option<&Path>) {
         for (a, b, r) in &fit.correlations {
             println!("    correlation({a}, {b}) = {r:+.3}");
         }
+        if let Some(v) = &fit.values {
+            print_values(v);
+        }
     }
     if let Some(p) = written {
         println!("  written {}", p.display());
     }
 }
 
+/// Refuses, before anything is fitted, an output that exists (without `--force`) or whose
+/// folder does not exist.
+pub(super) fn check_output(path: &Path, force: bool) -> Result<(), CliError> {
+    kestrel::atomic::check_target(path, force).map_err(CliError::input)?;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(dir) = parent.filter(|d| !d.is_dir()) {
+        return Err(CliError::input(format!(
+            "cannot write {}: the folder {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The curves of a fabric that could not be fitted, one line each naming the file.
+fn not_fitted(fabric: &FabricFit) -> Vec<String> {
+    fabric
+        .fits
+        .iter()
+        .filter_map(|f| match &f.status {
+            FitStatus::Failed(reason) => Some(format!(
+                "{} ({} {}, {}): not fitted: {reason}",
+                if f.file.is_empty() { "-" } else { &f.file },
+                f.test,
+                f.direction,
+                fabric.fabric
+            )),
+            FitStatus::Fitted => None,
+        })
+        .collect()
+}
+
+/// The KES values of the curve and of its fitted law on the instrument's protocol.
+fn print_values(v: &ValuesSideBySide) {
+    println!("    KES value   measured     fitted      gap");
+    for (name, m, f, gap) in v.rows() {
+        let unit = VALUE_NAMES
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map_or("", |u| u.1);
+        match (f, gap) {
+            (Some(f), Some(g)) => println!(
+                "    {name:<6} {m:>13.4} {f:>10.4} {:>+7.2} %  {unit}",
+                100.0 * g
+            ),
+            _ => println!("    {name:<6} {m:>13.4}        n/a           {unit}"),
+        }
+    }
+    if let Some(note) = &v.note {
+        println!("    {note}");
+    }
+}
+
 pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(values) = &args.values {
-        return super::fit_values::run(values, &args.out, args.force, args.json, args.json_out);
+        return super::fit_values::run(values, &args);
     }
     let curves = load(&args)?;
     let options = FitOptions {
         model: args.model,
         mu: args.mu,
         toe: args.toe,
+        offset: args.offset,
         ..FitOptions::default()
     };
-    let fabrics = kestrel::fit::fabric::group_by_fabric(&curves).len();
+    let groups = kestrel::fit::fabric::group_by_fabric(&curves);
+    let fabrics = groups.len();
     let several = fabrics > 1;
-    if let (true, Some(o)) = (several, &args.out) {
+    let all_loops = curves.iter().all(|c| c.test == KesTest::Loop);
+    // a generic loop has no law slot in a fabric file: report only, unless -o is given
+    let writes = !(all_loops && args.out.is_none());
+    if let (true, true, Some(o)) = (writes, several, &args.out) {
         std::fs::create_dir_all(o)
             .map_err(|e| CliError::failed(format!("cannot create {}: {e}", o.display())))?;
+    }
+    if writes {
+        for (fabric, _) in &groups {
+            check_output(&output_path(&args, fabric, several), args.force)?;
+        }
     }
     let bar = super::progress_bar(
         fabrics as u64,
@@ -188,7 +272,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         bar.inc(1);
     });
     bar.finish_and_clear();
-    let all_loops = curves.iter().all(|c| c.test == KesTest::Loop);
+    let refused: Vec<String> = results.iter().flat_map(not_fitted).collect();
+    let write_any = writes && (refused.is_empty() || args.allow_partial);
     let format = if args.json_out {
         ParamsFormat::Json
     } else {
@@ -197,8 +282,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut out_json = Vec::new();
     let mut failures = Vec::new();
     for fabric in &results {
-        // a generic loop has no law slot in a fabric file: report only
-        let written = if all_loops && args.out.is_none() {
+        let fitted_any = fabric.fits.iter().any(|f| f.is_fitted());
+        let written = if !write_any || !fitted_any {
             None
         } else {
             let path = output_path(&args, &fabric.fabric, several);
@@ -227,9 +312,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
             json!({ "fabrics": out_json, "wall_ms": start.elapsed().as_secs_f64() * 1e3 })
         );
     }
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::failed(failures.join("\n")))
+    if !failures.is_empty() {
+        return Err(CliError::failed(failures.join("\n")));
+    }
+    refusal(&refused, args.allow_partial)
+}
+
+/// Exit status 2 when a law could not be fitted (a warning with `--allow-partial`).
+pub(super) fn refusal(refused: &[String], allow_partial: bool) -> Result<(), CliError> {
+    match (refused.is_empty(), allow_partial) {
+        (true, _) => Ok(()),
+        (false, true) => {
+            eprintln!("warning: {}", refused.join("\nwarning: "));
+            Ok(())
+        }
+        (false, false) => Err(CliError::input(format!(
+            "{}\nno parameter file written (--allow-partial writes the laws that were fitted)",
+            refused.join("\n")
+        ))),
     }
 }

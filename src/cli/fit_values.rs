@@ -6,17 +6,12 @@ use serde_json::json;
 
 use super::CliError;
 use kestrel::fit::fabric::fabric_slug;
-use kestrel::fit::values::{fit_fabric_values, FabricValues};
+use kestrel::fit::values::{check_values, fit_fabric_values, shown, FabricValues};
 use kestrel::params::ParamsFormat;
 
-pub fn run(
-    values: &Path,
-    out: &Option<PathBuf>,
-    force: bool,
-    as_json: bool,
-    json_out: bool,
-) -> Result<(), CliError> {
-    let text = std::fs::read_to_string(values)
+pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
+    let (out, force, as_json, json_out) = (&args.out, args.force, args.json, args.json_out);
+    let text = kestrel::input::read_text(values, kestrel::input::SMALL_FILE_LIMIT)
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", values.display())))?;
     let spec: FabricValues = toml::from_str(&text).map_err(|e| {
         CliError::input(format!(
@@ -24,7 +19,7 @@ pub fn run(
             values.display()
         ))
     })?;
-    let (params, fits) = fit_fabric_values(&spec);
+    check_values(&spec).map_err(|e| CliError::input(format!("{}: {e}", values.display())))?;
     let format = if json_out {
         ParamsFormat::Json
     } else {
@@ -37,15 +32,34 @@ pub fn run(
             if json_out { "json" } else { "toml" }
         ))
     });
-    params
-        .write(&path, format, force)
-        .map_err(CliError::failed)?;
+    super::fit::check_output(&path, force)?;
+    let (params, fits) = fit_fabric_values(&spec);
+    let refused: Vec<String> = fits
+        .iter()
+        .filter(|f| f.law.is_none())
+        .map(|f| {
+            format!(
+                "{}: {} {}: {}",
+                values.display(),
+                f.direction,
+                f.test,
+                f.note.as_deref().unwrap_or("not fitted")
+            )
+        })
+        .collect();
+    let write = refused.is_empty() || (args.allow_partial && fits.iter().any(|f| f.law.is_some()));
+    if write {
+        params
+            .write(&path, format, force)
+            .map_err(CliError::written)?;
+    }
+    let written = write.then(|| path.display().to_string());
     if as_json {
         println!(
             "{}",
             json!({
                 "fabric": spec.fabric,
-                "written": path.display().to_string(),
+                "written": written,
                 "laws": fits.iter().map(|f| json!({
                     "test": f.test.name(),
                     "direction": f.direction.name(),
@@ -57,7 +71,7 @@ pub fn run(
                 })).collect::<Vec<_>>(),
             })
         );
-        return Ok(());
+        return super::fit::refusal(&refused, args.allow_partial);
     }
     println!("{} — laws from KES values", spec.fabric);
     for f in &fits {
@@ -74,16 +88,22 @@ pub fn run(
         for m in &f.matches {
             match (m.achieved, m.rel_error) {
                 (Some(a), Some(e)) => println!(
-                    "    {:<5} target {:>10.4}  achieved {:>10.4}  error {:+.2} %",
+                    "    {:<5} target {:>10}  achieved {:>10}  error {} %",
                     m.name,
-                    m.target,
-                    a,
-                    100.0 * e
+                    shown(m.target),
+                    shown(a),
+                    shown(100.0 * e)
                 ),
-                _ => println!("    {:<5} target {:>10.4}  not achieved", m.name, m.target),
+                _ => println!(
+                    "    {:<5} target {:>10}  not achieved",
+                    m.name,
+                    shown(m.target)
+                ),
             }
         }
     }
-    println!("  written {}", path.display());
-    Ok(())
+    if let Some(w) = &written {
+        println!("  written {w}");
+    }
+    super::fit::refusal(&refused, args.allow_partial)
 }

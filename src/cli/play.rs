@@ -8,7 +8,10 @@ use clap::Args;
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use kestrel::reduced::{compare, parse_sequence, Comparison, Player, ReducedModel};
+use kestrel::reduced::{
+    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
+    ReducedModel,
+};
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
 
@@ -35,12 +38,8 @@ pub struct PlayArgs {
     /// relative l2 error of the playback.
     #[arg(long, value_name = "SCENE")]
     pub compare: Option<PathBuf>,
-    /// Overwrite existing frames.
-    #[arg(long)]
-    pub force: bool,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 #[derive(Debug, Serialize)]
@@ -111,7 +110,7 @@ fn play(
                 reason: r.to_string(),
             });
         }
-        for _ in 0..(d / model.info.frame_dt).round() as usize {
+        for _ in 0..frames_of(d, model.info.frame_dt) {
             player.advance();
             player.shape(&mut local);
             player.to_world(&local, &mut world);
@@ -126,23 +125,21 @@ fn play(
     })
 }
 
-/// Checks the `--out` folder (created, no frame replaced without `--force`); the image size.
+/// Checks the `--out` folder (created, none of the `rendered` frames replaced without
+/// `--force`); the image size.
 #[cfg(feature = "render")]
-fn prepare_frames(args: &PlayArgs, dir: &Path) -> Result<(u32, u32), CliError> {
+fn prepare_frames(args: &PlayArgs, dir: &Path, rendered: usize) -> Result<(u32, u32), CliError> {
     let size = super::parse_size(&args.size, "960x720")?;
+    for n in 0..rendered {
+        super::check_output(&frame_path(dir, n), args.output.force)?;
+    }
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
-    if !args.force && frame_path(dir, 0).exists() {
-        return Err(CliError::input(format!(
-            "{} exists; pass --force to overwrite the frames",
-            frame_path(dir, 0).display()
-        )));
-    }
     Ok(size)
 }
 
 #[cfg(not(feature = "render"))]
-fn prepare_frames(_args: &PlayArgs, _dir: &Path) -> Result<(u32, u32), CliError> {
+fn prepare_frames(_args: &PlayArgs, _dir: &Path, _rendered: usize) -> Result<(u32, u32), CliError> {
     Err(CliError::input(
         "--out: kestrel was built without the render feature",
     ))
@@ -160,7 +157,7 @@ fn render_frames(
 ) -> Result<usize, CliError> {
     let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
     let view = SceneView::of_model(model);
-    let pb = super::progress_bar(frames as u64, args.json, super::FRAMES_BAR);
+    let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
     let mut first = true;
     let mut rendered = 0;
     let r = play(model, seq, |n, world, angle| {
@@ -174,8 +171,8 @@ fn render_frames(
         }
         renderer.set_door_angle(angle);
         let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
-        kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.force)
-            .map_err(CliError::failed)?;
+        kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.output.force)
+            .map_err(CliError::written)?;
         rendered += 1;
         Ok(())
     });
@@ -201,12 +198,13 @@ fn render_frames(
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let model = ReducedModel::read(&args.model).map_err(CliError::input)?;
     let seq = parse_sequence(&model.info.palette, &args.impulses).map_err(CliError::input)?;
+    let frames = sequence_frames(&seq, model.info.frame_dt).map_err(CliError::input)?;
     if args.every == 0 {
         return Err(CliError::input("--every must be >= 1"));
     }
     // The frames' folder and size are checked before any work.
     let size = match &args.out {
-        Some(dir) => Some(prepare_frames(&args, dir)?),
+        Some(dir) => Some(prepare_frames(&args, dir, frames.div_ceil(args.every))?),
         None => None,
     };
     // Timing: the sequence replayed until 0.5 s have passed, no output. Playback is
@@ -243,7 +241,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let comparison = match &args.compare {
         Some(path) => {
             let scene = super::load_dynamic(path, "is not a dynamic scene")?;
-            let pb = if args.json {
+            let pb = if args.output.json {
                 ProgressBar::hidden()
             } else {
                 ProgressBar::new(1000)
@@ -251,7 +249,10 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             let c = compare(&scene, &model, &seq, &mut |f| {
                 pb.set_position((f * 1000.0) as u64)
             })
-            .map_err(CliError::failed)?;
+            .map_err(|e| match e {
+                ReducedError::Invalid(_) => CliError::input(e),
+                e => CliError::failed(e),
+            })?;
             pb.finish_and_clear();
             Some(c)
         }
@@ -271,7 +272,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         out: args.out.as_ref().map(|p| p.display().to_string()),
         compare: comparison,
     };
-    super::print_summary(&s, args.json, |s| {
+    super::print_summary(&s, args.output.json, |s| {
         println!("model        {}", s.model);
         println!(
             "played       {} frames of {} vertices at rank {} ({} jumps, {} impulses refused)",

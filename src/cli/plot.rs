@@ -3,11 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use kestrel::atomic::WriteError;
-use kestrel::fit::{fit_curve, FitOptions};
-use kestrel::kes::{Curve, KesTest};
+use kestrel::fit::{fit_curve, FitOptions, ValuesSideBySide};
+use kestrel::kes::Curve;
 use kestrel::material::{ConnectorLaw, MaterialLaw};
-use kestrel::params::FabricParams;
+use kestrel::params::{FabricParams, FittedLaw};
 use kestrel::plot::{self, CurvePlot, HysteresisPlot, ImageFormat, Overlay, PlotSize};
 
 use super::CliError;
@@ -43,13 +42,8 @@ fn parse_size(s: &str) -> Result<PlotSize, String> {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    super::check_output(&args.output, args.force)?;
     let format = ImageFormat::of_path(&args.output).map_err(CliError::input)?;
-    if !args.force && args.output.exists() {
-        let exists = WriteError::Exists {
-            path: args.output.clone(),
-        };
-        return Err(CliError::input(exists));
-    }
     let curves = load_curves(&args.files).map_err(CliError::input)?;
     let params = match &args.params {
         Some(p) => Some(FabricParams::read(p).map_err(CliError::input)?),
@@ -61,7 +55,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         curves_image(&args, &curves, params, format)?
     };
-    plot::write_image(&args.output, &image, args.force).map_err(CliError::failed)?;
+    plot::write_image(&args.output, &image, args.force).map_err(CliError::written)?;
     println!("wrote {}", args.output.display());
     Ok(())
 }
@@ -78,13 +72,15 @@ fn curves_image(
     for curve in curves {
         let mut legend = legend_for(curve);
         let overlay = params.and_then(|(p, path)| {
-            let law = law_for(p, curve, path)?;
-            let y = law.drive(&curve.x);
+            let fitted = law_for(p, curve, path)?;
+            let law = fitted.law;
+            let y = fitted.forces(&curve.x);
             let name = path
                 .file_name()
                 .unwrap_or(path.as_os_str())
                 .to_string_lossy();
             legend.push(format!("NRMSE {:.2} %", 100.0 * plot::nrmse(&curve.y, &y)));
+            legend.push(fitted_values_line(curve, &fitted));
             Some(Overlay {
                 label: format!("law from {name} ({})", law_name(&law)),
                 y,
@@ -138,12 +134,12 @@ fn hysteresis(
     let mut legend = legend_for(curve);
     let (law, offset) = match params {
         Some((p, path)) => {
-            let law = law_for(p, curve, path);
-            legend.push(match &law {
-                Some(law) => format!(
+            let fitted = law_for(p, curve, path);
+            legend.push(match &fitted {
+                Some(f) => format!(
                     "elastic part: law from {} ({})",
                     file_name(path),
-                    law_name(law)
+                    law_name(&f.law)
                 ),
                 None => format!(
                     "no {} {} law in {}",
@@ -152,13 +148,13 @@ fn hysteresis(
                     file_name(path)
                 ),
             });
-            (law, 0.0)
+            (fitted.map(|f| f.law), fitted.map_or(0.0, |f| f.offset))
         }
         None => {
             eprintln!("fitting the curve for its elastic part (--params uses a parameter file)");
             let fit = fit_curve(curve, &FitOptions::default());
-            let law = fit.law();
-            legend.push(match law {
+            let fitted = fit.fitted_law();
+            legend.push(match fitted {
                 Some(_) => format!(
                     "elastic part: fitted {} law, NRMSE {:.2} %",
                     fit.model,
@@ -166,7 +162,7 @@ fn hysteresis(
                 ),
                 None => "no law: the fit failed".into(),
             });
-            (law, fit.value(kestrel::fit::Param::Offset).unwrap_or(0.0))
+            (fitted.map(|f| f.law), fitted.map_or(0.0, |f| f.offset))
         }
     };
     let view = HysteresisPlot {
@@ -180,15 +176,10 @@ fn hysteresis(
         .map_err(CliError::input)
 }
 
-/// The law of the curve's test and direction in the parameter file (a note when absent).
-fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<ConnectorLaw> {
-    let laws = params.direction(curve.direction);
-    let law = match curve.test {
-        KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
-        KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
-        KesTest::Bending => laws.bending.map(ConnectorLaw::Bending),
-        KesTest::Loop => None,
-    };
+/// The law (with its fitted offset) of the curve's test and direction in the parameter file
+/// (a note when absent).
+fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<FittedLaw> {
+    let law = params.fitted_law(curve.test, curve.direction);
     if law.is_none() {
         eprintln!(
             "note: {} has no {} {} law; {} is plotted without a model",
@@ -207,6 +198,21 @@ fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<Connecto
         );
     }
     law
+}
+
+/// The law's KES values on the instrument's protocol beside the curve's: `law: EMT 3.21
+/// (+0.3 %), …`, or why the law cannot run the protocol.
+fn fitted_values_line(curve: &Curve, fitted: &FittedLaw) -> String {
+    let v = ValuesSideBySide::of(curve, fitted);
+    if let Some(note) = v.note {
+        return note;
+    }
+    let parts: Vec<String> = v
+        .rows()
+        .into_iter()
+        .filter_map(|(name, _, f, gap)| Some(format!("{name} {:.4} ({:+.1} %)", f?, 100.0 * gap?)))
+        .collect();
+    format!("law: {}", parts.join(", "))
 }
 
 /// "dahl", "bs2+mu"…

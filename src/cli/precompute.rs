@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use kestrel::plot::reduced::error_vs_rank_image;
 use kestrel::plot::{write_image, ImageFormat, PlotSize};
-use kestrel::reduced::{precompute, PrecomputeOptions, PrecomputeStats};
+use kestrel::reduced::{precompute, PrecomputeOptions, PrecomputeStats, ReducedError};
 
 use super::CliError;
 
@@ -35,12 +35,8 @@ pub struct PrecomputeArgs {
     /// Also write the relative error against rank as a PNG or SVG (by the extension).
     #[arg(long, value_name = "PNG|SVG")]
     pub error_plot: Option<PathBuf>,
-    /// Overwrite existing files.
-    #[arg(long)]
-    pub force: bool,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 #[derive(Debug, Serialize)]
@@ -58,12 +54,7 @@ struct Summary {
 
 pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     for p in std::iter::once(&args.out).chain(args.error_plot.as_ref()) {
-        if p.exists() && !args.force {
-            return Err(CliError::input(format!(
-                "{} exists; pass --force to overwrite it",
-                p.display()
-            )));
-        }
+        super::check_output(p, args.output.force)?;
     }
     let plot_format = match &args.error_plot {
         Some(p) => Some(ImageFormat::of_path(p).map_err(CliError::input)?),
@@ -81,7 +72,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     };
     let pb = super::progress_bar(
         1000,
-        args.json,
+        args.output.json,
         "{bar:40} {percent:>3}% simulated  {elapsed_precise} (eta {eta})",
     );
     let t0 = Instant::now();
@@ -90,14 +81,17 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         Ok(x) => x,
         Err(e) => {
             pb.abandon();
-            return Err(CliError::failed(e));
+            return Err(match e {
+                ReducedError::Invalid(_) => CliError::input(e),
+                e => CliError::failed(e),
+            });
         }
     };
     pb.finish_and_clear();
     let precompute_s = t0.elapsed().as_secs_f64();
     let bytes = model
-        .write(&args.out, args.force)
-        .map_err(CliError::failed)?;
+        .write(&args.out, args.output.force)
+        .map_err(CliError::written)?;
     if let (Some(p), Some(format)) = (&args.error_plot, plot_format) {
         let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
         let image = error_vs_rank_image(
@@ -109,7 +103,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
             format,
         )
         .map_err(CliError::failed)?;
-        write_image(p, &image, args.force).map_err(CliError::failed)?;
+        write_image(p, &image, args.output.force).map_err(CliError::written)?;
     }
     let s = Summary {
         scene: args.scene.display().to_string(),
@@ -119,7 +113,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         bytes,
         error_plot: args.error_plot.as_ref().map(|p| p.display().to_string()),
     };
-    super::print_summary(&s, args.json, |s| {
+    super::print_summary(&s, args.output.json, |s| {
         let st = &s.stats;
         println!("model        {} ({} bytes)", s.out, s.bytes);
         println!(

@@ -11,7 +11,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use kestrel::cloth::record::Recording;
-use kestrel::cloth::ClothPipeline;
+use kestrel::cloth::{check_steps, ClothPipeline};
 use kestrel::render::{
     frame_path, positions, render_recording, world_field, ColorBy, FrameTimings, Renderer,
     SceneView,
@@ -51,12 +51,8 @@ pub struct RenderArgs {
     /// Frames per second of the video.
     #[arg(long, default_value_t = 30, value_name = "FPS")]
     pub fps: u32,
-    /// Overwrite existing frames and video.
-    #[arg(long)]
-    pub force: bool,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 /// Mean, median and largest of one stage over the frames [ms].
@@ -109,6 +105,9 @@ struct RenderSummary {
     video_note: Option<String>,
 }
 
+/// Most frames one render writes.
+const MAX_FRAMES: usize = 1_000_000;
+
 fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
     let bad = || {
         CliError::input(format!(
@@ -134,7 +133,7 @@ fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
             args.out.display()
         )));
     }
-    if !args.force {
+    if !args.output.force {
         if let Some(p) = (0..frames)
             .map(|n| frame_path(&args.out, n))
             .find(|p| p.exists())
@@ -175,21 +174,21 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         check_outputs(&args, rec.frames.len())?;
         renderer = Renderer::new(width, height).map_err(CliError::failed)?;
         t_start = Instant::now();
-        let pb = super::progress_bar(rec.frames.len() as u64, args.json, super::FRAMES_BAR);
+        let pb = super::progress_bar(rec.frames.len() as u64, args.output.json, super::FRAMES_BAR);
         let result = render_recording(
             &mut renderer,
             &rec,
             args.color_by,
             range,
             &args.out,
-            args.force,
+            args.output.force,
             |p| pb.set_position(p.done as u64),
         );
         match result {
             Ok(t) => timings = t,
             Err(e) => {
                 pb.abandon();
-                return Err(CliError::failed(e));
+                return Err(CliError::written(e));
             }
         }
         pb.finish_and_clear();
@@ -204,14 +203,18 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         let scene = super::load_dynamic(path, "is a virtual KES test; render a dynamic scene")?;
         let mut world = scene.world;
         let frames = args.frames.unwrap_or(60);
-        if frames == 0 {
-            return Err(CliError::input("--frames must be >= 1"));
+        if !(1..=MAX_FRAMES).contains(&frames) {
+            return Err(CliError::input(format!(
+                "--frames {frames}: must be 1 to {MAX_FRAMES}"
+            )));
         }
         let k = match args.every {
             Some(0) => return Err(CliError::input("--every must be >= 1")),
             Some(k) => k,
             None => (scene.steps / (frames.max(2) as u64 - 1)).max(1),
         };
+        check_steps("--frames x --every", (frames as u64 - 1).saturating_mul(k))
+            .map_err(CliError::input)?;
         if args.color_by == Some(ColorBy::Friction)
             && world_field(ColorBy::Friction, &world).is_none()
         {
@@ -231,7 +234,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         renderer
             .set_scene(&view, &positions(&world))
             .map_err(CliError::failed)?;
-        let pb = super::progress_bar(frames as u64, args.json, super::FRAMES_BAR);
+        let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
         let mut pipeline = ClothPipeline::new();
         let fail = |pb: &ProgressBar, e: String| {
             pb.abandon();
@@ -254,8 +257,11 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             let (png, t) = renderer
                 .render_png(&positions(&world), field.as_ref())
                 .map_err(|e| fail(&pb, e.to_string()))?;
-            kestrel::atomic::write_atomic(&frame_path(&args.out, n), &png, args.force)
-                .map_err(|e| fail(&pb, e.to_string()))?;
+            kestrel::atomic::write_atomic(&frame_path(&args.out, n), &png, args.output.force)
+                .map_err(|e| {
+                    pb.abandon();
+                    CliError::written(e)
+                })?;
             timings.push(t);
             pb.inc(1);
         }
@@ -265,7 +271,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         steps = world.steps;
     }
     let (video, video_note) = match &args.video {
-        Some(v) => make_video(&args.out, v, args.fps, args.force)?,
+        Some(v) => make_video(&args.out, v, args.fps, args.output.force)?,
         None => (None, None),
     };
     let summary = RenderSummary {
@@ -286,7 +292,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         video,
         video_note,
     };
-    super::print_summary(&summary, args.json, print_table)
+    super::print_summary(&summary, args.output.json, print_table)
 }
 
 fn on_path(program: &str) -> bool {

@@ -10,7 +10,8 @@ use serde::Serialize;
 use kestrel::atomic::write_atomic;
 use kestrel::cloth::record::{RecordInfo, Recording};
 use kestrel::cloth::virtual_kes::run_virtual_kes;
-use kestrel::cloth::{ClothPipeline, Integrator, ProvotConstraints};
+use kestrel::cloth::{check_steps, ClothPipeline, Integrator, ProvotConstraints};
+use kestrel::input::{bytes_label, BINARY_FILE_LIMIT};
 use kestrel::scene::{DynamicScene, Scene, VirtualKesScene};
 
 use super::CliError;
@@ -49,12 +50,8 @@ pub struct RunArgs {
     /// Virtual KES scenes: write the curve to this KES CSV (default: the scene's `output`).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Overwrite existing output files.
-    #[arg(long)]
-    pub force: bool,
-    /// Print the summary as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
 }
 
 /// The summary of a dynamic run; `--json` prints it as is.
@@ -87,6 +84,8 @@ struct RunSummary {
     unconverged_steps: u64,
     /// Implicit steps (or half steps) taken again as two halves because they did not converge.
     halved_steps: u64,
+    /// Every implicit step converged; when false the command exits 1 and writes no record.
+    converged: bool,
     record: Option<String>,
     frames: usize,
 }
@@ -165,11 +164,18 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     if args.every == 0 {
         return Err(CliError::input("--every must be >= 1"));
     }
+    check_steps("--steps", steps).map_err(CliError::input)?;
     if let Some(path) = &args.record {
-        if path.exists() && !args.force {
+        super::check_output(path, args.output.force)?;
+        // the frames are held in memory until the end, and must be readable back
+        let frames = steps / u64::from(args.every) + 1;
+        let bytes = frames.saturating_mul(16 + 12 * world.len() as u64);
+        if bytes > BINARY_FILE_LIMIT {
             return Err(CliError::input(format!(
-                "{} exists; pass --force to overwrite it",
-                path.display()
+                "--record: {frames} frames of {} particles take {} MiB, more than the limit of {} for a record; raise --every",
+                world.len(),
+                bytes >> 20,
+                bytes_label(BINARY_FILE_LIMIT)
             )));
         }
     }
@@ -188,7 +194,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         r.push(&world);
         r
     });
-    let pb = super::progress_bar(steps, args.json, super::STEPS_BAR);
+    let pb = super::progress_bar(steps, args.output.json, super::STEPS_BAR);
     let mut pipeline = ClothPipeline::new();
     let mut stepping = Duration::ZERO;
     let (mut iterations, mut evaluations, mut unconverged) = (0u64, 0u64, 0u64);
@@ -222,9 +228,11 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         pb.inc(1);
     }
     pb.finish_and_clear();
+    let converged = unconverged == 0;
     let frames = recording.as_ref().map(|r| r.frames.len()).unwrap_or(0);
-    if let (Some(rec), Some(path)) = (&recording, &args.record) {
-        rec.write(path, args.force).map_err(CliError::failed)?;
+    if let (Some(rec), Some(path), true) = (&recording, &args.record, converged) {
+        rec.write(path, args.output.force)
+            .map_err(CliError::written)?;
     }
     let rates = world.deformation_rates();
     let wall_ms = stepping.as_secs_f64() * 1e3;
@@ -263,10 +271,27 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         evaluations_per_step: per(evaluations),
         unconverged_steps: unconverged,
         halved_steps: halved,
-        record: args.record.as_ref().map(|p| p.display().to_string()),
+        record: args
+            .record
+            .as_ref()
+            .filter(|_| converged)
+            .map(|p| p.display().to_string()),
         frames,
+        converged,
     };
-    super::print_summary(&summary, args.json, print_table)
+    super::print_summary(&summary, args.output.json, print_table)?;
+    if converged {
+        return Ok(());
+    }
+    Err(CliError::failed(format!(
+        "{}: {unconverged} of {steps} steps did not converge ({halved} halvings, then the best iterate was kept){}; the result is not trustworthy: try a smaller --dt or more max_iterations",
+        args.scene.display(),
+        if args.record.is_some() {
+            "; the record was not written"
+        } else {
+            ""
+        }
+    )))
 }
 
 fn print_table(s: &RunSummary) {
@@ -310,19 +335,20 @@ fn print_table(s: &RunSummary) {
     if let Some(r) = &s.record {
         println!("record       {r} ({} frames)", s.frames);
     }
+    if !s.converged {
+        println!(
+            "NOT CONVERGED {} of {} steps did not converge",
+            s.unconverged_steps, s.steps
+        );
+    }
 }
 
 fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     let output = args.csv.clone().or(scene.output.clone());
     if let Some(path) = &output {
-        if path.exists() && !args.force {
-            return Err(CliError::input(format!(
-                "{} exists; pass --force to overwrite it",
-                path.display()
-            )));
-        }
+        super::check_output(path, args.output.force)?;
     }
-    let pb = super::progress_bar(0, args.json, super::STEPS_BAR);
+    let pb = super::progress_bar(0, args.output.json, super::STEPS_BAR);
     let t0 = Instant::now();
     let result = run_virtual_kes(&scene.spec, &scene.laws, |done, total| {
         pb.set_length(total as u64);
@@ -333,7 +359,7 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     pb.finish_and_clear();
     if let Some(path) = &output {
         let csv = result.to_csv(&scene.fabric);
-        write_atomic(path, csv.as_bytes(), args.force).map_err(CliError::failed)?;
+        write_atomic(path, csv.as_bytes(), args.output.force).map_err(CliError::written)?;
     }
     let summary = KesSummary {
         scene: args.scene.display().to_string(),
@@ -349,7 +375,7 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
         nrmse: result.nrmse,
         csv: output.as_ref().map(|p| p.display().to_string()),
     };
-    super::print_summary(&summary, args.json, |s| {
+    super::print_summary(&summary, args.output.json, |s| {
         println!("scene        {} ({})", s.scene, s.name);
         println!(
             "virtual KES  {} {} on a {}-particle strip, {} quasi-static samples",

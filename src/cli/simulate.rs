@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use kestrel::kes::protocol::{read_law, DEFAULT_SAMPLES};
+use kestrel::kes::protocol::{read_fitted_law, simulate_fitted, DEFAULT_SAMPLES};
 use kestrel::kes::{
-    kes_values, simulate, write_kes_csv, Direction, KesTest, Protocol, ProtocolError, ReadingRules,
+    kes_values, write_kes_csv, Direction, KesTest, Protocol, ProtocolError, ReadingRules,
 };
 
 use super::CliError;
@@ -39,16 +39,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    super::check_output(&args.output, args.force)?;
     let (law, fabric) =
-        read_law(&args.params, args.test, args.direction).map_err(CliError::input)?;
+        read_fitted_law(&args.params, args.test, args.direction).map_err(CliError::input)?;
     let fabric = args.fabric.clone().or(fabric).unwrap_or_else(|| {
         args.params
             .file_stem()
             .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
     });
     let protocol = Protocol::kes(args.test).map_err(CliError::input)?;
-    let mut curve =
-        simulate(&law, &protocol, args.samples, &fabric, args.direction).map_err(|e| match e {
+    let mut curve = simulate_fitted(&law, &protocol, args.samples, &fabric, args.direction)
+        .map_err(|e| match e {
             // The law could not be driven where the protocol asks: the work failed.
             ProtocolError::NeverReaches { .. }
             | ProtocolError::NoReturn { .. }
@@ -58,7 +59,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     curve
         .metadata
         .insert("parameters".into(), args.params.display().to_string());
-    write_kes_csv(&curve, &args.output, args.force).map_err(CliError::failed)?;
+    write_kes_csv(&curve, &args.output, args.force).map_err(CliError::written)?;
     let reading = kes_values(&curve, &ReadingRules::default());
     let values: Vec<String> = reading
         .values

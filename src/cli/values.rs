@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 
+use kestrel::kes::replicates::summarise;
 use kestrel::kes::values::VALUE_NAMES;
 use kestrel::kes::{
-    kes_values, loop_values, read_kes_files, read_loop, Curve, CurveOverrides, Direction,
-    KesReading, KesTest, LoopValues, ReadingRules,
+    kes_values, loop_values, read_kes_files, read_loop, replicate_groups, Curve, Direction,
+    KesReading, KesTest, KesValues, LoopValues, ReadingRules, ReplicateSummary,
 };
 use serde::Serialize;
 
@@ -22,12 +23,13 @@ pub struct Args {
     /// Print JSON: [{"file","fabric","test","direction","values":{...}}].
     #[arg(long)]
     json: bool,
-    /// Test of files whose metadata has none (tensile, shear, bending).
+    /// One entry per curve with its replicates (files of one fabric, test and direction)
+    /// summarised: the mean and coefficient of variation of each value; with --json
+    /// [{"fabric","test","direction","files","specimens","mean":{...},"cv":{...}}].
     #[arg(long)]
-    test: Option<KesTest>,
-    /// Direction of files whose metadata has none (warp, weft, bias).
-    #[arg(long)]
-    direction: Option<Direction>,
+    summary: bool,
+    #[command(flatten)]
+    curve: super::CurveArgs,
     #[command(flatten)]
     lp: super::LoopArgs,
 }
@@ -50,11 +52,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 }
 
 fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
-    let overrides = CurveOverrides {
-        test: args.test,
-        direction: args.direction,
-    };
-    let curves = read_kes_files(&args.files, overrides).map_err(CliError::input)?;
+    let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
     let readings: Vec<(&Curve, KesReading)> =
         curves.iter().map(|c| (c, kes_values(c, rules))).collect();
     for (curve, reading) in &readings {
@@ -66,11 +64,24 @@ fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
             eprintln!("{file}: note: {n}");
         }
     }
-    if args.json {
-        print_json(&entries(readings.iter().map(|(c, r)| (*c, r.values))))
-    } else {
-        print!("{}", kes_table(&readings, rules));
-        Ok(())
+    let summaries: Vec<ReplicateSummary> = replicate_groups(&curves)
+        .iter()
+        .map(|g| {
+            let (members, each): (Vec<&Curve>, Vec<KesValues>) = g
+                .members
+                .iter()
+                .map(|&i| (readings[i].0, readings[i].1.values))
+                .unzip();
+            summarise(&members, each)
+        })
+        .collect();
+    match (args.json, args.summary) {
+        (true, true) => print_json(&summaries),
+        (true, false) => print_json(&entries(readings.iter().map(|(c, r)| (*c, r.values)))),
+        (false, _) => {
+            print!("{}", kes_table(&summaries, rules));
+            Ok(())
+        }
     }
 }
 
@@ -109,37 +120,35 @@ fn sig5(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// One table per fabric: rows the values, columns the directions; then the reading rules.
-fn kes_table(readings: &[(&Curve, KesReading)], rules: &ReadingRules) -> String {
+/// One table per fabric: rows the values, columns the directions (the mean of a curve's
+/// specimens), then each replicated curve's specimens, mean and CV; then the reading rules.
+fn kes_table(summaries: &[ReplicateSummary], rules: &ReadingRules) -> String {
     let mut fabrics: Vec<&str> = Vec::new();
-    for (c, _) in readings {
-        if !fabrics.contains(&c.fabric.as_str()) {
-            fabrics.push(&c.fabric);
+    for s in summaries {
+        if !fabrics.contains(&s.fabric.as_str()) {
+            fabrics.push(&s.fabric);
         }
     }
     let mut out = String::new();
     for fabric in fabrics {
-        let of_fabric: Vec<&(&Curve, KesReading)> = readings
-            .iter()
-            .filter(|(c, _)| c.fabric == fabric)
-            .collect();
+        let of_fabric: Vec<&ReplicateSummary> =
+            summaries.iter().filter(|s| s.fabric == fabric).collect();
         let title = if fabric.is_empty() {
             "(no fabric metadata)"
         } else {
             fabric
         };
         out += &format!("{title}\n");
-        for (c, _) in &of_fabric {
-            out += &format!(
-                "  {:<8} {:<5} {}\n",
-                c.test.name(),
-                c.direction.name(),
-                file_name(c)
-            );
+        for s in &of_fabric {
+            let files = match s.files.as_slice() {
+                [one] => one.clone(),
+                many => format!("{} specimens: {}", many.len(), many.join(", ")),
+            };
+            out += &format!("  {:<8} {:<5} {files}\n", s.test.name(), s.direction.name());
         }
         let directions: Vec<Direction> = [Direction::Warp, Direction::Weft, Direction::Bias]
             .into_iter()
-            .filter(|d| of_fabric.iter().any(|(c, _)| c.direction == *d))
+            .filter(|d| of_fabric.iter().any(|s| s.direction == *d))
             .collect();
         out += &format!("  {:<5} {:<12}", "value", "unit");
         for d in &directions {
@@ -147,24 +156,46 @@ fn kes_table(readings: &[(&Curve, KesReading)], rules: &ReadingRules) -> String 
         }
         out += "\n";
         for (name, unit, test) in VALUE_NAMES {
-            let cells: Vec<Option<f64>> = directions
-                .iter()
-                .map(|d| {
-                    of_fabric
-                        .iter()
-                        .find(|(c, _)| c.direction == *d && c.test == test)
-                        .and_then(|(_, r)| r.values.get(name))
-                })
-                .collect();
-            let has_curve = of_fabric.iter().any(|(c, _)| c.test == test);
-            if !has_curve {
+            if !of_fabric.iter().any(|s| s.test == test) {
                 continue;
             }
             out += &format!("  {name:<5} {unit:<12}");
-            for cell in cells {
+            for d in &directions {
+                let cell = of_fabric
+                    .iter()
+                    .find(|s| s.direction == *d && s.test == test)
+                    .and_then(|s| s.mean.get(name));
                 out += &format!(" {:>12}", cell.map_or("-".to_string(), sig5));
             }
             out += "\n";
+        }
+        let replicated: Vec<&&ReplicateSummary> =
+            of_fabric.iter().filter(|s| s.specimens > 1).collect();
+        if !replicated.is_empty() {
+            out += "  replicates (a cell above is their mean): each specimen, mean, \
+                    coefficient of variation\n";
+        }
+        for s in replicated {
+            for (name, unit, test) in VALUE_NAMES {
+                let Some(mean) = s.mean.get(name).filter(|_| test == s.test) else {
+                    continue;
+                };
+                let each: Vec<String> = s
+                    .each
+                    .iter()
+                    .map(|v| v.get(name).map_or("-".to_string(), sig5))
+                    .collect();
+                let cv =
+                    s.cv.get(name)
+                        .map_or("CV -".to_string(), |c| format!("CV {:.1} %", 100.0 * c));
+                out += &format!(
+                    "  {:<8} {:<5} {name:<5} {unit:<12} {}  mean {}  {cv}\n",
+                    s.test.name(),
+                    s.direction.name(),
+                    each.join(" "),
+                    sig5(mean)
+                );
+            }
         }
         out += "\n";
     }
@@ -176,7 +207,7 @@ fn kes_table(readings: &[(&Curve, KesReading)], rules: &ReadingRules) -> String 
 }
 
 fn run_loops(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
-    let Some(spec) = args.lp.spec(args.direction)? else {
+    let Some(spec) = args.lp.spec(args.curve.direction)? else {
         return Err(CliError::input("name both --x and --y for a generic loop"));
     };
     let curves = args

@@ -10,26 +10,22 @@ use super::grid::GridEdge;
 use super::{SettingError, Vec3};
 
 /// Critical deformation rates per family (fractions: 0.1 = 10 %) and the number of passes.
+/// In a file, a field left out takes its value from [`ProvotConstraints::none`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct ProvotConstraints {
     /// τ_c of the structural pairs, if constrained.
-    #[serde(default)]
     pub structural: Option<f64>,
     /// τ_c of the cell diagonals (shear springs), if constrained.
-    #[serde(default)]
     pub shear: Option<f64>,
     /// Largest compression τ_k of the structural pairs (l ≥ (1 − τ_k)·l₀), if constrained.
-    #[serde(default)]
     pub compression: Option<f64>,
     /// Passes over all pairs per step (Provot: one, or two for better convergence).
-    #[serde(default = "one")]
     pub passes: u32,
 }
 
-fn one() -> u32 {
-    1
-}
+/// Most constraint passes per step (Provot uses one or two).
+pub const MAX_PASSES: u32 = 100;
 
 impl Default for ProvotConstraints {
     fn default() -> Self {
@@ -54,6 +50,14 @@ impl ProvotConstraints {
     }
 
     pub(crate) fn validate(&self) -> Result<(), SettingError> {
+        if self.passes > MAX_PASSES {
+            return Err(SettingError::range(
+                "constraints passes",
+                f64::from(self.passes),
+                " passes per step",
+                "at most 100",
+            ));
+        }
         for (name, t) in [
             ("structural", self.structural),
             ("shear", self.shear),

@@ -57,6 +57,17 @@ pub struct GridEdge {
 }
 
 impl Grid {
+    /// The grid a record or a reduced model announces in its header, taken as written (the
+    /// readers check it against the data that follows).
+    pub(crate) fn of_header(nu: u32, nv: u32, h_warp: f64, h_weft: f64) -> Self {
+        Self {
+            nu: nu as usize,
+            nv: nv as usize,
+            h_warp,
+            h_weft,
+        }
+    }
+
     /// `Ok` when `len` positions (named `what`) fill the grid.
     pub(crate) fn check_len(&self, len: usize, what: &str) -> Result<(), ClothError> {
         if len == self.len() {

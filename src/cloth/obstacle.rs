@@ -21,7 +21,7 @@ pub enum ObstacleShape {
 /// An obstacle with its contact parameters. In a file: `kind` (`plane`, `sphere`, `box`),
 /// the shape's fields, `friction` and `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "ObstacleFields")]
+#[serde(try_from = "ShapeFields")]
 pub struct Obstacle {
     #[serde(flatten)]
     pub shape: ObstacleShape,
@@ -33,10 +33,11 @@ pub struct Obstacle {
     pub offset: f64,
 }
 
-/// An obstacle as written: every field of every shape, checked against `kind`.
+/// An obstacle or a collision potential as written: every field of every shape and of both
+/// tables, checked against `kind` and against the table.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ObstacleFields {
+struct ShapeFields {
     kind: String,
     point: Option<[f64; 3]>,
     normal: Option<[f64; 3]>,
@@ -44,42 +45,77 @@ struct ObstacleFields {
     radius: Option<f64>,
     min: Option<[f64; 3]>,
     max: Option<[f64; 3]>,
-    #[serde(default)]
-    friction: f64,
-    #[serde(default)]
-    offset: f64,
+    /// Obstacles only.
+    friction: Option<f64>,
+    offset: Option<f64>,
+    /// Potentials only.
+    strength: Option<f64>,
+    range: Option<f64>,
 }
 
-impl TryFrom<ObstacleFields> for Obstacle {
-    type Error = String;
-    fn try_from(f: ObstacleFields) -> Result<Self, String> {
+/// The two tables that read [`ShapeFields`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Table {
+    Obstacle,
+    Potential,
+}
+
+impl ShapeFields {
+    /// An obstacle has no `strength` or `range`, a potential no `friction` or `offset`.
+    fn refuse_other_table(&self, table: Table) -> Result<(), String> {
+        let (name, other) = match table {
+            Table::Obstacle => (
+                "obstacle",
+                [("strength", self.strength), ("range", self.range)],
+            ),
+            Table::Potential => (
+                "potential",
+                [("friction", self.friction), ("offset", self.offset)],
+            ),
+        };
+        self.refuse(name, &other.map(|(n, v)| (n, v.is_some())))
+    }
+
+    /// The first of `fields` (name, given) that is given: an error for a `table` of this kind.
+    fn refuse(&self, table: &str, fields: &[(&str, bool)]) -> Result<(), String> {
+        match fields.iter().find(|(_, set)| *set) {
+            Some((n, _)) => Err(format!("{table} `{}` has no field `{n}`", self.kind)),
+            None => Ok(()),
+        }
+    }
+
+    /// The shape, with the fields its `kind` needs and none of the other shapes'.
+    fn shape(&self) -> Result<ObstacleShape, String> {
+        let f = self;
         let need = |v: Option<[f64; 3]>, name: &str| {
             v.ok_or_else(|| format!("obstacle `{}` needs `{name}`", f.kind))
         };
-        let extra = |names: &[(&str, bool)]| match names.iter().find(|(_, set)| *set) {
-            Some((n, _)) => Err(format!("obstacle `{}` has no field `{n}`", f.kind)),
-            None => Ok(()),
+        // Every shape field but the `used` ones must be left out.
+        let only = |used: [&str; 2]| {
+            let given = [
+                ("point", f.point.is_some()),
+                ("normal", f.normal.is_some()),
+                ("center", f.center.is_some()),
+                ("radius", f.radius.is_some()),
+                ("min", f.min.is_some()),
+                ("max", f.max.is_some()),
+            ];
+            let others: Vec<(&str, bool)> = given
+                .into_iter()
+                .filter(|(n, _)| !used.contains(n))
+                .collect();
+            f.refuse("obstacle", &others)
         };
-        let shape = match f.kind.as_str() {
+        Ok(match f.kind.as_str() {
             "plane" => {
-                extra(&[
-                    ("center", f.center.is_some()),
-                    ("radius", f.radius.is_some()),
-                    ("min", f.min.is_some()),
-                    ("max", f.max.is_some()),
-                ])?;
+                only(["point", "normal"])?;
                 ObstacleShape::Plane {
                     point: need(f.point, "point")?,
                     normal: need(f.normal, "normal")?,
                 }
             }
             "sphere" => {
-                extra(&[
-                    ("point", f.point.is_some()),
-                    ("normal", f.normal.is_some()),
-                    ("min", f.min.is_some()),
-                    ("max", f.max.is_some()),
-                ])?;
+                only(["center", "radius"])?;
                 ObstacleShape::Sphere {
                     center: need(f.center, "center")?,
                     radius: f
@@ -88,12 +124,7 @@ impl TryFrom<ObstacleFields> for Obstacle {
                 }
             }
             "box" => {
-                extra(&[
-                    ("point", f.point.is_some()),
-                    ("normal", f.normal.is_some()),
-                    ("center", f.center.is_some()),
-                    ("radius", f.radius.is_some()),
-                ])?;
+                only(["min", "max"])?;
                 ObstacleShape::Box {
                     min: need(f.min, "min")?,
                     max: need(f.max, "max")?,
@@ -104,11 +135,18 @@ impl TryFrom<ObstacleFields> for Obstacle {
                     "unknown obstacle kind `{other}` — expected plane, sphere or box"
                 ))
             }
-        };
+        })
+    }
+}
+
+impl TryFrom<ShapeFields> for Obstacle {
+    type Error = String;
+    fn try_from(f: ShapeFields) -> Result<Self, String> {
+        f.refuse_other_table(Table::Obstacle)?;
         Ok(Obstacle {
-            shape,
-            friction: f.friction,
-            offset: f.offset,
+            shape: f.shape()?,
+            friction: f.friction.unwrap_or(0.0),
+            offset: f.offset.unwrap_or(0.0),
         })
     }
 }
@@ -118,7 +156,7 @@ impl TryFrom<ObstacleFields> for Obstacle {
 /// A·(c/ε)·exp(−f/ε)·(∇f·n)·n \[N\]. In a file: the obstacle's `kind` and shape fields,
 /// `strength` c [J/m²] and `range` ε \[m\].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "PotentialFields")]
+#[serde(try_from = "ShapeFields")]
 pub struct CollisionPotential {
     #[serde(flatten)]
     pub shape: ObstacleShape,
@@ -128,38 +166,17 @@ pub struct CollisionPotential {
     pub range: f64,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PotentialFields {
-    kind: String,
-    point: Option<[f64; 3]>,
-    normal: Option<[f64; 3]>,
-    center: Option<[f64; 3]>,
-    radius: Option<f64>,
-    min: Option<[f64; 3]>,
-    max: Option<[f64; 3]>,
-    strength: f64,
-    range: f64,
-}
-
-impl TryFrom<PotentialFields> for CollisionPotential {
+impl TryFrom<ShapeFields> for CollisionPotential {
     type Error = String;
-    fn try_from(f: PotentialFields) -> Result<Self, String> {
-        let o = Obstacle::try_from(ObstacleFields {
-            kind: f.kind,
-            point: f.point,
-            normal: f.normal,
-            center: f.center,
-            radius: f.radius,
-            min: f.min,
-            max: f.max,
-            friction: 0.0,
-            offset: 0.0,
-        })?;
+    fn try_from(f: ShapeFields) -> Result<Self, String> {
+        f.refuse_other_table(Table::Potential)?;
+        let need = |v: Option<f64>, name: &str| {
+            v.ok_or_else(|| format!("potential `{}` needs `{name}`", f.kind))
+        };
         Ok(Self {
-            shape: o.shape,
-            strength: f.strength,
-            range: f.range,
+            shape: f.shape()?,
+            strength: need(f.strength, "strength")?,
+            range: need(f.range, "range")?,
         })
     }
 }

@@ -1,9 +1,6 @@
 //! The step pipeline: integrate (explicit, backward Euler or semi-implicit), Provot's constraints, obstacles by
 //! dynamic inverse (v = Δx/Δt for moved particles), then the blow-up check; time in s.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
 use super::constraints::ProvotConstraints;
@@ -12,6 +9,7 @@ use super::implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
 use super::semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 use super::world::{ClothWorld, WorldSnapshot};
 use super::{ClothError, SettingError, Vec3};
+use crate::material::LawState;
 
 /// H₀ of the Broyden step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -25,50 +23,40 @@ pub enum Preconditioner {
     Stretch,
 }
 
-/// The time integrator of a scene.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Integrator {
-    /// Symplectic Euler (Provot eq. 2).
-    Explicit,
-    /// Backward Euler solved by limited-memory Broyden.
-    Broyden,
-    /// Backward Euler solved by Newton–Krylov (GMRES, differenced Jacobian–vector products).
-    NewtonKrylov,
-    /// Terzopoulos' semi-implicit scheme (eqs. 28–31), for the `terzopoulos` material.
-    SemiImplicit,
-}
-
-impl Integrator {
-    pub fn name(self) -> &'static str {
-        match self {
-            Integrator::Explicit => "explicit",
-            Integrator::Broyden => "broyden",
-            Integrator::NewtonKrylov => "newton_krylov",
-            Integrator::SemiImplicit => "semi_implicit",
-        }
+crate::named::named_enum! {
+    /// The time integrator of a scene.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Integrator: "integrator", folded_snake {
+        /// Symplectic Euler (Provot eq. 2).
+        Explicit => "explicit" | "symplectic_euler" | "euler",
+        /// Backward Euler solved by limited-memory Broyden.
+        Broyden => "broyden" | "implicit",
+        /// Backward Euler solved by Newton–Krylov (GMRES, differenced Jacobian–vector products).
+        NewtonKrylov => "newton_krylov" | "newton" | "nk",
+        /// Terzopoulos' semi-implicit scheme (eqs. 28–31), for the `terzopoulos` material.
+        SemiImplicit => "semi_implicit" | "terzopoulos",
     }
 }
 
-impl fmt::Display for Integrator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// Most steps of one run (scene `steps`, `--steps`, frames × steps between them): 10⁸.
+pub const MAX_STEPS: u64 = 100_000_000;
+/// Most implicit iterations per step, stored Broyden steps and GMRES iterations.
+pub const MAX_ITERATIONS: usize = 10_000;
+pub const MAX_MEMORY: usize = 100;
+pub const MAX_KRYLOV_DIM: usize = 200;
 
-impl FromStr for Integrator {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-            "explicit" | "symplectic_euler" | "euler" => Ok(Integrator::Explicit),
-            "broyden" | "implicit" => Ok(Integrator::Broyden),
-            "newton_krylov" | "newton" | "nk" => Ok(Integrator::NewtonKrylov),
-            "semi_implicit" | "terzopoulos" => Ok(Integrator::SemiImplicit),
-            other => Err(format!(
-                "unknown integrator `{other}` — expected explicit, broyden, newton-krylov or semi-implicit"
-            )),
-        }
+/// Refuses more than [`MAX_STEPS`] steps; `what` names the input (`steps`, `--frames × --every`).
+pub fn check_steps(what: &str, steps: u64) -> Result<(), SettingError> {
+    if steps > MAX_STEPS {
+        return Err(SettingError::range(
+            what.to_string(),
+            steps as f64,
+            " steps",
+            "at most 1e8 steps",
+        ));
     }
+    Ok(())
 }
 
 /// Everything a step needs besides the world.
@@ -118,7 +106,10 @@ impl StepParameters {
     pub fn validate(&self) -> Result<(), SettingError> {
         SettingError::positive("dt", self.dt, " s")?;
         SettingError::positive("tolerance", self.tolerance, " m")?;
-        if self.max_iterations == 0 || self.memory < 2 || self.krylov_dim == 0 {
+        if !(1..=MAX_ITERATIONS).contains(&self.max_iterations)
+            || !(2..=MAX_MEMORY).contains(&self.memory)
+            || !(1..=MAX_KRYLOV_DIM).contains(&self.krylov_dim)
+        {
             return Err(SettingError::SolverCounts);
         }
         if !(self.forcing > 0.0 && self.forcing < 1.0) {
@@ -161,6 +152,10 @@ pub struct ClothPipeline {
     x_start: Vec<Vec3>,
     /// The world before an implicit step, per halving level, to take the step back.
     before: Vec<WorldSnapshot>,
+    /// Law states at the start of a step that may be projected, and scratch to re-follow them.
+    start_states: Vec<LawState>,
+    trial: Vec<LawState>,
+    force: Vec<Vec3>,
 }
 
 impl ClothPipeline {
@@ -205,6 +200,10 @@ impl ClothPipeline {
         let constrained = params.constraints.is_active();
         if constrained {
             self.x_start.clone_from(&world.x);
+        }
+        let projected = constrained || !world.obstacles.is_empty();
+        if projected {
+            world.copy_states(&mut self.start_states);
         }
         match params.integrator {
             Integrator::Explicit => {
@@ -255,6 +254,9 @@ impl ClothPipeline {
         if !world.obstacles.is_empty() {
             report.contacts = world.resolve_contacts();
         }
+        if report.constrained + report.contacts > 0 && !self.start_states.is_empty() {
+            world.refollow_friction(&self.start_states, &mut self.trial, &mut self.force);
+        }
         world.time += dt;
         Ok(report)
     }
@@ -262,17 +264,6 @@ impl ClothPipeline {
     /// Time spent in the semi-implicit integrator's phases so far.
     pub fn semi_implicit_timing(&self) -> SemiImplicitTiming {
         self.semi_implicit.timing
-    }
-
-    /// Quasi-static solve of `world`: free particles to equilibrium of the internal forces,
-    /// until max_i |D⁻¹g_i| ≤ `tolerance` \[m\].
-    pub(crate) fn solve_static(
-        &mut self,
-        params: &StepParameters,
-        tolerance: f64,
-        world: &mut ClothWorld,
-    ) -> SolveOutcome {
-        self.broyden.solve_static(params, tolerance, world)
     }
 }
 

@@ -26,6 +26,8 @@ pub enum RecordError {
     },
     #[error("not a kestrel record: {0}")]
     Format(String),
+    #[error("{path}: not a kestrel record: {message}")]
+    File { path: PathBuf, message: String },
     #[error(transparent)]
     Write(#[from] WriteError),
 }
@@ -44,6 +46,45 @@ pub struct Camera {
     /// Vertical field of view \[deg\]. Default 40.
     #[serde(default = "fov")]
     pub fov_deg: f64,
+}
+
+/// Farthest a camera's eye or target may be from the origin on any axis \[m\]: the renderer
+/// works in f32, whose view matrices lose a scene seen from much farther.
+pub const CAMERA_REACH_M: f64 = 1e6;
+
+impl Camera {
+    /// Checks the eye and target (finite, within [`CAMERA_REACH_M`], apart), the up direction
+    /// (not along the view) and the field of view (0 to 180 deg); the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let within = |v: &[f64; 3]| v.iter().all(|c| c.is_finite() && c.abs() <= CAMERA_REACH_M);
+        if !(within(&self.eye) && within(&self.target)) {
+            return Err(format!(
+                "camera: eye {:?} and target {:?} must be finite and within {CAMERA_REACH_M:e} m of the origin on every axis",
+                self.eye, self.target
+            ));
+        }
+        let v = |a: [f64; 3]| nalgebra::Vector3::from(a);
+        let view = v(self.target) - v(self.eye);
+        if view.norm() < 1e-9 {
+            return Err("camera: eye and target coincide".into());
+        }
+        let up = v(self.up);
+        if !(up.iter().all(|c| c.is_finite())
+            && up.cross(&view).norm() > 1e-9 * up.norm() * view.norm())
+        {
+            return Err(format!(
+                "camera: up {:?} must be finite, non-zero and not along the view",
+                self.up
+            ));
+        }
+        if !(self.fov_deg > 0.0 && self.fov_deg < 180.0) {
+            return Err(format!(
+                "camera: fov_deg = {} deg must be in (0, 180)",
+                self.fov_deg
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn up() -> [f64; 3] {
@@ -72,6 +113,37 @@ pub struct RecordInfo {
     pub camera: Option<Camera>,
     #[serde(default)]
     pub obstacles: Vec<Obstacle>,
+}
+
+impl RecordInfo {
+    /// The recorded cloth's grid.
+    pub fn grid(&self) -> super::Grid {
+        super::Grid::of_header(self.nu, self.nv, self.h_warp, self.h_weft)
+    }
+
+    /// Checks the grid (at least 2 x 2, as every cloth), the spacings and time step (finite, > 0), `every`
+    /// (>= 1) and the camera.
+    fn validate(&self) -> Result<(), String> {
+        if self.nu < 2 || self.nv < 2 {
+            return Err(format!(
+                "grid {} x {}: a cloth has at least 2 x 2 particles",
+                self.nu, self.nv
+            ));
+        }
+        for (name, v, unit) in [
+            ("h_warp", self.h_warp, "m"),
+            ("h_weft", self.h_weft, "m"),
+            ("dt", self.dt, "s"),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("{name} = {v} {unit}: must be finite and > 0"));
+            }
+        }
+        if self.every == 0 {
+            return Err("every = 0: must be >= 1 step".into());
+        }
+        self.camera.as_ref().map_or(Ok(()), Camera::validate)
+    }
 }
 
 /// One recorded frame.
@@ -116,7 +188,7 @@ impl Recording {
     pub fn to_bytes(&self) -> Result<Vec<u8>, RecordError> {
         let json = serde_json::to_vec(&self.info)
             .map_err(|e| RecordError::Format(format!("cannot encode the header: {e}")))?;
-        let n = (self.info.nu * self.info.nv) as usize;
+        let n = self.info.nu as usize * self.info.nv as usize;
         let mut out = Vec::with_capacity(32 + json.len() + self.frames.len() * (16 + 12 * n));
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&RECORD_VERSION.to_le_bytes());
@@ -165,14 +237,19 @@ impl Recording {
                 info.nu, info.nv
             )));
         }
-        let n = nu as usize * nv as usize;
-        let frame_len = 16 + 12 * n;
-        if r.remaining() != frames as usize * frame_len {
+        info.validate().map_err(RecordError::Format)?;
+        // checked u64 arithmetic: announced sizes that do not match the bytes present are
+        // refused before anything is allocated
+        let n = u64::from(nu) * u64::from(nv);
+        let frame_len = n.checked_mul(12).and_then(|b| b.checked_add(16));
+        let total = frame_len.and_then(|f| f.checked_mul(u64::from(frames)));
+        if total != Some(r.remaining() as u64) {
             return Err(RecordError::Format(format!(
-                "{} bytes of frames for {frames} frames of {frame_len} bytes",
+                "{} bytes of frames for {frames} frames of {nu} x {nv} particles",
                 r.remaining()
             )));
         }
+        let n = n as usize; // at most the bytes present
         let mut out = Vec::with_capacity(frames as usize);
         for _ in 0..frames {
             let step = u64::from_le_bytes(r.array()?);
@@ -196,11 +273,20 @@ impl Recording {
 
     /// Reads a record file.
     pub fn read(path: &Path) -> Result<Self, RecordError> {
-        let bytes = std::fs::read(path).map_err(|source| RecordError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::from_bytes(&bytes)
+        let bytes =
+            crate::input::read_bytes(path, crate::input::BINARY_FILE_LIMIT).map_err(|source| {
+                RecordError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
+        Self::from_bytes(&bytes).map_err(|e| match e {
+            RecordError::Format(message) => RecordError::File {
+                path: path.to_path_buf(),
+                message,
+            },
+            e => e,
+        })
     }
 
     /// Writes the record atomically; refuses to overwrite unless `force`.

@@ -4,38 +4,32 @@
 
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
-
 use crate::kes::{Direction, KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
 use crate::material::MaterialLaw;
 
 use super::connectors::{KesConnectors, KesLaws};
 use super::grid::Grid;
-use super::pipeline::{ClothPipeline, Integrator, StepParameters};
+use super::implicit::BroydenStepper;
+use super::pipeline::{Integrator, StepParameters};
 use super::world::{ClothWorld, Material, Pin};
 use super::{ClothError, Vec3};
 
 /// A virtual KES test: which test, which yarn along the gauge, the protocol's extent and
 /// the mesh.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VirtualKesSpec {
     /// `tensile`, `shear` or `bending`.
     pub test: KesTest,
     /// The yarn lying along the gauge: `warp` or `weft`.
     pub direction: Direction,
     /// Samples per quarter of the path (tensile: per branch). Default 40.
-    #[serde(default = "default_points")]
     pub points: usize,
     /// Turning point: tensile force per width [gf/cm] (default 500), shear angle \[deg\]
     /// (default 8), bending curvature [1/cm] (default 2.5).
-    #[serde(default)]
     pub max: Option<f64>,
     /// Cells along the gauge (default: tensile 5, shear 10, bending 10).
-    #[serde(default)]
     pub gauge_cells: Option<usize>,
     /// Cells across the width (default: tensile 20, shear 40, bending 4).
-    #[serde(default)]
     pub width_cells: Option<usize>,
 }
 
@@ -94,25 +88,6 @@ pub struct VirtualKesResult {
     pub evaluations: usize,
     /// Particles of the strip.
     pub particles: usize,
-}
-
-/// RMS(a − b) / (max b − min b).
-pub(crate) fn nrmse(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len().min(b.len());
-    if n == 0 {
-        return 0.0;
-    }
-    let rms = (a.iter().zip(b).map(|(p, q)| (p - q).powi(2)).sum::<f64>() / n as f64).sqrt();
-    let (lo, hi) = b
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
-            (l.min(v), h.max(v))
-        });
-    if hi > lo {
-        rms / (hi - lo)
-    } else {
-        rms
-    }
 }
 
 /// Geometry of the strip: gauge along X, width along Z, normal along Y.
@@ -247,7 +222,7 @@ pub fn run_virtual_kes(
     let tolerance = 1e-10 * strip.h_gauge;
     params.max_iterations = 400;
     params.memory = 30;
-    let mut pipeline = ClothPipeline::new();
+    let mut solver = BroydenStepper::new();
     let mut result = VirtualKesResult {
         spec: *spec,
         x: Vec::with_capacity(xs.len()),
@@ -293,7 +268,7 @@ pub fn run_virtual_kes(
                 velocity: Vec3::zeros(),
             });
         }
-        let out = pipeline.solve_static(&params, tolerance, &mut world);
+        let out = solver.solve_static(&params, tolerance, &mut world);
         result.solves += 1;
         result.evaluations += out.evaluations;
         // reaction on the moving clamp, with the committed states of the equilibrium
@@ -338,7 +313,7 @@ pub fn run_virtual_kes(
         }
         _ => laws.bending[dir].drive(&result.x),
     };
-    result.nrmse = nrmse(&result.mesh, &result.law);
+    result.nrmse = crate::params::nrmse(&result.law, &result.mesh);
     Ok(result)
 }
 

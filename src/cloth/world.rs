@@ -360,15 +360,40 @@ impl ClothWorld {
         }
     }
 
+    /// Copies the committed law states into `out` (empty for springs and surfaces).
+    pub(crate) fn copy_states(&self, out: &mut Vec<LawState>) {
+        out.clear();
+        if let Material::Kes(k) = &self.material {
+            out.extend_from_slice(k.states());
+        }
+    }
+
+    /// Moves the friction states from `start` (the committed states at the start of the step)
+    /// along the straight increment to the current positions and commits them: after Provot's
+    /// constraints or an obstacle moved particles, the accepted step ends at the projected
+    /// positions, and so does the friction path. `trial` and `force` are scratch.
+    pub(crate) fn refollow_friction(
+        &mut self,
+        start: &[LawState],
+        trial: &mut Vec<LawState>,
+        force: &mut Vec<Vec3>,
+    ) {
+        if let Material::Kes(k) = &mut self.material {
+            k.set_states(start);
+            trial.resize(k.state_len(), LawState::default());
+            force.clear();
+            force.resize(self.x.len(), Vec3::zeros());
+            k.add_forces(&self.x, trial, force);
+            k.commit(trial);
+        }
+    }
+
     /// Saves what a step changes into `snap` (its buffers reused).
     pub(crate) fn save(&self, snap: &mut WorldSnapshot) {
         snap.x.clone_from(&self.x);
         snap.v.clone_from(&self.v);
         snap.pins.clone_from(&self.pins);
-        snap.states.clear();
-        if let Material::Kes(k) = &self.material {
-            snap.states.extend_from_slice(k.states());
-        }
+        self.copy_states(&mut snap.states);
         snap.time = self.time;
     }
 

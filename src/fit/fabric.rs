@@ -41,7 +41,7 @@ pub(crate) fn utc_now_rfc3339() -> String {
 
 /// SHA-256 of a file's bytes as lowercase hex; None if it cannot be read.
 pub(crate) fn sha256_file(path: &std::path::Path) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = crate::input::read_bytes(path, crate::input::CURVE_FILE_LIMIT).ok()?;
     let digest = Sha256::digest(&bytes);
     Some(digest.iter().map(|b| format!("{b:02x}")).collect())
 }
@@ -86,6 +86,7 @@ pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]
             nrmse: fit.nrmse.is_finite().then_some(fit.nrmse),
             iterations: fit.iterations,
             termination: status_note,
+            offset: fit.offset(),
             pinned: fit
                 .params
                 .iter()

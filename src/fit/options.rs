@@ -3,32 +3,19 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Friction model to fit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FitModel {
-    /// Dahl / Bliman–Sorine first order (α = 1).
-    Dahl,
-    /// Dahl with a free exponent α ≥ 1.
-    DahlAlpha,
-    /// Bliman–Sorine second order (stiction peak).
-    Bs2,
-    /// Fit Dahl and second order, with μ free and μ = 0, and keep the lowest AIC.
-    Auto,
-}
-
-impl std::str::FromStr for FitModel {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "dahl" => Ok(FitModel::Dahl),
-            "dahl-alpha" => Ok(FitModel::DahlAlpha),
-            "bs2" => Ok(FitModel::Bs2),
-            "auto" => Ok(FitModel::Auto),
-            o => Err(format!(
-                "unknown model `{o}` — expected dahl, dahl-alpha, bs2 or auto"
-            )),
-        }
+crate::named::named_enum! {
+    /// Friction model to fit.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum FitModel: "model", exact {
+        /// Dahl / Bliman–Sorine first order (α = 1).
+        Dahl => "dahl",
+        /// Dahl with a free exponent α ≥ 1.
+        DahlAlpha => "dahl-alpha",
+        /// Bliman–Sorine second order (stiction peak).
+        Bs2 => "bs2",
+        /// Fit Dahl and second order, with μ free and μ = 0, and keep the lowest AIC.
+        Auto => "auto",
     }
 }
 
@@ -40,25 +27,33 @@ pub enum MuMode {
     Zero,
 }
 
-/// The traction toe to fit: one shape, or both with the lower AIC kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ToeChoice {
-    Quadratic,
-    Power,
-    Auto,
+crate::named::named_enum! {
+    /// The traction toe to fit: one shape, or both with the lower AIC kept.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum ToeChoice: "toe", exact {
+        Quadratic => "quadratic",
+        Power => "power",
+        Auto => "auto",
+    }
 }
 
-impl std::str::FromStr for ToeChoice {
+/// The instrument's force zero offset: none (the curve's own zero), or fitted with the law
+/// (then exported with it and added wherever the law is driven).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OffsetMode {
+    Zero,
+    Fit,
+}
+
+impl std::str::FromStr for OffsetMode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
-            "quadratic" => Ok(ToeChoice::Quadratic),
-            "power" => Ok(ToeChoice::Power),
-            "auto" => Ok(ToeChoice::Auto),
-            o => Err(format!(
-                "unknown toe `{o}` — expected quadratic, power or auto"
-            )),
+            "zero" => Ok(OffsetMode::Zero),
+            "fit" => Ok(OffsetMode::Fit),
+            o => Err(format!("unknown offset mode `{o}` — expected zero or fit")),
         }
     }
 }
@@ -69,8 +64,9 @@ pub struct FitOptions {
     /// Traction toe shape (tensile curves only).
     pub toe: ToeChoice,
     pub mu: MuMode,
-    /// Fit a force zero offset (the instrument's zero).
-    pub offset: bool,
+    /// Fit a force zero offset (the instrument's zero) with the law; it is then exported with
+    /// the law and added wherever the law is driven. Off by default (docs/fitting.md).
+    pub offset: OffsetMode,
     /// Most residual evaluations for one least-squares run.
     pub max_evaluations: usize,
 }
@@ -81,7 +77,7 @@ impl Default for FitOptions {
             model: FitModel::Auto,
             toe: ToeChoice::Auto,
             mu: MuMode::Free,
-            offset: true,
+            offset: OffsetMode::Zero,
             max_evaluations: 400,
         }
     }

@@ -177,12 +177,6 @@ impl<'a> PathProblem<'a> {
     ) -> Solution {
         Solution {
             params: self.coords.physical(&self.coords.q),
-            residuals: self
-                .forces()
-                .iter()
-                .zip(self.y)
-                .map(|(a, b)| a - b)
-                .collect(),
             covariance: self.covariance(),
             coords: self.coords.clone(),
             termination,
@@ -243,8 +237,6 @@ pub(crate) struct Solution {
     pub coords: Coordinates,
     /// Physical parameters p(q).
     pub params: P,
-    /// F(x_i; p) − y_i at every sample, in force units.
-    pub residuals: Vec<f64>,
     /// Covariance of the free coordinates q (see [`PathProblem::covariance`]).
     pub covariance: Option<DMatrix<f64>>,
     pub termination: Termination,

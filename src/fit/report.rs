@@ -10,8 +10,11 @@ use super::coords::Param;
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
 use super::problem::{Solution, Termination};
 use crate::friction::FrictionShape;
+use crate::kes::protocol::fitted_values;
+use crate::kes::values::{kes_values, KesValues, ReadingRules};
 use crate::kes::{Curve, KesTest};
 use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
+use crate::params::{nrmse, FittedLaw};
 
 /// Outcome of a fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -34,6 +37,49 @@ pub struct ParamEstimate {
     pub std_error: Option<f64>,
     /// Pinned at its value, with the reason (None when fitted).
     pub pinned: Option<String>,
+}
+
+/// The KES values of a curve beside those of its fitted law on the instrument's protocol
+/// (Kawabata units; `docs/kes.md`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ValuesSideBySide {
+    /// Read from the measured curve.
+    pub measured: KesValues,
+    /// Read from the fitted law (with its offset) driven through the KES protocol; None when
+    /// the law cannot run it (`note` says why).
+    pub fitted: Option<KesValues>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl ValuesSideBySide {
+    /// The fitted law's values against the measured curve's.
+    pub fn of(curve: &Curve, fitted: &FittedLaw) -> Self {
+        let measured = kes_values(curve, &ReadingRules::default()).values;
+        match fitted_values(fitted, curve.test) {
+            Ok(v) => Self {
+                measured,
+                fitted: Some(v),
+                note: None,
+            },
+            Err(e) => Self {
+                measured,
+                fitted: None,
+                note: Some(format!("the fitted law cannot run the KES protocol: {e}")),
+            },
+        }
+    }
+
+    /// (name, measured, fitted, relative gap fitted/measured − 1) for every measured value.
+    pub fn rows(&self) -> Vec<(&'static str, f64, Option<f64>, Option<f64>)> {
+        self.measured
+            .iter()
+            .map(|(name, m)| {
+                let f = self.fitted.and_then(|v| v.get(name));
+                (name, m, f, f.map(|f| f / m - 1.0))
+            })
+            .collect()
+    }
 }
 
 /// A fitted curve.
@@ -63,6 +109,8 @@ pub struct CurveFit {
     pub elapsed_ms: f64,
     /// For `auto`: which model won and why.
     pub selection: Option<String>,
+    /// KES values measured and of the fitted law (None for generic loops and failed fits).
+    pub values: Option<ValuesSideBySide>,
     #[serde(skip)]
     physical: P,
     #[serde(skip)]
@@ -89,6 +137,7 @@ impl CurveFit {
             termination: Termination::NotRun,
             elapsed_ms: 0.0,
             selection: None,
+            values: None,
             physical: [0.0; idx::N],
             kind: None,
         }
@@ -111,12 +160,33 @@ impl CurveFit {
         self.params.iter().map(|p| (p.param, p.value))
     }
 
-    /// The model's forces along a path (offset included), for overlays and residuals.
+    /// The model's forces along a path from a virgin state (offset included), for overlays
+    /// and residuals: the exported law through [`FittedLaw::forces`], or the loop's model.
     pub fn forces(&self, x: &[f64]) -> Option<Vec<f64>> {
+        if let Some(fitted) = self.fitted_law() {
+            return Some(fitted.forces(x));
+        }
         let kind = self.kind?;
         let mut out = vec![0.0; x.len()];
         simulate(kind, &self.physical, x, &mut out);
         Some(out)
+    }
+
+    /// The fitted law with the force zero offset it was scored with (0 unless `--offset fit`);
+    /// None for generic loops and failed fits.
+    pub fn fitted_law(&self) -> Option<FittedLaw> {
+        Some(FittedLaw {
+            law: self.law()?,
+            offset: self.physical[Param::Offset],
+        })
+    }
+
+    /// The force zero offset fitted with the law; None when it was not fitted.
+    pub fn offset(&self) -> Option<f64> {
+        self.params
+            .iter()
+            .find(|p| p.param == Param::Offset)
+            .map(|p| p.value)
     }
 
     /// The fitted law (without the instrument's zero offset); None for generic loops.
@@ -187,13 +257,8 @@ pub(crate) fn build(
     let coords = &solution.coords;
     let kind = coords.kind;
     let p = solution.params;
-    let rss: f64 = solution.residuals.iter().map(|r| r * r).sum();
     let n = curve.y.len() as f64;
-    let y_range = curve.y.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-        - curve.y.iter().cloned().fold(f64::INFINITY, f64::min);
-    let nrmse = (rss / n).sqrt() / y_range;
     let k = coords.free.len();
-    let aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
     let list = Param::of_law(kind);
     let g = coords.dp_dq();
     let cov_p = |a: Param, b: Param| -> Option<f64> {
@@ -213,10 +278,13 @@ pub(crate) fn build(
             .iter()
             .find(|(j, _)| *j == i)
             .map(|(_, why)| why.clone());
+        // an offset that was not fitted is no parameter of the law: not reported
+        if i == Param::Offset && !coords.free.contains(&i) && pin.is_none() {
+            continue;
+        }
         let model_fixed = match i {
             Param::Mu => !coords.free.contains(&Param::Mu),
             Param::Alpha => !coords.free.contains(&Param::Alpha) && pin.is_none(),
-            Param::Offset => !coords.free.contains(&Param::Offset) && pin.is_none(),
             _ => false,
         };
         let std_error = if depends_on_free(i) {
@@ -257,7 +325,7 @@ pub(crate) fn build(
             }
         }
     }
-    CurveFit {
+    let mut fit = CurveFit {
         file: source_name(curve),
         fabric: curve.fabric.clone(),
         test: curve.test,
@@ -266,8 +334,8 @@ pub(crate) fn build(
         status: FitStatus::Fitted,
         params: params_out,
         correlations,
-        nrmse,
-        aic,
+        nrmse: f64::NAN,
+        aic: f64::INFINITY,
         samples: curve.y.len(),
         free_parameters: k,
         iterations: solution.iterations,
@@ -275,7 +343,18 @@ pub(crate) fn build(
         termination: solution.termination,
         elapsed_ms: elapsed.as_secs_f64() * 1e3,
         selection: None,
+        values: None,
         physical: p,
         kind: Some(kind),
-    }
+    };
+    // NRMSE and AIC of what is exported: the law (and offset) driven along every sample
+    let forces = fit.forces(&curve.x).unwrap_or_default();
+    let rss: f64 = forces
+        .iter()
+        .zip(&curve.y)
+        .map(|(f, y)| (f - y) * (f - y))
+        .sum();
+    fit.nrmse = nrmse(&curve.y, &forces);
+    fit.aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
+    fit
 }

@@ -5,10 +5,10 @@ use std::time::Instant;
 
 use super::coords::{law_kind, Coordinates, Param};
 use super::estimate::{initial_estimate, CurveRanges};
-use super::options::{FitModel, FitOptions, MuMode, ProgressSink, ToeChoice};
+use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
 use super::path_model::{ElasticKind, LawKind, ShapeKind};
 use super::problem::{run_lm, PathProblem, Termination};
-use super::report::{self, CurveFit, FitStatus};
+use super::report::{self, CurveFit, FitStatus, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
 
@@ -86,7 +86,7 @@ fn fit_model(
         &ranges,
         alpha_free,
         mu == MuMode::Free,
-        options.offset,
+        options.offset == OffsetMode::Fit,
     );
     let mut pinned: Vec<(Param, String)> = Vec::new();
     // ε₁' is identified only by samples below ε₁ after the strain has reached it
@@ -276,7 +276,7 @@ pub fn fit_curve_with_progress(
         }
     }
     if candidates.len() == 1 {
-        return candidates.remove(0);
+        return refuse_unphysical(curve, candidates.remove(0));
     }
     let summary: Vec<String> = candidates
         .iter()
@@ -293,8 +293,26 @@ pub fn fit_curve_with_progress(
                 summary.join(", ")
             ));
             b.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-            b
+            refuse_unphysical(curve, b)
         }
         None => CurveFit::failed(curve, "no model could be fitted".into()),
     }
+}
+
+/// A fit whose law is not valid or whose NRMSE is not finite is no fit: its report says why.
+/// A fit kept gets its KES values beside the measured ones.
+fn refuse_unphysical(curve: &Curve, mut fit: CurveFit) -> CurveFit {
+    if !fit.is_fitted() {
+        return fit;
+    }
+    if !fit.nrmse.is_finite() {
+        return CurveFit::failed(curve, "the fitted law gives non-finite forces".into());
+    }
+    if let Some(Err(e)) = fit.law().map(|l| l.validate()) {
+        return CurveFit::failed(curve, format!("the fitted law is not valid: {e}"));
+    }
+    fit.values = fit
+        .fitted_law()
+        .map(|law| ValuesSideBySide::of(curve, &law));
+    fit
 }

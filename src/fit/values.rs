@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::problem::Termination;
 use crate::friction::FrictionShape;
 use crate::kes::protocol::{simulate, Protocol};
-use crate::kes::values::{kes_values, ReadingRules};
+use crate::kes::values::{kes_values, ReadingRules, KES_TENSILE_MAX_FORCE};
 use crate::kes::{
     Direction, KesTest, DEG_RAD, GF_CM2_PER_CM_N_M, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M,
 };
@@ -24,6 +24,9 @@ pub struct DirectionValues {
     pub emt: Option<f64>,
     #[serde(rename = "LT")]
     pub lt: Option<f64>,
+    /// Tensile energy [gf·cm/cm²]; WT = LT·F_m·EMT/2, so it stands for LT when LT is absent.
+    #[serde(rename = "WT")]
+    pub wt: Option<f64>,
     #[serde(rename = "RT")]
     pub rt: Option<f64>,
     #[serde(rename = "G")]
@@ -71,17 +74,121 @@ pub struct ValuesFit {
     pub note: Option<String>,
 }
 
-/// The values a test is fitted to, with their targets.
-fn targets(test: KesTest, v: &DirectionValues) -> Vec<(&'static str, f64)> {
-    let all: Vec<(&'static str, Option<f64>)> = match test {
-        KesTest::Tensile => vec![("EMT", v.emt), ("LT", v.lt), ("RT", v.rt)],
+/// A value farther than this from its target (relative) is not reached: the law is refused.
+pub const VALUE_TOLERANCE: f64 = 0.01;
+
+/// The values of a test as given (any may be missing), in the order of the file.
+fn given(test: KesTest, v: &DirectionValues) -> Vec<(&'static str, Option<f64>)> {
+    match test {
+        KesTest::Tensile => vec![("EMT", v.emt), ("LT", v.lt), ("WT", v.wt), ("RT", v.rt)],
         KesTest::Shear => vec![("G", v.g), ("2HG", v.hg), ("2HG5", v.hg5)],
         KesTest::Bending => vec![("B", v.b), ("2HB", v.hb)],
         KesTest::Loop => vec![],
-    };
-    all.into_iter()
-        .filter_map(|(n, t)| t.filter(|t| t.is_finite() && *t > 0.0).map(|t| (n, t)))
-        .collect()
+    }
+}
+
+/// The values a test is fitted to, with their targets (WT read as LT = 2 WT/(F_m EMT)
+/// when LT is absent; both given are checked to agree by [`check_values`]).
+fn targets(test: KesTest, v: &DirectionValues) -> Vec<(&'static str, f64)> {
+    let mut t: Vec<(&'static str, f64)> = given(test, v)
+        .into_iter()
+        .filter_map(|(n, t)| t.map(|t| (n, t)))
+        .filter(|(n, _)| *n != "WT")
+        .collect();
+    if let (KesTest::Tensile, Some(wt), None, Some(emt)) = (test, v.wt, v.lt, v.emt) {
+        t.insert(1, ("LT", lt_of(wt, emt)));
+    }
+    t
+}
+
+/// LT = WT/(F_m·EMT/2) in KES units (F_m = 500 gf/cm, EMT in %).
+fn lt_of(wt: f64, emt: f64) -> f64 {
+    wt / (KES_TENSILE_MAX_FORCE * emt / 100.0 / 2.0)
+}
+
+/// A value as a person reads it: 4 significant digits, exponent form when large or small.
+pub fn shown(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-3..1e5).contains(&v.abs()) {
+        format!("{v:.3e}")
+    } else {
+        format!("{}", (v * 1e4).round() / 1e4)
+    }
+}
+
+/// Why a value cannot be a target, from its definition: (lower bound exclusive, upper bound,
+/// the reason in the user's terms).
+fn physical_range(name: &str) -> (f64, f64, &'static str) {
+    match name {
+        "EMT" => (
+            0.0,
+            100.0,
+            "a strain in % at 500 gf/cm, above 0 and at most 100 %",
+        ),
+        "LT" => (
+            0.0,
+            2.0,
+            "WT/(F_m·EMT/2): the loading curve lies between 0 and F_m, so 0 < LT < 2",
+        ),
+        "RT" => (
+            0.0,
+            100.0,
+            "the energy returned on unloading over the energy stored, in %: 0 < RT < 100",
+        ),
+        _ => (
+            0.0,
+            f64::INFINITY,
+            "a rigidity or a hysteresis width: positive and finite",
+        ),
+    }
+}
+
+/// Checks a values file before anything is fitted: at least one value; every value finite
+/// and inside its physical range; tensile values with EMT; WT and LT consistent. The error
+/// names each bad value (`warp RT = 120: …`).
+pub fn check_values(values: &FabricValues) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let mut any = false;
+    for (direction, v) in [("warp", &values.warp), ("weft", &values.weft)] {
+        for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
+            let g = given(test, v);
+            for &(name, value) in &g {
+                let Some(value) = value else { continue };
+                any = true;
+                let (lo, hi, why) = physical_range(name);
+                if !value.is_finite() || value <= lo || value > hi {
+                    let value = shown(value);
+                    problems.push(format!(
+                        "{direction} {name} = {value}: not physical ({why})"
+                    ));
+                }
+            }
+            let has = |n: &str| g.iter().any(|(m, v)| *m == n && v.is_some());
+            if test == KesTest::Tensile && !has("EMT") && g.iter().any(|(_, v)| v.is_some()) {
+                problems.push(format!(
+                    "{direction}: tensile values need EMT (the strain at 500 gf/cm)"
+                ));
+            }
+        }
+        if let (Some(wt), Some(lt), Some(emt)) = (v.wt, v.lt, v.emt) {
+            let expected = lt_of(wt, emt);
+            if (expected / lt - 1.0).abs() > VALUE_TOLERANCE {
+                problems.push(format!(
+                    "{direction} WT = {wt} and LT = {lt} disagree: with EMT = {emt} %, WT = LT·F_m·EMT/2 gives LT = {expected:.4}"
+                ));
+            }
+        }
+    }
+    if !any {
+        problems.push(format!(
+            "no KES values for fabric `{}`: give [warp] and/or [weft] tables with EMT, LT, WT, RT, G, 2HG, 2HG5, B, 2HB",
+            values.fabric
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
 }
 
 /// The law for test `test` from free coordinates `u` (log-scaled or bounded), tied to targets.
@@ -286,7 +393,7 @@ pub(crate) fn fit_values(
         .minimize(problem);
     let law = law_from(test, problem.u.as_slice(), &t);
     let got = achieved(&law, test, &t);
-    let matches = t
+    let matches: Vec<ValueMatch> = t
         .iter()
         .zip(got)
         .map(|(&(name, target), a)| ValueMatch {
@@ -296,13 +403,43 @@ pub(crate) fn fit_values(
             rel_error: a.map(|a| a / target - 1.0),
         })
         .collect();
+    let missed: Vec<String> = matches
+        .iter()
+        .filter(|m| m.rel_error.is_none_or(|e| e.abs() > VALUE_TOLERANCE))
+        .map(|m| match m.achieved {
+            Some(a) => format!(
+                "{} = {} is not reached (closest {})",
+                m.name,
+                shown(m.target),
+                shown(a)
+            ),
+            None => format!(
+                "{} = {} is not reached (the law gives none)",
+                m.name,
+                shown(m.target)
+            ),
+        })
+        .collect();
+    let termination = Termination::from(report.termination).to_string();
+    let (law, note) = match law.validate() {
+        Err(e) => (None, format!("no valid law: {e}")),
+        Ok(()) if !missed.is_empty() => (
+            None,
+            format!(
+                "unreachable by the law within {:.0} %: {}",
+                100.0 * VALUE_TOLERANCE,
+                missed.join(", ")
+            ),
+        ),
+        Ok(()) => (Some(law), termination),
+    };
     ValuesFit {
         test,
         direction,
-        law: law.validate().ok().map(|_| law),
+        law,
         matches,
         iterations: report.number_of_evaluations,
-        note: Some(Termination::from(report.termination).to_string()),
+        note: Some(note),
     }
 }
 
@@ -347,6 +484,7 @@ pub fn fit_fabric_values(values: &FabricValues) -> (FabricParams, Vec<ValuesFit>
                     fit.note.clone().unwrap_or_default(),
                     100.0 * worst
                 ),
+                offset: None,
                 pinned: Vec::new(),
             });
             fits.push(fit);

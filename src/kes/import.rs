@@ -4,13 +4,13 @@
 mod loops;
 mod table;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
 use super::units::{split_header, test_quantities, KesQuantity};
 use super::{Curve, Direction, KesTest};
+pub use table::MAX_ROWS;
 use table::{looks_numeric, number, read_file, record_text, resolve, Table};
 
 pub use loops::{parse_loop, read_loop, ColumnRef, LoopColumn, LoopSpec, RowFilter};
@@ -129,7 +129,7 @@ pub enum KesError {
     },
     #[error(
         "{file}:{line}:{column}: not a number: `{text}` in column {column} (`{header}`) — \
-         expected a decimal number such as 0.125"
+         expected a decimal number such as 0.125 or 0,125 (no thousands separator)"
     )]
     NotNumeric {
         file: String,
@@ -150,7 +150,8 @@ pub enum KesError {
         header: String,
     },
     #[error(
-        "{file}:{line}: ragged row: {found} fields `{text}` — expected {expected}, as the header"
+        "{file}:{line}: ragged row: {found} fields `{text}` — expected {expected}, as the \
+         header{hint}"
     )]
     Ragged {
         file: String,
@@ -158,6 +159,8 @@ pub enum KesError {
         found: usize,
         expected: usize,
         text: String,
+        /// How to fix a likely cause (a decimal comma between comma-separated columns).
+        hint: String,
     },
     #[error("{file}: too few samples: {found} — expected at least {needed} rows of numbers")]
     TooFewSamples {
@@ -172,27 +175,86 @@ pub enum KesError {
         message: String,
     },
     #[error(
-        "{second}: duplicate curve: {fabric} / {test} / {direction} was already read from \
-         {first} — expected one file per fabric, test and direction"
+        "{second}: a second specimen of {fabric} / {test} / {direction} (the first is \
+         {first}) — {command} takes one specimen per fabric, test and direction: give the \
+         specimens one at a time (`kestrel values` summarises replicates)"
     )]
-    Duplicate {
+    Replicate {
         fabric: String,
         test: KesTest,
         direction: Direction,
         first: String,
         second: String,
+        command: &'static str,
+    },
+    #[error("{file}: duplicate curve: the file is given twice (a replicate is another file)")]
+    FileGivenTwice { file: String },
+    #[error(
+        "{file}:{line}:{column}: column `{text}` is an elongation and strain = elongation / \
+         gauge length needs the gauge length (the clamp distance) — add a metadata line \
+         `# gauge length [mm]: 200` or pass --gauge-length 200 (mm)"
+    )]
+    NoGaugeLength {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+    },
+    #[error(
+        "{file}:{line}: gauge length `{text}` — expected a positive length with its unit, \
+         e.g. `# gauge length [mm]: 200` (mm, cm or m)"
+    )]
+    BadGaugeLength {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error(
+        "{file}:{line}:{column}: column `{text}` reaches {max} (a strain of {percent} %), \
+         beyond any woven fabric — {fix}"
+    )]
+    StrainTooLarge {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        max: f64,
+        percent: f64,
+        fix: &'static str,
+    },
+    #[error(
+        "{file}: the rows are not in measurement order: x reverses {turns} times in {samples} \
+         samples, where a measured path reverses only at the instrument's turning points — \
+         keep the rows in the order they were measured (not sorted or shuffled)"
+    )]
+    PathOrder {
+        file: String,
+        turns: usize,
+        samples: usize,
     },
     #[error("bad row filter `{text}` — expected `COLUMN > VALUE` or `COLUMN < VALUE`, e.g. `Normal [uN] > 1e6`")]
     BadFilter { text: String },
 }
 
-/// Test and direction from the caller, for files whose metadata lacks them. A file that
-/// names a different one is an error (`Conflict`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Test, direction and gauge length from the caller, for files whose metadata lacks them. A
+/// file that names a different one is an error (`Conflict`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CurveOverrides {
     pub test: Option<KesTest>,
     pub direction: Option<Direction>,
+    /// Gauge length (clamp distance) [m] of tensile files with an elongation column.
+    pub gauge_length: Option<f64>,
 }
+
+/// A tensile strain above this (100 %) is no woven fabric's: percent numbers in `strain [-]`,
+/// or an elongation over a wrong gauge length.
+const MAX_STRAIN: f64 = 1.0;
+
+/// A measured path reverses at the instrument's turning points, each stroke many samples long;
+/// a file with at least this many reversals, and fewer than `MIN_SAMPLES_PER_STROKE` samples
+/// per stroke, has its rows out of order (a shuffled file reverses at two samples in three).
+const MIN_DISORDER_TURNS: usize = 10;
+const MIN_SAMPLES_PER_STROKE: usize = 4;
 
 /// Reads a KES curve file (docs/kes.md) into SI units, rows in file order.
 pub fn read_kes(path: &Path, overrides: CurveOverrides) -> Result<Curve, KesError> {
@@ -264,20 +326,37 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         });
     }
 
-    // Columns: which quantity, which factor.
+    // Columns: which quantity, which factor. A tensile x may be an elongation.
     let expected_columns = format!(
-        "`{} [{}]` and `{} [{}]` (optionally `time [s]` first)",
+        "`{} [{}]`{} and `{} [{}]` (optionally `time [s]` first)",
         xq.column_name(),
         xq.expected_units(),
+        if test == KesTest::Tensile {
+            " (or `elongation [mm]` with a gauge length)"
+        } else {
+            ""
+        },
         yq.column_name(),
         yq.expected_units()
     );
+    let allowed = |q: &KesQuantity| {
+        [KesQuantity::Time, xq, yq].contains(q)
+            || (test == KesTest::Tensile && *q == KesQuantity::Elongation)
+    };
+    // The role a column fills: an elongation is the x column.
+    let role = |q: KesQuantity| {
+        if q == KesQuantity::Elongation {
+            xq
+        } else {
+            q
+        }
+    };
     let mut columns: Vec<(KesQuantity, f64)> = Vec::with_capacity(header.len());
     for (i, cell) in header.iter().enumerate() {
         let column = i + 1;
         let (name, unit) = split_header(cell);
         let quantity = KesQuantity::from_column_name(&name)
-            .filter(|q| [KesQuantity::Time, xq, yq].contains(q))
+            .filter(allowed)
             .ok_or_else(|| KesError::UnknownColumn {
                 file: file.to_string(),
                 line: header_line,
@@ -286,13 +365,13 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
                 test,
                 expected: expected_columns.clone(),
             })?;
-        if columns.iter().any(|(q, _)| *q == quantity) {
+        if columns.iter().any(|(q, _)| role(*q) == role(quantity)) {
             return Err(KesError::DuplicateColumn {
                 file: file.to_string(),
                 line: header_line,
                 column,
                 text: cell.to_string(),
-                name: quantity.column_name().to_string(),
+                name: role(quantity).column_name().to_string(),
             });
         }
         let unit = unit.ok_or_else(|| KesError::MissingUnit {
@@ -319,7 +398,7 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
     let position = |q: KesQuantity| -> Result<usize, KesError> {
         columns
             .iter()
-            .position(|(c, _)| *c == q)
+            .position(|(c, _)| role(*c) == q)
             .ok_or_else(|| KesError::MissingColumn {
                 file: file.to_string(),
                 line: header_line,
@@ -329,6 +408,21 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
             })
     };
     let (xi, yi) = (position(xq)?, position(yq)?);
+    let mut metadata = table.metadata.clone();
+    if columns[xi].0 == KesQuantity::Elongation {
+        let gauge = gauge_length(&table, overrides.gauge_length)?.ok_or_else(|| {
+            KesError::NoGaugeLength {
+                file: file.to_string(),
+                line: header_line,
+                column: xi + 1,
+                text: header[xi].to_string(),
+            }
+        })?;
+        columns[xi].1 /= gauge;
+        metadata
+            .entry("gauge length [mm]".into())
+            .or_insert_with(|| super::write::number(gauge * 1e3));
+    }
     let header_cells: Vec<String> = header.iter().map(str::to_string).collect();
 
     let mut x = Vec::with_capacity(records.len());
@@ -341,6 +435,7 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
                 found: record.len(),
                 expected: columns.len(),
                 text: record_text(record, table.delimiter),
+                hint: ragged_hint(table.delimiter, record.len(), columns.len()),
             });
         }
         let mut row = [0.0; 3];
@@ -357,49 +452,148 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
             needed: MIN_SAMPLES,
         });
     }
+    if test == KesTest::Tensile {
+        check_strain(file, header_line, xi, &header_cells[xi], columns[xi].0, &x)?;
+    }
+    check_path_order(file, &x)?;
     Ok(Curve {
         fabric: table.metadata.get("fabric").cloned().unwrap_or_default(),
         test,
         direction,
         x,
         y,
-        metadata: table.metadata,
+        metadata,
         source: None,
     })
 }
 
-/// Reads KES files and refuses two curves of the same fabric, test and direction.
+/// The gauge length [m]: from a `# gauge length [unit]: value` line, else from the caller;
+/// both and different is a conflict.
+fn gauge_length(table: &Table, given: Option<f64>) -> Result<Option<f64>, KesError> {
+    let Some((key, text)) = table
+        .metadata
+        .iter()
+        .find(|(k, _)| split_header(k).0 == "gauge length")
+    else {
+        return Ok(given);
+    };
+    let line = table.line_of(key);
+    let bad = || KesError::BadGaugeLength {
+        file: table.file.clone(),
+        line,
+        text: format!("{key}: {text}"),
+    };
+    let factor = split_header(key)
+        .1
+        .and_then(|u| KesQuantity::Elongation.factor(&u))
+        .ok_or_else(bad)?;
+    let in_file = table::parse_decimal(text)
+        .map(|v| v * factor)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(bad)?;
+    match given {
+        Some(g) if (g - in_file).abs() > 1e-9 * in_file => Err(KesError::Conflict {
+            file: table.file.clone(),
+            line,
+            key: "gauge length",
+            in_file: format!("{} mm", in_file * 1e3),
+            given: format!("{} mm", g * 1e3),
+        }),
+        _ => Ok(Some(in_file)),
+    }
+}
+
+/// How to fix a row with more fields than the header, when a decimal comma is the likely cause.
+pub(crate) fn ragged_hint(delimiter: u8, found: usize, expected: usize) -> String {
+    if delimiter == b',' && found > expected {
+        " (if the numbers have a decimal comma, separate the columns with `;` or a tab)".into()
+    } else {
+        String::new()
+    }
+}
+
+/// A tensile strain beyond `MAX_STRAIN`: percent numbers under `strain [-]`, or a wrong gauge
+/// length.
+fn check_strain(
+    file: &str,
+    line: usize,
+    xi: usize,
+    header: &str,
+    quantity: KesQuantity,
+    x: &[f64],
+) -> Result<(), KesError> {
+    let max = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    if max <= MAX_STRAIN {
+        return Ok(());
+    }
+    let fix = match quantity {
+        KesQuantity::Elongation => {
+            "check the gauge length and the elongation's unit (strain = elongation / gauge length)"
+        }
+        // `strain [%]` above 100 % may be a knit's: only a fraction that large is refused
+        _ if split_header(header).1.as_deref() == Some("%") => return Ok(()),
+        _ => "these look like percent numbers: write the header `strain [%]`",
+    };
+    Err(KesError::StrainTooLarge {
+        file: file.to_string(),
+        line,
+        column: xi + 1,
+        text: header.to_string(),
+        max,
+        percent: 100.0 * max,
+        fix,
+    })
+}
+
+/// Rows out of measurement order (shuffled, sorted by another column) make a path that reverses
+/// at almost every sample.
+fn check_path_order(file: &str, x: &[f64]) -> Result<(), KesError> {
+    let turns = super::Path::with_fraction(x, super::REVERSAL_FRACTION)
+        .turns()
+        .len();
+    if turns >= MIN_DISORDER_TURNS && turns * MIN_SAMPLES_PER_STROKE > x.len() {
+        return Err(KesError::PathOrder {
+            file: file.to_string(),
+            turns,
+            samples: x.len(),
+        });
+    }
+    Ok(())
+}
+
+/// Reads KES files; several files of one fabric, test and direction are replicates
+/// (specimens of one curve, `kes::replicates`).
 pub fn read_kes_files(
     paths: &[PathBuf],
     overrides: CurveOverrides,
 ) -> Result<Vec<Curve>, KesError> {
-    let curves = paths
-        .iter()
-        .map(|p| read_kes(p, overrides))
-        .collect::<Result<Vec<_>, _>>()?;
-    check_duplicates(&curves)?;
-    Ok(curves)
-}
-
-/// Two curves with the same (non-empty) fabric, test and direction are a `Duplicate` error.
-pub(crate) fn check_duplicates(curves: &[Curve]) -> Result<(), KesError> {
-    let mut seen: BTreeMap<(&str, KesTest, Direction), &Curve> = BTreeMap::new();
-    let name = |c: &Curve| {
-        c.source.as_ref().map_or_else(
-            || "(unnamed curve)".to_string(),
-            |p| p.display().to_string(),
-        )
+    let same = |a: &PathBuf, b: &PathBuf| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
     };
-    for c in curves.iter().filter(|c| !c.fabric.is_empty()) {
-        if let Some(first) = seen.insert((c.fabric.as_str(), c.test, c.direction), c) {
-            return Err(KesError::Duplicate {
-                fabric: c.fabric.clone(),
-                test: c.test,
-                direction: c.direction,
-                first: name(first),
-                second: name(c),
+    for (i, p) in paths.iter().enumerate() {
+        if paths[..i].iter().any(|q| same(p, q)) {
+            return Err(KesError::FileGivenTwice {
+                file: p.display().to_string(),
             });
         }
     }
-    Ok(())
+    paths.iter().map(|p| read_kes(p, overrides)).collect()
+}
+
+/// A `Replicate` error for the second specimen of any curve, for a command that takes one
+/// specimen per fabric, test and direction (`command` names it in the message).
+pub fn refuse_replicates(curves: &[Curve], command: &'static str) -> Result<(), KesError> {
+    let groups = super::replicates::replicate_groups(curves);
+    match groups.iter().find(|g| g.is_replicated()) {
+        Some(g) => Err(KesError::Replicate {
+            fabric: g.fabric.clone(),
+            test: g.test,
+            direction: g.direction,
+            first: curves[g.members[0]].path_name(),
+            second: curves[g.members[1]].path_name(),
+            command,
+        }),
+        None => Ok(()),
+    }
 }

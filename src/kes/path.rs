@@ -327,25 +327,27 @@ fn turning_points(x: &[f64], threshold: f64) -> (Vec<Turn>, Option<bool>) {
                 if x[i] < x[imin] {
                     imin = i;
                 }
-                if x[i] - x[imin] > threshold {
-                    // Rising from imin; a fall before it is a first, falling branch.
-                    if x[0] - x[imin] > threshold {
-                        turns.push(imin);
-                        first_rising = Some(false);
-                    } else {
-                        first_rising = Some(true);
-                    }
-                    dir = Some(true);
-                    ext = argext(imin, i, true);
+                // The first move past the threshold: rising from imin or falling from imax.
+                let start = if x[i] - x[imin] > threshold {
+                    Some((imin, true))
                 } else if x[imax] - x[i] > threshold {
-                    if x[imax] - x[0] > threshold {
-                        turns.push(imax);
-                        first_rising = Some(true);
+                    Some((imax, false))
+                } else {
+                    None
+                };
+                if let Some((from, rising)) = start {
+                    // A move the other way before it is a first branch of its own.
+                    let before = if rising {
+                        x[0] - x[from]
                     } else {
-                        first_rising = Some(false);
+                        x[from] - x[0]
+                    };
+                    if before > threshold {
+                        turns.push(from);
                     }
-                    dir = Some(false);
-                    ext = argext(imax, i, false);
+                    first_rising = Some(rising != (before > threshold));
+                    dir = Some(rising);
+                    ext = argext(from, i, rising);
                 }
             }
             Some(rising) => {

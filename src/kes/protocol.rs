@@ -10,6 +10,7 @@ use super::write::number;
 use super::{Curve, Direction, KesTest, DEG_RAD, GF_PER_CM_N_PER_M, PER_CM_PER_M};
 use crate::friction::ParamError;
 use crate::material::{ConnectorLaw, LawState, MaterialLaw};
+use crate::params::FittedLaw;
 
 /// The fewest samples a protocol curve may have.
 pub(crate) const MIN_PROTOCOL_SAMPLES: usize = 8;
@@ -324,6 +325,38 @@ pub fn simulate(
     })
 }
 
+/// [`simulate`] on a fitted law: the protocol is run on the law, and the instrument's force
+/// zero offset the law was fitted with is added to every recorded force (the curve the
+/// instrument would have recorded; `offset = 0` gives the law's own curve).
+pub fn simulate_fitted(
+    fitted: &FittedLaw,
+    protocol: &Protocol,
+    samples: usize,
+    fabric: &str,
+    direction: Direction,
+) -> Result<Curve, ProtocolError> {
+    let mut curve = simulate(&fitted.law, protocol, samples, fabric, direction)?;
+    if fitted.offset != 0.0 {
+        curve.y.iter_mut().for_each(|f| *f += fitted.offset);
+        curve
+            .metadata
+            .insert("force zero offset (SI)".into(), number(fitted.offset));
+    }
+    Ok(curve)
+}
+
+/// The KES values of a fitted law: the law (with its offset) driven through the instrument's
+/// protocol for `test` ([`Protocol::kes`], [`DEFAULT_SAMPLES`] samples), read by the default
+/// reading rules — the numbers to set beside a measured curve's values.
+pub fn fitted_values(
+    fitted: &FittedLaw,
+    test: KesTest,
+) -> Result<super::values::KesValues, ProtocolError> {
+    let protocol = Protocol::kes(test)?;
+    let curve = simulate_fitted(fitted, &protocol, DEFAULT_SAMPLES, "", Direction::Warp)?;
+    Ok(super::values::kes_values(&curve, &Default::default()).values)
+}
+
 /// A law file that cannot give the law a protocol needs.
 #[derive(Debug, Error)]
 pub enum LawFileError {
@@ -367,6 +400,15 @@ pub fn read_law(
     test: KesTest,
     direction: Direction,
 ) -> Result<(ConnectorLaw, Option<String>), LawFileError> {
+    read_fitted_law(path, test, direction).map(|(f, fabric)| (f.law, fabric))
+}
+
+/// [`read_law`] with the force zero offset the law was fitted with (0 for a law alone).
+pub fn read_fitted_law(
+    path: &std::path::Path,
+    test: KesTest,
+    direction: Direction,
+) -> Result<(FittedLaw, Option<String>), LawFileError> {
     use crate::material::{BendingLaw, ShearLaw, TractionLaw};
     use crate::params::{FabricParams, ParamsFormat};
 
@@ -377,9 +419,11 @@ pub fn read_law(
         KesTest::Bending => "bending",
         KesTest::Loop => return Err(ProtocolError::NoProtocol(test).into()),
     };
-    let text = std::fs::read_to_string(path).map_err(|source| LawFileError::Read {
-        file: file.clone(),
-        source,
+    let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|source| {
+        LawFileError::Read {
+            file: file.clone(),
+            source,
+        }
     })?;
     let format = ParamsFormat::from_path(path);
     let parse_error = |message: String| LawFileError::Parse {
@@ -395,13 +439,8 @@ pub fn read_law(
     };
     if value.get("kestrel_params").is_some() {
         let params = FabricParams::parse(&text, format, path)?;
-        let laws = params.direction(direction);
-        let law = match test {
-            KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
-            KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
-            _ => laws.bending.map(ConnectorLaw::Bending),
-        };
-        return law
+        return params
+            .fitted_law(test, direction)
             .map(|l| (l, Some(params.fabric.clone())))
             .ok_or_else(|| LawFileError::Missing {
                 file: file.clone(),
@@ -428,5 +467,5 @@ pub fn read_law(
         law: law_name,
         source,
     })?;
-    Ok((law, None))
+    Ok((FittedLaw { law, offset: 0.0 }, None))
 }

@@ -8,6 +8,8 @@ use super::{KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_N, GF_PER_CM_N_PER_M, PER_CM_PE
 pub(crate) enum KesQuantity {
     Time,
     Strain,
+    /// A tensile test's clamp displacement; strain = elongation / gauge length.
+    Elongation,
     Angle,
     Curvature,
     Force,
@@ -20,6 +22,7 @@ impl KesQuantity {
         match self {
             KesQuantity::Time => "time",
             KesQuantity::Strain => "strain",
+            KesQuantity::Elongation => "elongation",
             KesQuantity::Angle => "angle",
             KesQuantity::Curvature => "curvature",
             KesQuantity::Force => "force",
@@ -33,6 +36,7 @@ impl KesQuantity {
         match self {
             KesQuantity::Time => &[("s", 1.0)],
             KesQuantity::Strain => &[("%", 0.01), ("-", 1.0)],
+            KesQuantity::Elongation => &[("mm", 1e-3), ("cm", 1e-2), ("m", 1.0)],
             KesQuantity::Angle => &[("deg", DEG_RAD), ("rad", 1.0)],
             KesQuantity::Curvature => &[("1/cm", PER_CM_PER_M), ("1/m", 1.0)],
             KesQuantity::Force => &[("gf/cm", GF_PER_CM_N_PER_M), ("N/m", 1.0)],
@@ -70,6 +74,7 @@ impl KesQuantity {
         [
             KesQuantity::Time,
             KesQuantity::Strain,
+            KesQuantity::Elongation,
             KesQuantity::Angle,
             KesQuantity::Curvature,
             KesQuantity::Force,

@@ -160,6 +160,23 @@ impl KesValues {
         }
     }
 
+    /// Sets the value called `name` (a name not in `VALUE_NAMES` is ignored).
+    pub fn set(&mut self, name: &str, value: Option<f64>) {
+        let slot = match name {
+            "EMT" => &mut self.emt,
+            "LT" => &mut self.lt,
+            "WT" => &mut self.wt,
+            "RT" => &mut self.rt,
+            "G" => &mut self.g,
+            "2HG" => &mut self.hg,
+            "2HG5" => &mut self.hg5,
+            "B" => &mut self.b,
+            "2HB" => &mut self.hb,
+            _ => return,
+        };
+        *slot = value;
+    }
+
     /// Every value present, in the order of `VALUE_NAMES`.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64)> + '_ {
         VALUE_NAMES
@@ -358,8 +375,14 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
 fn tensile(path: &KesPath, rules: &ReadingRules, reading: &mut KesReading) {
     let (x, y, bs) = (&path.x, &path.y, &path.branches);
     let Some(loading) = bs.first().filter(|b| b.rising) else {
+        let reason = if bs.iter().any(|b| b.rising) {
+            "the path starts by lowering the strain, where a tensile test starts by loading: \
+             are the rows in measurement order?"
+        } else {
+            "the strain never increases: no loading branch"
+        };
         for v in ["EMT", "LT", "WT", "RT"] {
-            reading.missing(v, "the strain never increases: no loading branch");
+            reading.missing(v, reason);
         }
         return;
     };

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic::write_atomic;
 use crate::cloth::record::{Camera, Reader, Truncated};
-use crate::scene::{DoorSpec, PaletteEntrySpec};
+use crate::scene::{validate_palette, DoorSpec, PaletteEntrySpec};
 
-use super::ReducedError;
+use super::{ReducedError, Reduction};
 
 /// First eight bytes of a model file.
 pub const MODEL_MAGIC: &[u8; 8] = b"KESTRELD";
@@ -74,6 +74,61 @@ pub struct ModelInfo {
     pub pruned_dead_end: u32,
 }
 
+/// Shortest and longest time between recorded states \[s\]: playback advances one state
+/// per `frame_dt`, and every duration is counted in states.
+pub const FRAME_DT_RANGE_S: (f64, f64) = (1e-6, 10.0);
+
+impl ModelInfo {
+    /// The modelled cloth's grid.
+    pub fn grid(&self) -> crate::cloth::Grid {
+        crate::cloth::Grid::of_header(self.nu, self.nv, self.h_warp, self.h_weft)
+    }
+
+    /// Checks what playback relies on: spacings, `frame_dt` within [`FRAME_DT_RANGE_S`], β
+    /// and λ finite and >= 0, the palette and its door, the start and stop entries, pins
+    /// inside the grid of `vertices`, the door plane and the camera.
+    fn validate(&self, vertices: u64) -> Result<(), String> {
+        let (lo, hi) = FRAME_DT_RANGE_S;
+        if !(self.frame_dt >= lo && self.frame_dt <= hi) {
+            return Err(format!(
+                "frame_dt = {} s: must be in [{lo:e}, {hi}] s",
+                self.frame_dt
+            ));
+        }
+        for (name, v, unit) in [("h_warp", self.h_warp, "m"), ("h_weft", self.h_weft, "m")] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!("{name} = {v} {unit}: must be finite and > 0"));
+            }
+        }
+        for (name, v, unit) in [
+            ("beta", self.beta, "s^2"),
+            ("blend_rate", self.blend_rate, "1/s"),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{name} = {v} {unit}: must be finite and >= 0"));
+            }
+        }
+        validate_palette(&self.palette, self.door.as_ref(), None).map_err(|e| e.to_string())?;
+        let entries = self.palette.len();
+        if self.start as usize >= entries || self.stop.is_some_and(|s| s as usize >= entries) {
+            return Err(format!(
+                "start {} or stop {:?} is not one of the {entries} palette entries",
+                self.start, self.stop
+            ));
+        }
+        if let Some(p) = self.pins.iter().find(|&&p| u64::from(p) >= vertices) {
+            return Err(format!("pin {p} outside the {vertices} vertices"));
+        }
+        if self
+            .door_plane
+            .is_some_and(|pl| pl.iter().flatten().any(|v| !v.is_finite()))
+        {
+            return Err("door_plane must be finite".into());
+        }
+        self.camera.as_ref().map_or(Ok(()), Camera::validate)
+    }
+}
+
 /// A reduced model: the shape is mean + U·q (in the door's frame when there is a door).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReducedModel {
@@ -96,6 +151,29 @@ pub struct ReducedModel {
 }
 
 impl ReducedModel {
+    /// The model of a reduction: its mean, singular values and basis in `f32`, with q and q̇
+    /// of the recorded states (r values each) and the IRF library.
+    pub fn from_reduction(
+        info: ModelInfo,
+        red: &Reduction,
+        q: Vec<f32>,
+        qdot: Vec<f32>,
+        orbits: Vec<Orbit>,
+    ) -> Self {
+        let single = |v: &[f64]| v.iter().map(|&x| x as f32).collect();
+        Self {
+            info,
+            vertices: red.coordinates / 3,
+            rank: red.rank,
+            sigma: single(&red.sigma),
+            mean: single(&red.mean),
+            basis: single(&red.basis),
+            q,
+            qdot,
+            orbits,
+        }
+    }
+
     /// Recorded states N.
     pub(crate) fn states(&self) -> usize {
         self.q.len() / self.rank.max(1)
@@ -175,27 +253,45 @@ impl ReducedModel {
                 "version {version} (this kestrel reads {MODEL_VERSION})"
             )));
         }
-        let mut h = [0usize; 6];
+        let mut h = [0u64; 6];
         for v in &mut h {
-            *v = r.u32().map_err(cut)? as usize;
+            *v = u64::from(r.u32().map_err(cut)?);
         }
         let [vertices, rank, states, orbits, singular, json_len] = h;
-        let info: ModelInfo = serde_json::from_slice(r.take(json_len).map_err(cut)?)
+        let info: ModelInfo = serde_json::from_slice(r.take(json_len as usize).map_err(cut)?)
             .map_err(|e| bad(format!("header: {e}")))?;
-        if (info.nu * info.nv) as usize != vertices {
+        if u64::from(info.nu) * u64::from(info.nv) != vertices || vertices == 0 {
             return Err(bad(format!(
                 "header grid {}x{} for {vertices} vertices",
                 info.nu, info.nv
             )));
         }
-        let m = 3 * vertices;
-        let need = 4 * (singular + m + m * rank + 2 * states * rank) + 12 * orbits;
-        if r.remaining() != need {
+        if rank == 0 || states == 0 {
             return Err(bad(format!(
-                "{} bytes after the header, expected {need}",
+                "rank {rank} and {states} states: both must be >= 1"
+            )));
+        }
+        info.validate(vertices).map_err(bad)?;
+        // checked u64 arithmetic: announced sizes that do not match the bytes present are
+        // refused before anything is allocated
+        let m = 3 * vertices;
+        let floats = m
+            .checked_mul(rank)
+            .and_then(|b| states.checked_mul(rank)?.checked_mul(2)?.checked_add(b))
+            .and_then(|f| f.checked_add(singular + m));
+        let need = floats
+            .and_then(|f| f.checked_mul(4))
+            .and_then(|b| b.checked_add(12 * orbits));
+        if need != Some(r.remaining() as u64) {
+            return Err(bad(format!(
+                "{} bytes after the header for {vertices} vertices, rank {rank}, {states} states, {orbits} IRFs",
                 r.remaining()
             )));
         }
+        // every size now fits in the bytes present
+        let [vertices, rank, states, orbits, singular] =
+            [vertices, rank, states, orbits, singular].map(|v| v as usize);
+        let m = 3 * vertices;
         let mut floats = |n: usize| -> Result<Vec<f32>, ReducedError> {
             let s = r.take(4 * n).map_err(cut)?;
             Ok(s.chunks_exact(4)
@@ -220,8 +316,8 @@ impl ReducedModel {
             }
             list.push(o);
         }
-        if info.start as usize >= info.palette.len() || states == 0 {
-            return Err(bad("no states, or start entry out of range".into()));
+        if info.start as usize >= info.palette.len() {
+            return Err(bad("start entry out of range".into()));
         }
         Ok(Self {
             info,
@@ -238,10 +334,13 @@ impl ReducedModel {
 
     /// Reads a model file.
     pub fn read(path: &Path) -> Result<Self, ReducedError> {
-        let bytes = std::fs::read(path).map_err(|source| ReducedError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let bytes =
+            crate::input::read_bytes(path, crate::input::BINARY_FILE_LIMIT).map_err(|source| {
+                ReducedError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Self::from_bytes(&bytes, path)
     }
 

@@ -53,6 +53,30 @@ pub fn parse_sequence(
     Ok(out)
 }
 
+/// Most frames one playback plays: 10⁶ (7 hours at 40 frames/s).
+pub const MAX_PLAY_FRAMES: usize = 1_000_000;
+
+/// Frames of one impulse lasting `seconds` at `frame_dt` \[s\] (rounded).
+pub fn frames_of(seconds: f64, frame_dt: f64) -> usize {
+    (seconds / frame_dt).round() as usize
+}
+
+/// Frames a whole sequence plays at `frame_dt` \[s\]; more than [`MAX_PLAY_FRAMES`] is an
+/// error naming the bound.
+pub fn sequence_frames(sequence: &[(usize, f64)], frame_dt: f64) -> Result<usize, ReducedError> {
+    let seconds: f64 = sequence.iter().map(|&(_, d)| d).sum();
+    let frames = sequence
+        .iter()
+        .try_fold(0usize, |n, &(_, d)| n.checked_add(frames_of(d, frame_dt)))
+        .filter(|&n| n <= MAX_PLAY_FRAMES);
+    frames.ok_or_else(|| {
+        ReducedError::Invalid(format!(
+            "impulse sequence of {seconds:.4e} s: more than {MAX_PLAY_FRAMES} frames of {frame_dt} s (at most {} s)",
+            MAX_PLAY_FRAMES as f64 * frame_dt
+        ))
+    })
+}
+
 /// Plays a reduced model: the current reduced state, the IRF being followed, the blend offset
 /// and the door angle. Scratch only; no allocation per frame.
 #[derive(Debug, Clone)]
@@ -248,7 +272,8 @@ impl<'m> Player<'m> {
         if let Some((_, _, hi)) = self.door {
             let omega = m.info.palette[self.entry].angular_velocity;
             let next = self.angle + omega * m.info.frame_dt;
-            self.angle = next.clamp(0.0, hi);
+            // max/min rather than clamp: no panic even on a range a caller left reversed
+            self.angle = next.max(0.0).min(hi);
             if self.angle != next && omega != 0.0 {
                 if let Some(s) = m.info.stop {
                     // A stop without responses is counted in `ignored` like any refusal.
@@ -387,10 +412,7 @@ pub fn compare(
         driver.step()?;
     }
     let mut player = Player::new(model);
-    let total: usize = sequence
-        .iter()
-        .map(|&(_, d)| (d / frame_dt).round() as usize)
-        .sum();
+    let total = sequence_frames(sequence, frame_dt)?;
     let (mut full, mut play) = (vec![0.0f64; m], vec![0.0f32; m]);
     let (mut num, mut den, mut proj) = (0.0f64, 0.0f64, 0.0f64);
     let mut c = vec![0.0f64; model.rank];
@@ -399,7 +421,7 @@ pub fn compare(
     for &(k, d) in sequence {
         driver.set_entry(k);
         player.impulse(k);
-        for _ in 0..(d / frame_dt).round() as usize {
+        for _ in 0..frames_of(d, frame_dt) {
             let t = Instant::now();
             for _ in 0..every {
                 driver.step()?;

@@ -93,6 +93,20 @@ pub(crate) fn sample(
     let mut driver = Driver::new(scene)?;
     let settle = settle_steps(scene, spec);
     let total_frames = (duration / frame_dt).round().max(1.0) as u64;
+    crate::cloth::check_steps("reduced duration", total_frames.saturating_mul(every))
+        .map_err(|e| ReducedError::Invalid(e.to_string()))?;
+    // the snapshots (3v values each) and their Gram matrix, in f64
+    let coordinates = 3 * scene.world.len() as u64;
+    let bytes = total_frames
+        .saturating_mul(total_frames.saturating_add(coordinates))
+        .saturating_mul(8);
+    if bytes > crate::input::MEMORY_BUDGET {
+        return Err(ReducedError::Invalid(format!(
+            "duration = {duration} s: {total_frames} states of {coordinates} coordinates need about {} MiB for the snapshot SVD, more than the budget of {}; sample less or raise `every`",
+            bytes >> 20,
+            crate::input::bytes_label(crate::input::MEMORY_BUDGET)
+        )));
+    }
     let total_steps = (settle + total_frames * every) as f64;
     for s in 0..settle {
         driver.step()?;
@@ -298,16 +312,6 @@ pub(crate) fn build(
         simulate_s: sampled.simulate_s,
         svd_s,
     };
-    let model = ReducedModel {
-        info,
-        vertices: m / 3,
-        rank: r,
-        sigma: red.sigma.iter().map(|&s| s as f32).collect(),
-        mean: red.mean.iter().map(|&x| x as f32).collect(),
-        basis: red.basis.iter().map(|&x| x as f32).collect(),
-        q,
-        qdot,
-        orbits,
-    };
+    let model = ReducedModel::from_reduction(info, &red, q, qdot, orbits);
     Ok((model, stats))
 }

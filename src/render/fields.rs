@@ -1,55 +1,26 @@
 //! Per-particle quantities for the colour map: strain ε = l/l₀ − 1 of the structural pairs,
 //! friction mobilisation |z| of the KES connectors, elastic energy density [J/m²].
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::cloth::{ClothWorld, EdgeFamily, Grid, Material, SpringFamily};
 use crate::material::{LawState, MaterialLaw};
 
-/// What the colour map shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColorBy {
-    /// Mean strain of the structural pairs at a particle (from positions and rest spacings).
-    Strain,
-    /// Largest friction mobilisation |z| (0 … 1) of the KES connectors at a particle.
-    Friction,
-    /// Elastic energy density at a particle [J/m²].
-    Energy,
+crate::named::named_enum! {
+    /// What the colour map shows.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum ColorBy: "quantity", exact {
+        /// Mean strain of the structural pairs at a particle (from positions and rest spacings).
+        Strain => "strain",
+        /// Largest friction mobilisation |z| (0 … 1) of the KES connectors at a particle.
+        Friction => "friction",
+        /// Elastic energy density at a particle [J/m²].
+        Energy => "energy",
+    }
 }
 
 impl ColorBy {
-    pub fn name(self) -> &'static str {
-        match self {
-            ColorBy::Strain => "strain",
-            ColorBy::Friction => "friction",
-            ColorBy::Energy => "energy",
-        }
-    }
-
     /// Whether the quantity can be computed from positions alone (a record).
     pub fn from_positions(self) -> bool {
         self == ColorBy::Strain
-    }
-}
-
-impl fmt::Display for ColorBy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ColorBy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "strain" => Ok(ColorBy::Strain),
-            "friction" => Ok(ColorBy::Friction),
-            "energy" => Ok(ColorBy::Energy),
-            other => Err(format!(
-                "unknown quantity `{other}` — expected strain, friction or energy"
-            )),
-        }
     }
 }
 

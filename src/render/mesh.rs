@@ -177,8 +177,8 @@ pub(crate) fn ground_of(view: &SceneView, first: &[[f32; 3]]) -> (V3, V3) {
             }
         }
     }
-    let size = (view.nu.saturating_sub(1) as f32 * view.h_warp as f32)
-        .max(view.nv.saturating_sub(1) as f32 * view.h_weft as f32);
+    let size = (view.grid.nu.saturating_sub(1) as f32 * view.grid.h_warp as f32)
+        .max(view.grid.nv.saturating_sub(1) as f32 * view.grid.h_weft as f32);
     let mut low = first
         .iter()
         .map(|p| V3::from(*p).dot(&up))
@@ -271,7 +271,7 @@ pub(crate) fn cloth_mesh(
     colors: Option<&[[f32; 3]]>,
     out: &mut Mesh,
 ) {
-    let (nu, nv) = (view.nu, view.nv);
+    let (nu, nv) = (view.grid.nu, view.grid.nv);
     out.vertices.clear();
     out.indices.clear();
     let p = |i: usize, j: usize| V3::from(x[j * nu + i]);
@@ -323,7 +323,7 @@ pub(crate) fn cloth_mesh(
             }
         }
     }
-    let r = 0.35 * (view.h_warp.min(view.h_weft) as f32);
+    let r = 0.35 * (view.grid.h_warp.min(view.grid.h_weft) as f32);
     for &k in &view.pins {
         if let Some(&q) = x.get(k) {
             out.sphere(V3::from(q), r, PIN_COLOR, PIN, 8);
@@ -376,15 +376,28 @@ pub(crate) fn view_proj(cam: &Camera, aspect: f32, radius: f32) -> Matrix4<f32> 
     let up = v3(cam.up);
     let view = Matrix4::look_at_rh(&eye, &target, &up);
     let dist = (target - eye).norm().max(1e-3);
-    let near = (0.02 * dist).min(0.05 * radius).max(1e-3);
-    let far = 80.0 * (dist + radius);
+    // the caps keep the planes apart in f32 for a scene or camera at any distance, NaN
+    // included (a record of positions near f32::MAX renders a blank frame, no panic)
+    let near = within((0.02 * dist).min(0.05 * radius), 1e-3, 1e6);
+    let far = within(80.0 * (dist + radius), 2.0 * near, 1e12);
     let fov = (cam.fov_deg as f32).to_radians().clamp(0.01, 3.0);
     let proj = Matrix4::new_perspective(aspect, fov, near, far);
     depth_to_unit() * proj * view
 }
 
+/// `v` within [lo, hi], a NaN taken as `lo`.
+fn within(v: f32, lo: f32, hi: f32) -> f32 {
+    if v.is_nan() {
+        lo
+    } else {
+        v.clamp(lo, hi)
+    }
+}
+
 /// Orthographic view-projection from the light direction `l` over a ball (`c`, `r`).
 pub(crate) fn light_proj(l: V3, c: V3, r: f32) -> Matrix4<f32> {
+    // a ball of zero, infinite or NaN radius would make the box degenerate (a panic)
+    let r = within(r, 1e-3, 1e12);
     let (u, _) = tangents(l);
     let eye = Point3::from(c + l * (2.0 * r));
     let view = Matrix4::look_at_rh(&eye, &Point3::from(c), &u);

@@ -185,63 +185,10 @@ impl ReducedSpec {
 
     /// Checks the palette, durations and tolerances; `wind` says whether the scene has wind.
     pub(crate) fn validate(&self, wind: bool) -> Result<(), ReducedSpecError> {
-        if self.palette.is_empty() {
-            return Err(ReducedSpecError::EmptyPalette);
-        }
-        for (i, e) in self.palette.iter().enumerate() {
-            if self.palette[..i]
-                .iter()
-                .any(|o| o.name == e.name || o.key == e.key)
-            {
-                return Err(ReducedSpecError::Twice {
-                    entry: e.name.clone(),
-                    key: e.key,
-                });
-            }
-            for n in &e.next {
-                if !self.palette.iter().any(|o| o.name == *n) {
-                    return Err(ReducedSpecError::UnknownNext {
-                        entry: e.name.clone(),
-                        next: n.clone(),
-                    });
-                }
-            }
-            if e.wind.is_some() && !wind {
-                return Err(ReducedSpecError::WindWithoutLoads {
-                    entry: e.name.clone(),
-                });
-            }
-            if e.angular_velocity != 0.0 && self.door.is_none() {
-                return Err(ReducedSpecError::TurnWithoutDoor {
-                    entry: e.name.clone(),
-                });
-            }
-            let finite = e
-                .impulse
-                .iter()
-                .chain(e.wind.iter().flatten())
-                .all(|v| v.is_finite())
-                && e.angular_velocity.is_finite();
-            if !finite {
-                return Err(ReducedSpecError::NotFinite {
-                    entry: e.name.clone(),
-                });
-            }
-        }
+        validate_palette(&self.palette, self.door.as_ref(), Some(wind))?;
         if let Some(s) = &self.start {
             if self.find(s).is_none() {
                 return Err(ReducedSpecError::UnknownStart { start: s.clone() });
-            }
-        }
-        if let Some(d) = &self.door {
-            if d.range_deg[0] >= d.range_deg[1]
-                || d.range_deg.iter().any(|v| !v.is_finite())
-                || !d.hinge.iter().all(|v| v.is_finite())
-            {
-                return Err(ReducedSpecError::DoorRange);
-            }
-            if Vector3::from(d.axis).norm() < 1e-12 {
-                return Err(ReducedSpecError::DoorAxis);
             }
         }
         let pos = |v: f64| v.is_finite() && v > 0.0;
@@ -259,4 +206,69 @@ impl ReducedSpec {
         }
         Ok(())
     }
+}
+
+/// Checks a palette and its door: each name and key once, `next` naming entries, finite
+/// values, turns only with a door, the door's range (lo < hi, finite) and axis; `wind` says
+/// whether the scene has wind (None: not checked, as in a model file, which simulates nothing).
+pub(crate) fn validate_palette(
+    palette: &[PaletteEntrySpec],
+    door: Option<&DoorSpec>,
+    wind: Option<bool>,
+) -> Result<(), ReducedSpecError> {
+    if palette.is_empty() {
+        return Err(ReducedSpecError::EmptyPalette);
+    }
+    for (i, e) in palette.iter().enumerate() {
+        if palette[..i]
+            .iter()
+            .any(|o| o.name == e.name || o.key == e.key)
+        {
+            return Err(ReducedSpecError::Twice {
+                entry: e.name.clone(),
+                key: e.key,
+            });
+        }
+        for n in &e.next {
+            if !palette.iter().any(|o| o.name == *n) {
+                return Err(ReducedSpecError::UnknownNext {
+                    entry: e.name.clone(),
+                    next: n.clone(),
+                });
+            }
+        }
+        if e.wind.is_some() && wind == Some(false) {
+            return Err(ReducedSpecError::WindWithoutLoads {
+                entry: e.name.clone(),
+            });
+        }
+        if e.angular_velocity != 0.0 && door.is_none() {
+            return Err(ReducedSpecError::TurnWithoutDoor {
+                entry: e.name.clone(),
+            });
+        }
+        let finite = e
+            .impulse
+            .iter()
+            .chain(e.wind.iter().flatten())
+            .all(|v| v.is_finite())
+            && e.angular_velocity.is_finite();
+        if !finite {
+            return Err(ReducedSpecError::NotFinite {
+                entry: e.name.clone(),
+            });
+        }
+    }
+    if let Some(d) = door {
+        if d.range_deg[0] >= d.range_deg[1]
+            || d.range_deg.iter().any(|v| !v.is_finite())
+            || !d.hinge.iter().all(|v| v.is_finite())
+        {
+            return Err(ReducedSpecError::DoorRange);
+        }
+        if !(d.axis.iter().all(|v| v.is_finite()) && Vector3::from(d.axis).norm() >= 1e-12) {
+            return Err(ReducedSpecError::DoorAxis);
+        }
+    }
+    Ok(())
 }

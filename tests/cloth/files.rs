@@ -110,3 +110,106 @@ fn scene_errors_name_the_file_and_the_problem() {
     let e = Scene::load(path).unwrap_err().to_string();
     assert!(e.contains("bad.toml") && e.contains("2 x 2"), "{e}");
 }
+
+#[test]
+fn obstacle_and_potential_tables_refuse_fields_they_do_not_have() {
+    use kestrel::cloth::{CollisionPotential, Obstacle, ObstacleShape, ProvotConstraints};
+    let obstacle = |text: &str| toml::from_str::<Obstacle>(text).map_err(|e| e.to_string());
+    let potential =
+        |text: &str| toml::from_str::<CollisionPotential>(text).map_err(|e| e.to_string());
+    let sphere = "kind = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = 0.5\n";
+    let o = obstacle(&format!("{sphere}friction = 0.3")).unwrap();
+    assert_eq!(
+        o.shape,
+        ObstacleShape::Sphere {
+            center: [0.0; 3],
+            radius: 0.5
+        }
+    );
+    assert_eq!((o.friction, o.offset), (0.3, 0.0));
+    let p = potential(&format!("{sphere}strength = 2.0\nrange = 0.01")).unwrap();
+    assert_eq!((p.strength, p.range), (2.0, 0.01));
+    let obstacle_error = |text: &str| obstacle(text).unwrap_err();
+    let potential_error = |text: &str| potential(text).unwrap_err();
+    for (e, says) in [
+        (
+            obstacle_error(&format!("{sphere}radus = 1.0")),
+            "unknown field `radus`",
+        ),
+        (
+            obstacle_error(&format!("{sphere}min = [0.0, 0.0, 0.0]")),
+            "obstacle `sphere` has no field `min`",
+        ),
+        (
+            obstacle_error(&format!("{sphere}strength = 2.0")),
+            "obstacle `sphere` has no field `strength`",
+        ),
+        (
+            obstacle_error("kind = \"plane\"\npoint = [0.0, 0.0, 0.0]"),
+            "obstacle `plane` needs `normal`",
+        ),
+        (
+            obstacle_error("kind = \"cone\""),
+            "unknown obstacle kind `cone` — expected plane, sphere or box",
+        ),
+        (
+            potential_error(&format!(
+                "{sphere}strength = 2.0\nrange = 0.01\nfriction = 0.1"
+            )),
+            "potential `sphere` has no field `friction`",
+        ),
+        (
+            potential_error(&format!("{sphere}range = 0.01")),
+            "potential `sphere` needs `strength`",
+        ),
+        (
+            potential_error(&format!("{sphere}strength = 2.0\nrange = 0.01\nspeed = 1")),
+            "unknown field `speed`",
+        ),
+    ] {
+        assert!(e.contains(says), "{says}: {e}");
+    }
+    // Constraints: a field left out is the unconstrained default (one pass).
+    let c: ProvotConstraints = toml::from_str("structural = 0.1").unwrap();
+    assert_eq!(
+        c,
+        ProvotConstraints {
+            structural: Some(0.1),
+            ..ProvotConstraints::none()
+        }
+    );
+    assert!(toml::from_str::<ProvotConstraints>("structral = 0.1").is_err());
+}
+
+/// The virtual KES tests are strict enough to see a scaling error of 1 % per width or per area:
+/// on strips with free edges (half-width border connectors) and cells far from square (both
+/// ways), tensile and shear give the single law back to round-off (the homogeneous placement
+/// is the equilibrium), and bending to its chord discretisation (≤ 1e-3 at 9 or more cells
+/// along the gauge); 1.01 × the mesh curve must fail each bound.
+#[test]
+fn virtual_kes_tests_see_a_one_percent_scaling_error() {
+    let laws = KesLaws::from_params(&cotton()).unwrap();
+    for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
+        let (bound, layouts): (f64, &[(usize, usize)]) = match test {
+            KesTest::Bending => (1e-3, &[(9, 3), (12, 7)]),
+            _ => (1e-9, &[(4, 7), (9, 3)]),
+        };
+        for direction in [Direction::Warp, Direction::Weft] {
+            for &(gauge, width) in layouts {
+                let mut spec = VirtualKesSpec::new(test, direction);
+                spec.points = 12;
+                spec.gauge_cells = Some(gauge);
+                spec.width_cells = Some(width);
+                let r = run_virtual_kes(&spec, &laws, |_, _| {}).unwrap();
+                let case = format!("{test} {direction}, {gauge} x {width} cells");
+                assert!(r.nrmse <= bound, "{case}: nrmse {:.3e}", r.nrmse);
+                let off: Vec<f64> = r.mesh.iter().map(|m| 1.01 * m).collect();
+                let off_nrmse = kestrel::params::nrmse(&r.law, &off);
+                assert!(
+                    off_nrmse > 2.0 * bound,
+                    "{case}: 1 % off gives {off_nrmse:.3e}"
+                );
+            }
+        }
+    }
+}

@@ -226,6 +226,7 @@ pub fn parse_loop(text: &str, file: &str, spec: &LoopSpec) -> Result<Curve, KesE
                 found: record.len(),
                 expected: width,
                 text: record_text(record, table.delimiter),
+                hint: super::ragged_hint(table.delimiter, record.len(), width),
             });
         }
         let cell = |i: usize| number(file, *line, i + 1, &record[i], &header[i]);

@@ -8,6 +8,10 @@ use std::str::FromStr;
 
 use super::KesError;
 
+/// Most data rows of a curve file (a KES curve has thousands, a rig's loop record at 1 kHz
+/// for 15 minutes a million).
+pub const MAX_ROWS: usize = 1_000_000;
+
 /// Metadata, header and body of a delimited file.
 pub(super) struct Table<'a> {
     pub(super) file: String,
@@ -36,10 +40,13 @@ pub(super) fn decode(bytes: &[u8], file: &str) -> Result<String, KesError> {
 
 pub(super) fn read_file(path: &Path) -> Result<String, KesError> {
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| KesError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let bytes =
+        crate::input::read_bytes(path, crate::input::CURVE_FILE_LIMIT).map_err(|source| {
+            KesError::Read {
+                file: file.clone(),
+                source,
+            }
+        })?;
     decode(&bytes, &file)
 }
 
@@ -56,7 +63,7 @@ impl<'a> Table<'a> {
         for (i, raw) in text.split_inclusive('\n').enumerate() {
             let line = raw.trim();
             if let Some(comment) = line.strip_prefix('#') {
-                if let Some((key, value)) = comment.split_once(':') {
+                if let Some((key, value)) = split_metadata(comment) {
                     let key = key.trim().to_ascii_lowercase();
                     metadata_lines.insert(key.clone(), i + 1);
                     metadata.insert(key, value.trim().to_string());
@@ -111,9 +118,21 @@ impl<'a> Table<'a> {
             if record.iter().all(str::is_empty) {
                 continue;
             }
+            // Trailing empty fields are empty columns a spreadsheet adds after the last one.
+            let mut record = record;
+            let width = record.len() - record.iter().rev().take_while(|c| c.is_empty()).count();
+            record.truncate(width);
             let line = record
                 .position()
                 .map_or(self.first_line, |p| self.first_line + p.line() as usize - 1);
+            // the header is a record too
+            if out.len() > MAX_ROWS {
+                return Err(KesError::Csv {
+                    file: self.file.clone(),
+                    line,
+                    message: format!("more than {MAX_ROWS} rows, the limit of a curve file"),
+                });
+            }
             out.push((line, record));
         }
         Ok(out)
@@ -122,6 +141,12 @@ impl<'a> Table<'a> {
     pub(super) fn line_of(&self, key: &str) -> usize {
         self.metadata_lines.get(key).copied().unwrap_or(1)
     }
+}
+
+/// `key: value` or `key = value`, whichever separator comes first.
+fn split_metadata(comment: &str) -> Option<(&str, &str)> {
+    let at = comment.find([':', '='])?;
+    Some((&comment[..at], &comment[at + 1..]))
 }
 
 pub(super) fn detect_delimiter(header: &str) -> u8 {
@@ -150,7 +175,18 @@ pub(super) fn shorten(text: &str) -> String {
     }
 }
 
-/// Parses one cell: a finite decimal number.
+/// A decimal number with a decimal point or a decimal comma (`0,125`, the European export);
+/// `None` for anything else, a number with both marks (a thousands separator) included.
+pub(crate) fn parse_decimal(text: &str) -> Option<f64> {
+    let text = text.trim();
+    match text.matches(',').count() {
+        0 => text.parse().ok(),
+        1 if !text.contains('.') => text.replacen(',', ".", 1).parse().ok(),
+        _ => None,
+    }
+}
+
+/// Parses one cell: a finite decimal number (decimal point or comma).
 pub(super) fn number(
     file: &str,
     line: usize,
@@ -158,16 +194,16 @@ pub(super) fn number(
     text: &str,
     header: &str,
 ) -> Result<f64, KesError> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        Ok(_) => Err(KesError::NotFinite {
+    match parse_decimal(text) {
+        Some(v) if v.is_finite() => Ok(v),
+        Some(_) => Err(KesError::NotFinite {
             file: file.to_string(),
             line,
             column,
             text: shorten(text),
             header: header.to_string(),
         }),
-        Err(_) => Err(KesError::NotNumeric {
+        None => Err(KesError::NotNumeric {
             file: file.to_string(),
             line,
             column,
@@ -178,7 +214,7 @@ pub(super) fn number(
 }
 
 pub(super) fn looks_numeric(record: &csv::StringRecord) -> bool {
-    record.iter().all(|c| c.trim().parse::<f64>().is_ok())
+    record.iter().all(|c| parse_decimal(c).is_some())
 }
 
 /// Test or direction: from the file's metadata, else from the caller; both and different is

@@ -7,7 +7,7 @@ use ratatui::style::{Color, Modifier};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{ListItem, Paragraph, Widget};
 
-use crate::kes::Curve;
+use crate::kes::{replicate_groups, Curve};
 use crate::tui::message::LoadedCurve;
 use crate::tui::series;
 use crate::tui::widgets::{block, chart, selection_list, values_paragraph, Theme};
@@ -51,18 +51,32 @@ impl CurvesState {
         true
     }
 
-    /// Appends opened curves and selects the first of them; true when there were any.
-    pub(crate) fn add(&mut self, curves: Vec<LoadedCurve>) -> bool {
+    /// Appends opened curves, the specimens of one curve (`kes::replicates`) side by side,
+    /// and selects the first of them; true when there were any.
+    pub(crate) fn add(&mut self, mut curves: Vec<LoadedCurve>) -> bool {
         if curves.is_empty() {
             return false;
         }
+        let order: Vec<usize> = replicate_groups(curves.iter().map(|c| &c.curve))
+            .into_iter()
+            .flat_map(|g| g.members)
+            .collect();
+        let mut slots: Vec<Option<LoadedCurve>> = curves.drain(..).map(Some).collect();
+        curves.extend(order.into_iter().filter_map(|i| slots[i].take()));
         self.selected = self.list.len();
         self.list.extend(curves);
         true
     }
 
-    /// The curve list grouped by fabric, with the selection highlighted.
+    /// The curve list grouped by fabric, each curve with its file name; the specimens of one
+    /// curve numbered `k/n`. The selection highlighted.
     pub(crate) fn render_list(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
+        let mut specimen = vec![(1, 1); self.list.len()];
+        for g in replicate_groups(self.list.iter().map(|c| &c.curve)) {
+            for (k, &i) in g.members.iter().enumerate() {
+                specimen[i] = (k + 1, g.members.len());
+            }
+        }
         let mut items = Vec::new();
         let mut selected_row = None;
         let mut last_fabric: Option<&str> = None;
@@ -86,10 +100,22 @@ impl CurvesState {
                 Some(f) if f.is_fitted() => format!(" {:.2}%", 100.0 * f.nrmse),
                 _ => String::new(),
             };
-            items.push(ListItem::new(format!(
-                "  {} {}{}",
-                c.curve.test, c.curve.direction, fitted
-            )));
+            let (k, n) = specimen[i];
+            let replicate = if n > 1 {
+                format!(" {k}/{n}")
+            } else {
+                String::new()
+            };
+            items.push(ListItem::new(vec![
+                Line::from(format!(
+                    "  {} {}{replicate}{fitted}",
+                    c.curve.test, c.curve.direction
+                )),
+                Line::from(Span::styled(
+                    format!("    {}", c.curve.source_name()),
+                    theme.fg(Color::DarkGray),
+                )),
+            ]));
         }
         if items.is_empty() {
             items.push(ListItem::new("no curves: press o to open"));

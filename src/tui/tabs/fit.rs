@@ -243,6 +243,20 @@ impl FitState {
         for (a, b, r) in &fit.correlations {
             lines.push(Line::from(format!("corr({a}, {b}) = {r:.2}")));
         }
+        if let Some(v) = &fit.values {
+            lines.push(Line::from("KES    measured    fitted     gap"));
+            for (name, m, f, gap) in v.rows() {
+                lines.push(Line::from(match (f, gap) {
+                    (Some(f), Some(g)) => {
+                        format!("{name:<5} {m:>9.4} {f:>9.4} {:>+7.2} %", 100.0 * g)
+                    }
+                    _ => format!("{name:<5} {m:>9.4}       n/a"),
+                }));
+            }
+            if let Some(note) = &v.note {
+                lines.push(Line::from(note.clone()));
+            }
+        }
         Paragraph::new(lines)
             .block(block("parameters (a accepts, s saves)"))
             .wrap(Wrap { trim: true })

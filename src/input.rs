@@ -1,0 +1,109 @@
+//! Input files read whole under a size limit [bytes]: regular files only (a FIFO, a device or
+//! a folder is refused before it is opened, so nothing waits on a writer that never comes).
+
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Largest curve file (KES CSV or delimited loop record) [bytes]: 64 MiB.
+pub const CURVE_FILE_LIMIT: u64 = 64 << 20;
+/// Largest parameter, scene, values or law file [bytes]: 4 MiB (hand-sized text).
+pub const SMALL_FILE_LIMIT: u64 = 4 << 20;
+/// Largest record or reduced model file [bytes]: 2 GiB.
+pub const BINARY_FILE_LIMIT: u64 = 2 << 30;
+/// Most memory one announced size (grid, frames, rank) may ask for [bytes]: 2 GiB.
+pub const MEMORY_BUDGET: u64 = 2 << 30;
+
+/// A size in the largest binary unit that keeps it whole, e.g. "64 MiB".
+pub fn bytes_label(n: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if n >= 1 << shift && n % (1 << shift) == 0 {
+            return format!("{} {unit}", n >> shift);
+        }
+    }
+    format!("{n} bytes")
+}
+
+/// The bytes of the regular file `path`, at most `limit` of them; an `InvalidInput` error
+/// names the limit or says what kind of file it is.
+pub fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    check_kind(&meta)?;
+    let too_large = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "larger than the limit of {} for this kind of file",
+                bytes_label(limit)
+            ),
+        )
+    };
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let file = std::fs::File::open(path)?;
+    // the file may have been replaced between the check and the open
+    check_kind(&file.metadata()?)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// The UTF-8 text of the regular file `path`, at most `limit` bytes.
+pub fn read_text(path: &Path, limit: u64) -> io::Result<String> {
+    String::from_utf8(read_bytes(path, limit)?).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("not UTF-8 text ({})", e.utf8_error()),
+        )
+    })
+}
+
+fn check_kind(meta: &std::fs::Metadata) -> io::Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = if meta.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file (a FIFO, socket or device)"
+    };
+    Err(io::Error::new(io::ErrorKind::InvalidInput, kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_devices_folders_and_files_over_the_limit() {
+        let e = read_bytes(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_bytes(dir.path(), 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("folder"), "{e}");
+        let p = dir.path().join("a.csv");
+        std::fs::write(&p, vec![b'1'; 2048]).unwrap();
+        let e = read_bytes(&p, 1024).unwrap_err();
+        assert!(e.to_string().contains("limit of 1 KiB"), "{e}");
+        assert_eq!(read_bytes(&p, 2048).unwrap().len(), 2048);
+        assert_eq!(bytes_label(64 << 20), "64 MiB");
+        assert_eq!(bytes_label(1000), "1000 bytes");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_without_a_writer_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&p).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: mkfifo is not available");
+            return;
+        }
+        let e = read_text(&p, 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+    }
+}
