@@ -109,13 +109,21 @@ impl App {
         self.jobs.extend(fx.jobs);
     }
 
+    /// Shows `tab`; a status said on another tab is dropped there (an error stays).
+    fn show_tab(&mut self, tab: Tab) {
+        if tab != self.tab && !self.status.starts_with("error") {
+            self.status.clear();
+        }
+        self.tab = tab;
+    }
+
     fn act(&mut self, action: Action, fx: &mut Effects) {
         match action {
-            Action::NextTab => self.tab = Tab::ALL[(self.tab.index() + 1) % Tab::ALL.len()],
+            Action::NextTab => self.show_tab(Tab::ALL[(self.tab.index() + 1) % Tab::ALL.len()]),
             Action::PrevTab => {
-                self.tab = Tab::ALL[(self.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()]
+                self.show_tab(Tab::ALL[(self.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()])
             }
-            Action::GoTab(t) => self.tab = t,
+            Action::GoTab(t) => self.show_tab(t),
             Action::ToggleHelp => self.help = true,
             Action::Quit => self.request_quit(),
             Action::OpenPrompt => fx.prompt(
