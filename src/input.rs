@@ -2,7 +2,9 @@
 //! a folder is refused before it is opened, so nothing waits on a writer that never comes).
 
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
 
 /// Largest curve file (KES CSV or delimited loop record) [bytes]: 64 MiB.
 pub const CURVE_FILE_LIMIT: u64 = 64 << 20;
@@ -49,6 +51,31 @@ pub fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
         return Err(too_large());
     }
     Ok(bytes)
+}
+
+/// A file that could not be read: its path and why.
+#[derive(Debug, Error)]
+#[error("{}: {source}", path.display())]
+pub struct Unreadable {
+    pub path: PathBuf,
+    #[source]
+    pub source: io::Error,
+}
+
+/// [`read_bytes`] with the path in the error.
+pub fn file_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, Unreadable> {
+    read_bytes(path, limit).map_err(|source| Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// [`read_text`] with the path in the error.
+pub fn file_text(path: &Path, limit: u64) -> Result<String, Unreadable> {
+    read_text(path, limit).map_err(|source| Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The UTF-8 text of the regular file `path`, at most `limit` bytes.

@@ -18,12 +18,8 @@ pub(crate) const FORMAT_VERSION: u32 = 1;
 
 #[derive(Debug, Error)]
 pub enum ParamsError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read {0}")]
+    Read(#[from] crate::input::Unreadable),
     #[error("{path}: not a kestrel parameter file: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("{path}: {law} ({direction}): {source}")]
@@ -376,13 +372,7 @@ impl FabricParams {
 
     /// Reads a parameter file (TOML, or JSON for `.json`) and validates every law.
     pub fn read(path: &Path) -> Result<Self, ParamsError> {
-        let text =
-            crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|source| {
-                ParamsError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            })?;
+        let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
         Self::parse(&text, ParamsFormat::from_path(path), path)
     }
 

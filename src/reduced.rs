@@ -36,12 +36,8 @@ pub enum ReducedError {
     Sequence { text: String, message: String },
     #[error(transparent)]
     Cloth(#[from] ClothError),
-    #[error("cannot read model {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read model {0}")]
+    Read(#[from] crate::input::Unreadable),
     #[error("{path}: not a kestrel reduced model: {message}")]
     Format { path: PathBuf, message: String },
     #[error(transparent)]

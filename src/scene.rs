@@ -29,12 +29,8 @@ pub use reduced::{
 
 #[derive(Debug, Error)]
 pub enum SceneError {
-    #[error("cannot read scene {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read scene {0}")]
+    Read(#[from] crate::input::Unreadable),
     #[error("{path}: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("{path}: {message}")]
@@ -97,13 +93,7 @@ pub enum Scene {
 impl SceneFile {
     /// Reads and parses a scene file.
     pub fn read(path: &Path) -> Result<Self, SceneError> {
-        let text =
-            crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|source| {
-                SceneError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            })?;
+        let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
         toml::from_str(&text).map_err(|e| SceneError::Parse {
             path: path.to_path_buf(),
             message: e.to_string(),

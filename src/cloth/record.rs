@@ -18,12 +18,8 @@ pub(crate) const RECORD_VERSION: u32 = 1;
 
 #[derive(Debug, Error)]
 pub enum RecordError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read {0}")]
+    Read(#[from] crate::input::Unreadable),
     #[error("not a kestrel record: {0}")]
     Format(String),
     #[error("{path}: not a kestrel record: {message}")]
@@ -273,13 +269,7 @@ impl Recording {
 
     /// Reads a record file.
     pub fn read(path: &Path) -> Result<Self, RecordError> {
-        let bytes =
-            crate::input::read_bytes(path, crate::input::BINARY_FILE_LIMIT).map_err(|source| {
-                RecordError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            })?;
+        let bytes = crate::input::file_bytes(path, crate::input::BINARY_FILE_LIMIT)?;
         Self::from_bytes(&bytes).map_err(|e| match e {
             RecordError::Format(message) => RecordError::File {
                 path: path.to_path_buf(),

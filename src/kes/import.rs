@@ -21,12 +21,8 @@ pub(crate) const MIN_SAMPLES: usize = 3;
 /// Everything that can be wrong with a curve file, with where and what was expected.
 #[derive(Debug, Error)]
 pub enum KesError {
-    #[error("cannot read {file}: {source}")]
-    Read {
-        file: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read {0}")]
+    Read(#[from] crate::input::Unreadable),
     #[error("{file}:{line}: not UTF-8 text — expected a UTF-8 (or ASCII) CSV file")]
     NotUtf8 { file: String, line: usize },
     #[error(

@@ -360,12 +360,8 @@ pub fn fitted_values(
 /// A law file that cannot give the law a protocol needs.
 #[derive(Debug, Error)]
 pub enum LawFileError {
-    #[error("cannot read {file}: {source}")]
-    Read {
-        file: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read {0}")]
+    Read(#[from] crate::input::Unreadable),
     #[error(transparent)]
     Params(#[from] crate::params::ParamsError),
     #[error("{file}: not a {law} law: {message} — expected a fabric parameter file or a {law} law table")]
@@ -419,12 +415,7 @@ pub fn read_fitted_law(
         KesTest::Bending => "bending",
         KesTest::Loop => return Err(ProtocolError::NoProtocol(test).into()),
     };
-    let text = crate::input::read_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|source| {
-        LawFileError::Read {
-            file: file.clone(),
-            source,
-        }
-    })?;
+    let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
     let format = ParamsFormat::from_path(path);
     let parse_error = |message: String| LawFileError::Parse {
         file: file.clone(),

@@ -334,13 +334,7 @@ impl ReducedModel {
 
     /// Reads a model file.
     pub fn read(path: &Path) -> Result<Self, ReducedError> {
-        let bytes =
-            crate::input::read_bytes(path, crate::input::BINARY_FILE_LIMIT).map_err(|source| {
-                ReducedError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            })?;
+        let bytes = crate::input::file_bytes(path, crate::input::BINARY_FILE_LIMIT)?;
         Self::from_bytes(&bytes, path)
     }
 

@@ -40,13 +40,7 @@ pub(super) fn decode(bytes: &[u8], file: &str) -> Result<String, KesError> {
 
 pub(super) fn read_file(path: &Path) -> Result<String, KesError> {
     let file = path.display().to_string();
-    let bytes =
-        crate::input::read_bytes(path, crate::input::CURVE_FILE_LIMIT).map_err(|source| {
-            KesError::Read {
-                file: file.clone(),
-                source,
-            }
-        })?;
+    let bytes = crate::input::file_bytes(path, crate::input::CURVE_FILE_LIMIT)?;
     decode(&bytes, &file)
 }
 
