@@ -799,3 +799,20 @@ fn the_message_log_shows_a_long_error_in_full_at_80x24() {
     press(&mut a, KeyCode::Char('?'));
     assert!(draw(&a, 120, 40).contains("every status and error in full"));
 }
+
+#[test]
+fn snapshots_of_every_tab_and_its_help_at_80x24() {
+    let mut a = app();
+    for tab in Tab::ALL {
+        a.update(Action::GoTab(tab));
+        let name = tab.title().to_lowercase();
+        insta::assert_snapshot!(format!("tab_{name}_80x24"), draw(&a, 80, 24));
+        press(&mut a, KeyCode::Char('?'));
+        let screen = draw(&a, 80, 24);
+        // every help line is shown whole: the help ends with the tab's last key, uncut
+        let last = kestrel::tui::keymap::help_lines(tab).last().unwrap().1;
+        assert!(screen.contains(last), "{tab:?}:\n{screen}");
+        insta::assert_snapshot!(format!("help_{name}_80x24"), screen);
+        press(&mut a, KeyCode::Esc);
+    }
+}

@@ -105,17 +105,26 @@ fn draw_log(log: &[String], skip: usize, theme: &Theme, area: Rect, buf: &mut Bu
 
 /// The keys of the tab shown, from the key table, in a popup.
 fn draw_help(tab: Tab, theme: &Theme, area: Rect, buf: &mut Buffer) {
-    let lines: Vec<Line> = help_lines(tab)
+    let help = help_lines(tab);
+    let label_width = help.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let lines: Vec<Line> = help
         .into_iter()
         .map(|(k, v)| {
             Line::from(vec![
-                Span::styled(format!("{k:>16}  "), theme.fg(Color::Cyan)),
+                Span::styled(format!("{k:>label_width$}  "), theme.fg(Color::Cyan)),
                 Span::raw(v),
             ])
         })
         .collect();
-    let h = (lines.len() as u16 + 2).min(area.height);
-    let w = 70.min(area.width);
+    // as wide as the longest line where the terminal allows, else wrapped
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 2;
+    let w = widest.min(area.width);
+    let inner = w.saturating_sub(2).max(1);
+    let rows: u16 = lines
+        .iter()
+        .map(|l| (l.width() as u16).div_ceil(inner).max(1))
+        .sum();
+    let h = (rows + 2).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -124,6 +133,7 @@ fn draw_help(tab: Tab, theme: &Theme, area: Rect, buf: &mut Buffer) {
     };
     Clear.render(popup, buf);
     Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
         .block(block(&format!("keys: {} tab", tab.title())))
         .render(popup, buf);
 }
