@@ -764,3 +764,55 @@ fn without_colour_loading_unloading_and_law_have_their_own_markers() {
         "the law drawn in blocks\n{screen}"
     );
 }
+
+#[test]
+fn the_message_log_shows_a_long_error_in_full_at_80x24() {
+    let mut a = app();
+    let long = "cannot read /a/very/long/folder/name/of/a/fabric/library/denim-3/tensile-warp.csv: \
+                line 7, column 2: strain is not a number (found \"abc\", expected a value in %) END-OF-ERROR";
+    a.update(Action::Event(Event::Failed(long.into())));
+    a.update(Action::GoTab(Tab::Fit));
+    let screen = draw(&a, 80, 24);
+    assert!(
+        !screen.contains("END-OF-ERROR"),
+        "the status line is cut:\n{screen}"
+    );
+    press(&mut a, KeyCode::Char('e'));
+    assert!(a.log_open);
+    let screen = draw(&a, 80, 24);
+    assert!(screen.contains("END-OF-ERROR"), "{screen}");
+    insta::assert_snapshot!("messages_80x24", screen);
+    // the oldest message is below; Down scrolls to it, no further
+    assert_eq!(a.log.first().map(String::as_str), Some("sample loaded"));
+    for _ in 0..10 {
+        press(&mut a, KeyCode::Down);
+    }
+    assert_eq!(a.log_scroll, a.log.len() - 1);
+    assert!(draw(&a, 80, 24).contains("sample loaded"));
+    press(&mut a, KeyCode::Up);
+    assert_eq!(a.log_scroll, a.log.len() - 2);
+    // tab keys do nothing while it is open; Esc closes it
+    press(&mut a, KeyCode::Char('1'));
+    assert_eq!(a.tab, Tab::Fit);
+    press(&mut a, KeyCode::Esc);
+    assert!(!a.log_open);
+    press(&mut a, KeyCode::Char('?'));
+    assert!(draw(&a, 120, 40).contains("every status and error in full"));
+}
+
+#[test]
+fn snapshots_of_every_tab_and_its_help_at_80x24() {
+    let mut a = app();
+    for tab in Tab::ALL {
+        a.update(Action::GoTab(tab));
+        let name = tab.title().to_lowercase();
+        insta::assert_snapshot!(format!("tab_{name}_80x24"), draw(&a, 80, 24));
+        press(&mut a, KeyCode::Char('?'));
+        let screen = draw(&a, 80, 24);
+        // every help line is shown whole: the help ends with the tab's last key, uncut
+        let last = kestrel::tui::keymap::help_lines(tab).last().unwrap().1;
+        assert!(screen.contains(last), "{tab:?}:\n{screen}");
+        insta::assert_snapshot!(format!("help_{name}_80x24"), screen);
+        press(&mut a, KeyCode::Esc);
+    }
+}

@@ -14,6 +14,9 @@ use super::tabs::fit::{self, FitState};
 use super::tabs::hysteresis::HysteresisState;
 use super::tabs::Effects;
 
+/// Messages the log keeps.
+pub const LOG_LEN: usize = 200;
+
 /// The whole workbench.
 #[derive(Debug, Clone)]
 pub struct App {
@@ -25,6 +28,13 @@ pub struct App {
     pub cloth: ClothTabState,
     pub export: ExportState,
     pub status: String,
+    /// Every status said, oldest first (at most [`LOG_LEN`]), shown in full by `e`: a status
+    /// line is cut at the terminal's width.
+    pub log: Vec<String>,
+    /// The message log is shown.
+    pub log_open: bool,
+    /// Messages of the log scrolled past (the newest is shown first).
+    pub log_scroll: usize,
     pub help: bool,
     pub prompt: Option<Prompt>,
     pub confirm: Option<Confirm>,
@@ -44,6 +54,7 @@ impl Modal for App {
             question: self.confirm.is_some(),
             prompt: self.prompt.is_some(),
             help: self.help,
+            messages: self.log_open,
             palette: self.cloth.live_palette(),
         }
     }
@@ -61,6 +72,9 @@ impl App {
             fit: FitState::default(),
             cloth: ClothTabState::default(),
             export: ExportState::default(),
+            log: Vec::new(),
+            log_open: false,
+            log_scroll: 0,
             status,
             help: false,
             prompt: None,
@@ -71,7 +85,19 @@ impl App {
             jobs: Vec::new(),
         };
         app.follow_selection();
+        app.log_status();
         app
+    }
+
+    /// Keeps the status in the log, unless empty or the same as the last one logged.
+    fn log_status(&mut self) {
+        if self.status.is_empty() || self.log.last() == Some(&self.status) {
+            return;
+        }
+        if self.log.len() == LOG_LEN {
+            self.log.remove(0);
+        }
+        self.log.push(self.status.clone());
     }
 
     /// The Connector law follows the test of the selected curve.
@@ -97,6 +123,16 @@ impl App {
                 Action::Quit => self.request_quit(),
                 _ => {}
             }
+        } else if self.log_open {
+            match action {
+                Action::ToggleMessages | Action::Cancel => self.log_open = false,
+                Action::Up => self.log_scroll = self.log_scroll.saturating_sub(1),
+                Action::Down => {
+                    self.log_scroll = (self.log_scroll + 1).min(self.log.len().saturating_sub(1))
+                }
+                Action::Quit => self.request_quit(),
+                _ => {}
+            }
         } else {
             self.act(action, &mut fx);
         }
@@ -107,6 +143,7 @@ impl App {
             self.prompt = fx.prompt;
         }
         self.jobs.extend(fx.jobs);
+        self.log_status();
     }
 
     /// Shows `tab`; a status said on another tab is dropped there (an error stays).
@@ -125,6 +162,10 @@ impl App {
             }
             Action::GoTab(t) => self.show_tab(t),
             Action::ToggleHelp => self.help = true,
+            Action::ToggleMessages => {
+                self.log_open = true;
+                self.log_scroll = 0;
+            }
             Action::Quit => self.request_quit(),
             Action::OpenPrompt => fx.prompt(
                 PromptPurpose::Open,

@@ -16,6 +16,8 @@ pub enum Context {
     Prompt,
     /// The help screen is open.
     Help,
+    /// The message log is open.
+    Messages,
     /// No popup: in every tab.
     Global,
     /// No popup: in this tab.
@@ -66,7 +68,7 @@ macro_rules! bind {
     };
 }
 
-use Context::{Always, Global, Help, Prompt, Question};
+use Context::{Always, Global, Help, Messages, Prompt, Question};
 
 const CURVES: Context = Context::Tab(Tab::Curves);
 const CONNECTOR: Context = Context::Tab(Tab::Connector);
@@ -94,6 +96,8 @@ pub static BINDINGS: &[Binding] = &[
     ]),
     bind!(Global, "o", "open KES file(s): a path, or a folder of CSVs", &[(ch('o'), Action::OpenPrompt)]),
     bind!(Global, "?", "this help (Esc closes)", &[(ch('?'), Action::ToggleHelp)]),
+    bind!(Global, "e", "messages: every status and error in full (Esc closes)",
+        &[(ch('e'), Action::ToggleMessages)]),
     bind!(Global, "q", "quit (asks if fits are unsaved)", &[(ch('q'), Action::Quit)]),
     bind!(Global, "Esc", "close a popup or prompt", &[(key(KeyCode::Esc), Action::Cancel)]),
     bind!(Global, "k / j", "as Up / Down", &[(ch('k'), Action::Up), (ch('j'), Action::Down)]),
@@ -115,6 +119,10 @@ pub static BINDINGS: &[Binding] = &[
     bind!(Help, "? / Esc", "close this help",
         &[(key(KeyCode::Esc), Action::ToggleHelp), (ch('?'), Action::ToggleHelp)]),
     bind!(Help, "q", "quit", &[(ch('q'), Action::Quit)]),
+    bind!(Messages, "e / Esc", "close the messages",
+        &[(key(KeyCode::Esc), Action::ToggleMessages), (ch('e'), Action::ToggleMessages)]),
+    bind!(Messages, "Up / Down", "scroll the messages", UP_DOWN),
+    bind!(Messages, "q", "quit", &[(ch('q'), Action::Quit)]),
     bind!(CURVES, "Up / Down", "select curve", UP_DOWN),
     bind!(CONNECTOR, "Up / Down", "select parameter", UP_DOWN),
     bind!(CONNECTOR, "l", "law: traction / bending / shear", &[(ch('l'), Action::CycleLaw)]),
@@ -168,6 +176,8 @@ pub struct Mode<'a> {
     pub question: bool,
     pub prompt: bool,
     pub help: bool,
+    /// The message log is open.
+    pub messages: bool,
     /// The palette of the reduced model loaded in the Cloth tab (empty otherwise).
     pub palette: &'a [PaletteKey],
 }
@@ -254,6 +264,9 @@ pub fn keymap(modal: &impl Modal, key: KeyEvent) -> Option<Action> {
     if mode.help {
         return lookup(Help, key);
     }
+    if mode.messages {
+        return lookup(Messages, key);
+    }
     palette_action(&mode, key)
         .or_else(|| lookup(Global, key))
         .or_else(|| lookup(Context::Tab(mode.tab), key))
@@ -265,7 +278,7 @@ pub fn help_lines(tab: Tab) -> Vec<(&'static str, &'static str)> {
         .iter()
         .filter(|b| match b.context {
             Context::Tab(t) => t == tab,
-            Help => false,
+            Help | Messages => false,
             _ => true,
         })
         .map(|b| (b.label, b.help))

@@ -291,6 +291,8 @@ pub enum Action {
     PrevTab,
     GoTab(Tab),
     ToggleHelp,
+    /// Open / close the message log (every status and error said, in full).
+    ToggleMessages,
     Quit,
     /// Escape: close a popup or prompt.
     Cancel,

@@ -5,7 +5,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Color;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Paragraph, Tabs, Widget};
+use ratatui::widgets::{Clear, Paragraph, Tabs, Widget, Wrap};
 
 use super::app::App;
 use super::keymap::help_lines;
@@ -54,28 +54,77 @@ impl Widget for &App {
         Paragraph::new(status_text)
             .style(theme.fg(Color::Yellow))
             .render(status, buf);
-        Paragraph::new("? help  Tab next tab  o open  q quit")
+        Paragraph::new("? help  e messages  Tab next tab  o open  q quit")
             .style(theme.fg(Color::DarkGray))
             .render(hint, buf);
         if self.help {
             draw_help(self.tab, &theme, main, buf);
+        } else if self.log_open {
+            draw_log(&self.log, self.log_scroll, &theme, main, buf);
         }
     }
 }
 
+/// A popup of `area` less a margin of `dx` columns and `dy` rows each side (none where
+/// `area` is too small for one), cleared.
+fn popup(area: Rect, dx: u16, dy: u16, buf: &mut Buffer) -> Rect {
+    let dx = if area.width > 4 * dx { dx } else { 0 };
+    let dy = if area.height > 4 * dy { dy } else { 0 };
+    let r = Rect {
+        x: area.x + dx,
+        y: area.y + dy,
+        width: area.width - 2 * dx,
+        height: area.height - 2 * dy,
+    };
+    Clear.render(r, buf);
+    r
+}
+
+/// The message log, newest first from message `skip` on, each message wrapped in full.
+fn draw_log(log: &[String], skip: usize, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let n = log.len();
+    let mut lines = Vec::new();
+    for (i, m) in log.iter().enumerate().rev().skip(skip) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:>3} ", i + 1), theme.fg(Color::Cyan)),
+            Span::raw(m.as_str()),
+        ]));
+    }
+    if lines.is_empty() {
+        lines.push(Line::from("no message yet"));
+    }
+    let title = format!(
+        "messages {}/{n}, newest first (Up/Down scroll, e or Esc closes)",
+        n.saturating_sub(skip)
+    );
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(block(&title))
+        .render(popup(area, 2, 1, buf), buf);
+}
+
 /// The keys of the tab shown, from the key table, in a popup.
 fn draw_help(tab: Tab, theme: &Theme, area: Rect, buf: &mut Buffer) {
-    let lines: Vec<Line> = help_lines(tab)
+    let help = help_lines(tab);
+    let label_width = help.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let lines: Vec<Line> = help
         .into_iter()
         .map(|(k, v)| {
             Line::from(vec![
-                Span::styled(format!("{k:>16}  "), theme.fg(Color::Cyan)),
+                Span::styled(format!("{k:>label_width$}  "), theme.fg(Color::Cyan)),
                 Span::raw(v),
             ])
         })
         .collect();
-    let h = (lines.len() as u16 + 2).min(area.height);
-    let w = 70.min(area.width);
+    // as wide as the longest line where the terminal allows, else wrapped
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 2;
+    let w = widest.min(area.width);
+    let inner = w.saturating_sub(2).max(1);
+    let rows: u16 = lines
+        .iter()
+        .map(|l| (l.width() as u16).div_ceil(inner).max(1))
+        .sum();
+    let h = (rows + 2).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
@@ -84,6 +133,7 @@ fn draw_help(tab: Tab, theme: &Theme, area: Rect, buf: &mut Buffer) {
     };
     Clear.render(popup, buf);
     Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
         .block(block(&format!("keys: {} tab", tab.title())))
         .render(popup, buf);
 }

@@ -1,6 +1,7 @@
 //! Drawing helpers shared by the tabs: the theme (or none under NO_COLOR), framed blocks,
 //! charts of (x, y) series with padded bounds, and KES value tables.
 
+use crate::kes::units::significant;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
@@ -119,20 +120,20 @@ pub(crate) fn bounds<'a>(
     (pad(x), pad(y))
 }
 
-fn axis_labels(r: [f64; 2]) -> Vec<Span<'static>> {
-    let fmt = |v: f64| {
-        if v.abs() >= 1000.0 || (v != 0.0 && v.abs() < 0.01) {
-            format!("{v:.2e}")
-        } else {
-            format!("{v:.3}")
-        }
-    };
-    vec![
-        Span::raw(fmt(r[0])),
-        Span::raw(fmt(0.5 * (r[0] + r[1]))),
-        Span::raw(fmt(r[1])),
-    ]
+/// Axis labels at both ends (and the middle where the axis is `wide`), three significant
+/// digits, so that they do not run into each other in a small terminal.
+fn axis_labels(r: [f64; 2], wide: bool) -> Vec<Span<'static>> {
+    let fmt = |v: f64| Span::raw(significant(v, 3));
+    if wide {
+        vec![fmt(r[0]), fmt(0.5 * (r[0] + r[1])), fmt(r[1])]
+    } else {
+        vec![fmt(r[0]), fmt(r[1])]
+    }
 }
+
+/// Below this many columns (rows) an x (y) axis gets no middle label.
+const AXIS_WIDE_COLUMNS: u16 = 40;
+const AXIS_WIDE_ROWS: u16 = 10;
 
 /// A named series for a chart: (name, points, pen, drawn as a line?).
 pub(crate) type Series<'a> = (&'a str, &'a [(f64, f64)], Pen, bool);
@@ -172,13 +173,13 @@ pub(crate) fn chart(
             Axis::default()
                 .title(x_title.to_string())
                 .bounds(xb)
-                .labels(axis_labels(xb)),
+                .labels(axis_labels(xb, area.width >= AXIS_WIDE_COLUMNS)),
         )
         .y_axis(
             Axis::default()
                 .title(y_title.to_string())
                 .bounds(yb)
-                .labels(axis_labels(yb)),
+                .labels(axis_labels(yb, area.height >= AXIS_WIDE_ROWS)),
         )
         .render(area, buf);
 }

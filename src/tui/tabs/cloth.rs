@@ -152,6 +152,7 @@ impl ClothTabState {
             None => vec![Line::from("no simulation: select a scene, Enter")],
         };
         Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
             .block(block("live"))
             .render(stats, buf);
         if !self.palette.is_empty() {

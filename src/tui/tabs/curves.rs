@@ -133,13 +133,21 @@ impl CurvesState {
                 .render(right, buf);
             return;
         };
-        let [plot, values] =
-            Layout::horizontal([Constraint::Min(20), Constraint::Length(26)]).areas(right);
+        // a narrow terminal puts the values under the chart, which keeps its width
+        let [plot, values] = if right.width >= NARROW_COLUMNS {
+            Layout::horizontal([Constraint::Min(20), Constraint::Length(26)]).areas(right)
+        } else {
+            let rows = c.values.len() as u16 + 2;
+            Layout::vertical([Constraint::Min(8), Constraint::Length(rows)]).areas(right)
+        };
         let title = format!("{} {} {}", c.curve.fabric, c.curve.test, c.curve.direction);
         branch_chart(theme, &title, &c.curve, None, plot, buf);
         values_paragraph("KES values", &c.values).render(values, buf);
     }
 }
+
+/// Below this many columns, the right-hand side stacks the chart over the values.
+const NARROW_COLUMNS: u16 = 70;
 
 /// A curve's loading and unloading branches in KES units, with `model` dashed over them.
 pub(super) fn branch_chart(
