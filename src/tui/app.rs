@@ -100,6 +100,17 @@ impl App {
         self.log.push(self.status.clone());
     }
 
+    /// The Export tab's update, with what it exports from.
+    fn update_export(&mut self, action: &Action, fx: &mut Effects) {
+        let src = Sources {
+            curves: &self.curves,
+            connector: &self.connector,
+            hysteresis: &self.hysteresis,
+        };
+        self.export
+            .update(action, &src, self.cloth.loaded.as_deref(), fx)
+    }
+
     /// The Connector law follows the test of the selected curve.
     fn follow_selection(&mut self) {
         if let Some(c) = self.curves.selected_curve() {
@@ -175,15 +186,7 @@ impl App {
             Action::Up | Action::Down => match self.tab {
                 Tab::Connector => self.connector.update(&action, fx),
                 Tab::Cloth => self.cloth.update(&action, fx),
-                Tab::Export => {
-                    let src = Sources {
-                        curves: &self.curves,
-                        connector: &self.connector,
-                        hysteresis: &self.hysteresis,
-                    };
-                    self.export
-                        .update(&action, &src, self.cloth.loaded.as_deref(), fx)
-                }
+                Tab::Export => self.update_export(&action, fx),
                 Tab::Curves | Tab::Hysteresis | Tab::Fit => {
                     if self.curves.step(matches!(action, Action::Up)) {
                         self.follow_selection();
@@ -200,15 +203,7 @@ impl App {
             Action::CycleModel | Action::RunFit | Action::AcceptFit | Action::SaveParams => self
                 .fit
                 .update(&action, &self.curves, &mut self.connector, fx),
-            Action::Export => {
-                let src = Sources {
-                    curves: &self.curves,
-                    connector: &self.connector,
-                    hysteresis: &self.hysteresis,
-                };
-                self.export
-                    .update(&action, &src, self.cloth.loaded.as_deref(), fx)
-            }
+            Action::Export => self.update_export(&action, fx),
             Action::ClothLoad
             | Action::ClothRunPause
             | Action::ClothStep
