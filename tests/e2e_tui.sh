@@ -8,7 +8,6 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${1:-$root/target/release/kestrel}"
 [ -x "$bin" ] || { echo "e2e: no binary at $bin (cargo build --release first)"; exit 1; }
-bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"   # the test runs in a temporary folder
 if ! command -v tmux >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq >/dev/null 2>&1 || true
@@ -17,23 +16,9 @@ if ! command -v tmux >/dev/null 2>&1; then
     echo "e2e: tmux is missing and cannot be installed here"; exit 1
   fi
 fi
-work="$(mktemp -d)"
-session="kestrel-e2e-$$"
-cleanup() { tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-screen() { tmux capture-pane -t "$session" -p; }
-fail() { echo "e2e FAILED: $1"; echo "----- screen -----"; screen || true; echo "------------------"; exit 1; }
-# wait_for TEXT [SECONDS]: poll the screen until TEXT shows
-wait_for() {
-  local text="$1" limit="${2:-10}" i=0
-  while [ "$i" -lt $((limit * 10)) ]; do
-    screen | grep -qF -- "$text" && return 0
-    sleep 0.1; i=$((i + 1))
-  done
-  fail "did not see '$text' within ${limit}s"
-}
-keys() { tmux send-keys -t "$session" "$@"; }
+label=e2e
+# shellcheck source=tests/tmux_session.sh
+source "$root/tests/tmux_session.sh"
 
 cd "$work"
 ln -s "$root/scenes" scenes   # the Cloth tab lists ./scenes

@@ -12,24 +12,10 @@ bin="${1:-$root/target/release/kestrel}"
 duration="${2:-1800}"
 downs="${3:-3}"
 [ -x "$bin" ] || { echo "soak: no binary at $bin"; exit 1; }
-bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 command -v tmux >/dev/null || { echo "soak: tmux is missing"; exit 1; }
-work="$(mktemp -d)"
-session="kestrel-soak-$$"
-cleanup() { tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-screen() { tmux capture-pane -t "$session" -p; }
-fail() { echo "soak FAILED: $1"; echo "----- screen -----"; screen || true; exit 1; }
-wait_for() {
-  local text="$1" limit="${2:-10}" i=0
-  while [ "$i" -lt $((limit * 10)) ]; do
-    screen | grep -qF -- "$text" && return 0
-    sleep 0.1; i=$((i + 1))
-  done
-  fail "did not see '$text' within ${limit}s"
-}
-keys() { tmux send-keys -t "$session" "$@"; }
+label=soak
+# shellcheck source=tests/tmux_session.sh
+source "$root/tests/tmux_session.sh"
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0; }
 
 cd "$work"
