@@ -649,11 +649,119 @@ fn tab_in_a_prompt_completes_the_path_through_a_job() {
         panic!("no completion job")
     };
     let completed = kestrel::tui::files::complete_path(&typed).unwrap();
+    assert!(completed.candidates.is_empty(), "{completed:?}");
     a.update(Action::Event(Event::PathCompleted { typed, completed }));
     assert_eq!(
         a.prompt.as_ref().map(|p| p.text.as_str()),
         Some(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/"))
     );
+}
+
+/// A small tensile KES file `dir/name` of `fabric` (created with its folder).
+fn write_kes(dir: &std::path::Path, name: &str, fabric: &str, direction: &str) {
+    let f = dir.join(name);
+    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+    std::fs::write(
+        &f,
+        format!(
+            "# fabric: {fabric}\n# test: tensile\n# direction: {direction}\n\
+             strain [%],force [gf/cm]\n0,0\n5,500\n2,0\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn tab_with_several_matches_lists_them_above_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    write_kes(dir.path(), "tensile_warp.csv", "Denim D", "warp");
+    write_kes(dir.path(), "tensile_weft.csv", "Denim D", "weft");
+    write_kes(dir.path(), "tensile/x.csv", "Denim D", "weft");
+    let typed = format!("{}/tens", dir.path().display());
+    let completed = kestrel::tui::files::complete_path(&typed).unwrap();
+    assert_eq!(completed.text, format!("{}/tensile", dir.path().display()));
+    assert_eq!(
+        completed.candidates,
+        vec!["tensile/", "tensile_warp.csv", "tensile_weft.csv"]
+    );
+    let mut a = app();
+    press(&mut a, KeyCode::Char('o'));
+    for c in typed.chars() {
+        a.update(Action::PromptInput(c));
+    }
+    press(&mut a, KeyCode::Tab);
+    assert!(matches!(a.jobs.pop(), Some(Job::CompletePath(t)) if t == typed));
+    a.update(Action::Event(Event::PathCompleted { typed, completed }));
+    let screen = draw(&a, 80, 24);
+    assert!(
+        screen.contains("3 matches")
+            && screen.contains("tensile/  tensile_warp.csv  tensile_weft.csv"),
+        "{screen}"
+    );
+    // typing on hides them
+    a.update(Action::PromptInput('_'));
+    assert!(!draw(&a, 80, 24).contains("3 matches"));
+}
+
+#[test]
+fn the_open_prompt_takes_a_library_of_fabric_folders_globs_and_no_file_twice() {
+    use kestrel::tui::files::open;
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    write_kes(&lib, "denim-a/tensile_warp.csv", "Denim A", "warp");
+    write_kes(&lib, "denim-a/tensile_weft.csv", "Denim A", "weft");
+    write_kes(&lib, "denim-b/tensile_warp.csv", "Denim B", "warp");
+    write_kes(&lib, "twill/tensile_weft.csv", "Twill", "weft");
+    let (curves, _) = sample_curves();
+    let mut a = App::new(curves, String::new(), true);
+    let n0 = a.curves.list.len();
+    let opened = |a: &mut App, text: &str| {
+        let (curves, errors) = open(text);
+        a.update(Action::Event(Event::Opened { curves, errors }));
+        a.status.clone()
+    };
+    // the library: every fabric folder in it, one group each
+    let status = opened(&mut a, &lib.display().to_string());
+    assert!(
+        status.starts_with("opened 4 curves of 3 fabrics: Denim A, Denim B, Twill"),
+        "{status}"
+    );
+    assert_eq!(a.curves.list.len(), n0 + 4);
+    // the same folder again, under another spelling, and a file of it: nothing added
+    let again = format!("{}/../lib/", lib.display());
+    let status = opened(&mut a, &again);
+    assert!(status.contains("4 curves already open"), "{status}");
+    let file = format!("{}/denim-a/tensile_warp.csv", lib.display());
+    assert!(opened(&mut a, &file).contains("1 curve already open"));
+    assert_eq!(a.curves.list.len(), n0 + 4);
+
+    // globs: files, folders; a pattern matching nothing is an error naming it
+    let mut b = App::new(Vec::new(), String::new(), true);
+    let status = opened(&mut b, &format!("{}/*/tensile_warp.csv", lib.display()));
+    assert!(
+        status.starts_with("opened 2 curves of 2 fabrics"),
+        "{status}"
+    );
+    let status = opened(&mut b, &format!("{}/denim*/", lib.display()));
+    assert!(
+        status.starts_with("opened 1 curve of 1 fabric: Denim A; 2 curves already open"),
+        "{status}"
+    );
+    let none = format!("{}/wool*/", lib.display());
+    let status = opened(&mut b, &none);
+    assert!(
+        status.starts_with("error") && status.contains(&format!("`{none}`")),
+        "{status}"
+    );
+    // a folder with no CSV at any depth says what to open
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let status = opened(&mut b, &empty.display().to_string());
+    assert!(
+        status.starts_with("error: no .csv file in") && status.contains("folder of fabric folders"),
+        "{status}"
+    );
+    assert_eq!(b.curves.list.len(), 3);
 }
 
 #[test]

@@ -180,7 +180,7 @@ impl App {
             Action::Quit => self.request_quit(),
             Action::OpenPrompt => fx.prompt(
                 PromptPurpose::Open,
-                "open KES file or folder (Tab completes):",
+                "open KES file, folder or pattern (Tab completes):",
                 String::new(),
             ),
             Action::Up | Action::Down => match self.tab {
@@ -249,6 +249,12 @@ impl App {
         let Some(p) = self.prompt.as_mut() else {
             return;
         };
+        if matches!(
+            action,
+            Action::PromptInput(_) | Action::PromptBackspace | Action::PromptClear
+        ) {
+            p.candidates.clear();
+        }
         match action {
             Action::PromptInput(c) => p.text.push(c),
             Action::PromptBackspace => {
@@ -284,7 +290,7 @@ impl App {
         }
         match prompt.purpose {
             PromptPurpose::Open => {
-                fx.job(Job::Open(PathBuf::from(text)));
+                fx.job(Job::Open(text));
                 fx.status("opening…");
             }
             PromptPurpose::ParameterValue => self.connector.submit_value(&text, fx),
@@ -317,14 +323,17 @@ impl App {
                 }
             }
             Event::Opened { curves, errors } => {
-                let n = curves.len();
-                if self.curves.add(curves) {
+                let added = self.curves.add(curves);
+                if added.curves > 0 {
                     self.follow_selection();
                 }
+                let status = added.status();
                 fx.status(if errors.is_empty() {
-                    format!("opened {n} curve(s)")
+                    status
+                } else if added.curves == 0 && added.already_open == 0 {
+                    format!("error: {}", errors.join("; "))
                 } else {
-                    format!("opened {n} curve(s); {}", errors.join("; "))
+                    format!("{status}; {}", errors.join("; "))
                 });
             }
             Event::Written(path) => {
@@ -338,7 +347,8 @@ impl App {
             Event::PathCompleted { typed, completed } => {
                 // only if the text was not changed meanwhile
                 if let Some(p) = self.prompt.as_mut().filter(|p| p.text == typed) {
-                    p.text = completed;
+                    p.text = completed.text;
+                    p.candidates = completed.candidates;
                 }
             }
             Event::ClothScanned(scenes) => self.cloth.on_scanned(scenes),

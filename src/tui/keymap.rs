@@ -94,7 +94,7 @@ pub static BINDINGS: &[Binding] = &[
         (ch('5'), Action::GoTab(Tab::Cloth)),
         (ch('6'), Action::GoTab(Tab::Export)),
     ]),
-    bind!(Global, "o", "open KES file(s): a path, or a folder of CSVs", &[(ch('o'), Action::OpenPrompt)]),
+    bind!(Global, "o", "open: a KES CSV, a fabric folder, kes_data/, a glob", &[(ch('o'), Action::OpenPrompt)]),
     bind!(Global, "?", "this help (Esc closes)", &[(ch('?'), Action::ToggleHelp)]),
     bind!(Global, "e", "messages: every status and error in full (Esc closes)",
         &[(ch('e'), Action::ToggleMessages)]),

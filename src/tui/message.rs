@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::files::Completion;
 use crate::fit::{CurveFit, FitOptions, FitProgress};
 use crate::kes::Curve;
 use crate::material::ConnectorLaw;
@@ -125,6 +126,8 @@ pub struct LoadedCurve {
     pub values: Vec<(String, String)>,
     /// The latest fit of this curve, if any.
     pub fit: Option<CurveFit>,
+    /// The file's canonical path (where it could be resolved): a file opened twice is kept once.
+    pub canonical: Option<PathBuf>,
 }
 
 /// A palette entry of the reduced model being played: its name and key.
@@ -225,7 +228,9 @@ pub enum Job {
         curve: Box<Curve>,
         options: FitOptions,
     },
-    Open(PathBuf),
+    /// Open what the prompt names: a file, a folder, a folder of fabric folders, or a glob
+    /// pattern.
+    Open(String),
     /// Write the parameter set of `fabric` assembled from its fitted curves.
     SaveParams {
         path: PathBuf,
@@ -265,7 +270,7 @@ pub enum Event {
     /// A typed path (`typed`) and its completion.
     PathCompleted {
         typed: String,
-        completed: String,
+        completed: Completion,
     },
     /// The scenes, then the reduced models, found for the Cloth tab.
     ClothScanned(Vec<PathBuf>),

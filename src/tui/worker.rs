@@ -93,8 +93,8 @@ fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
                 fit: Box::new(fit),
             })
         }
-        Job::Open(path) => {
-            let (curves, errors) = files::load_curves(&[path]);
+        Job::Open(text) => {
+            let (curves, errors) = files::open(&text);
             Some(Event::Opened { curves, errors })
         }
         Job::CompletePath(typed) => {
