@@ -105,11 +105,11 @@ fn tabs_cycle_and_selection_follows_the_law() {
 fn parameters_nudge_and_invalid_values_are_refused_with_the_reason() {
     let mut a = app();
     a.update(Action::GoTab(Tab::Connector));
-    a.connector.law = 0; // traction
+    assert_eq!(a.connector.current().name(), "traction");
     let k0 = a.connector.current().parameters()[0].value;
-    press(&mut a, KeyCode::Char('+'));
+    press(&mut a, KeyCode::Char('-'));
     let k1 = a.connector.current().parameters()[0].value;
-    assert!((k1 / k0 - 1.01).abs() < 1e-12, "{k0} → {k1}");
+    assert!((k1 / k0 - 0.99).abs() < 1e-12, "{k0} → {k1}: {}", a.status);
     // f1 above k_t ε₁ breaks the toe bound: refused, state unchanged, reason shown
     press(&mut a, KeyCode::Down);
     press(&mut a, KeyCode::Down);
@@ -923,4 +923,152 @@ fn snapshots_of_every_tab_and_its_help_at_80x24() {
         insta::assert_snapshot!(format!("help_{name}_80x24"), screen);
         press(&mut a, KeyCode::Esc);
     }
+}
+
+#[test]
+fn the_connector_starts_from_the_fabric_per_direction_in_kes_units_and_saves_what_was_accepted() {
+    use kestrel::tui::tabs::connector::LawOrigin;
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Connector));
+    // no fit yet: the fit's initial estimate from the selected curve
+    let warp = a.connector.slot().clone();
+    assert_eq!(warp.key.label(), "tensile warp");
+    assert_eq!(
+        warp.origin,
+        LawOrigin::Estimate("tensile_warp.csv".into()),
+        "{warp:?}"
+    );
+    let screen = draw(&a, 120, 40);
+    assert!(
+        screen.contains("estimate from") && screen.contains("gf/cm") && !screen.contains("N/m"),
+        "{screen}"
+    );
+    // the other direction has its own law, from its own curve
+    press(&mut a, KeyCode::Char('d'));
+    assert_eq!(a.connector.slot().key.label(), "tensile weft");
+    assert_eq!(
+        a.connector.slot().origin,
+        LawOrigin::Estimate("tensile_weft.csv".into())
+    );
+    assert_ne!(a.connector.current(), &warp.law);
+    // values are typed in KES units: 10 gf/cm of friction level is 9.80665 N/m
+    let level = a
+        .connector
+        .current()
+        .parameters()
+        .iter()
+        .position(|p| p.name == "level")
+        .unwrap();
+    for _ in 0..level {
+        press(&mut a, KeyCode::Down);
+    }
+    press(&mut a, KeyCode::Enter);
+    assert!(
+        a.prompt.as_ref().unwrap().label.contains("[gf/cm]"),
+        "{:?}",
+        a.prompt
+    );
+    a.update(Action::PromptClear);
+    for c in "10".chars() {
+        a.update(Action::PromptInput(c));
+    }
+    a.update(Action::PromptSubmit);
+    let si = a.connector.current().parameters()[level].value;
+    assert!((si - 9.80665).abs() < 1e-9, "{si}: {}", a.status);
+    assert!(a.connector.slot().edited);
+    // the toe: quadratic ↔ power, shown
+    press(&mut a, KeyCode::Char('t'));
+    assert!(draw(&a, 120, 40).contains("toe      power"));
+    press(&mut a, KeyCode::Char('a'));
+    assert!(
+        a.status.contains("tensile weft law accepted"),
+        "{}",
+        a.status
+    );
+    let accepted_weft = *a.connector.current();
+    // a bending law edited but not accepted is not saved
+    press(&mut a, KeyCode::Char('l'));
+    assert_eq!(a.connector.slot().key.label(), "bending weft");
+    press(&mut a, KeyCode::Char(']'));
+    assert!(a.connector.slot().edited);
+
+    // the tensile warp curve fitted: the Connector shows the fit
+    a.update(Action::GoTab(Tab::Fit));
+    press(&mut a, KeyCode::Enter);
+    let Some(Job::Fit {
+        curve_index,
+        curve,
+        options,
+    }) = a.jobs.pop()
+    else {
+        panic!("no fit job")
+    };
+    let fit = kestrel::fit::fit_curve(&curve, &options);
+    let fitted_law = fit.law().unwrap();
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    }));
+    assert_eq!(a.connector.slot().key.label(), "tensile warp");
+    assert_eq!(
+        a.connector.slot().origin,
+        LawOrigin::Fitted("tensile_warp.csv".into())
+    );
+    assert_eq!(*a.connector.current(), fitted_law);
+
+    // save: the fitted warp law and the accepted weft law, and says so
+    press(&mut a, KeyCode::Char('s'));
+    let label = a.prompt.as_ref().unwrap().label.clone();
+    assert!(
+        label.contains("tensile weft (accepted)") && label.contains("tensile warp (fitted)"),
+        "{label}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("denim.params.toml");
+    a.update(Action::PromptClear);
+    for c in file.display().to_string().chars() {
+        a.update(Action::PromptInput(c));
+    }
+    a.update(Action::PromptSubmit);
+    let Some(Job::SaveParams {
+        path,
+        force,
+        fabric,
+        fitted,
+        accepted,
+    }) = a.jobs.pop()
+    else {
+        panic!("no save job")
+    };
+    let event = kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted);
+    a.update(Action::Event(event));
+    assert!(
+        a.status.contains("written") && a.status.contains("tensile weft (accepted)"),
+        "{}",
+        a.status
+    );
+    let params = kestrel::params::FabricParams::read(&file).unwrap();
+    let kestrel::material::ConnectorLaw::Traction(weft) = accepted_weft else {
+        panic!("not traction")
+    };
+    assert_eq!(params.weft.traction, Some(weft));
+    assert!(params.warp.traction.is_some());
+    assert_eq!(params.weft.bending, None, "edited, not accepted: not saved");
+    assert_eq!(params.warp.bending, None);
+}
+
+#[test]
+fn law_parameters_convert_to_the_units_of_the_plots() {
+    use kestrel::kes::units::law_parameter_unit as unit;
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-12;
+    // 1 gf·cm²/cm = 9.80665e-5 N·m; 1 gf/(cm·deg) = 0.980665 N/m per π/180 rad
+    let (u, f) = unit("N*m", false);
+    assert!(u == "gf*cm^2/cm" && close(f * 9.80665e-5, 1.0));
+    let (u, f) = unit("N/(m*rad)", false);
+    assert!(u == "gf/(cm*deg)" && close(f * 0.980665 / (std::f64::consts::PI / 180.0), 1.0));
+    assert!(matches!(unit("N", false), ("gf*cm/cm", f) if close(f * 9.80665e-3, 1.0)));
+    assert!(matches!(unit("rad", false), ("deg", f) if close(f, 180.0 / std::f64::consts::PI)));
+    assert!(matches!(unit("1/m", false), ("1/cm", f) if close(f, 0.01)));
+    assert_eq!(unit("-", true), ("%", 100.0));
+    assert_eq!(unit("-", false), ("-", 1.0));
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::files::Completion;
 use crate::fit::{CurveFit, FitOptions, FitProgress};
-use crate::kes::Curve;
+use crate::kes::{Curve, Direction};
 use crate::material::ConnectorLaw;
 use crate::plot::Overlay;
 
@@ -231,12 +231,14 @@ pub enum Job {
     /// Open what the prompt names: a file, a folder, a folder of fabric folders, or a glob
     /// pattern.
     Open(String),
-    /// Write the parameter set of `fabric` assembled from its fitted curves.
+    /// Write the parameter set of `fabric` assembled from its fitted curves, with the laws
+    /// accepted in their place (per direction; the law says its test).
     SaveParams {
         path: PathBuf,
         force: bool,
         fabric: String,
         fitted: Vec<(Curve, CurveFit)>,
+        accepted: Vec<(Direction, ConnectorLaw)>,
     },
     ExportPng {
         kind: ExportKind,
@@ -312,8 +314,14 @@ pub enum Action {
     PromptSubmit,
     /// Connector: next law (traction → bending → shear).
     CycleLaw,
+    /// Connector: the law of the other direction (warp ↔ weft).
+    ToggleDirection,
     /// Connector: Dahl ↔ second-order Bliman–Sorine.
     ToggleFrictionModel,
+    /// Connector: the traction toe quadratic ↔ power.
+    ToggleToe,
+    /// Connector: the law shown becomes the fabric's law for its test and direction.
+    AcceptLaw,
     /// Connector: load-dependent level on/off.
     ToggleMu,
     /// Connector: multiply the selected parameter by (1 + fraction).
@@ -328,9 +336,9 @@ pub enum Action {
     CycleModel,
     /// Fit: run the fit of the selected curve on a worker.
     RunFit,
-    /// Fit: put the fitted law into the Connector tab.
+    /// Fit: the fitted law becomes the fabric's law (shown in the Connector tab).
     AcceptFit,
-    /// Fit: save the fabric's parameter set (asks for a path).
+    /// Fit, Connector: save the fabric's accepted and fitted laws (asks for a path).
     SaveParams,
     /// Export: write the selected PNG (asks for a path).
     Export,
