@@ -80,6 +80,7 @@ pub struct VirtualKesScene {
     pub fabric: String,
     pub spec: VirtualKesSpec,
     pub laws: KesLaws,
+    /// The CSV the scene asks for, resolved against the scene file's folder.
     pub output: Option<PathBuf>,
 }
 
@@ -102,8 +103,8 @@ impl SceneFile {
 }
 
 impl Scene {
-    /// Reads a scene file and builds what it describes; a parameter file is found relative
-    /// to the scene file.
+    /// Reads a scene file and builds what it describes; every path the file names (`params`,
+    /// `output`) is relative to the scene file's folder.
     pub fn load(path: &Path) -> Result<Self, SceneError> {
         let file = SceneFile::read(path)?;
         Self::build(&file, path)
@@ -158,7 +159,7 @@ impl Scene {
                 fabric: fabric.fabric.clone(),
                 spec,
                 laws,
-                output: t.output.clone(),
+                output: t.output.as_ref().map(|o| base.join(o)),
             })));
         }
         let g = file

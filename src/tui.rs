@@ -33,10 +33,18 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     } else {
         load_curves(&files)
     };
+    let mut fabrics: Vec<&str> = curves.iter().map(|c| c.curve.fabric.as_str()).collect();
+    fabrics.sort_unstable();
+    fabrics.dedup();
+    let loaded = format!(
+        "{} curve(s) of {} fabric(s) loaded",
+        curves.len(),
+        fabrics.len()
+    );
     let status = if errors.is_empty() {
-        format!("{} curve(s) loaded — ? shows the keys", curves.len())
+        format!("{loaded} — ? shows the keys")
     } else {
-        format!("{} curve(s) loaded; {}", curves.len(), errors.join("; "))
+        format!("{loaded}; {}", errors.join("; "))
     };
     let monochrome = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(curves, status, monochrome);

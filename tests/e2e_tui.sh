@@ -26,13 +26,13 @@ tmux new-session -d -s "$session" -x 120 -y 40 "NO_COLOR= '$bin'; echo exited-\$
 wait_for "1 Curves" 10
 wait_for "Cotton shirting"
 wait_for "EMT"  # the KES values of the first curve (tensile warp)
-keys Tab;  wait_for "connector law (SI)"
+keys Tab;  wait_for "estimate from"
 keys Tab;  wait_for "dissipated ["
 keys '?';  wait_for "driving path"; keys Escape
 keys 4;    wait_for "idle: Enter runs the fit"
 keys Enter; wait_for "fit done" 60
 keys a;    wait_for "accepted into the Connector tab"
-keys s;    wait_for "save parameter set to"
+keys s;    wait_for "save tensile warp (accepted) to"
 keys C-u;  tmux send-keys -t "$session" -l "e2e.params.toml"; keys Enter
 wait_for "/e2e.params.toml" 10
 keys 6;    wait_for "export PNG"

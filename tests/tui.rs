@@ -105,11 +105,11 @@ fn tabs_cycle_and_selection_follows_the_law() {
 fn parameters_nudge_and_invalid_values_are_refused_with_the_reason() {
     let mut a = app();
     a.update(Action::GoTab(Tab::Connector));
-    a.connector.law = 0; // traction
+    assert_eq!(a.connector.current().name(), "traction");
     let k0 = a.connector.current().parameters()[0].value;
-    press(&mut a, KeyCode::Char('+'));
+    press(&mut a, KeyCode::Char('-'));
     let k1 = a.connector.current().parameters()[0].value;
-    assert!((k1 / k0 - 1.01).abs() < 1e-12, "{k0} → {k1}");
+    assert!((k1 / k0 - 0.99).abs() < 1e-12, "{k0} → {k1}: {}", a.status);
     // f1 above k_t ε₁ breaks the toe bound: refused, state unchanged, reason shown
     press(&mut a, KeyCode::Down);
     press(&mut a, KeyCode::Down);
@@ -649,11 +649,119 @@ fn tab_in_a_prompt_completes_the_path_through_a_job() {
         panic!("no completion job")
     };
     let completed = kestrel::tui::files::complete_path(&typed).unwrap();
+    assert!(completed.candidates.is_empty(), "{completed:?}");
     a.update(Action::Event(Event::PathCompleted { typed, completed }));
     assert_eq!(
         a.prompt.as_ref().map(|p| p.text.as_str()),
         Some(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/"))
     );
+}
+
+/// A small tensile KES file `dir/name` of `fabric` (created with its folder).
+fn write_kes(dir: &std::path::Path, name: &str, fabric: &str, direction: &str) {
+    let f = dir.join(name);
+    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+    std::fs::write(
+        &f,
+        format!(
+            "# fabric: {fabric}\n# test: tensile\n# direction: {direction}\n\
+             strain [%],force [gf/cm]\n0,0\n5,500\n2,0\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn tab_with_several_matches_lists_them_above_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    write_kes(dir.path(), "tensile_warp.csv", "Denim D", "warp");
+    write_kes(dir.path(), "tensile_weft.csv", "Denim D", "weft");
+    write_kes(dir.path(), "tensile/x.csv", "Denim D", "weft");
+    let typed = format!("{}/tens", dir.path().display());
+    let completed = kestrel::tui::files::complete_path(&typed).unwrap();
+    assert_eq!(completed.text, format!("{}/tensile", dir.path().display()));
+    assert_eq!(
+        completed.candidates,
+        vec!["tensile/", "tensile_warp.csv", "tensile_weft.csv"]
+    );
+    let mut a = app();
+    press(&mut a, KeyCode::Char('o'));
+    for c in typed.chars() {
+        a.update(Action::PromptInput(c));
+    }
+    press(&mut a, KeyCode::Tab);
+    assert!(matches!(a.jobs.pop(), Some(Job::CompletePath(t)) if t == typed));
+    a.update(Action::Event(Event::PathCompleted { typed, completed }));
+    let screen = draw(&a, 80, 24);
+    assert!(
+        screen.contains("3 matches")
+            && screen.contains("tensile/  tensile_warp.csv  tensile_weft.csv"),
+        "{screen}"
+    );
+    // typing on hides them
+    a.update(Action::PromptInput('_'));
+    assert!(!draw(&a, 80, 24).contains("3 matches"));
+}
+
+#[test]
+fn the_open_prompt_takes_a_library_of_fabric_folders_globs_and_no_file_twice() {
+    use kestrel::tui::files::open;
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    write_kes(&lib, "denim-a/tensile_warp.csv", "Denim A", "warp");
+    write_kes(&lib, "denim-a/tensile_weft.csv", "Denim A", "weft");
+    write_kes(&lib, "denim-b/tensile_warp.csv", "Denim B", "warp");
+    write_kes(&lib, "twill/tensile_weft.csv", "Twill", "weft");
+    let (curves, _) = sample_curves();
+    let mut a = App::new(curves, String::new(), true);
+    let n0 = a.curves.list.len();
+    let opened = |a: &mut App, text: &str| {
+        let (curves, errors) = open(text);
+        a.update(Action::Event(Event::Opened { curves, errors }));
+        a.status.clone()
+    };
+    // the library: every fabric folder in it, one group each
+    let status = opened(&mut a, &lib.display().to_string());
+    assert!(
+        status.starts_with("opened 4 curves of 3 fabrics: Denim A, Denim B, Twill"),
+        "{status}"
+    );
+    assert_eq!(a.curves.list.len(), n0 + 4);
+    // the same folder again, under another spelling, and a file of it: nothing added
+    let again = format!("{}/../lib/", lib.display());
+    let status = opened(&mut a, &again);
+    assert!(status.contains("4 curves already open"), "{status}");
+    let file = format!("{}/denim-a/tensile_warp.csv", lib.display());
+    assert!(opened(&mut a, &file).contains("1 curve already open"));
+    assert_eq!(a.curves.list.len(), n0 + 4);
+
+    // globs: files, folders; a pattern matching nothing is an error naming it
+    let mut b = App::new(Vec::new(), String::new(), true);
+    let status = opened(&mut b, &format!("{}/*/tensile_warp.csv", lib.display()));
+    assert!(
+        status.starts_with("opened 2 curves of 2 fabrics"),
+        "{status}"
+    );
+    let status = opened(&mut b, &format!("{}/denim*/", lib.display()));
+    assert!(
+        status.starts_with("opened 1 curve of 1 fabric: Denim A; 2 curves already open"),
+        "{status}"
+    );
+    let none = format!("{}/wool*/", lib.display());
+    let status = opened(&mut b, &none);
+    assert!(
+        status.starts_with("error") && status.contains(&format!("`{none}`")),
+        "{status}"
+    );
+    // a folder with no CSV at any depth says what to open
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let status = opened(&mut b, &empty.display().to_string());
+    assert!(
+        status.starts_with("error: no .csv file in") && status.contains("folder of fabric folders"),
+        "{status}"
+    );
+    assert_eq!(b.curves.list.len(), 3);
 }
 
 #[test]
@@ -815,4 +923,152 @@ fn snapshots_of_every_tab_and_its_help_at_80x24() {
         insta::assert_snapshot!(format!("help_{name}_80x24"), screen);
         press(&mut a, KeyCode::Esc);
     }
+}
+
+#[test]
+fn the_connector_starts_from_the_fabric_per_direction_in_kes_units_and_saves_what_was_accepted() {
+    use kestrel::tui::tabs::connector::LawOrigin;
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Connector));
+    // no fit yet: the fit's initial estimate from the selected curve
+    let warp = a.connector.slot().clone();
+    assert_eq!(warp.key.label(), "tensile warp");
+    assert_eq!(
+        warp.origin,
+        LawOrigin::Estimate("tensile_warp.csv".into()),
+        "{warp:?}"
+    );
+    let screen = draw(&a, 120, 40);
+    assert!(
+        screen.contains("estimate from") && screen.contains("gf/cm") && !screen.contains("N/m"),
+        "{screen}"
+    );
+    // the other direction has its own law, from its own curve
+    press(&mut a, KeyCode::Char('d'));
+    assert_eq!(a.connector.slot().key.label(), "tensile weft");
+    assert_eq!(
+        a.connector.slot().origin,
+        LawOrigin::Estimate("tensile_weft.csv".into())
+    );
+    assert_ne!(a.connector.current(), &warp.law);
+    // values are typed in KES units: 10 gf/cm of friction level is 9.80665 N/m
+    let level = a
+        .connector
+        .current()
+        .parameters()
+        .iter()
+        .position(|p| p.name == "level")
+        .unwrap();
+    for _ in 0..level {
+        press(&mut a, KeyCode::Down);
+    }
+    press(&mut a, KeyCode::Enter);
+    assert!(
+        a.prompt.as_ref().unwrap().label.contains("[gf/cm]"),
+        "{:?}",
+        a.prompt
+    );
+    a.update(Action::PromptClear);
+    for c in "10".chars() {
+        a.update(Action::PromptInput(c));
+    }
+    a.update(Action::PromptSubmit);
+    let si = a.connector.current().parameters()[level].value;
+    assert!((si - 9.80665).abs() < 1e-9, "{si}: {}", a.status);
+    assert!(a.connector.slot().edited);
+    // the toe: quadratic ↔ power, shown
+    press(&mut a, KeyCode::Char('t'));
+    assert!(draw(&a, 120, 40).contains("toe      power"));
+    press(&mut a, KeyCode::Char('a'));
+    assert!(
+        a.status.contains("tensile weft law accepted"),
+        "{}",
+        a.status
+    );
+    let accepted_weft = *a.connector.current();
+    // a bending law edited but not accepted is not saved
+    press(&mut a, KeyCode::Char('l'));
+    assert_eq!(a.connector.slot().key.label(), "bending weft");
+    press(&mut a, KeyCode::Char(']'));
+    assert!(a.connector.slot().edited);
+
+    // the tensile warp curve fitted: the Connector shows the fit
+    a.update(Action::GoTab(Tab::Fit));
+    press(&mut a, KeyCode::Enter);
+    let Some(Job::Fit {
+        curve_index,
+        curve,
+        options,
+    }) = a.jobs.pop()
+    else {
+        panic!("no fit job")
+    };
+    let fit = kestrel::fit::fit_curve(&curve, &options);
+    let fitted_law = fit.law().unwrap();
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    }));
+    assert_eq!(a.connector.slot().key.label(), "tensile warp");
+    assert_eq!(
+        a.connector.slot().origin,
+        LawOrigin::Fitted("tensile_warp.csv".into())
+    );
+    assert_eq!(*a.connector.current(), fitted_law);
+
+    // save: the fitted warp law and the accepted weft law, and says so
+    press(&mut a, KeyCode::Char('s'));
+    let label = a.prompt.as_ref().unwrap().label.clone();
+    assert!(
+        label.contains("tensile weft (accepted)") && label.contains("tensile warp (fitted)"),
+        "{label}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("denim.params.toml");
+    a.update(Action::PromptClear);
+    for c in file.display().to_string().chars() {
+        a.update(Action::PromptInput(c));
+    }
+    a.update(Action::PromptSubmit);
+    let Some(Job::SaveParams {
+        path,
+        force,
+        fabric,
+        fitted,
+        accepted,
+    }) = a.jobs.pop()
+    else {
+        panic!("no save job")
+    };
+    let event = kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted);
+    a.update(Action::Event(event));
+    assert!(
+        a.status.contains("written") && a.status.contains("tensile weft (accepted)"),
+        "{}",
+        a.status
+    );
+    let params = kestrel::params::FabricParams::read(&file).unwrap();
+    let kestrel::material::ConnectorLaw::Traction(weft) = accepted_weft else {
+        panic!("not traction")
+    };
+    assert_eq!(params.weft.traction, Some(weft));
+    assert!(params.warp.traction.is_some());
+    assert_eq!(params.weft.bending, None, "edited, not accepted: not saved");
+    assert_eq!(params.warp.bending, None);
+}
+
+#[test]
+fn law_parameters_convert_to_the_units_of_the_plots() {
+    use kestrel::kes::units::law_parameter_unit as unit;
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-12;
+    // 1 gf·cm²/cm = 9.80665e-5 N·m; 1 gf/(cm·deg) = 0.980665 N/m per π/180 rad
+    let (u, f) = unit("N*m", false);
+    assert!(u == "gf*cm^2/cm" && close(f * 9.80665e-5, 1.0));
+    let (u, f) = unit("N/(m*rad)", false);
+    assert!(u == "gf/(cm*deg)" && close(f * 0.980665 / (std::f64::consts::PI / 180.0), 1.0));
+    assert!(matches!(unit("N", false), ("gf*cm/cm", f) if close(f * 9.80665e-3, 1.0)));
+    assert!(matches!(unit("rad", false), ("deg", f) if close(f, 180.0 / std::f64::consts::PI)));
+    assert!(matches!(unit("1/m", false), ("1/cm", f) if close(f, 0.01)));
+    assert_eq!(unit("-", true), ("%", 100.0));
+    assert_eq!(unit("-", false), ("-", 1.0));
 }

@@ -151,6 +151,21 @@ impl CurveFit {
         }
     }
 
+    /// The law a fit of `curve` starts from, before any iteration (Dahl, μ free, quadratic
+    /// toe): the initial estimate from the curve's shape put strictly inside the fit's bounds;
+    /// None for a generic loop or a law that would not validate.
+    pub fn starting_law(curve: &Curve) -> Option<ConnectorLaw> {
+        let kind = super::coords::law_kind(curve.test, ShapeKind::Dahl, false);
+        let p0 = super::estimate::initial_estimate(kind, &curve.x, &curve.y);
+        let ranges = super::estimate::CurveRanges::of(&curve.x, &curve.y);
+        let coords =
+            super::coords::Coordinates::new(kind, curve.test, &p0, &ranges, false, true, false);
+        let mut start = Self::failed(curve, String::new());
+        start.physical = coords.physical(&coords.q);
+        start.kind = Some(kind);
+        start.law().filter(|l| l.validate().is_ok())
+    }
+
     pub fn is_fitted(&self) -> bool {
         self.status == FitStatus::Fitted
     }

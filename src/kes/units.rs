@@ -100,6 +100,27 @@ pub(crate) fn kes_scale(test: KesTest) -> Option<(f64, f64)> {
     test_quantities(test).map(|(x, y)| (1.0 / x.kes_unit().1, 1.0 / y.kes_unit().1))
 }
 
+/// The KES unit a connector-law parameter is shown in and its factor (KES per SI), from the
+/// parameter's SI unit (`material::LawParameter::unit`): force per width in gf/cm, moment
+/// per width in gf·cm/cm, rigidities in gf·cm²/cm and gf/(cm·deg), angles in deg,
+/// curvatures in 1/cm, and a dimensionless parameter that is a `strain` in %; others as in SI.
+pub fn law_parameter_unit(si_unit: &'static str, strain: bool) -> (&'static str, f64) {
+    let kes = |q: KesQuantity| {
+        let (unit, si_per_kes) = q.kes_unit();
+        (unit, 1.0 / si_per_kes)
+    };
+    match si_unit {
+        "N/m" => kes(KesQuantity::Force),
+        "N" => kes(KesQuantity::Moment),
+        "N*m" => ("gf*cm^2/cm", 1.0 / super::GF_CM2_PER_CM_N_M),
+        "N/(m*rad)" => ("gf/(cm*deg)", DEG_RAD / GF_PER_CM_N_PER_M),
+        "rad" => kes(KesQuantity::Angle),
+        "1/m" => kes(KesQuantity::Curvature),
+        "-" if strain => kes(KesQuantity::Strain),
+        other => (other, 1.0),
+    }
+}
+
 /// Units a generic loop column may be given in: name, factor to SI, the SI unit.
 pub(crate) const LOOP_UNITS: &[(&str, f64, &str)] = &[
     // length

@@ -1,5 +1,6 @@
 //! The scene file as written: `[grid]`, `[material]`, `[integrator]`, `[pins]`, `[[anchors]]`,
-//! `[kes_test]` and the sections the cloth types read themselves; SI units.
+//! `[kes_test]` and the sections the cloth types read themselves; SI units. Paths (`params`,
+//! `output`) are relative to the scene file's folder.
 
 use std::path::PathBuf;
 
@@ -117,7 +118,7 @@ pub struct KesTestSpec {
     pub max: Option<f64>,
     pub gauge_cells: Option<usize>,
     pub width_cells: Option<usize>,
-    /// CSV written by default, relative to the working directory.
+    /// CSV written by default, relative to the scene file's folder (like `params`).
     pub output: Option<PathBuf>,
 }
 

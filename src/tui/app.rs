@@ -111,11 +111,16 @@ impl App {
             .update(action, &src, self.cloth.loaded.as_deref(), fx)
     }
 
-    /// The Connector law follows the test of the selected curve.
+    /// The Connector law follows the fabric, test and direction of the selected curve.
     fn follow_selection(&mut self) {
-        if let Some(c) = self.curves.selected_curve() {
-            self.connector.follow(c.curve.test);
-        }
+        self.connector.follow(&self.curves);
+    }
+
+    /// Starts writing the fabric's parameter file to `path`; the status will name its laws.
+    fn save(&mut self, path: PathBuf, force: bool) {
+        let (job, laws) = fit::save_job(&self.curves, &self.connector, path.clone(), force);
+        self.fit.saving = Some((path, laws));
+        self.jobs.push(job);
     }
 
     /// The one place that changes the state: a popup takes the action first, else the app
@@ -180,11 +185,13 @@ impl App {
             Action::Quit => self.request_quit(),
             Action::OpenPrompt => fx.prompt(
                 PromptPurpose::Open,
-                "open KES file or folder (Tab completes):",
+                "open KES file, folder or pattern (Tab completes):",
                 String::new(),
             ),
             Action::Up | Action::Down => match self.tab {
-                Tab::Connector => self.connector.update(&action, fx),
+                Tab::Connector => {
+                    self.connector.update(&action, &self.curves, fx);
+                }
                 Tab::Cloth => self.cloth.update(&action, fx),
                 Tab::Export => self.update_export(&action, fx),
                 Tab::Curves | Tab::Hysteresis | Tab::Fit => {
@@ -195,14 +202,27 @@ impl App {
             },
             Action::EditValue if self.tab != Tab::Connector => {}
             Action::CycleLaw
+            | Action::ToggleDirection
             | Action::ToggleFrictionModel
+            | Action::ToggleToe
             | Action::ToggleMu
+            | Action::AcceptLaw
             | Action::Nudge(_)
-            | Action::EditValue => self.connector.update(&action, fx),
+            | Action::EditValue => {
+                if self.connector.update(&action, &self.curves, fx) {
+                    self.unsaved = true;
+                }
+            }
             Action::CyclePath | Action::ScaleAmplitude(_) => self.hysteresis.update(&action, fx),
-            Action::CycleModel | Action::RunFit | Action::AcceptFit | Action::SaveParams => self
-                .fit
-                .update(&action, &self.curves, &mut self.connector, fx),
+            Action::CycleModel | Action::RunFit | Action::AcceptFit | Action::SaveParams => {
+                self.fit.update(
+                    &action,
+                    &self.curves,
+                    &mut self.connector,
+                    &mut self.unsaved,
+                    fx,
+                )
+            }
             Action::Export => self.update_export(&action, fx),
             Action::ClothLoad
             | Action::ClothRunPause
@@ -227,9 +247,7 @@ impl App {
         match action {
             Action::Answer(true) => match confirm {
                 Confirm::Quit => self.should_quit = true,
-                Confirm::Overwrite(PendingWrite::Params(path)) => {
-                    self.jobs.push(fit::save_job(&self.curves, path, true))
-                }
+                Confirm::Overwrite(PendingWrite::Params(path)) => self.save(path, true),
                 Confirm::Overwrite(PendingWrite::Png(kind, path)) => {
                     let src = Sources {
                         curves: &self.curves,
@@ -249,6 +267,12 @@ impl App {
         let Some(p) = self.prompt.as_mut() else {
             return;
         };
+        if matches!(
+            action,
+            Action::PromptInput(_) | Action::PromptBackspace | Action::PromptClear
+        ) {
+            p.candidates.clear();
+        }
         match action {
             Action::PromptInput(c) => p.text.push(c),
             Action::PromptBackspace => {
@@ -284,13 +308,11 @@ impl App {
         }
         match prompt.purpose {
             PromptPurpose::Open => {
-                fx.job(Job::Open(PathBuf::from(text)));
+                fx.job(Job::Open(text));
                 fx.status("opening…");
             }
             PromptPurpose::ParameterValue => self.connector.submit_value(&text, fx),
-            PromptPurpose::SaveParams => {
-                fx.job(fit::save_job(&self.curves, PathBuf::from(text), false))
-            }
+            PromptPurpose::SaveParams => self.save(PathBuf::from(text), false),
             PromptPurpose::ExportPng(kind) => {
                 let src = Sources {
                     curves: &self.curves,
@@ -314,17 +336,22 @@ impl App {
             Event::FitDone { curve_index, fit } => {
                 if self.fit.on_done(curve_index, *fit, &mut self.curves, fx) {
                     self.unsaved = true;
+                    // the Connector tab shows the fit (unless its law was edited or accepted)
+                    self.follow_selection();
                 }
             }
             Event::Opened { curves, errors } => {
-                let n = curves.len();
-                if self.curves.add(curves) {
+                let added = self.curves.add(curves);
+                if added.curves > 0 {
                     self.follow_selection();
                 }
+                let status = added.status();
                 fx.status(if errors.is_empty() {
-                    format!("opened {n} curve(s)")
+                    status
+                } else if added.curves == 0 && added.already_open == 0 {
+                    format!("error: {}", errors.join("; "))
                 } else {
-                    format!("opened {n} curve(s); {}", errors.join("; "))
+                    format!("{status}; {}", errors.join("; "))
                 });
             }
             Event::Written(path) => {
@@ -332,13 +359,20 @@ impl App {
                     self.unsaved = false;
                 }
                 // the full path: relative names are read from the folder kestrel started in
-                let shown = std::path::absolute(&path).unwrap_or(path);
-                fx.status(format!("written {}", shown.display()));
+                let shown = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+                let laws = match self.fit.saving.take() {
+                    Some((p, laws)) if p == path && !laws.is_empty() => {
+                        format!(": {}", laws.join(", "))
+                    }
+                    _ => String::new(),
+                };
+                fx.status(format!("written {}{laws}", shown.display()));
             }
             Event::PathCompleted { typed, completed } => {
                 // only if the text was not changed meanwhile
                 if let Some(p) = self.prompt.as_mut().filter(|p| p.text == typed) {
-                    p.text = completed;
+                    p.text = completed.text;
+                    p.candidates = completed.candidates;
                 }
             }
             Event::ClothScanned(scenes) => self.cloth.on_scanned(scenes),

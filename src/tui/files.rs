@@ -16,36 +16,116 @@ fn loaded(curve: Curve) -> LoadedCurve {
         values: format_values(&curve),
         curve,
         fit: None,
+        canonical: None,
     }
 }
 
-/// Loads KES files (a folder loads every `.csv` in it, sorted), each with its KES values.
+/// The CSV files of a folder, sorted.
+fn csv_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|e| e == "csv"))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// The sub-folders of a folder, sorted.
+fn folders_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// The KES files a path opens: a file itself; a folder, every `.csv` in it; a folder with
+/// none (a library such as `kes_data/`), the `.csv` files of each of its sub-folders, one
+/// fabric folder after the other. A folder with neither is an error naming it.
+fn kes_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let own = csv_in(path);
+    if !own.is_empty() {
+        return Ok(own);
+    }
+    let nested: Vec<PathBuf> = folders_in(path).iter().flat_map(|d| csv_in(d)).collect();
+    if nested.is_empty() {
+        Err(format!(
+            "no .csv file in {} nor in its sub-folders: open a KES CSV file, a fabric folder \
+             or a folder of fabric folders",
+            path.display()
+        ))
+    } else {
+        Ok(nested)
+    }
+}
+
+/// A pattern with glob characters (`*`, `?`, `[`).
+fn is_pattern(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
+/// The paths typed in the open prompt: a glob pattern's matches (`kes_data/*/*.csv`,
+/// `kes_data/denim*/`), sorted, or the path itself. A pattern matching nothing is an error
+/// naming it.
+pub fn expand_open(text: &str) -> Result<Vec<PathBuf>, String> {
+    if !is_pattern(text) {
+        return Ok(vec![PathBuf::from(text)]);
+    }
+    let matches = glob::glob(text).map_err(|e| format!("bad pattern `{text}`: {e}"))?;
+    let mut paths: Vec<PathBuf> = matches.filter_map(Result::ok).collect();
+    if paths.is_empty() {
+        return Err(format!("no file or folder matches `{text}`"));
+    }
+    paths.sort();
+    Ok(paths)
+}
+
+/// Loads KES files (folders as [`kes_files`] says), each with its KES values; a file named
+/// twice is read once.
 pub fn load_curves(paths: &[PathBuf]) -> (Vec<LoadedCurve>, Vec<String>) {
-    let mut files = Vec::new();
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut errors = Vec::new();
     for p in paths {
-        if p.is_dir() {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-                .map(|rd| {
-                    rd.filter_map(|e| e.ok().map(|e| e.path()))
-                        .filter(|f| f.extension().is_some_and(|e| e == "csv"))
-                        .collect()
-                })
-                .unwrap_or_default();
-            entries.sort();
-            files.extend(entries);
-        } else {
-            files.push(p.clone());
+        match kes_files(p) {
+            Ok(found) => files.extend(found),
+            Err(e) => errors.push(e),
         }
     }
+    let mut seen = Vec::new();
     let mut curves = Vec::new();
-    let mut errors = Vec::new();
     for f in files {
+        let canonical = f.canonicalize().ok();
+        if canonical.is_some() && seen.contains(&canonical) {
+            continue;
+        }
+        seen.push(canonical.clone());
         match crate::kes::import::read_kes(&f, Default::default()) {
-            Ok(curve) => curves.push(loaded(curve)),
+            Ok(curve) => curves.push(LoadedCurve {
+                canonical,
+                ..loaded(curve)
+            }),
             Err(e) => errors.push(e.to_string()),
         }
     }
     (curves, errors)
+}
+
+/// What the open prompt's text opens: the paths or the pattern's matches.
+pub fn open(text: &str) -> (Vec<LoadedCurve>, Vec<String>) {
+    match expand_open(text) {
+        Ok(paths) => load_curves(&paths),
+        Err(e) => (Vec::new(), vec![e]),
+    }
 }
 
 /// The sample fabric built into kestrel, with its KES values.
@@ -101,8 +181,16 @@ pub fn cloth_entries(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Completes a path prompt: the longest common prefix of the matching entries.
-pub fn complete_path(text: &str) -> Option<String> {
+/// A path prompt completed: the text with the longest common prefix of the matching entries,
+/// and those entries when there are several (folders with a trailing `/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub text: String,
+    pub candidates: Vec<String>,
+}
+
+/// Completes a path prompt; `None` when nothing matches.
+pub fn complete_path(text: &str) -> Option<Completion> {
     let path = Path::new(text);
     let (dir, prefix) = if text.ends_with('/') || text.is_empty() {
         (
@@ -127,10 +215,8 @@ pub fn complete_path(text: &str) -> Option<String> {
         .ok()?
         .filter_map(|e| e.ok())
         .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                e.file_type().map(|t| t.is_dir()).unwrap_or(false),
-            )
+            let is_dir = e.path().is_dir();
+            (e.file_name().to_string_lossy().into_owned(), is_dir)
         })
         .filter(|(n, _)| n.starts_with(&prefix))
         .collect();
@@ -149,8 +235,19 @@ pub fn complete_path(text: &str) -> Option<String> {
         parent.to_string()
     };
     let mut out = format!("{base}{common}");
-    if names.len() == 1 && first.1 {
-        out.push('/');
-    }
-    Some(out)
+    let candidates = if names.len() == 1 {
+        if first.1 {
+            out.push('/');
+        }
+        Vec::new()
+    } else {
+        names
+            .iter()
+            .map(|(n, is_dir)| if *is_dir { format!("{n}/") } else { n.clone() })
+            .collect()
+    };
+    Some(Completion {
+        text: out,
+        candidates,
+    })
 }

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::files::Completion;
 use crate::fit::{CurveFit, FitOptions, FitProgress};
-use crate::kes::Curve;
+use crate::kes::{Curve, Direction};
 use crate::material::ConnectorLaw;
 use crate::plot::Overlay;
 
@@ -125,6 +126,8 @@ pub struct LoadedCurve {
     pub values: Vec<(String, String)>,
     /// The latest fit of this curve, if any.
     pub fit: Option<CurveFit>,
+    /// The file's canonical path (where it could be resolved): a file opened twice is kept once.
+    pub canonical: Option<PathBuf>,
 }
 
 /// A palette entry of the reduced model being played: its name and key.
@@ -225,13 +228,17 @@ pub enum Job {
         curve: Box<Curve>,
         options: FitOptions,
     },
-    Open(PathBuf),
-    /// Write the parameter set of `fabric` assembled from its fitted curves.
+    /// Open what the prompt names: a file, a folder, a folder of fabric folders, or a glob
+    /// pattern.
+    Open(String),
+    /// Write the parameter set of `fabric` assembled from its fitted curves, with the laws
+    /// accepted in their place (per direction; the law says its test).
     SaveParams {
         path: PathBuf,
         force: bool,
         fabric: String,
         fitted: Vec<(Curve, CurveFit)>,
+        accepted: Vec<(Direction, ConnectorLaw)>,
     },
     ExportPng {
         kind: ExportKind,
@@ -265,7 +272,7 @@ pub enum Event {
     /// A typed path (`typed`) and its completion.
     PathCompleted {
         typed: String,
-        completed: String,
+        completed: Completion,
     },
     /// The scenes, then the reduced models, found for the Cloth tab.
     ClothScanned(Vec<PathBuf>),
@@ -307,8 +314,14 @@ pub enum Action {
     PromptSubmit,
     /// Connector: next law (traction → bending → shear).
     CycleLaw,
+    /// Connector: the law of the other direction (warp ↔ weft).
+    ToggleDirection,
     /// Connector: Dahl ↔ second-order Bliman–Sorine.
     ToggleFrictionModel,
+    /// Connector: the traction toe quadratic ↔ power.
+    ToggleToe,
+    /// Connector: the law shown becomes the fabric's law for its test and direction.
+    AcceptLaw,
     /// Connector: load-dependent level on/off.
     ToggleMu,
     /// Connector: multiply the selected parameter by (1 + fraction).
@@ -323,9 +336,9 @@ pub enum Action {
     CycleModel,
     /// Fit: run the fit of the selected curve on a worker.
     RunFit,
-    /// Fit: put the fitted law into the Connector tab.
+    /// Fit: the fitted law becomes the fabric's law (shown in the Connector tab).
     AcceptFit,
-    /// Fit: save the fabric's parameter set (asks for a path).
+    /// Fit, Connector: save the fabric's accepted and fitted laws (asks for a path).
     SaveParams,
     /// Export: write the selected PNG (asks for a path).
     Export,

@@ -5,7 +5,8 @@ use super::message::{ExportKind, PendingWrite};
 /// What a text prompt is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromptPurpose {
-    /// Open KES curve files (a path; a folder opens every CSV in it).
+    /// Open KES curve files: a path (a folder opens every CSV in it, a folder of fabric
+    /// folders each of them) or a glob pattern.
     Open,
     /// A value for the selected Connector parameter.
     ParameterValue,
@@ -21,6 +22,9 @@ pub struct Prompt {
     pub purpose: PromptPurpose,
     pub label: String,
     pub text: String,
+    /// The entries the last Tab found when it matched several (shown above the prompt until
+    /// the text changes).
+    pub candidates: Vec<String>,
 }
 
 impl Prompt {
@@ -29,6 +33,7 @@ impl Prompt {
             purpose,
             label: label.to_string(),
             text,
+            candidates: Vec::new(),
         }
     }
 }

@@ -61,8 +61,55 @@ impl Widget for &App {
             draw_help(self.tab, &theme, main, buf);
         } else if self.log_open {
             draw_log(&self.log, self.log_scroll, &theme, main, buf);
+        } else if let Some(p) = self.prompt.as_ref().filter(|p| !p.candidates.is_empty()) {
+            draw_candidates(&p.candidates, main, buf);
         }
     }
+}
+
+/// The entries a Tab in the prompt matched, in a box at the bottom of `area`, just above the
+/// prompt: as many rows as they need, at most half the area (the rest counted).
+fn draw_candidates(candidates: &[String], area: Rect, buf: &mut Buffer) {
+    let inner = area.width.saturating_sub(2).max(1) as usize;
+    let max_rows = (area.height / 2).saturating_sub(2).max(1) as usize;
+    let mut rows: Vec<String> = vec![String::new()];
+    let mut shown = 0;
+    for c in candidates {
+        let last = rows.last_mut().map_or(0, |r| r.chars().count());
+        let width = c.chars().count();
+        if last > 0 && last + 2 + width > inner {
+            if rows.len() == max_rows {
+                break;
+            }
+            rows.push(String::new());
+        }
+        if let Some(r) = rows.last_mut() {
+            if !r.is_empty() {
+                r.push_str("  ");
+            }
+            r.push_str(c);
+        }
+        shown += 1;
+    }
+    let title = if shown < candidates.len() {
+        format!(
+            "{} matches, {} more not shown: type more",
+            candidates.len(),
+            candidates.len() - shown
+        )
+    } else {
+        format!("{} matches: type more, Tab completes", candidates.len())
+    };
+    let h = (rows.len() as u16 + 2).min(area.height);
+    let r = Rect {
+        x: area.x,
+        y: area.y + area.height - h,
+        width: area.width,
+        height: h,
+    };
+    Clear.render(r, buf);
+    let lines: Vec<Line> = rows.into_iter().map(Line::from).collect();
+    Paragraph::new(lines).block(block(&title)).render(r, buf);
 }
 
 /// A popup of `area` less a margin of `dx` columns and `dy` rows each side (none where

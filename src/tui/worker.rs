@@ -5,6 +5,7 @@ pub mod cloth;
 pub mod export;
 pub mod playback;
 
+use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 use std::thread;
 
@@ -12,7 +13,8 @@ use super::files;
 use super::message::{is_model, ClothControl, Event, Job, PendingWrite};
 use crate::atomic::WriteError;
 use crate::fit::{assemble_fabric_params, fit_curve_with_progress, CurveFit};
-use crate::kes::Curve;
+use crate::kes::{Curve, Direction};
+use crate::material::ConnectorLaw;
 use crate::params::{ParamsError, ParamsFormat};
 use crate::plot::PlotError;
 
@@ -93,8 +95,8 @@ fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
                 fit: Box::new(fit),
             })
         }
-        Job::Open(path) => {
-            let (curves, errors) = files::load_curves(&[path]);
+        Job::Open(text) => {
+            let (curves, errors) = files::open(&text);
             Some(Event::Opened { curves, errors })
         }
         Job::CompletePath(typed) => {
@@ -106,25 +108,8 @@ fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
             force,
             fabric,
             fitted,
-        } => {
-            if fitted.is_empty() {
-                return Some(Event::Failed(
-                    "no fitted curve in this fabric: fit one first".into(),
-                ));
-            }
-            let curves: Vec<&Curve> = fitted.iter().map(|p| &p.0).collect();
-            let fits: Vec<CurveFit> = fitted.iter().map(|p| p.1.clone()).collect();
-            let params = assemble_fabric_params(&fabric, &curves, &fits);
-            Some(
-                match params.write(&path, ParamsFormat::from_path(&path), force) {
-                    Ok(()) => Event::Written(path),
-                    Err(ParamsError::Write(WriteError::Exists { .. })) => {
-                        Event::Exists(PendingWrite::Params(path))
-                    }
-                    Err(e) => Event::Failed(e.to_string()),
-                },
-            )
-        }
+            accepted,
+        } => Some(save_params(path, force, &fabric, &fitted, &accepted)),
         Job::ExportPng {
             kind,
             path,
@@ -137,5 +122,42 @@ fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
             }
             Err(e) => Event::Failed(e.to_string()),
         }),
+    }
+}
+
+/// Writes the parameter set of `fabric`: the laws and fit reports of `fitted`, each law
+/// accepted in `accepted` in its test and direction's place; the event says what happened.
+pub fn save_params(
+    path: PathBuf,
+    force: bool,
+    fabric: &str,
+    fitted: &[(Curve, CurveFit)],
+    accepted: &[(Direction, ConnectorLaw)],
+) -> Event {
+    if fitted.is_empty() && accepted.is_empty() {
+        return Event::Failed(
+            "nothing to save in this fabric: fit a curve or accept a law first".into(),
+        );
+    }
+    let curves: Vec<&Curve> = fitted.iter().map(|p| &p.0).collect();
+    let fits: Vec<CurveFit> = fitted.iter().map(|p| p.1.clone()).collect();
+    let mut params = assemble_fabric_params(fabric, &curves, &fits);
+    for &(direction, law) in accepted {
+        let laws = match direction {
+            Direction::Weft => &mut params.weft,
+            Direction::Warp | Direction::Bias => &mut params.warp,
+        };
+        match law {
+            ConnectorLaw::Traction(l) => laws.traction = Some(l),
+            ConnectorLaw::Bending(l) => laws.bending = Some(l),
+            ConnectorLaw::Shear(l) => laws.shear = Some(l),
+        }
+    }
+    match params.write(&path, ParamsFormat::from_path(&path), force) {
+        Ok(()) => Event::Written(path),
+        Err(ParamsError::Write(WriteError::Exists { .. })) => {
+            Event::Exists(PendingWrite::Params(path))
+        }
+        Err(e) => Event::Failed(e.to_string()),
     }
 }

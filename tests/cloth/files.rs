@@ -213,3 +213,56 @@ fn virtual_kes_tests_see_a_one_percent_scaling_error() {
         }
     }
 }
+
+/// Paths inside a scene file are relative to the scene's folder (`params` and `output` alike);
+/// `--csv` is relative to the folder kestrel runs in; the summary names the file written.
+#[test]
+fn a_virtual_kes_scene_writes_its_output_beside_the_scene_and_csv_where_kestrel_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenes = dir.path().join("lab/scenes");
+    let cwd = dir.path().join("elsewhere");
+    std::fs::create_dir_all(scenes.join("fabrics")).unwrap();
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::copy(
+        repo("scenes/fabrics/cotton_shirting.params.toml"),
+        scenes.join("fabrics/cotton.params.toml"),
+    )
+    .unwrap();
+    std::fs::write(
+        scenes.join("kes.toml"),
+        "name = \"v\"\n[material]\nkind = \"kes\"\nparams = \"fabrics/cotton.params.toml\"\n\
+         [kes_test]\ntest = \"shear\"\ndirection = \"weft\"\npoints = 6\n\
+         output = \"out/shear_weft.csv\"\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+            .args(["run", "../lab/scenes/kes.toml", "--json"])
+            .args(extra)
+            .current_dir(&cwd)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        crate::common::assert_success(&out);
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        summary["csv"].as_str().unwrap().to_string()
+    };
+    let written = run(&[]);
+    assert_eq!(written, "../lab/scenes/out/shear_weft.csv");
+    let csv = std::fs::read_to_string(scenes.join("out/shear_weft.csv")).unwrap();
+    assert!(csv.contains("# test: shear"), "{csv}");
+    assert!(
+        !cwd.join("out").exists(),
+        "nothing written where kestrel runs"
+    );
+    // --csv: relative to the working directory
+    assert_eq!(run(&["--csv", "mine.csv"]), "mine.csv");
+    assert!(cwd.join("mine.csv").is_file());
+    // the same file again is refused without --force
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(["run", "../lab/scenes/kes.toml"])
+        .current_dir(&cwd)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+}

@@ -12,6 +12,53 @@ use crate::tui::message::LoadedCurve;
 use crate::tui::series;
 use crate::tui::widgets::{block, chart, selection_list, values_paragraph, Theme};
 
+/// What [`CurvesState::add`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Added {
+    /// Curves added.
+    pub curves: usize,
+    /// Their fabrics, in order.
+    pub fabrics: Vec<String>,
+    /// Curves left out: their file was open already.
+    pub already_open: usize,
+}
+
+impl Added {
+    /// The status after opening: how many curves of how many fabrics, what was open already.
+    pub(crate) fn status(&self) -> String {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let mut out = if self.curves == 0 {
+            String::from("nothing opened")
+        } else {
+            let names: Vec<&str> = self
+                .fabrics
+                .iter()
+                .map(|f| {
+                    if f.is_empty() {
+                        "(no fabric)"
+                    } else {
+                        f.as_str()
+                    }
+                })
+                .collect();
+            format!(
+                "opened {} of {}: {}",
+                plural(self.curves, "curve", "curves"),
+                plural(self.fabrics.len(), "fabric", "fabrics"),
+                names.join(", ")
+            )
+        };
+        if self.already_open > 0 {
+            out.push_str(&format!(
+                "; {} already open (not added again)",
+                plural(self.already_open, "curve", "curves")
+            ));
+        }
+        out
+    }
+}
+
 /// The loaded curves and the selection.
 #[derive(Debug, Clone, Default)]
 pub struct CurvesState {
@@ -52,20 +99,36 @@ impl CurvesState {
     }
 
     /// Appends opened curves, the specimens of one curve (`kes::replicates`) side by side,
-    /// and selects the first of them; true when there were any.
-    pub(crate) fn add(&mut self, mut curves: Vec<LoadedCurve>) -> bool {
-        if curves.is_empty() {
-            return false;
+    /// and selects the first of them. A file already open (same canonical path) is not added
+    /// again: it is counted in [`Added::already_open`].
+    pub(crate) fn add(&mut self, curves: Vec<LoadedCurve>) -> Added {
+        let (fresh, old): (Vec<LoadedCurve>, Vec<LoadedCurve>) =
+            curves.into_iter().partition(|c| {
+                c.canonical.is_none() || !self.list.iter().any(|o| o.canonical == c.canonical)
+            });
+        let mut fabrics: Vec<String> = Vec::new();
+        for c in &fresh {
+            if !fabrics.contains(&c.curve.fabric) {
+                fabrics.push(c.curve.fabric.clone());
+            }
         }
-        let order: Vec<usize> = replicate_groups(curves.iter().map(|c| &c.curve))
+        let added = Added {
+            curves: fresh.len(),
+            fabrics,
+            already_open: old.len(),
+        };
+        if fresh.is_empty() {
+            return added;
+        }
+        let order: Vec<usize> = replicate_groups(fresh.iter().map(|c| &c.curve))
             .into_iter()
             .flat_map(|g| g.members)
             .collect();
-        let mut slots: Vec<Option<LoadedCurve>> = curves.drain(..).map(Some).collect();
-        curves.extend(order.into_iter().filter_map(|i| slots[i].take()));
+        let mut slots: Vec<Option<LoadedCurve>> = fresh.into_iter().map(Some).collect();
         self.selected = self.list.len();
-        self.list.extend(curves);
-        true
+        self.list
+            .extend(order.into_iter().filter_map(|i| slots[i].take()));
+        added
     }
 
     /// The curve list grouped by fabric, each curve with its file name; the specimens of one
@@ -128,7 +191,7 @@ impl CurvesState {
             Layout::horizontal([Constraint::Length(28), Constraint::Min(20)]).areas(area);
         self.render_list(theme, left, buf);
         let Some(c) = self.selected_curve() else {
-            Paragraph::new("Open KES curves with o (a CSV file or a folder).")
+            Paragraph::new("Open KES curves with o (a CSV file, a folder, a folder of fabric folders, a glob).")
                 .block(block("curve"))
                 .render(right, buf);
             return;

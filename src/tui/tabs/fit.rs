@@ -9,10 +9,11 @@ use ratatui::style::Color;
 use ratatui::text::Line;
 use ratatui::widgets::{Gauge, Paragraph, Widget, Wrap};
 
-use super::connector::ConnectorState;
+use super::connector::{ConnectorState, LawKey};
 use super::curves::{branch_chart, CurvesState};
 use super::Effects;
 use crate::fit::{CurveFit, FitModel, FitOptions, FitProgress, FitStatus};
+use crate::material::ConnectorLaw;
 use crate::tui::message::{Action, Job};
 use crate::tui::prompt::PromptPurpose;
 use crate::tui::series;
@@ -26,6 +27,8 @@ pub struct FitState {
     pub running: Option<(usize, Option<FitProgress>)>,
     /// Iterations seen in the running fit (all models together), for the gauge.
     pub iterations_seen: usize,
+    /// The parameter file being written and the laws it holds, for the status.
+    pub saving: Option<(PathBuf, Vec<String>)>,
 }
 
 impl Default for FitState {
@@ -34,33 +37,63 @@ impl Default for FitState {
             model: FitModel::Auto,
             running: None,
             iterations_seen: 0,
+            saving: None,
         }
     }
 }
 
-/// The job that writes the parameter set of the selected curve's fabric from its fitted curves.
-pub(crate) fn save_job(curves: &CurvesState, path: PathBuf, force: bool) -> Job {
-    let fitted = curves
-        .fabric_members()
-        .iter()
-        .filter_map(|&i| {
-            let c = &curves.list[i];
-            c.fit
-                .as_ref()
-                .filter(|f| f.is_fitted())
-                .map(|f| (c.curve.clone(), f.clone()))
-        })
-        .collect();
+/// What a save of the selected curve's fabric writes: per test and direction the accepted
+/// law (`a`), else the fit of its curves; a law only edited in the Connector tab, an estimate
+/// or a default is not written. The job, and the laws it writes (`tensile warp (fitted)`).
+pub(crate) fn save_job(
+    curves: &CurvesState,
+    connector: &ConnectorState,
+    path: PathBuf,
+    force: bool,
+) -> (Job, Vec<String>) {
     let fabric = curves
         .selected_curve()
         .map(|c| c.curve.fabric.clone())
         .unwrap_or_default();
-    Job::SaveParams {
+    let accepted: Vec<&(LawKey, ConnectorLaw)> = connector
+        .accepted
+        .iter()
+        .filter(|(k, _)| k.fabric == fabric)
+        .collect();
+    let mut laws: Vec<String> = accepted
+        .iter()
+        .map(|(k, _)| format!("{} (accepted)", k.label()))
+        .collect();
+    let mut fitted = Vec::new();
+    for &i in &curves.fabric_members() {
+        let c = &curves.list[i];
+        let Some(fit) = c.fit.as_ref().filter(|f| f.is_fitted()) else {
+            continue;
+        };
+        if let Some(law) = fit.law() {
+            let key = LawKey::of(&c.curve);
+            match accepted.iter().find(|(k, _)| *k == key) {
+                // another law accepted in its place: this fit's report does not describe it
+                Some((_, a)) if *a != law => continue,
+                Some(_) => {}
+                None => {
+                    let label = format!("{} (fitted)", key.label());
+                    if !laws.contains(&label) {
+                        laws.push(label);
+                    }
+                }
+            }
+        }
+        fitted.push((c.curve.clone(), fit.clone()));
+    }
+    let job = Job::SaveParams {
         path,
         force,
         fabric,
         fitted,
-    }
+        accepted: accepted.iter().map(|(k, l)| (k.direction, *l)).collect(),
+    };
+    (job, laws)
 }
 
 impl FitState {
@@ -70,6 +103,7 @@ impl FitState {
         action: &Action,
         curves: &CurvesState,
         connector: &mut ConnectorState,
+        unsaved: &mut bool,
         fx: &mut Effects,
     ) {
         match action {
@@ -88,18 +122,24 @@ impl FitState {
                 };
                 match c.fit.as_ref().and_then(|f| f.law()) {
                     Some(law) => {
-                        connector.accept(law, c.curve.test);
+                        connector.accept_fit(&c.curve, law);
+                        *unsaved = true;
                         fx.status(format!(
-                            "fitted {} law accepted into the Connector tab",
-                            law.name()
+                            "fitted {} {} law accepted into the Connector tab as the fabric's law (s saves)",
+                            c.curve.test, c.curve.direction
                         ));
                     }
                     None => fx.status("no fitted law for this curve: run the fit first"),
                 }
             }
             Action::SaveParams => {
-                if curves.list.iter().all(|c| c.fit.is_none()) {
-                    fx.status("nothing to save: fit a curve first (Fit tab, Enter)");
+                let (job, laws) = save_job(curves, connector, PathBuf::new(), false);
+                if laws.is_empty()
+                    && !matches!(&job, Job::SaveParams { fitted, .. } if !fitted.is_empty())
+                {
+                    fx.status(
+                        "nothing to save: fit a curve (Fit tab, Enter) or accept a law (Connector tab, a)",
+                    );
                 } else {
                     let fabric = curves
                         .selected_curve()
@@ -107,7 +147,7 @@ impl FitState {
                         .unwrap_or_else(|| "fabric".into());
                     fx.prompt(
                         PromptPurpose::SaveParams,
-                        "save parameter set to (.toml or .json):",
+                        &format!("save {} to (.toml or .json):", laws.join(", ")),
                         format!("{fabric}.params.toml"),
                     );
                 }
@@ -265,7 +305,7 @@ impl FitState {
             }
         }
         Paragraph::new(lines)
-            .block(block("parameters (a accepts, s saves)"))
+            .block(block("parameters (a accepts as the fabric's law, s saves)"))
             .wrap(Wrap { trim: true })
             .render(table, buf);
     }

@@ -64,7 +64,7 @@ impl HysteresisState {
         let [left, right] =
             Layout::horizontal([Constraint::Length(30), Constraint::Min(20)]).areas(area);
         let mut lines = vec![
-            Line::from(format!("law: {}", law.name())),
+            Line::from(format!("law: {}", connector.slot().key.label())),
             Line::from(format!("path: {} (p)", self.path.name())),
             Line::from(format!(
                 "amplitude: {:.3} {} (+/-)",
