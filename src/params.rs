@@ -279,7 +279,7 @@ impl FabricParams {
     pub fn direction(&self, direction: Direction) -> &DirectionLaws {
         match direction {
             Direction::Weft => &self.weft,
-            Direction::Warp | Direction::Bias => &self.warp,
+            Direction::Warp | Direction::Bias | Direction::Normal => &self.warp,
         }
     }
 
@@ -291,11 +291,11 @@ impl FabricParams {
             KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
             KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
             KesTest::Bending => laws.bending.map(ConnectorLaw::Bending),
-            KesTest::Loop => None,
+            KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => None,
         }?;
         let same_slot = |d: &str| match direction {
             Direction::Weft => d == Direction::Weft.name(),
-            Direction::Warp | Direction::Bias => d != Direction::Weft.name(),
+            Direction::Warp | Direction::Bias | Direction::Normal => d != Direction::Weft.name(),
         };
         let offset = self
             .fits

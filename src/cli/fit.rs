@@ -93,6 +93,9 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
     )
     .map_err(CliError::input)?;
     kestrel::kes::refuse_replicates(&curves, "kestrel fit").map_err(CliError::input)?;
+    // compression and surface curves are not fitted (`fit_fabric` leaves them out)
+    let notes = kestrel::kes::no_law_notes(&curves, "fitted").map_err(CliError::input)?;
+    notes.iter().for_each(|n| eprintln!("{n}"));
     Ok(curves)
 }
 

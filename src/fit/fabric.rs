@@ -50,8 +50,14 @@ pub(crate) fn sha256_file(path: &std::path::Path) -> Option<String> {
 /// fitted are reported in `fits` with their reason and leave their law out of the set.
 pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> FabricFit {
     let start = Instant::now();
+    // compression and surface curves carry no law: they are not fitted
+    let curves: Vec<&Curve> = curves
+        .iter()
+        .copied()
+        .filter(|c| c.test.has_connector_law())
+        .collect();
     let fits: Vec<CurveFit> = curves.iter().map(|c| fit_curve(c, options)).collect();
-    let params = assemble_fabric_params(fabric, curves, &fits);
+    let params = assemble_fabric_params(fabric, &curves, &fits);
     FabricFit {
         fabric: fabric.to_string(),
         params,
@@ -66,7 +72,7 @@ pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]
     for (curve, fit) in curves.iter().zip(fits) {
         let laws = match curve.direction {
             Direction::Weft => &mut params.weft,
-            Direction::Warp | Direction::Bias => &mut params.warp,
+            Direction::Warp | Direction::Bias | Direction::Normal => &mut params.warp,
         };
         match fit.law() {
             Some(ConnectorLaw::Traction(l)) => laws.traction = Some(l),

@@ -113,7 +113,12 @@ impl App {
 
     /// The Connector law follows the test of the selected curve.
     fn follow_selection(&mut self) {
-        if let Some(c) = self.curves.selected_curve() {
+        // compression and surface curves have no law: the Connector tab stays as it is
+        if let Some(c) = self
+            .curves
+            .selected_curve()
+            .filter(|c| c.curve.test.has_connector_law())
+        {
             self.connector.follow(c.curve.test);
         }
     }

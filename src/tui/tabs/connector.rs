@@ -72,6 +72,7 @@ impl ConnectorState {
             KesTest::Tensile => 0,
             KesTest::Bending => 1,
             KesTest::Shear | KesTest::Loop => 2,
+            KesTest::Compression | KesTest::Friction | KesTest::Roughness => 2,
         }
     }
 
