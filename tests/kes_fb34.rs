@@ -468,3 +468,111 @@ fn fit_and_validate_refuse_a_compression_curve_by_name() {
         "{e}"
     );
 }
+
+#[test]
+fn fit_writes_the_fabric_properties_from_the_curves_or_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = kes_data().join("wool-suiting");
+    let mut files: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| p.ends_with(".csv"))
+        .collect();
+    files.sort();
+    let card = dir.path().join("wool.toml");
+    let mut args = vec!["fit", "-o", card.to_str().unwrap()];
+    args.extend(files.iter().map(String::as_str));
+    assert_success(&kestrel(&args));
+    let params = kestrel::params::FabricParams::read(&card).unwrap();
+    let p = params.properties.clone().expect("a [properties] table");
+    // the same numbers `kestrel values` reads: W 26 mg/cm² = 0.26 kg/m², T0 in m, MIU mean
+    let rules = ReadingRules::default();
+    let value = |file: &str, name: &str| {
+        let c = kestrel::kes::read_kes(&folder.join(file), CurveOverrides::default()).unwrap();
+        kes_values(&c, &rules).values.get(name).unwrap()
+    };
+    close(
+        p.areal_density,
+        value("compression.csv", "W") * 1e-2,
+        1e-12,
+        "areal density",
+    );
+    close(
+        p.thickness,
+        value("compression.csv", "T0") * 1e-3,
+        1e-12,
+        "thickness",
+    );
+    let miu = 0.5 * (value("friction_warp.csv", "MIU") + value("friction_weft.csv", "MIU"));
+    close(p.friction_coefficient, miu, 1e-12, "friction coefficient");
+    assert!(p.sources["thickness"].ends_with("compression.csv (T0)"));
+    // the files read for them are in the provenance
+    assert!(params
+        .provenance
+        .sources
+        .iter()
+        .any(|s| s.file.ends_with("friction_weft.csv")));
+    // written back, the same bytes
+    let text = std::fs::read_to_string(&card).unwrap();
+    let again = dir.path().join("again.toml");
+    params
+        .write(&again, kestrel::params::ParamsFormat::Toml, false)
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), text);
+
+    // explicit options replace the curves' values, and say so
+    let card2 = dir.path().join("given.toml");
+    let mut args = vec![
+        "fit",
+        "--weight",
+        "32mg/cm2",
+        "--friction-coefficient",
+        "0.3",
+        "-o",
+        card2.to_str().unwrap(),
+    ];
+    args.extend(files.iter().map(String::as_str));
+    assert_success(&kestrel(&args));
+    let p2 = kestrel::params::FabricParams::read(&card2)
+        .unwrap()
+        .properties
+        .unwrap();
+    close(p2.areal_density, 0.32, 1e-12, "given weight");
+    close(p2.friction_coefficient, 0.3, 1e-12, "given friction");
+    close(
+        p2.thickness,
+        p.thickness.unwrap(),
+        1e-12,
+        "thickness from the curve",
+    );
+    assert_eq!(p2.sources["areal_density"], "command line");
+    // a weight without its unit is refused before any fit
+    let out = kestrel(&["fit", "--weight", "320", &files[0]]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("expected a positive areal density with its unit"));
+}
+
+#[test]
+fn a_card_with_properties_out_of_range_is_refused_by_name() {
+    let text = "kestrel_params = 1\nfabric = \"F\"\n\n[properties]\nthickness = 0.4\n";
+    let e = kestrel::params::FabricParams::parse(
+        text,
+        kestrel::params::ParamsFormat::Toml,
+        std::path::Path::new("f.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "f.toml: properties.thickness = 0.4 is outside [0.000001, 0.05] m"
+    );
+    let ok = "kestrel_params = 1\nfabric = \"F\"\n\n[properties]\nthickness = 0.0004\n";
+    let p = kestrel::params::FabricParams::parse(
+        ok,
+        kestrel::params::ParamsFormat::Toml,
+        std::path::Path::new("f.toml"),
+    )
+    .unwrap();
+    assert_eq!(p.properties.unwrap().thickness, Some(0.0004));
+}

@@ -230,6 +230,11 @@ fn normalise_unit(unit: &str) -> String {
     }
 }
 
+/// Factor to m of a thickness unit (`mm`, `um`, `cm`, `m`), `None` when unknown.
+pub(crate) fn thickness_factor(unit: &str) -> Option<f64> {
+    KesQuantity::Thickness.factor(unit)
+}
+
 /// Splits a header cell `name [unit]` into its name and unit (`None` without brackets).
 pub(crate) fn split_header(cell: &str) -> (String, Option<String>) {
     let cell = cell.trim();
