@@ -576,3 +576,34 @@ fn a_card_with_properties_out_of_range_is_refused_by_name() {
     .unwrap();
     assert_eq!(p.properties.unwrap().thickness, Some(0.0004));
 }
+
+#[test]
+fn fit_from_published_values_takes_the_properties_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("v.toml");
+    std::fs::write(
+        &values,
+        "fabric = \"Published\"\n[warp]\nB = 0.12\n2HB = 0.09\n",
+    )
+    .unwrap();
+    let card = dir.path().join("p.toml");
+    let out = kestrel(&[
+        "fit",
+        "--values",
+        values.to_str().unwrap(),
+        "--weight",
+        "120g/m2",
+        "--thickness",
+        "360um",
+        "-o",
+        card.to_str().unwrap(),
+    ]);
+    assert_success(&out);
+    let p = kestrel::params::FabricParams::read(&card)
+        .unwrap()
+        .properties
+        .unwrap();
+    close(p.areal_density, 0.12, 1e-12, "weight");
+    close(p.thickness, 3.6e-4, 1e-12, "thickness");
+    assert_eq!(p.friction_coefficient, None);
+}

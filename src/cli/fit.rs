@@ -78,6 +78,20 @@ pub struct Args {
     pub friction_coefficient: Option<f64>,
 }
 
+/// The `[properties]` given on the command line replace the curves' ones.
+pub(super) fn given_properties(params: &mut kestrel::FabricParams, args: &Args) {
+    let given = [
+        ("areal_density", args.weight),
+        ("thickness", args.thickness),
+        ("friction_coefficient", args.friction_coefficient),
+    ];
+    params.properties = kestrel::params::FabricProperties::with_given(
+        params.properties.take(),
+        given,
+        "command line",
+    );
+}
+
 fn parse_mu(s: &str) -> Result<MuMode, String> {
     match s {
         "free" => Ok(MuMode::Free),
@@ -292,15 +306,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         bar.set_message(f.fabric.clone());
         bar.inc(1);
     });
-    let given = [
-        ("areal_density", args.weight),
-        ("thickness", args.thickness),
-        ("friction_coefficient", args.friction_coefficient),
-    ];
     for f in &mut results {
-        let curves_ones = f.params.properties.take();
-        f.params.properties =
-            kestrel::params::FabricProperties::with_given(curves_ones, given, "command line");
+        given_properties(&mut f.params, &args);
     }
     bar.finish_and_clear();
     let refused: Vec<String> = results.iter().flat_map(not_fitted).collect();
