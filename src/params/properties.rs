@@ -140,45 +140,47 @@ impl FabricProperties {
     }
 }
 
-/// A number followed by its unit (`320g/m2`, `0.9 mm`), as (number, unit); `None` without a
-/// leading number.
-fn number_and_unit(text: &str) -> Option<(f64, &str)> {
-    let text = text.trim();
-    let split = (1..=text.len())
+/// A positive number followed by its unit (`320g/m2`, `0.9 mm`) in SI, by `factor` of the
+/// unit; `expected` ends the error message (what it should be, with an example and the units).
+fn positive_with_unit(
+    text: &str,
+    what: &str,
+    factor: fn(&str) -> Option<f64>,
+    expected: &str,
+) -> Result<f64, String> {
+    let bad = || format!("{what} `{text}` — expected {expected}");
+    let trimmed = text.trim();
+    let split = (1..=trimmed.len())
         .rev()
-        .filter(|&i| text.is_char_boundary(i))
-        .find(|&i| text[..i].parse::<f64>().is_ok())?;
-    Some((text[..split].parse().ok()?, text[split..].trim()))
+        .filter(|&i| trimmed.is_char_boundary(i))
+        .find(|&i| trimmed[..i].parse::<f64>().is_ok())
+        .ok_or_else(bad)?;
+    let v: f64 = trimmed[..split].parse().map_err(|_| bad())?;
+    let f = factor(trimmed[split..].trim()).ok_or_else(bad)?;
+    Some(v * f)
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(bad)
 }
 
 /// An areal density given on the command line, `320g/m2` or `32 mg/cm2` (or kg/m2), in kg/m².
 pub fn parse_weight(text: &str) -> Result<f64, String> {
-    let bad = || {
-        format!(
-            "weight `{text}` — expected a positive areal density with its unit, e.g. 320g/m2 or \
-             32mg/cm2 (mg/cm2, g/m2 or kg/m2)"
-        )
-    };
-    let (v, unit) = number_and_unit(text).ok_or_else(bad)?;
-    let factor = crate::kes::units::weight_factor(unit).ok_or_else(bad)?;
-    Some(v * factor)
-        .filter(|w| w.is_finite() && *w > 0.0)
-        .ok_or_else(bad)
+    positive_with_unit(
+        text,
+        "weight",
+        crate::kes::units::weight_factor,
+        "a positive areal density with its unit, e.g. 320g/m2 or 32mg/cm2 (mg/cm2, g/m2 or \
+         kg/m2)",
+    )
 }
 
 /// A thickness given on the command line, `0.9mm` or `900um` (or cm, m), in m.
 pub fn parse_thickness(text: &str) -> Result<f64, String> {
-    let bad = || {
-        format!(
-            "thickness `{text}` — expected a positive length with its unit, e.g. 0.9mm (mm, um, \
-             cm or m)"
-        )
-    };
-    let (v, unit) = number_and_unit(text).ok_or_else(bad)?;
-    let factor = crate::kes::units::thickness_factor(unit).ok_or_else(bad)?;
-    Some(v * factor)
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .ok_or_else(bad)
+    positive_with_unit(
+        text,
+        "thickness",
+        crate::kes::units::thickness_factor,
+        "a positive length with its unit, e.g. 0.9mm (mm, um, cm or m)",
+    )
 }
 
 /// A surface coefficient of friction given on the command line, within [0, 5].
