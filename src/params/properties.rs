@@ -34,14 +34,31 @@ pub struct FabricProperties {
     pub sources: BTreeMap<String, String>,
 }
 
-/// Mean of the values and the files they come from, `None` when there are none.
+/// Mean of the values and the files they come from (saying so when they differ), `None` when
+/// there are none.
 fn mean_of(values: &[(f64, String)]) -> Option<(f64, String)> {
     if values.is_empty() {
         return None;
     }
     let mean = values.iter().map(|(v, _)| v).sum::<f64>() / values.len() as f64;
     let files: Vec<&str> = values.iter().map(|(_, f)| f.as_str()).collect();
-    Some((mean, files.join(", ")))
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (v, _)| {
+            (lo.min(*v), hi.max(*v))
+        });
+    let from = if hi - lo > 1e-9 * hi.abs() {
+        format!(
+            "mean of {} values from {} to {} (SI): {}",
+            values.len(),
+            crate::kes::write::number(lo),
+            crate::kes::write::number(hi),
+            files.join(", ")
+        )
+    } else {
+        files.join(", ")
+    };
+    Some((mean, from))
 }
 
 impl FabricProperties {
