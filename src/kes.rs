@@ -1,6 +1,8 @@
 //! KES-FB curves (Kawabata): a measured or simulated path x → y in SI units, rows in
 //! measurement order. Tensile: strain [-] → N/m; shear: angle \[rad\] → N/m; bending:
-//! curvature [1/m] → moment per width \[N\]; a generic loop: any x → any y, SI.
+//! curvature [1/m] → moment per width \[N\]; compression: thickness \[m\] → pressure \[Pa\];
+//! surface friction: position \[m\] → μ [-]; roughness: position \[m\] → height \[m\];
+//! a generic loop: any x → any y, SI.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,6 +40,10 @@ pub const GF_CM_PER_CM_N: f64 = 9.80665e-3;
 pub const GF_CM2_PER_CM_N_M: f64 = 9.80665e-5;
 /// 1 cm⁻¹ in m⁻¹.
 pub(crate) const PER_CM_PER_M: f64 = 100.0;
+/// 1 gf/cm² in Pa.
+pub const GF_PER_CM2_PA: f64 = 98.0665;
+/// 1 mg/cm² in kg/m² (= 10 g/m²).
+pub const MG_PER_CM2_KG_PER_M2: f64 = 1e-2;
 /// 1 degree in rad.
 pub const DEG_RAD: f64 = std::f64::consts::PI / 180.0;
 
@@ -49,6 +55,12 @@ crate::named::named_enum! {
         Tensile => "tensile" | "traction",
         Shear => "shear" | "shearing",
         Bending => "bending",
+        /// KES-FB3: pressure against thickness, compression then recovery.
+        Compression => "compression",
+        /// KES-FB4 friction trace: coefficient of friction μ against position.
+        Friction => "friction",
+        /// KES-FB4 roughness trace: the contactor's height against position.
+        Roughness => "roughness",
         Loop => "loop",
     }
 }
@@ -61,6 +73,8 @@ crate::named::named_enum! {
         Warp => "warp",
         Weft => "weft",
         Bias => "bias",
+        /// Through the thickness: the compression test's only direction.
+        Normal => "normal",
     }
 }
 
@@ -71,9 +85,11 @@ pub struct Curve {
     pub fabric: String,
     pub test: KesTest,
     pub direction: Direction,
-    /// Strain [-], angle \[rad\], curvature [1/m] (or a loop's x in SI).
+    /// Strain [-], angle \[rad\], curvature [1/m], thickness or position \[m\] (or a loop's
+    /// x in SI).
     pub x: Vec<f64>,
-    /// Force per width [N/m], or moment per width \[N\] (or a loop's y in SI).
+    /// Force per width [N/m], moment per width \[N\], pressure \[Pa\], μ [-] or height \[m\]
+    /// (or a loop's y in SI).
     pub y: Vec<f64>,
     /// Every metadata line of the file (`key: value`), kept for provenance.
     pub metadata: BTreeMap<String, String>,
@@ -99,6 +115,13 @@ impl Curve {
         )
     }
 
+    /// The fabric's weight W (areal density) [kg/m²] from a `# weight [g/m2]: 320` (or
+    /// `[mg/cm2]`, `[kg/m2]`) metadata line, checked when the file was read.
+    pub fn weight(&self) -> Option<f64> {
+        let key = import::weight_key(&self.metadata)?;
+        import::weight_of(key, &self.metadata[key])
+    }
+
     pub fn len(&self) -> usize {
         self.x.len()
     }
@@ -106,6 +129,31 @@ impl Curve {
     pub fn is_empty(&self) -> bool {
         self.x.is_empty()
     }
+}
+
+/// A note for each compression or surface curve, which a connector law does not model
+/// (`what` the command does to curves: "validated", "fitted"); an error when no curve is left.
+pub fn no_law_notes(curves: &[Curve], what: &str) -> Result<Vec<String>, String> {
+    let notes: Vec<String> = curves
+        .iter()
+        .filter(|c| !c.test.has_connector_law())
+        .map(|c| {
+            format!(
+                "note: {}: a {} curve has no connector law: not {what} (`kestrel values` reads \
+                 it)",
+                c.path_name(),
+                c.test
+            )
+        })
+        .collect();
+    if !curves.is_empty() && notes.len() == curves.len() {
+        return Err(format!(
+            "none of the {} curves has a connector law (tensile, shear, bending): nothing to be \
+             {what}",
+            curves.len()
+        ));
+    }
+    Ok(notes)
 }
 
 /// How a test's curve is shown to a person: KES axis titles and the factors from SI.
@@ -120,6 +168,38 @@ pub struct KesUnits {
 }
 
 impl KesTest {
+    /// Whether a connector law models this path: tensile, shear, bending and a generic loop
+    /// are fitted; compression, friction and roughness curves give KES values only.
+    pub fn has_connector_law(self) -> bool {
+        matches!(
+            self,
+            KesTest::Tensile | KesTest::Shear | KesTest::Bending | KesTest::Loop
+        )
+    }
+
+    /// Whether each sample of the path x lies on the test's loading branch — tensile, shear,
+    /// bending, loop: |x| grows; compression: the thickness falls; friction, roughness: the
+    /// forward stroke (x rises).
+    pub fn loading_flags(self, x: &[f64]) -> Vec<bool> {
+        let path = Path::new(x);
+        match self {
+            KesTest::Compression => path.rising().into_iter().map(|r| !r).collect(),
+            KesTest::Friction | KesTest::Roughness => path.rising(),
+            KesTest::Tensile | KesTest::Shear | KesTest::Bending | KesTest::Loop => path.loading(),
+        }
+    }
+
+    /// The names of the branches `loading_flags` tells apart: (loading, the other).
+    pub fn branch_names(self) -> (&'static str, &'static str) {
+        match self {
+            KesTest::Compression => ("compression", "recovery"),
+            KesTest::Friction | KesTest::Roughness => ("forward", "reverse"),
+            KesTest::Tensile | KesTest::Shear | KesTest::Bending | KesTest::Loop => {
+                ("loading", "unloading")
+            }
+        }
+    }
+
     /// Axis titles and factors for showing this test in Kawabata units.
     pub fn kes_units(self) -> KesUnits {
         match self {
@@ -140,6 +220,24 @@ impl KesTest {
                 y_label: "moment [gf*cm/cm]",
                 x_per_si: 1.0 / PER_CM_PER_M,
                 y_per_si: 1.0 / GF_CM_PER_CM_N,
+            },
+            KesTest::Compression => KesUnits {
+                x_label: "thickness [mm]",
+                y_label: "pressure [gf/cm²]",
+                x_per_si: 1e3,
+                y_per_si: 1.0 / GF_PER_CM2_PA,
+            },
+            KesTest::Friction => KesUnits {
+                x_label: "position [cm]",
+                y_label: "friction coefficient μ [-]",
+                x_per_si: 1.0 / 1e-2,
+                y_per_si: 1.0,
+            },
+            KesTest::Roughness => KesUnits {
+                x_label: "position [cm]",
+                y_label: "height [µm]",
+                x_per_si: 1.0 / 1e-2,
+                y_per_si: 1e6,
             },
             KesTest::Loop => KesUnits {
                 x_label: "x [SI]",

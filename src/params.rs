@@ -1,5 +1,9 @@
 //! Fabric parameter sets: every fitted law of a fabric (warp and weft × traction, bending,
-//! shear) in SI units, the fit quality per curve and the provenance; TOML or JSON.
+//! shear) in SI units, the fabric's sheet properties, the fit quality per curve and the
+//! provenance; TOML or JSON.
+
+mod properties;
+pub use properties::{parse_friction_coefficient, parse_thickness, parse_weight, FabricProperties};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +33,13 @@ pub enum ParamsError {
         law: &'static str,
         #[source]
         source: ParamError,
+    },
+    #[error("{path}: properties.{key} = {value} is outside {range}")]
+    Property {
+        path: PathBuf,
+        key: &'static str,
+        value: f64,
+        range: String,
     },
     #[error("cannot encode parameters: {0}")]
     Encode(String),
@@ -210,6 +221,9 @@ pub struct FabricParams {
     pub warp: DirectionLaws,
     #[serde(default)]
     pub weft: DirectionLaws,
+    /// Areal density, thickness and surface friction (the `[properties]` table), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub properties: Option<FabricProperties>,
     #[serde(default)]
     pub fits: Vec<CurveFitQuality>,
     #[serde(default)]
@@ -270,6 +284,7 @@ impl FabricParams {
             units: units_table(),
             warp: DirectionLaws::default(),
             weft: DirectionLaws::default(),
+            properties: None,
             fits: Vec::new(),
             provenance: Provenance::default(),
         }
@@ -279,7 +294,7 @@ impl FabricParams {
     pub fn direction(&self, direction: Direction) -> &DirectionLaws {
         match direction {
             Direction::Weft => &self.weft,
-            Direction::Warp | Direction::Bias => &self.warp,
+            Direction::Warp | Direction::Bias | Direction::Normal => &self.warp,
         }
     }
 
@@ -291,11 +306,11 @@ impl FabricParams {
             KesTest::Tensile => laws.traction.map(ConnectorLaw::Traction),
             KesTest::Shear => laws.shear.map(ConnectorLaw::Shear),
             KesTest::Bending => laws.bending.map(ConnectorLaw::Bending),
-            KesTest::Loop => None,
+            KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => None,
         }?;
         let same_slot = |d: &str| match direction {
             Direction::Weft => d == Direction::Weft.name(),
-            Direction::Warp | Direction::Bias => d != Direction::Weft.name(),
+            Direction::Warp | Direction::Bias | Direction::Normal => d != Direction::Weft.name(),
         };
         let offset = self
             .fits
@@ -307,6 +322,9 @@ impl FabricParams {
     }
 
     pub(crate) fn validate(&self, path: &Path) -> Result<(), ParamsError> {
+        if let Some(p) = &self.properties {
+            p.validate(path)?;
+        }
         for (name, laws) in [("warp", &self.warp), ("weft", &self.weft)] {
             let invalid = |law, source| ParamsError::Invalid {
                 path: path.to_path_buf(),

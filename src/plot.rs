@@ -202,10 +202,11 @@ pub fn sheet_image(
         let row = match c.direction {
             Direction::Warp => 0,
             Direction::Weft => 1,
-            Direction::Bias => {
+            Direction::Bias | Direction::Normal => {
                 return Err(PlotError::Sheet(format!(
-                    "{}: bias curves have no cell (rows are warp and weft)",
-                    curve_title(c)
+                    "{}: {} curves have no cell (rows are warp and weft)",
+                    curve_title(c),
+                    c.direction
                 )))
             }
         };
@@ -213,6 +214,14 @@ pub fn sheet_image(
             KesTest::Tensile => 0,
             KesTest::Shear => 1,
             KesTest::Bending => 2,
+            KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+                return Err(PlotError::Sheet(format!(
+                    "{}: {} curves have no cell (columns are tensile, shear, bending): plot \
+                     them one by one",
+                    curve_title(c),
+                    c.test
+                )))
+            }
             KesTest::Loop => {
                 return Err(PlotError::Sheet(format!(
                     "{}: generic loops have no cell (columns are tensile, shear, bending)",

@@ -89,10 +89,25 @@ pub fn library_summary(
                 None => continue,
             },
         };
-        for direction in [Direction::Warp, Direction::Weft, Direction::Bias] {
+        // compression (direction normal) is the fabric's in every direction: its values join
+        // each row, and make a row of their own only for a fabric with nothing else
+        let in_plane = [Direction::Warp, Direction::Weft, Direction::Bias];
+        let plane_only = |d: Direction| {
+            curves
+                .iter()
+                .any(|c| c.fabric == fabric && c.direction == d)
+        };
+        let directions: Vec<Direction> = match in_plane.into_iter().filter(|&d| plane_only(d)) {
+            d if d.clone().count() > 0 => d.collect(),
+            _ => vec![Direction::Normal],
+        };
+        for direction in directions {
             let of: Vec<&Curve> = curves
                 .iter()
-                .filter(|c| c.fabric == fabric && c.direction == direction)
+                .filter(|c| {
+                    c.fabric == fabric
+                        && (c.direction == direction || c.direction == Direction::Normal)
+                })
                 .collect();
             if of.is_empty() {
                 continue;
@@ -108,9 +123,9 @@ pub fn library_summary(
                 nrmse: BTreeMap::new(),
                 params_source: source.clone(),
             };
-            let groups = replicates
-                .iter()
-                .filter(|r| r.fabric == fabric && r.direction == direction);
+            let groups = replicates.iter().filter(|r| {
+                r.fabric == fabric && (r.direction == direction || r.direction == Direction::Normal)
+            });
             for group in groups {
                 merge_values(&mut row, group);
             }
@@ -207,13 +222,22 @@ pub fn to_csv(summary: &LibrarySummary) -> Result<String, csv::Error> {
         }
     }
     params.sort();
-    let tests: Vec<&str> = ["tensile", "shear", "bending"]
-        .into_iter()
-        .filter(|t| summary.rows.iter().any(|r| r.specimens.contains_key(*t)))
-        .collect();
+    let tests: Vec<&str> = [
+        "tensile",
+        "shear",
+        "bending",
+        "compression",
+        "friction",
+        "roughness",
+    ]
+    .into_iter()
+    .filter(|t| summary.rows.iter().any(|r| r.specimens.contains_key(*t)))
+    .collect();
+    // W is a metadata line any curve may carry
+    let has_weight = summary.rows.iter().any(|r| r.values.w.is_some());
     let values: Vec<(&str, &str)> = VALUE_NAMES
         .iter()
-        .filter(|(_, _, test)| tests.contains(&test.name()))
+        .filter(|(name, _, test)| tests.contains(&test.name()) || (*name == "W" && has_weight))
         .map(|&(n, u, _)| (n, u))
         .collect();
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -233,7 +257,13 @@ pub fn to_csv(summary: &LibrarySummary) -> Result<String, csv::Error> {
             format!("{key} [{unit}]")
         });
     }
-    for t in &tests {
+    // only the tests a law is fitted to have an NRMSE
+    let fitted: Vec<&str> = tests
+        .iter()
+        .copied()
+        .filter(|t| ["tensile", "shear", "bending"].contains(t))
+        .collect();
+    for t in &fitted {
         header.push(format!("{t} NRMSE [-]"));
     }
     header.push("params".into());
@@ -261,7 +291,7 @@ pub fn to_csv(summary: &LibrarySummary) -> Result<String, csv::Error> {
                 Some(other) => other.to_string(),
             });
         }
-        for t in &tests {
+        for t in &fitted {
             rec.push(num(row.nrmse.get(*t).copied()));
         }
         rec.push(row.params_source.clone());

@@ -9,7 +9,10 @@ use crate::params::{nrmse, FabricParams};
 
 #[derive(Debug, Error)]
 pub enum ValidateError {
-    #[error("{file}: a {test} curve has no connector law to validate (read a KES test curve)")]
+    #[error(
+        "{file}: a {test} curve has no connector law to validate (a tensile, shear or bending \
+         curve has; `kestrel values` reads compression and surface curves)"
+    )]
     NoKesTest { file: String, test: KesTest },
     #[error(
         "{file}: the parameter file of `{fabric}` has no {direction} {test} law — expected a \
@@ -59,7 +62,7 @@ pub fn validate_curve(
     rules: &ReadingRules,
 ) -> Result<Validation, ValidateError> {
     let file = curve.path_name();
-    if curve.test == KesTest::Loop {
+    if curve.test == KesTest::Loop || !curve.test.has_connector_law() {
         return Err(ValidateError::NoKesTest {
             file,
             test: curve.test,

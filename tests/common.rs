@@ -69,12 +69,13 @@ pub fn kes_curve(file: &str) -> &'static Curve {
         .unwrap_or_else(|| panic!("no curve kes_data/{file}"))
 }
 
-/// A fabric's curves of `kes_data/<slug>/`, in file-name order.
+/// A fabric's curves of `kes_data/<slug>/` that a connector law models (tensile, shear,
+/// bending: not compression or surface), in file-name order.
 pub fn kes_fabric(slug: &str) -> Vec<Curve> {
     let prefix = format!("{slug}/");
     let curves: Vec<Curve> = kes_curves()
         .iter()
-        .filter(|(k, _)| k.starts_with(&prefix))
+        .filter(|(k, c)| k.starts_with(&prefix) && c.test.has_connector_law())
         .map(|(_, c)| c.clone())
         .collect();
     assert!(!curves.is_empty(), "no curves in kes_data/{slug}");

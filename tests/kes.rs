@@ -109,7 +109,8 @@ fn test_and_direction_come_from_the_caller_when_the_file_lacks_them() {
     let e = error(text);
     assert!(
         e.contains(
-            "t.csv: no `test` metadata — expected a line `# test: tensile|shear|bending` or --test"
+            "t.csv: no `test` metadata — expected a line \
+             `# test: tensile|shear|bending|compression|friction|roughness` or --test"
         ),
         "{e}"
     );
@@ -172,11 +173,13 @@ fn unknown_or_missing_unit() {
 fn unknown_test_or_direction() {
     assert_eq!(
         error("# test: torsion\n# direction: warp\nstrain [%],force [gf/cm]\n0,0\n"),
-        "t.csv:1: unknown test `torsion` — expected tensile, shear or bending"
+        "t.csv:1: unknown test `torsion` — expected tensile, shear, bending, compression, \
+         friction or roughness"
     );
     assert_eq!(
         error("# test: shear\n# direction: diagonal\nangle [deg],force [gf/cm]\n0,0\n"),
-        "t.csv:2: unknown direction `diagonal` — expected warp, weft or bias"
+        "t.csv:2: unknown direction `diagonal` — expected warp, weft or bias (normal for \
+         compression)"
     );
     assert!(error("# test: shear\nangle [deg],force [gf/cm]\n0,0\n")
         .contains("no `direction` metadata"));
@@ -203,11 +206,15 @@ fn names_read_back_with_their_aliases_and_errors_list_the_names() {
     assert_eq!(Integrator::SemiImplicit.to_string(), "semi_implicit");
     assert_eq!(
         "torsion".parse::<KesTest>(),
-        Err("unknown test `torsion` — expected tensile, shear, bending or loop".to_string())
+        Err(
+            "unknown test `torsion` — expected tensile, shear, bending, compression, friction, \
+             roughness or loop"
+                .to_string()
+        )
     );
     assert_eq!(
         "diagonal".parse::<Direction>(),
-        Err("unknown direction `diagonal` — expected warp, weft or bias".to_string())
+        Err("unknown direction `diagonal` — expected warp, weft, bias or normal".to_string())
     );
     // Fit models are read exactly as written.
     assert_eq!("dahl-alpha".parse::<FitModel>(), Ok(FitModel::DahlAlpha));

@@ -6,6 +6,7 @@ mod common;
 mod fit;
 mod friction;
 mod kes;
+mod kes_fb34;
 mod material;
 mod plot;
 mod reduced;

@@ -65,6 +65,31 @@ pub struct Args {
     /// it, one failure writes no file and exits with status 2.
     #[arg(long)]
     pub allow_partial: bool,
+    /// The fabric's areal density for the card's `[properties]` (replaces a `# weight` line):
+    /// 320g/m2 or 32mg/cm2.
+    #[arg(long, value_name = "W", value_parser = kestrel::params::parse_weight)]
+    pub weight: Option<f64>,
+    /// The fabric's thickness for `[properties]` (replaces the compression curve's T0): 0.9mm.
+    #[arg(long, value_name = "T", value_parser = kestrel::params::parse_thickness)]
+    pub thickness: Option<f64>,
+    /// The surface coefficient of friction for `[properties]` (replaces the friction curves'
+    /// MIU).
+    #[arg(long, value_name = "MU", value_parser = kestrel::params::parse_friction_coefficient)]
+    pub friction_coefficient: Option<f64>,
+}
+
+/// The `[properties]` given on the command line replace the curves' ones.
+pub(super) fn given_properties(params: &mut kestrel::FabricParams, args: &Args) {
+    let given = [
+        ("areal_density", args.weight),
+        ("thickness", args.thickness),
+        ("friction_coefficient", args.friction_coefficient),
+    ];
+    params.properties = kestrel::params::FabricProperties::with_given(
+        params.properties.take(),
+        given,
+        "command line",
+    );
 }
 
 fn parse_mu(s: &str) -> Result<MuMode, String> {
@@ -93,6 +118,9 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
     )
     .map_err(CliError::input)?;
     kestrel::kes::refuse_replicates(&curves, "kestrel fit").map_err(CliError::input)?;
+    // compression and surface curves are not fitted (`fit_fabric` leaves them out)
+    let notes = kestrel::kes::no_law_notes(&curves, "fitted").map_err(CliError::input)?;
+    notes.iter().for_each(|n| eprintln!("{n}"));
     Ok(curves)
 }
 
@@ -274,10 +302,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         "fitting {bar:30} {pos}/{len} fabrics {msg}",
     );
     let start = std::time::Instant::now();
-    let results = fit_fabrics(&curves, &options, &|f| {
+    let mut results = fit_fabrics(&curves, &options, &|f| {
         bar.set_message(f.fabric.clone());
         bar.inc(1);
     });
+    for f in &mut results {
+        given_properties(&mut f.params, &args);
+    }
     bar.finish_and_clear();
     let refused: Vec<String> = results.iter().flat_map(not_fitted).collect();
     let write_any = writes && (refused.is_empty() || args.allow_partial);

@@ -33,7 +33,8 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
         ))
     });
     super::fit::check_output(&path, force)?;
-    let (params, fits) = fit_fabric_values(&spec);
+    let (mut params, fits) = fit_fabric_values(&spec);
+    super::fit::given_properties(&mut params, args);
     let refused: Vec<String> = fits
         .iter()
         .filter(|f| f.law.is_none())

@@ -110,6 +110,14 @@ fn curves_image(
             )));
         }
         let title = format!("{} — KES-FB curves", fabrics.first().copied().unwrap_or(""));
+        // the sheet's cells are tensile, shear, bending: compression and surface curves are
+        // plotted one by one
+        let notes = kestrel::kes::no_law_notes(curves, "on the sheet").map_err(CliError::input)?;
+        notes.iter().for_each(|n| eprintln!("{n}"));
+        let plots: Vec<CurvePlot<'_>> = plots
+            .into_iter()
+            .filter(|p| p.curve.test.has_connector_law())
+            .collect();
         plot::sheet_image(&title, &plots, args.size.unwrap_or(PlotSize::SHEET), format)
     } else {
         plot::curve_image(&plots[0], args.size.unwrap_or(PlotSize::SINGLE), format)

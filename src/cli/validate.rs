@@ -31,6 +31,12 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     let params = FabricParams::read(&args.params).map_err(CliError::input)?;
     let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
+    let notes = kestrel::kes::no_law_notes(&curves, "validated").map_err(CliError::input)?;
+    notes.iter().for_each(|n| eprintln!("{n}"));
+    let curves: Vec<_> = curves
+        .into_iter()
+        .filter(|c| c.test.has_connector_law())
+        .collect();
     let rules = ReadingRules::default();
     let results = curves
         .iter()

@@ -14,7 +14,8 @@ use serde::Serialize;
 use super::CliError;
 
 /// Read KES curve files and print their characteristic values (EMT, LT, WT, RT, G, 2HG,
-/// 2HG5, B, 2HB) grouped by fabric, with the reading rules.
+/// 2HG5, B, 2HB, T0, TM, LC, WC, RC, EMC, MIU, MMD, SMD, W) grouped by fabric, with the
+/// reading rules.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// KES CSV files (or, with --x and --y, any delimited files read as generic loops).
@@ -144,27 +145,40 @@ fn kes_table(summaries: &[ReplicateSummary], rules: &ReadingRules) -> String {
                 [one] => one.clone(),
                 many => format!("{} specimens: {}", many.len(), many.join(", ")),
             };
-            out += &format!("  {:<8} {:<5} {files}\n", s.test.name(), s.direction.name());
+            out += &format!(
+                "  {:<11} {:<6} {files}\n",
+                s.test.name(),
+                s.direction.name()
+            );
         }
-        let directions: Vec<Direction> = [Direction::Warp, Direction::Weft, Direction::Bias]
-            .into_iter()
-            .filter(|d| of_fabric.iter().any(|s| s.direction == *d))
-            .collect();
+        let directions: Vec<Direction> = [
+            Direction::Warp,
+            Direction::Weft,
+            Direction::Bias,
+            Direction::Normal,
+        ]
+        .into_iter()
+        .filter(|d| of_fabric.iter().any(|s| s.direction == *d))
+        .collect();
         out += &format!("  {:<5} {:<12}", "value", "unit");
         for d in &directions {
             out += &format!(" {:>12}", d.name());
         }
         out += "\n";
+        // W is a metadata line any curve may carry: its row reads every test
+        let gives = |s: &ReplicateSummary, name: &str, test: KesTest| {
+            s.test == test || (name == "W" && s.mean.w.is_some())
+        };
         for (name, unit, test) in VALUE_NAMES {
-            if !of_fabric.iter().any(|s| s.test == test) {
+            if !of_fabric.iter().any(|s| gives(s, name, test)) {
                 continue;
             }
             out += &format!("  {name:<5} {unit:<12}");
             for d in &directions {
                 let cell = of_fabric
                     .iter()
-                    .find(|s| s.direction == *d && s.test == test)
-                    .and_then(|s| s.mean.get(name));
+                    .filter(|s| s.direction == *d && gives(s, name, test))
+                    .find_map(|s| s.mean.get(name));
                 out += &format!(" {:>12}", cell.map_or("-".to_string(), sig5));
             }
             out += "\n";
@@ -177,7 +191,7 @@ fn kes_table(summaries: &[ReplicateSummary], rules: &ReadingRules) -> String {
         }
         for s in replicated {
             for (name, unit, test) in VALUE_NAMES {
-                let Some(mean) = s.mean.get(name).filter(|_| test == s.test) else {
+                let Some(mean) = s.mean.get(name).filter(|_| gives(s, name, test)) else {
                     continue;
                 };
                 let each: Vec<String> = s
@@ -189,7 +203,7 @@ fn kes_table(summaries: &[ReplicateSummary], rules: &ReadingRules) -> String {
                     s.cv.get(name)
                         .map_or("CV -".to_string(), |c| format!("CV {:.1} %", 100.0 * c));
                 out += &format!(
-                    "  {:<8} {:<5} {name:<5} {unit:<12} {}  mean {}  {cv}\n",
+                    "  {:<11} {:<6} {name:<5} {unit:<12} {}  mean {}  {cv}\n",
                     s.test.name(),
                     s.direction.name(),
                     each.join(" "),

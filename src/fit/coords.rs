@@ -59,7 +59,9 @@ impl Param {
                 KesTest::Tensile => "k_t",
                 KesTest::Shear => "k_s",
                 KesTest::Bending => "k_b",
-                KesTest::Loop => "k",
+                KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+                    "k"
+                }
             },
             Param::Eps1 => "eps1",
             Param::F1 => "f1",
@@ -80,14 +82,18 @@ impl Param {
             KesTest::Tensile => ("N/m", "-"),
             KesTest::Shear => ("N/m", "rad"),
             KesTest::Bending => ("N", "1/m"),
-            KesTest::Loop => ("N", "m"),
+            KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+                ("N", "m")
+            }
         };
         match self {
             Param::K => match test {
                 KesTest::Tensile => "N/m",
                 KesTest::Shear => "N/(m*rad)",
                 KesTest::Bending => "N*m",
-                KesTest::Loop => "N/m",
+                KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+                    "N/m"
+                }
             },
             Param::Eps1 | Param::Eps1Aligned => "-",
             Param::F1 => "N/m",

@@ -9,9 +9,9 @@ use sha2::{Digest, Sha256};
 use super::options::FitOptions;
 use super::report::{CurveFit, FitStatus};
 use super::strategy::fit_curve;
-use crate::kes::{Curve, Direction};
+use crate::kes::{Curve, Direction, ReadingRules};
 use crate::material::ConnectorLaw;
-use crate::params::{CurveFitQuality, FabricParams, Provenance, SourceFile};
+use crate::params::{CurveFitQuality, FabricParams, FabricProperties, Provenance, SourceFile};
 
 /// The outcome of fitting one fabric.
 #[derive(Debug, Clone)]
@@ -50,8 +50,22 @@ pub(crate) fn sha256_file(path: &std::path::Path) -> Option<String> {
 /// fitted are reported in `fits` with their reason and leave their law out of the set.
 pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> FabricFit {
     let start = Instant::now();
+    let properties = FabricProperties::from_curves(curves, &ReadingRules::default());
+    let all = curves;
+    // compression and surface curves carry no law: they are not fitted
+    let curves: Vec<&Curve> = curves
+        .iter()
+        .copied()
+        .filter(|c| c.test.has_connector_law())
+        .collect();
     let fits: Vec<CurveFit> = curves.iter().map(|c| fit_curve(c, options)).collect();
-    let params = assemble_fabric_params(fabric, curves, &fits);
+    let mut params = assemble_fabric_params(fabric, &curves, &fits);
+    params.properties = properties;
+    // the files the properties were read from are sources too
+    let sources = &mut params.provenance.sources;
+    for c in all.iter().filter(|c| !c.test.has_connector_law()) {
+        sources.push(source_file(c));
+    }
     FabricFit {
         fabric: fabric.to_string(),
         params,
@@ -66,7 +80,7 @@ pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]
     for (curve, fit) in curves.iter().zip(fits) {
         let laws = match curve.direction {
             Direction::Weft => &mut params.weft,
-            Direction::Warp | Direction::Bias => &mut params.warp,
+            Direction::Warp | Direction::Bias | Direction::Normal => &mut params.warp,
         };
         match fit.law() {
             Some(ConnectorLaw::Traction(l)) => laws.traction = Some(l),
@@ -108,19 +122,19 @@ pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]
     params.provenance = Provenance {
         kestrel_version: env!("CARGO_PKG_VERSION").to_string(),
         date: utc_now_rfc3339(),
-        sources: curves
-            .iter()
-            .map(|c| {
-                let path = c.source.clone().unwrap_or_default();
-                SourceFile {
-                    file: path.display().to_string(),
-                    sha256: sha256_file(&path).unwrap_or_else(|| "unreadable".into()),
-                    metadata: c.metadata.clone(),
-                }
-            })
-            .collect(),
+        sources: curves.iter().map(|c| source_file(c)).collect(),
     };
     params
+}
+
+/// A curve's file, its SHA-256 and metadata, for the provenance.
+fn source_file(c: &Curve) -> SourceFile {
+    let path = c.source.clone().unwrap_or_default();
+    SourceFile {
+        file: path.display().to_string(),
+        sha256: sha256_file(&path).unwrap_or_else(|| "unreadable".into()),
+        metadata: c.metadata.clone(),
+    }
 }
 
 /// Fits several fabrics in parallel (rayon), calling `progress` after each one.

@@ -260,7 +260,9 @@ impl CurveFit {
                 k0: 0.0,
                 friction,
             }),
-            KesTest::Loop => return None,
+            KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+                return None
+            }
         })
     }
 }

@@ -234,6 +234,15 @@ pub fn fit_curve_with_progress(
     options: &FitOptions,
     progress: ProgressSink<'_>,
 ) -> CurveFit {
+    if !curve.test.has_connector_law() {
+        return CurveFit::failed(
+            curve,
+            format!(
+                "a {} curve has no connector law to fit (its KES values: `kestrel values`)",
+                curve.test
+            ),
+        );
+    }
     let ranges = CurveRanges::of(&curve.x, &curve.y);
     if let Some(reason) = degenerate(curve, &ranges) {
         return CurveFit::failed(curve, reason);

@@ -83,7 +83,7 @@ fn given(test: KesTest, v: &DirectionValues) -> Vec<(&'static str, Option<f64>)>
         KesTest::Tensile => vec![("EMT", v.emt), ("LT", v.lt), ("WT", v.wt), ("RT", v.rt)],
         KesTest::Shear => vec![("G", v.g), ("2HG", v.hg), ("2HG5", v.hg5)],
         KesTest::Bending => vec![("B", v.b), ("2HB", v.hb)],
-        KesTest::Loop => vec![],
+        KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => vec![],
     }
 }
 

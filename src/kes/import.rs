@@ -97,14 +97,37 @@ pub enum KesError {
         column: String,
         found: String,
     },
-    #[error("{file}:{line}: unknown test `{text}` — expected tensile, shear or bending")]
+    #[error(
+        "{file}:{line}: unknown test `{text}` — expected tensile, shear, bending, compression, \
+         friction or roughness"
+    )]
     UnknownTest {
         file: String,
         line: usize,
         text: String,
     },
-    #[error("{file}:{line}: unknown direction `{text}` — expected warp, weft or bias")]
+    #[error(
+        "{file}:{line}: unknown direction `{text}` — expected warp, weft or bias (normal for \
+         compression)"
+    )]
     UnknownDirection {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error("{file}:{line}: direction `{direction}` for a {test} curve — {expected}")]
+    WrongDirection {
+        file: String,
+        line: usize,
+        direction: Direction,
+        test: KesTest,
+        expected: &'static str,
+    },
+    #[error(
+        "{file}:{line}: weight `{text}` — expected a positive areal density with its unit, \
+         e.g. `# weight [g/m2]: 320` or `# weight [mg/cm2]: 32` (mg/cm2, g/m2 or kg/m2)"
+    )]
+    BadWeight {
         file: String,
         line: usize,
         text: String,
@@ -267,17 +290,49 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
     let test = resolve(&table, "test", overrides.test, |file, line, text| {
         KesError::UnknownTest { file, line, text }
     })?;
-    let direction = resolve(
-        &table,
-        "direction",
-        overrides.direction,
-        |file, line, text| KesError::UnknownDirection { file, line, text },
-    )?;
     let test = test.ok_or_else(|| KesError::MissingMetadata {
         file: file.to_string(),
         key: "test",
-        expected: "tensile|shear|bending",
+        expected: "tensile|shear|bending|compression|friction|roughness",
     })?;
+    // Compression is through the thickness: its direction is `normal`, whatever --direction
+    // says for the other files.
+    let given_direction = overrides.direction.filter(|_| test != KesTest::Compression);
+    let direction = resolve(&table, "direction", given_direction, |file, line, text| {
+        KesError::UnknownDirection { file, line, text }
+    })?;
+    let direction = match (test, direction) {
+        (KesTest::Compression, None | Some(Direction::Normal)) => Some(Direction::Normal),
+        (KesTest::Compression, Some(d)) => {
+            return Err(KesError::WrongDirection {
+                file: file.to_string(),
+                line: table.line_of("direction"),
+                direction: d,
+                test,
+                expected: "a compression curve is through the thickness: `# direction: normal` \
+                           or no direction line",
+            })
+        }
+        (_, Some(Direction::Normal)) => {
+            return Err(KesError::WrongDirection {
+                file: file.to_string(),
+                line: table.line_of("direction"),
+                direction: Direction::Normal,
+                test,
+                expected: "normal is the compression test's direction; expected warp, weft \
+                           or bias",
+            })
+        }
+        (_, d) => d,
+    };
+    if let Some(key) = weight_key(&table.metadata) {
+        let (key, text) = (key.to_string(), table.metadata[key].clone());
+        weight_of(&key, &text).ok_or_else(|| KesError::BadWeight {
+            file: file.to_string(),
+            line: table.line_of(&key),
+            text: format!("{key}: {text}"),
+        })?;
+    }
     let (xq, yq) = test_quantities(test).ok_or_else(|| KesError::UnknownTest {
         file: file.to_string(),
         line: table.line_of("test"),
@@ -497,6 +552,23 @@ fn gauge_length(table: &Table, given: Option<f64>) -> Result<Option<f64>, KesErr
         }),
         _ => Ok(Some(in_file)),
     }
+}
+
+/// The metadata key of the fabric's weight (`weight [g/m2]`, `weight [mg/cm2]`, …), if any.
+pub(crate) fn weight_key(metadata: &std::collections::BTreeMap<String, String>) -> Option<&str> {
+    metadata
+        .keys()
+        .find(|k| split_header(k).0 == "weight")
+        .map(String::as_str)
+}
+
+/// The weight (areal density) [kg/m²] of a `weight [unit]` metadata line, `None` when the unit
+/// is missing or unknown or the value is not a positive number.
+pub(crate) fn weight_of(key: &str, text: &str) -> Option<f64> {
+    let factor = super::units::weight_factor(&split_header(key).1?)?;
+    table::parse_decimal(text)
+        .map(|v| v * factor)
+        .filter(|v| v.is_finite() && *v > 0.0)
 }
 
 /// How to fix a row with more fields than the header, when a decimal comma is the likely cause.

@@ -91,7 +91,9 @@ impl Protocol {
             KesTest::Bending => Ok(Protocol::Bending {
                 amplitude: 2.5 * PER_CM_PER_M,
             }),
-            KesTest::Loop => Err(ProtocolError::NoProtocol(test)),
+            KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+                Err(ProtocolError::NoProtocol(test))
+            }
         }
     }
 
@@ -278,7 +280,9 @@ pub fn simulate(
             KesTest::Tensile => "traction",
             KesTest::Shear => "shear",
             KesTest::Bending => "bending",
-            KesTest::Loop => "generic",
+            KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+                "generic"
+            }
         };
         return Err(ProtocolError::WrongLaw {
             law: name,
@@ -413,7 +417,9 @@ pub fn read_fitted_law(
         KesTest::Tensile => "traction",
         KesTest::Shear => "shear",
         KesTest::Bending => "bending",
-        KesTest::Loop => return Err(ProtocolError::NoProtocol(test).into()),
+        KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+            return Err(ProtocolError::NoProtocol(test).into())
+        }
     };
     let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
     let format = ParamsFormat::from_path(path);

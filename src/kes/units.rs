@@ -1,7 +1,11 @@
 //! Units named in CSV headers (`name [unit]`) and their factors to SI: lengths \[m\], strain
-//! [-], angles \[rad\], curvature [1/m], forces \[N\], force per width [N/m], moment per width \[N\].
+//! [-], angles \[rad\], curvature [1/m], forces \[N\], force per width [N/m], moment per width \[N\],
+//! pressure \[Pa\], friction coefficient [-], areal density [kg/m²].
 
-use super::{KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
+use super::{
+    KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_N, GF_PER_CM2_PA, GF_PER_CM_N_PER_M, MG_PER_CM2_KG_PER_M2,
+    PER_CM_PER_M,
+};
 
 /// The quantity a KES column holds, with the units a KES file may give it in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +18,33 @@ pub(crate) enum KesQuantity {
     Curvature,
     Force,
     Moment,
+    /// Compression: the fabric's thickness (the plate's gap).
+    Thickness,
+    /// Compression: the plate's pressure.
+    Pressure,
+    /// Surface: the specimen's travel under the contactor.
+    Position,
+    /// Surface: the coefficient of friction μ.
+    Mu,
+    /// Surface: the roughness contactor's height.
+    Height,
+}
+
+/// The units a fabric's weight (areal density) may be given in, each with its factor to kg/m²;
+/// the first is the KES unit W is shown in.
+pub(crate) const WEIGHT_UNITS: &[(&str, f64)] = &[
+    ("mg/cm2", MG_PER_CM2_KG_PER_M2),
+    ("g/m2", 1e-3),
+    ("kg/m2", 1.0),
+];
+
+/// Factor to kg/m² of a weight unit (`g/m2`, `mg/cm²`, …), `None` when unknown.
+pub(crate) fn weight_factor(unit: &str) -> Option<f64> {
+    let unit = normalise_unit(unit);
+    WEIGHT_UNITS
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|&(_, f)| f)
 }
 
 impl KesQuantity {
@@ -27,6 +58,11 @@ impl KesQuantity {
             KesQuantity::Curvature => "curvature",
             KesQuantity::Force => "force",
             KesQuantity::Moment => "moment",
+            KesQuantity::Thickness => "thickness",
+            KesQuantity::Pressure => "pressure",
+            KesQuantity::Position => "position",
+            KesQuantity::Mu => "mu",
+            KesQuantity::Height => "height",
         }
     }
 
@@ -41,6 +77,16 @@ impl KesQuantity {
             KesQuantity::Curvature => &[("1/cm", PER_CM_PER_M), ("1/m", 1.0)],
             KesQuantity::Force => &[("gf/cm", GF_PER_CM_N_PER_M), ("N/m", 1.0)],
             KesQuantity::Moment => &[("gf*cm/cm", GF_CM_PER_CM_N), ("N*m/m", 1.0)],
+            KesQuantity::Thickness => &[("mm", 1e-3), ("um", 1e-6), ("cm", 1e-2), ("m", 1.0)],
+            KesQuantity::Pressure => &[
+                ("gf/cm2", GF_PER_CM2_PA),
+                ("Pa", 1.0),
+                ("kPa", 1e3),
+                ("N/m2", 1.0),
+            ],
+            KesQuantity::Position => &[("cm", 1e-2), ("mm", 1e-3), ("m", 1.0)],
+            KesQuantity::Mu => &[("-", 1.0)],
+            KesQuantity::Height => &[("um", 1e-6), ("mm", 1e-3), ("m", 1.0)],
         }
     }
 
@@ -70,7 +116,7 @@ impl KesQuantity {
 
     /// The quantity of a column name (`strain`, `force`, …), case-insensitive.
     pub(crate) fn from_column_name(name: &str) -> Option<Self> {
-        let name = name.trim().to_ascii_lowercase();
+        let name = name.trim().to_lowercase().replace(['μ', 'µ'], "mu");
         [
             KesQuantity::Time,
             KesQuantity::Strain,
@@ -79,6 +125,11 @@ impl KesQuantity {
             KesQuantity::Curvature,
             KesQuantity::Force,
             KesQuantity::Moment,
+            KesQuantity::Thickness,
+            KesQuantity::Pressure,
+            KesQuantity::Position,
+            KesQuantity::Mu,
+            KesQuantity::Height,
         ]
         .into_iter()
         .find(|q| q.column_name() == name)
@@ -91,6 +142,9 @@ pub(crate) fn test_quantities(test: KesTest) -> Option<(KesQuantity, KesQuantity
         KesTest::Tensile => Some((KesQuantity::Strain, KesQuantity::Force)),
         KesTest::Shear => Some((KesQuantity::Angle, KesQuantity::Force)),
         KesTest::Bending => Some((KesQuantity::Curvature, KesQuantity::Moment)),
+        KesTest::Compression => Some((KesQuantity::Thickness, KesQuantity::Pressure)),
+        KesTest::Friction => Some((KesQuantity::Position, KesQuantity::Mu)),
+        KesTest::Roughness => Some((KesQuantity::Position, KesQuantity::Height)),
         KesTest::Loop => None,
     }
 }
@@ -184,15 +238,22 @@ fn normalise_unit(unit: &str) -> String {
         .map(|c| match c {
             'µ' | 'μ' => 'u',
             '·' | '×' | '⋅' => '*',
+            '²' => '2',
             c => c,
         })
-        .collect();
+        .collect::<String>()
+        .replace("^2", "2");
     match u.as_str() {
         "cm^-1" | "cm-1" | "cm⁻¹" => "1/cm".into(),
         "m^-1" | "m-1" | "m⁻¹" => "1/m".into(),
         "°" | "degree" | "degrees" => "deg".into(),
         _ => u,
     }
+}
+
+/// Factor to m of a thickness unit (`mm`, `um`, `cm`, `m`), `None` when unknown.
+pub(crate) fn thickness_factor(unit: &str) -> Option<f64> {
+    KesQuantity::Thickness.factor(unit)
 }
 
 /// Splits a header cell `name [unit]` into its name and unit (`None` without brackets).
@@ -228,6 +289,9 @@ pub(crate) fn significant(v: f64, digits: i32) -> String {
 pub(crate) fn typeset_unit(ascii: &str) -> String {
     if ascii == "-" {
         return String::new();
+    }
+    if ascii == "um" {
+        return "µm".into();
     }
     ascii
         .replace('*', "·")
@@ -269,5 +333,11 @@ mod tests {
         assert_eq!(loop_unit("µN"), Some((1e-6, "N")));
         assert_eq!(KesQuantity::Force.expected_units(), "gf/cm or N/m");
         assert_eq!(KesQuantity::Force.factor("kgf"), None);
+        assert_eq!(KesQuantity::Pressure.factor("gf/cm²"), Some(GF_PER_CM2_PA));
+        assert_eq!(KesQuantity::Pressure.factor("gf/cm^2"), Some(GF_PER_CM2_PA));
+        assert_eq!(KesQuantity::Height.factor("µm"), Some(1e-6));
+        assert_eq!(KesQuantity::from_column_name("μ"), Some(KesQuantity::Mu));
+        assert_eq!(weight_factor("g/m²"), Some(1e-3));
+        assert_eq!(weight_factor("mg/cm2"), Some(1e-2));
     }
 }

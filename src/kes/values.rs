@@ -1,5 +1,9 @@
 //! KES characteristic values read from any curve, in Kawabata units: EMT [%], LT [-],
-//! WT [gf·cm/cm²], RT [%], G [gf/(cm·deg)], 2HG, 2HG5 [gf/cm], B [gf·cm²/cm], 2HB [gf·cm/cm].
+//! WT [gf·cm/cm²], RT [%], G [gf/(cm·deg)], 2HG, 2HG5 [gf/cm], B [gf·cm²/cm], 2HB [gf·cm/cm],
+//! T0, TM [mm], LC [-], WC [gf·cm/cm²], RC, EMC [%], MIU, MMD [-], SMD [µm], W [mg/cm²].
+
+mod fb34;
+pub use fb34::PM_SHORTFALL;
 
 use std::fmt;
 
@@ -7,7 +11,7 @@ use serde::Serialize;
 
 use super::path::{Branch, Path};
 use super::units::kes_scale;
-use super::{Curve, KesTest};
+use super::{Curve, KesTest, MG_PER_CM2_KG_PER_M2};
 
 /// The instrument's nominal maximum tensile force F_m for woven fabric [gf/cm].
 pub(crate) const KES_TENSILE_MAX_FORCE: f64 = 500.0;
@@ -47,6 +51,14 @@ pub struct ReadingRules {
     /// Generic loops: half window of the local lines that read the width at mid-x, as a
     /// fraction of the x range. Default 0.05.
     pub loop_half_window: f64,
+    /// T0 is the thickness at this pressure on compression [gf/cm²]. Default 0.5.
+    pub compression_t0_pressure: f64,
+    /// P_m: TM is the thickness at this pressure, and LC = WC / (P_m(T0 − TM)/2)
+    /// [gf/cm²]. Default 50.
+    pub compression_max_pressure: f64,
+    /// X: MIU, MMD and SMD are read over the first X of each stroke of the trace \[cm\].
+    /// Default 2.
+    pub surface_trace: f64,
 }
 
 impl Default for ReadingRules {
@@ -62,6 +74,9 @@ impl Default for ReadingRules {
             bending_half_window: 0.1,
             reversal_fraction: REVERSAL_FRACTION,
             loop_half_window: 0.05,
+            compression_t0_pressure: 0.5,
+            compression_max_pressure: 50.0,
+            surface_trace: 2.0,
         }
     }
 }
@@ -87,6 +102,27 @@ impl fmt::Display for ReadingRules {
             "bending: B slope over {b0}..{b1} 1/cm (4 branch regressions); 2HB at +/-{} 1/cm, \
              local line +/-{} 1/cm",
             self.bending_2hb_at, self.bending_half_window
+        )?;
+        writeln!(
+            f,
+            "compression: T0 at {} gf/cm2, TM at P_m = {} gf/cm2 (or the turn, within {} %); \
+             WC = int P dT on compression, TM..T0 (T in cm); LC = WC / (P_m (T0-TM)/2); \
+             RC = 100 int P dT on recovery / WC; EMC = 100 (T0-TM)/T0",
+            self.compression_t0_pressure,
+            self.compression_max_pressure,
+            100.0 * PM_SHORTFALL
+        )?;
+        writeln!(
+            f,
+            "surface: over the first X = {} cm of each stroke, averaged over the strokes \
+             (forward, reverse): MIU = (1/X) int mu dx, MMD = (1/X) int |mu - MIU| dx, \
+             SMD = (1/X) int |T - mean T| dx",
+            self.surface_trace
+        )?;
+        writeln!(
+            f,
+            "weight: W from the `# weight [g/m2]` (or mg/cm2, kg/m2) metadata line; \
+             1 mg/cm2 = 10 g/m2"
         )?;
         write!(
             f,
@@ -128,10 +164,41 @@ pub struct KesValues {
     /// Bending hysteresis width at ±1 cm⁻¹ [gf·cm/cm].
     #[serde(rename = "2HB", skip_serializing_if = "Option::is_none")]
     pub hb: Option<f64>,
+    /// Thickness at 0.5 gf/cm² [mm].
+    #[serde(rename = "T0", skip_serializing_if = "Option::is_none")]
+    pub t0: Option<f64>,
+    /// Thickness at P_m = 50 gf/cm² [mm].
+    #[serde(rename = "TM", skip_serializing_if = "Option::is_none")]
+    pub tm: Option<f64>,
+    /// Compression linearity WC / (P_m(T0 − TM)/2) [-].
+    #[serde(rename = "LC", skip_serializing_if = "Option::is_none")]
+    pub lc: Option<f64>,
+    /// Compression energy ∫P dT from TM to T0 [gf·cm/cm²].
+    #[serde(rename = "WC", skip_serializing_if = "Option::is_none")]
+    pub wc: Option<f64>,
+    /// Compression resilience: energy returned on recovery / WC [%].
+    #[serde(rename = "RC", skip_serializing_if = "Option::is_none")]
+    pub rc: Option<f64>,
+    /// Compressibility 100(T0 − TM)/T0 [%].
+    #[serde(rename = "EMC", skip_serializing_if = "Option::is_none")]
+    pub emc: Option<f64>,
+    /// Mean coefficient of friction over X [-].
+    #[serde(rename = "MIU", skip_serializing_if = "Option::is_none")]
+    pub miu: Option<f64>,
+    /// Mean deviation of the coefficient of friction [-].
+    #[serde(rename = "MMD", skip_serializing_if = "Option::is_none")]
+    pub mmd: Option<f64>,
+    /// Geometrical roughness: mean deviation of the height \[µm\].
+    #[serde(rename = "SMD", skip_serializing_if = "Option::is_none")]
+    pub smd: Option<f64>,
+    /// Weight (areal density) [mg/cm²] (1 mg/cm² = 10 g/m²).
+    #[serde(rename = "W", skip_serializing_if = "Option::is_none")]
+    pub w: Option<f64>,
 }
 
-/// A value's name, its KES unit, and whether the test gives it.
-pub const VALUE_NAMES: [(&str, &str, KesTest); 9] = [
+/// A value's name, its KES unit, and the test that gives it (W, a metadata line, is read from
+/// any curve that carries it and listed with compression).
+pub const VALUE_NAMES: [(&str, &str, KesTest); 19] = [
     ("EMT", "%", KesTest::Tensile),
     ("LT", "-", KesTest::Tensile),
     ("WT", "gf*cm/cm^2", KesTest::Tensile),
@@ -141,6 +208,16 @@ pub const VALUE_NAMES: [(&str, &str, KesTest); 9] = [
     ("2HG5", "gf/cm", KesTest::Shear),
     ("B", "gf*cm^2/cm", KesTest::Bending),
     ("2HB", "gf*cm/cm", KesTest::Bending),
+    ("T0", "mm", KesTest::Compression),
+    ("TM", "mm", KesTest::Compression),
+    ("LC", "-", KesTest::Compression),
+    ("WC", "gf*cm/cm^2", KesTest::Compression),
+    ("RC", "%", KesTest::Compression),
+    ("EMC", "%", KesTest::Compression),
+    ("MIU", "-", KesTest::Friction),
+    ("MMD", "-", KesTest::Friction),
+    ("SMD", "um", KesTest::Roughness),
+    ("W", "mg/cm^2", KesTest::Compression),
 ];
 
 impl KesValues {
@@ -156,6 +233,16 @@ impl KesValues {
             "2HG5" => self.hg5,
             "B" => self.b,
             "2HB" => self.hb,
+            "T0" => self.t0,
+            "TM" => self.tm,
+            "LC" => self.lc,
+            "WC" => self.wc,
+            "RC" => self.rc,
+            "EMC" => self.emc,
+            "MIU" => self.miu,
+            "MMD" => self.mmd,
+            "SMD" => self.smd,
+            "W" => self.w,
             _ => None,
         }
     }
@@ -172,6 +259,16 @@ impl KesValues {
             "2HG5" => &mut self.hg5,
             "B" => &mut self.b,
             "2HB" => &mut self.hb,
+            "T0" => &mut self.t0,
+            "TM" => &mut self.tm,
+            "LC" => &mut self.lc,
+            "WC" => &mut self.wc,
+            "RC" => &mut self.rc,
+            "EMC" => &mut self.emc,
+            "MIU" => &mut self.miu,
+            "MMD" => &mut self.mmd,
+            "SMD" => &mut self.smd,
+            "W" => &mut self.w,
             _ => return,
         };
         *slot = value;
@@ -345,6 +442,7 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
         .unzip();
     let branches = Path::with_fraction(&x, rules.reversal_fraction).branches();
     let path = KesPath { x, y, branches };
+    reading.values.w = curve.weight().map(|w| w / MG_PER_CM2_KG_PER_M2);
     match curve.test {
         KesTest::Tensile => tensile(&path, rules, &mut reading),
         KesTest::Shear => {
@@ -367,6 +465,9 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
             let (b, [hb]) = loop_test(&path, &spec, &mut reading);
             (reading.values.b, reading.values.hb) = (b, hb);
         }
+        KesTest::Compression => fb34::compression(&path, rules, &mut reading),
+        KesTest::Friction => fb34::friction(&path, rules, &mut reading),
+        KesTest::Roughness => fb34::roughness(&path, rules, &mut reading),
         KesTest::Loop => {}
     }
     reading

@@ -11,7 +11,6 @@ use super::chart::{
 };
 use super::style::{rgb, KesAxes, GRID, LOADING_RGB, MODEL_RGB, NOTE, UNLOADING_RGB};
 use super::{CurvePlot, PlotError};
-use crate::kes::Path;
 
 /// One curve panel: the measured branches, the model dashed, the legend box upper left and,
 /// with a model, the residual panel under it.
@@ -28,7 +27,8 @@ pub(super) fn curve_panel(
     let model: Option<Vec<f64>> = plot
         .model
         .map(|m| m.y.iter().map(|v| v * axes.y_scale).collect());
-    let flags = Path::new(&c.x).loading();
+    let flags = c.test.loading_flags(&c.x);
+    let (loading, unloading) = c.test.branch_names();
 
     let (_, h) = area.dim_in_pixel();
     let (main, resid) = match model {
@@ -41,8 +41,8 @@ pub(super) fn curve_panel(
 
     let mut legend = Legend {
         entries: vec![
-            (Mark::Line(rgb(LOADING_RGB)), "loading".to_string()),
-            (Mark::Line(rgb(UNLOADING_RGB)), "unloading".to_string()),
+            (Mark::Line(rgb(LOADING_RGB)), loading.to_string()),
+            (Mark::Line(rgb(UNLOADING_RGB)), unloading.to_string()),
         ],
         font: fonts.label,
     };

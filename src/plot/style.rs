@@ -77,6 +77,20 @@ impl KesAxes {
                 y_title: "moment [gf·cm/cm]",
                 y_unit: "gf·cm/cm",
             },
+            KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+                let u = test.kes_units();
+                Self {
+                    x_scale: u.x_per_si,
+                    y_scale: u.y_per_si,
+                    x_title: u.x_label,
+                    y_title: u.y_label,
+                    y_unit: match test {
+                        KesTest::Compression => "gf/cm²",
+                        KesTest::Friction => "-",
+                        _ => "µm",
+                    },
+                }
+            }
             KesTest::Loop => Self {
                 x_scale: 1.0,
                 y_scale: 1.0,
@@ -92,9 +106,12 @@ impl KesAxes {
 /// fabric area, 1 gf·cm/cm² = 0.980665 J/m², WT's unit.
 pub fn energy_unit(test: KesTest) -> (f64, &'static str) {
     match test {
-        KesTest::Tensile | KesTest::Shear | KesTest::Bending => {
+        // 1 gf/cm² · cm = 0.980665 J/m² as well
+        KesTest::Tensile | KesTest::Shear | KesTest::Bending | KesTest::Compression => {
             (1.0 / GF_PER_CM_N_PER_M, "gf·cm/cm²")
         }
+        KesTest::Friction => (100.0, "cm"),
+        KesTest::Roughness => (1e8, "µm·cm"),
         KesTest::Loop => (1.0, "x·y [SI]"),
     }
 }

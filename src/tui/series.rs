@@ -23,9 +23,10 @@ fn to_kes(test: KesTest, x: &[f64], y: &[f64]) -> Points {
         .collect()
 }
 
-/// Loading (|x| growing) and unloading samples of a curve, as the plots colour them, KES units.
+/// Loading and unloading samples of a curve (`KesTest::loading_flags`), as the plots colour
+/// them, KES units.
 pub(crate) fn branches(curve: &Curve) -> (Points, Points) {
-    let loading = Path::new(&curve.x).loading();
+    let loading = curve.test.loading_flags(&curve.x);
     let all = to_kes(curve.test, &curve.x, &curve.y);
     let mut up = Vec::new();
     let mut down = Vec::new();
@@ -88,7 +89,7 @@ pub(crate) fn kes_amplitude_si(test: KesTest) -> f64 {
         KesTest::Tensile => 0.05,
         KesTest::Shear => 8.0 * crate::kes::DEG_RAD,
         KesTest::Bending => 2.5 * crate::kes::PER_CM_PER_M,
-        KesTest::Loop => 1.0,
+        KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => 1.0,
     }
 }
 

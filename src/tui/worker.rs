@@ -145,7 +145,9 @@ pub fn save_params(
     for &(direction, law) in accepted {
         let laws = match direction {
             Direction::Weft => &mut params.weft,
-            Direction::Warp | Direction::Bias => &mut params.warp,
+            // a bias curve's law is the warp's, as in a parameter file; a law has no
+            // normal direction (compression curves carry no law)
+            Direction::Warp | Direction::Bias | Direction::Normal => &mut params.warp,
         };
         match law {
             ConnectorLaw::Traction(l) => laws.traction = Some(l),

@@ -239,6 +239,7 @@ impl ConnectorState {
             KesTest::Tensile => 0,
             KesTest::Bending => 1,
             KesTest::Shear | KesTest::Loop => 2,
+            KesTest::Compression | KesTest::Friction | KesTest::Roughness => 2,
         }
     }
 
@@ -248,9 +249,12 @@ impl ConnectorState {
     }
 
     /// Shows the law of the selected curve's fabric, test and direction, from its first
-    /// parameter.
+    /// parameter; compression and surface curves have no law: the tab then stays as it is.
     pub(crate) fn follow(&mut self, curves: &CurvesState) {
-        if let Some(c) = curves.selected_curve() {
+        if let Some(c) = curves
+            .selected_curve()
+            .filter(|c| c.curve.test.has_connector_law())
+        {
             self.show(LawKey::of(&c.curve), curves);
         }
     }

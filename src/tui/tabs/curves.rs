@@ -223,9 +223,10 @@ pub(super) fn branch_chart(
 ) {
     let units = curve.test.kes_units();
     let (up, down) = series::branches(curve);
+    let (loading, unloading) = curve.test.branch_names();
     let mut sets = vec![
-        ("loading", &up[..], theme.loading(), false),
-        ("unloading", &down[..], theme.unloading(), false),
+        (loading, &up[..], theme.loading(), false),
+        (unloading, &down[..], theme.unloading(), false),
     ];
     sets.extend(model.map(|m| ("model", m, theme.model(), true)));
     chart(title, units.x_label, units.y_label, &sets, area, buf);

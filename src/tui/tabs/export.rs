@@ -73,6 +73,8 @@ pub(crate) fn request(src: &Sources, kind: ExportKind) -> ExportRequest {
                 .fabric_members()
                 .iter()
                 .filter(|&&i| src.curves.list[i].curve.direction != Direction::Bias)
+                // the sheet's cells are tensile, shear, bending
+                .filter(|&&i| src.curves.list[i].curve.test.has_connector_law())
                 .filter_map(|&i| item(src, i))
                 .collect();
             let title = src
