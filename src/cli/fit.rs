@@ -92,7 +92,6 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
         },
     )
     .map_err(CliError::input)?;
-    kestrel::kes::refuse_replicates(&curves, "kestrel fit").map_err(CliError::input)?;
     Ok(curves)
 }
 
@@ -133,6 +132,7 @@ fn params_json(fit: &CurveFit) -> serde_json::Value {
         "interval_method": "Wald: value -/+ 1.96 standard errors, s^2 (J^T J)^-1 at the optimum",
         "correlation": fit.correlation,
         "pinned": fit.params.iter().filter_map(|p| Some((p.name, p.pinned.clone()?))).collect::<std::collections::BTreeMap<_, _>>(),
+        "specimens": fit.specimens,
     })
 }
 
@@ -161,6 +161,20 @@ fn print_report(fabric: &FabricFit, written: Option<&Path>) {
             fit.elapsed_ms,
             fit.termination
         );
+        if !fit.specimens.is_empty() {
+            println!(
+                "    {} specimens fitted jointly (one law; NRMSE above pooled):",
+                fit.specimens.len()
+            );
+            for s in &fit.specimens {
+                println!(
+                    "      {}  NRMSE {:.3} %  ({} samples)",
+                    s.file,
+                    100.0 * s.nrmse,
+                    s.samples
+                );
+            }
+        }
         if let Some(sel) = &fit.selection {
             println!("    {sel}");
         }

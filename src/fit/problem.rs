@@ -1,5 +1,6 @@
-//! The least-squares problem: residuals (F(x_i; p(q)) − y_i)/(max y − min y) along the path,
-//! over θ with q = lo + (hi − lo)(1 + sin θ)/2; Jacobian J = ∂F/∂p · ∂p/∂q · dq/dθ, analytic.
+//! The least-squares problem: residuals (F(x_i; p(q)) − y_i)/(max y − min y) along each path
+//! (one per specimen, stacked), over θ with q = lo + (hi − lo)(1 + sin θ)/2; Jacobian
+//! J = ∂F/∂p · ∂p/∂q · dq/dθ, analytic.
 
 use std::cell::Cell;
 use std::fmt;
@@ -86,13 +87,22 @@ impl Serialize for Termination {
     }
 }
 
-/// The Levenberg–Marquardt problem over θ.
+/// One specimen's path and forces, its residuals scaled by its own force range.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Segment<'a> {
+    pub x: &'a [f64],
+    pub y: &'a [f64],
+    /// max y − min y of the specimen (of every sample, also when `y` is thinned).
+    pub y_range: f64,
+}
+
+/// The Levenberg–Marquardt problem over θ: one law driven from a virgin state along every
+/// segment, the scaled residuals of all segments stacked.
 pub(crate) struct PathProblem<'a> {
     pub coords: Coordinates,
-    x: &'a [f64],
-    y: &'a [f64],
-    /// 1/(max y − min y): residuals are fractions of the force range.
-    inv_scale: f64,
+    segments: Vec<Segment<'a>>,
+    /// Σ samples of the segments.
+    rows: usize,
     theta: DVector<f64>,
     pub jacobian_evaluations: Cell<usize>,
     /// NRMSE at the last residual evaluation (for progress reports).
@@ -101,13 +111,20 @@ pub(crate) struct PathProblem<'a> {
 }
 
 impl<'a> PathProblem<'a> {
+    /// One path: residuals (F − y)/y_range.
+    #[cfg(test)]
     pub(crate) fn new(coords: Coordinates, x: &'a [f64], y: &'a [f64], y_range: f64) -> Self {
+        Self::joint(coords, vec![Segment { x, y, y_range }])
+    }
+
+    /// Several specimens of one curve: each driven from a virgin state along its own path.
+    pub(crate) fn joint(coords: Coordinates, segments: Vec<Segment<'a>>) -> Self {
         let theta = coords.theta();
+        let rows = segments.iter().map(|s| s.x.len()).sum();
         let mut p = Self {
             coords,
-            x,
-            y,
-            inv_scale: 1.0 / y_range,
+            segments,
+            rows,
             theta: theta.clone(),
             jacobian_evaluations: Cell::new(0),
             last_nrmse: Cell::new(f64::NAN),
@@ -117,38 +134,51 @@ impl<'a> PathProblem<'a> {
         p
     }
 
-    /// Forces of the law at the current coordinates.
+    /// Forces of the law at the current coordinates, the segments one after the other.
     pub(crate) fn forces(&self) -> Vec<f64> {
         let p = self.coords.physical(&self.coords.q);
-        let mut out = vec![0.0; self.x.len()];
-        simulate(self.coords.kind, &p, self.x, &mut out);
+        let mut out = vec![0.0; self.rows];
+        let mut at = 0;
+        for s in &self.segments {
+            simulate(self.coords.kind, &p, s.x, &mut out[at..at + s.x.len()]);
+            at += s.x.len();
+        }
         out
     }
 
     /// Jacobian of the scaled residuals with respect to the free coordinates q (not θ).
     pub(crate) fn jacobian_q(&self) -> DMatrix<f64> {
-        let m = self.x.len();
         let p = self.coords.physical(&self.coords.q);
-        let mut f = vec![0.0; m];
-        let mut jp = vec![0.0; m * idx::N];
-        simulate_with_jacobian(self.coords.kind, &p, self.x, &mut f, &mut jp);
         let cols = self.coords.dp_dq();
-        let mut j = DMatrix::zeros(m, cols.len());
-        for (c, dp) in cols.iter().enumerate() {
-            let nz: Vec<(usize, f64)> = dp
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| **v != 0.0)
-                .map(|(i, v)| (i, *v))
-                .collect();
-            for i in 0..m {
-                let row = &jp[i * idx::N..(i + 1) * idx::N];
-                let mut s = 0.0;
-                for &(k, v) in &nz {
-                    s += row[k] * v;
+        let nz: Vec<Vec<(usize, f64)>> = cols
+            .iter()
+            .map(|dp| {
+                dp.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != 0.0)
+                    .map(|(i, v)| (i, *v))
+                    .collect()
+            })
+            .collect();
+        let mut j = DMatrix::zeros(self.rows, cols.len());
+        let mut at = 0;
+        for s in &self.segments {
+            let m = s.x.len();
+            let mut f = vec![0.0; m];
+            let mut jp = vec![0.0; m * idx::N];
+            simulate_with_jacobian(self.coords.kind, &p, s.x, &mut f, &mut jp);
+            let inv_scale = 1.0 / s.y_range;
+            for (c, nz) in nz.iter().enumerate() {
+                for i in 0..m {
+                    let row = &jp[i * idx::N..(i + 1) * idx::N];
+                    let mut sum = 0.0;
+                    for &(k, v) in nz {
+                        sum += row[k] * v;
+                    }
+                    j[(at + i, c)] = sum * inv_scale;
                 }
-                j[(i, c)] = s * self.inv_scale;
             }
+            at += m;
         }
         j
     }
@@ -202,9 +232,13 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
 
     fn residuals(&self) -> Option<DVector<f64>> {
         let f = self.forces();
+        let scaled = self
+            .segments
+            .iter()
+            .flat_map(|s| s.y.iter().map(move |y| (y, 1.0 / s.y_range)));
         let r = DVector::from_iterator(
             f.len(),
-            f.iter().zip(self.y).map(|(a, b)| (a - b) * self.inv_scale),
+            f.iter().zip(scaled).map(|(a, (b, inv))| (a - b) * inv),
         );
         self.last_nrmse
             .set((r.norm_squared() / r.len().max(1) as f64).sqrt());
@@ -249,13 +283,11 @@ pub(crate) struct Solution {
 /// One least-squares run; returns the problem at its optimum, the termination, evaluations.
 pub(crate) fn run_lm<'a>(
     coords: Coordinates,
-    x: &'a [f64],
-    y: &'a [f64],
-    y_range: f64,
+    segments: Vec<Segment<'a>>,
     max_evaluations: usize,
     progress: Option<(ProgressSink<'a>, &'a str)>,
 ) -> (PathProblem<'a>, Termination, usize) {
-    let mut problem = PathProblem::new(coords, x, y, y_range);
+    let mut problem = PathProblem::joint(coords, segments);
     problem.progress = progress;
     let n = problem.coords.free.len().max(1);
     let lm = LevenbergMarquardt::new()

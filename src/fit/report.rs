@@ -11,10 +11,11 @@ use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
 use super::problem::{Solution, Termination};
 use crate::friction::FrictionShape;
 use crate::kes::protocol::fitted_values;
+use crate::kes::replicates::summarise;
 use crate::kes::values::{kes_values, KesValues, ReadingRules};
 use crate::kes::{Curve, KesTest};
 use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
-use crate::params::{nrmse, Correlation, FittedLaw};
+use crate::params::{nrmse, Correlation, FittedLaw, SpecimenNrmse};
 
 /// Outcome of a fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -60,12 +61,26 @@ pub struct ValuesSideBySide {
 impl ValuesSideBySide {
     /// The fitted law's values against the measured curve's.
     pub fn of(curve: &Curve, fitted: &FittedLaw) -> Self {
-        let measured = kes_values(curve, &ReadingRules::default()).values;
-        match fitted_values(fitted, curve.test) {
+        Self::of_specimens(&[curve], fitted)
+    }
+
+    /// The fitted law's values against the mean of the specimens' values (one specimen: its
+    /// own values; `kes::replicates` reads the mean).
+    pub fn of_specimens(specimens: &[&Curve], fitted: &FittedLaw) -> Self {
+        let rules = ReadingRules::default();
+        let each = specimens
+            .iter()
+            .map(|c| kes_values(c, &rules).values)
+            .collect();
+        let measured = summarise(specimens, each).mean;
+        let mean_of = (specimens.len() > 1)
+            .then(|| format!("measured: the mean of {} specimens", specimens.len()));
+        let test = specimens.first().map_or(KesTest::Loop, |c| c.test);
+        match fitted_values(fitted, test) {
             Ok(v) => Self {
                 measured,
                 fitted: Some(v),
-                note: None,
+                note: mean_of,
             },
             Err(e) => Self {
                 measured,
@@ -118,6 +133,11 @@ pub struct CurveFit {
     pub selection: Option<String>,
     /// KES values measured and of the fitted law (None for generic loops and failed fits).
     pub values: Option<ValuesSideBySide>,
+    /// A joint fit of several specimens of one curve: each specimen's file, samples and
+    /// NRMSE (the law driven along its own path from a virgin state); `nrmse` above is then
+    /// the pooled figure. Empty for a fit of one curve.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub specimens: Vec<SpecimenNrmse>,
     #[serde(skip)]
     physical: P,
     #[serde(skip)]
@@ -125,12 +145,14 @@ pub struct CurveFit {
 }
 
 impl CurveFit {
-    pub(crate) fn failed(curve: &Curve, reason: String) -> Self {
+    /// No fit of these specimens (one curve, or replicates of one), with the reason.
+    pub(crate) fn failed_specimens(specimens: &[&Curve], reason: String) -> Self {
+        let first = specimens.first();
         Self {
-            file: source_name(curve),
-            fabric: curve.fabric.clone(),
-            test: curve.test,
-            direction: curve.direction.to_string(),
+            file: specimens_name(specimens),
+            fabric: first.map_or_else(String::new, |c| c.fabric.clone()),
+            test: first.map_or(KesTest::Loop, |c| c.test),
+            direction: first.map_or_else(String::new, |c| c.direction.to_string()),
             model: String::new(),
             status: FitStatus::Failed(reason),
             params: Vec::new(),
@@ -138,7 +160,7 @@ impl CurveFit {
             correlation: None,
             nrmse: f64::NAN,
             aic: f64::INFINITY,
-            samples: curve.x.len(),
+            samples: specimens.iter().map(|c| c.x.len()).sum(),
             free_parameters: 0,
             iterations: 0,
             evaluations: 0,
@@ -146,6 +168,7 @@ impl CurveFit {
             elapsed_ms: 0.0,
             selection: None,
             values: None,
+            specimens: Vec::new(),
             physical: [0.0; idx::N],
             kind: None,
         }
@@ -258,10 +281,19 @@ fn source_name(curve: &Curve) -> String {
         .unwrap_or_default()
 }
 
-/// The report of a solution on every sample of `curve`; `pinned` says why a parameter was
-/// taken out of the free set.
+/// The source files of the specimens, joined by ` + ` (one curve: its file).
+fn specimens_name(specimens: &[&Curve]) -> String {
+    specimens
+        .iter()
+        .map(|c| source_name(c))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// The report of a solution on every sample of every specimen (one curve, or replicates of
+/// one); `pinned` says why a parameter was taken out of the free set.
 pub(crate) fn build(
-    curve: &Curve,
+    specimens: &[&Curve],
     solution: &Solution,
     model: String,
     pinned: &[(Param, String)],
@@ -270,7 +302,7 @@ pub(crate) fn build(
     let coords = &solution.coords;
     let kind = coords.kind;
     let p = solution.params;
-    let n = curve.y.len() as f64;
+    let curve = specimens[0];
     let k = coords.free.len();
     let list = Param::of_law(kind);
     let g = coords.dp_dq();
@@ -367,7 +399,7 @@ pub(crate) fn build(
         }
     }
     let mut fit = CurveFit {
-        file: source_name(curve),
+        file: specimens_name(specimens),
         fabric: curve.fabric.clone(),
         test: curve.test,
         direction: curve.direction.to_string(),
@@ -378,7 +410,7 @@ pub(crate) fn build(
         correlation,
         nrmse: f64::NAN,
         aic: f64::INFINITY,
-        samples: curve.y.len(),
+        samples: specimens.iter().map(|c| c.y.len()).sum(),
         free_parameters: k,
         iterations: solution.iterations,
         evaluations: solution.evaluations,
@@ -386,17 +418,41 @@ pub(crate) fn build(
         elapsed_ms: elapsed.as_secs_f64() * 1e3,
         selection: None,
         values: None,
+        specimens: Vec::new(),
         physical: p,
         kind: Some(kind),
     };
     // NRMSE and AIC of what is exported: the law (and offset) driven along every sample
-    let forces = fit.forces(&curve.x).unwrap_or_default();
-    let rss: f64 = forces
+    if let [curve] = specimens {
+        let forces = fit.forces(&curve.x).unwrap_or_default();
+        let rss: f64 = forces
+            .iter()
+            .zip(&curve.y)
+            .map(|(f, y)| (f - y) * (f - y))
+            .sum();
+        let n = curve.y.len() as f64;
+        fit.nrmse = nrmse(&curve.y, &forces);
+        fit.aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
+        return fit;
+    }
+    // several specimens: each driven from a virgin state along its own path; the pooled NRMSE
+    // is the RMS of all scaled residuals, sqrt(Σ n_s NRMSE_s² / Σ n_s), and the AIC is taken on
+    // the same scaled residuals (RSS in fractions of each specimen's force range)
+    let each: Vec<SpecimenNrmse> = specimens
         .iter()
-        .zip(&curve.y)
-        .map(|(f, y)| (f - y) * (f - y))
+        .map(|c| SpecimenNrmse {
+            file: source_name(c),
+            samples: c.y.len(),
+            nrmse: nrmse(&c.y, &fit.forces(&c.x).unwrap_or_default()),
+        })
+        .collect();
+    let n = each.iter().map(|s| s.samples).sum::<usize>() as f64;
+    let scaled_rss: f64 = each
+        .iter()
+        .map(|s| s.samples as f64 * s.nrmse * s.nrmse)
         .sum();
-    fit.nrmse = nrmse(&curve.y, &forces);
-    fit.aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
+    fit.nrmse = (scaled_rss / n).sqrt();
+    fit.aic = n * (scaled_rss / n).max(1e-300).ln() + 2.0 * k as f64;
+    fit.specimens = each;
     fit
 }
