@@ -1067,3 +1067,103 @@ fn cli_fit_fits_replicates_jointly_and_writes_each_specimens_nrmse() {
         assert!(text.contains(f.as_str()), "{text}");
     }
 }
+
+/// RMS of the relative gaps fitted/measured − 1 of a fit's KES values.
+fn rms_value_gap(fit: &kestrel::fit::CurveFit) -> f64 {
+    let gaps: Vec<f64> = fit
+        .values
+        .as_ref()
+        .unwrap()
+        .rows()
+        .into_iter()
+        .map(|(name, _, _, gap)| gap.unwrap_or_else(|| panic!("{name}: no fitted value")))
+        .collect();
+    (gaps.iter().map(|g| g * g).sum::<f64>() / gaps.len() as f64).sqrt()
+}
+
+/// A shear loop of a known law whose measured 2HG is perturbed: within ±1° of zero the loop
+/// is widened by `delta` N/m on each branch (the width at ±0.5° grows by 2·delta), the rest
+/// of the loop is the law's, with 0.3 % noise.
+fn widened_shear_loop(n: usize, delta: f64) -> Curve {
+    let (law, test) = known_laws(false, 0.25).remove(1);
+    let mut curve = curve_of(&law, test, n);
+    let range = curve.y.iter().cloned().fold(f64::MIN, f64::max)
+        - curve.y.iter().cloned().fold(f64::MAX, f64::min);
+    // the noiseless path's direction at each sample (the step arriving there)
+    let rising: Vec<bool> = (0..curve.x.len())
+        .map(|i| curve.x[i.max(1)] > curve.x[i.max(1) - 1])
+        .collect();
+    for (i, e) in noise(curve.x.len(), 11).into_iter().enumerate() {
+        if curve.x[i].abs() < 1f64.to_radians() {
+            curve.y[i] += if rising[i] { delta } else { -delta };
+        }
+        curve.y[i] += 0.003 * range * e;
+    }
+    curve
+}
+
+#[test]
+fn a_larger_value_weight_moves_the_fitted_values_toward_the_measured_ones() {
+    let curve = widened_shear_loop(1000, 0.25);
+    let fit_with = |w: f64| {
+        let options = FitOptions {
+            model: FitModel::Dahl,
+            mu: MuMode::Free,
+            weight_values: w,
+            ..FitOptions::default()
+        };
+        let fit = fit_curve(&curve, &options);
+        assert!(fit.is_fitted(), "{:?}", fit.status);
+        (rms_value_gap(&fit), fit.nrmse)
+    };
+    let (g0, e0) = fit_with(0.0);
+    let (g1, e1) = fit_with(1.0);
+    let (g4, e4) = fit_with(4.0);
+    // the values come closer as W grows, and the curve pays for it
+    assert!(g0 > 0.02, "the unweighted gap {g0} should be visible");
+    assert!(g1 < g0 && g4 < g1, "gaps {g0} {g1} {g4}");
+    assert!(g4 < 0.5 * g0, "gaps {g0} {g4}");
+    assert!(
+        e0 <= e1 * (1.0 + 1e-9) && e1 <= e4 * (1.0 + 1e-9),
+        "NRMSE {e0} {e1} {e4}"
+    );
+}
+
+#[test]
+fn cli_weight_values_is_a_joint_objective_and_refuses_a_bad_weight() {
+    use crate::common::{assert_success, kestrel};
+    let dir = tempfile::tempdir().unwrap();
+    let mut curve = widened_shear_loop(800, 0.25);
+    curve.source = Some("stiction.csv".into());
+    let file = dir.path().join("stiction.csv");
+    std::fs::write(&file, kestrel::kes::to_kes_csv(&curve).unwrap()).unwrap();
+    let gap = |w: &str| {
+        let out_file = dir.path().join(format!("w{w}.params.toml"));
+        let out = kestrel(&[
+            "fit",
+            "--json",
+            "--model",
+            "dahl",
+            &format!("--weight-values={w}"),
+            "-o",
+            out_file.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ]);
+        assert_success(&out);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = &json["fabrics"][0]["curves"][0]["values"];
+        let gaps: Vec<f64> = ["G", "2HG", "2HG5"]
+            .iter()
+            .map(|n| v["fitted"][n].as_f64().unwrap() / v["measured"][n].as_f64().unwrap() - 1.0)
+            .collect();
+        (gaps.iter().map(|g| g * g).sum::<f64>() / 3.0).sqrt()
+    };
+    let (g0, g3) = (gap("0"), gap("3"));
+    assert!(g3 < g0, "W = 3 gap {g3} vs W = 0 gap {g0}");
+    for bad in ["-1", "nan", "x"] {
+        let flag = format!("--weight-values={bad}");
+        let out = kestrel(&["fit", &flag, file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a weight"));
+    }
+}

@@ -35,6 +35,11 @@ pub struct Args {
     /// with the law, written to the parameter file and added wherever the law is driven).
     #[arg(long, default_value = "zero")]
     pub offset: OffsetMode,
+    /// Weight W of the KES values in a joint objective NRMSE² + W²·g² (g: RMS relative gap of
+    /// the fitted law's KES values on the instrument's protocol to the measured ones); 0 fits
+    /// the curve alone (docs/fitting.md).
+    #[arg(long, value_name = "W", default_value_t = 0.0, value_parser = parse_weight)]
+    pub weight_values: f64,
     /// Output file (one fabric) or directory (several); default `<fabric>.params.toml` here.
     #[arg(short, long)]
     pub out: Option<PathBuf>,
@@ -72,6 +77,15 @@ fn parse_mu(s: &str) -> Result<MuMode, String> {
         "free" => Ok(MuMode::Free),
         "zero" | "0" => Ok(MuMode::Zero),
         o => Err(format!("unknown mu mode `{o}` — expected free or zero")),
+    }
+}
+
+fn parse_weight(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        _ => Err(format!(
+            "`{s}` is not a weight: expected a finite number >= 0 (0: the curve alone)"
+        )),
     }
 }
 
@@ -265,6 +279,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         mu: args.mu,
         toe: args.toe,
         offset: args.offset,
+        weight_values: args.weight_values,
         ..FitOptions::default()
     };
     let groups = kestrel::fit::fabric::group_by_fabric(&curves);

@@ -11,7 +11,11 @@ use serde::{Serialize, Serializer};
 
 use super::coords::Coordinates;
 use super::options::{FitProgress, ProgressSink};
-use super::path_model::{idx, simulate, simulate_with_jacobian, P};
+use super::path_model::{idx, simulate, simulate_with_jacobian, LawKind, P};
+use super::report::law_of;
+use crate::kes::protocol::fitted_values;
+use crate::kes::KesTest;
+use crate::params::FittedLaw;
 
 /// Why a least-squares run stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +91,50 @@ impl Serialize for Termination {
     }
 }
 
+/// The measured KES values a value-weighted fit (`--weight-values W`) pulls the law toward:
+/// the law driven through the instrument's protocol gives values v, each adds a residual row
+/// W·sqrt(N/m)·(v/v_measured − 1) (N curve rows, m values), so that the objective over N is
+/// NRMSE² + W²·(RMS of the relative value gaps)².
+#[derive(Debug, Clone)]
+pub(crate) struct ValueTargets {
+    pub test: KesTest,
+    pub names: Vec<&'static str>,
+    pub measured: Vec<f64>,
+    /// W, the weight of the values' RMS relative gap against the curve's NRMSE.
+    pub weight: f64,
+}
+
+/// The relative gap of a value the law cannot give (the protocol fails, a value is missing).
+const MISSING_VALUE_GAP: f64 = 1.0;
+
+impl ValueTargets {
+    /// The relative gaps v/v_measured − 1 of the law of `kind` at `p` on the KES protocol.
+    pub(crate) fn gaps(&self, kind: LawKind, p: &P) -> Vec<f64> {
+        let fitted = law_of(kind, self.test, p).and_then(|law| {
+            let f = FittedLaw {
+                law,
+                offset: p[idx::OFFSET],
+            };
+            fitted_values(&f, self.test).ok()
+        });
+        self.names
+            .iter()
+            .zip(&self.measured)
+            .map(|(n, m)| {
+                fitted
+                    .and_then(|v| v.get(n))
+                    .map_or(MISSING_VALUE_GAP, |v| v / m - 1.0)
+            })
+            .collect()
+    }
+
+    /// RMS of the relative gaps.
+    pub(crate) fn rms_gap(&self, kind: LawKind, p: &P) -> f64 {
+        let g = self.gaps(kind, p);
+        (g.iter().map(|v| v * v).sum::<f64>() / g.len().max(1) as f64).sqrt()
+    }
+}
+
 /// One specimen's path and forces, its residuals scaled by its own force range.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Segment<'a> {
@@ -103,6 +151,8 @@ pub(crate) struct PathProblem<'a> {
     segments: Vec<Segment<'a>>,
     /// Σ samples of the segments.
     rows: usize,
+    /// Value rows after the curve rows (`--weight-values`).
+    values: Option<ValueTargets>,
     theta: DVector<f64>,
     pub jacobian_evaluations: Cell<usize>,
     /// NRMSE at the last residual evaluation (for progress reports).
@@ -125,6 +175,7 @@ impl<'a> PathProblem<'a> {
             coords,
             segments,
             rows,
+            values: None,
             theta: theta.clone(),
             jacobian_evaluations: Cell::new(0),
             last_nrmse: Cell::new(f64::NAN),
@@ -132,6 +183,24 @@ impl<'a> PathProblem<'a> {
         };
         p.set_params(&theta);
         p
+    }
+
+    /// Adds the value rows of a value-weighted fit (none when `values` is None or W = 0).
+    pub(crate) fn with_values(mut self, values: Option<ValueTargets>) -> Self {
+        self.values = values.filter(|v| v.weight > 0.0 && !v.names.is_empty());
+        self
+    }
+
+    /// The value rows at physical parameters `p`: W·sqrt(N/m)·gap.
+    fn value_rows(&self, p: &P) -> Vec<f64> {
+        let Some(v) = &self.values else {
+            return Vec::new();
+        };
+        let scale = v.weight * (self.rows as f64 / v.names.len() as f64).sqrt();
+        v.gaps(self.coords.kind, p)
+            .into_iter()
+            .map(|g| scale * g)
+            .collect()
     }
 
     /// Forces of the law at the current coordinates, the segments one after the other.
@@ -160,7 +229,8 @@ impl<'a> PathProblem<'a> {
                     .collect()
             })
             .collect();
-        let mut j = DMatrix::zeros(self.rows, cols.len());
+        let value_rows = self.values.as_ref().map_or(0, |v| v.names.len());
+        let mut j = DMatrix::zeros(self.rows + value_rows, cols.len());
         let mut at = 0;
         for s in &self.segments {
             let m = s.x.len();
@@ -179,6 +249,26 @@ impl<'a> PathProblem<'a> {
                 }
             }
             at += m;
+        }
+        if value_rows > 0 {
+            // the values are read from a simulated protocol curve: forward differences in q
+            // (backward at the upper bound: the law stays inside its range)
+            let r0 = self.value_rows(&self.coords.physical(&self.coords.q));
+            for (c, &jj) in self.coords.free.iter().enumerate() {
+                let (lo, hi) = (self.coords.lo[jj], self.coords.hi[jj]);
+                let h = 1e-6 * (hi - lo);
+                let mut qs = self.coords.q;
+                qs[jj] = if qs[jj] + h <= hi {
+                    qs[jj] + h
+                } else {
+                    qs[jj] - h
+                };
+                let step = qs[jj] - self.coords.q[jj];
+                let rs = self.value_rows(&self.coords.physical(&qs));
+                for (k, (a, b)) in rs.iter().zip(&r0).enumerate() {
+                    j[(self.rows + k, c)] = if step != 0.0 { (a - b) / step } else { 0.0 };
+                }
+            }
         }
         j
     }
@@ -232,16 +322,16 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
 
     fn residuals(&self) -> Option<DVector<f64>> {
         let f = self.forces();
+        let extra = self.value_rows(&self.coords.physical(&self.coords.q));
         let scaled = self
             .segments
             .iter()
             .flat_map(|s| s.y.iter().map(move |y| (y, 1.0 / s.y_range)));
-        let r = DVector::from_iterator(
-            f.len(),
-            f.iter().zip(scaled).map(|(a, (b, inv))| (a - b) * inv),
-        );
+        let curve = f.iter().zip(scaled).map(|(a, (b, inv))| (a - b) * inv);
+        let r = DVector::from_iterator(f.len() + extra.len(), curve.chain(extra));
+        let curve_rss = r.rows(0, f.len()).norm_squared();
         self.last_nrmse
-            .set((r.norm_squared() / r.len().max(1) as f64).sqrt());
+            .set((curve_rss / f.len().max(1) as f64).sqrt());
         r.iter().all(|v| v.is_finite()).then_some(r)
     }
 
@@ -284,10 +374,11 @@ pub(crate) struct Solution {
 pub(crate) fn run_lm<'a>(
     coords: Coordinates,
     segments: Vec<Segment<'a>>,
+    values: Option<ValueTargets>,
     max_evaluations: usize,
     progress: Option<(ProgressSink<'a>, &'a str)>,
 ) -> (PathProblem<'a>, Termination, usize) {
-    let mut problem = PathProblem::joint(coords, segments);
+    let mut problem = PathProblem::joint(coords, segments).with_values(values);
     problem.progress = progress;
     let n = problem.coords.free.len().max(1);
     let lm = LevenbergMarquardt::new()

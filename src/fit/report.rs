@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::coords::Param;
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
-use super::problem::{Solution, Termination};
+use super::problem::{Solution, Termination, ValueTargets};
 use crate::friction::FrictionShape;
 use crate::kes::protocol::fitted_values;
 use crate::kes::replicates::summarise;
@@ -67,12 +67,7 @@ impl ValuesSideBySide {
     /// The fitted law's values against the mean of the specimens' values (one specimen: its
     /// own values; `kes::replicates` reads the mean).
     pub fn of_specimens(specimens: &[&Curve], fitted: &FittedLaw) -> Self {
-        let rules = ReadingRules::default();
-        let each = specimens
-            .iter()
-            .map(|c| kes_values(c, &rules).values)
-            .collect();
-        let measured = summarise(specimens, each).mean;
+        let measured = measured_values(specimens);
         let mean_of = (specimens.len() > 1)
             .then(|| format!("measured: the mean of {} specimens", specimens.len()));
         let test = specimens.first().map_or(KesTest::Loop, |c| c.test);
@@ -227,50 +222,64 @@ impl CurveFit {
 
     /// The fitted law (without the instrument's zero offset); None for generic loops.
     pub fn law(&self) -> Option<ConnectorLaw> {
-        let kind = self.kind?;
-        let p = &self.physical;
-        let shape = match kind.shape {
-            ShapeKind::Dahl => FrictionShape::Dahl {
-                eps_f: p[Param::EpsF],
-                alpha: p[Param::Alpha],
-            },
-            ShapeKind::Bs2 => FrictionShape::Bs2 {
-                eps_f: p[Param::EpsF],
-                eta: p[Param::Eta],
-                ratio: p[Param::Ratio],
-            },
-        };
-        let friction = FrictionLaw {
-            level: p[Param::Level],
-            mu: p[Param::Mu],
-            shape,
-        };
-        Some(match self.test {
-            KesTest::Tensile => ConnectorLaw::Traction(TractionLaw {
-                k_t: p[Param::K],
-                eps1: p[Param::Eps1],
-                f1: p[Param::F1],
-                eps1_aligned: Some(p[Param::Eps1Aligned]),
-                friction,
-                toe: if kind.elastic == ElasticKind::PowerToeLine {
-                    ToeShape::Power
-                } else {
-                    ToeShape::Quadratic
-                },
-            }),
-            KesTest::Shear => ConnectorLaw::Shear(ShearLaw {
-                k_s: p[Param::K],
-                theta0: 0.0,
-                friction,
-            }),
-            KesTest::Bending => ConnectorLaw::Bending(BendingLaw {
-                k_b: p[Param::K],
-                k0: 0.0,
-                friction,
-            }),
-            KesTest::Loop => return None,
-        })
+        law_of(self.kind?, self.test, &self.physical)
     }
+}
+
+/// The connector law of structure `kind` for a curve of `test` at physical parameters `p`
+/// (without the zero offset); None for generic loops.
+pub(crate) fn law_of(kind: LawKind, test: KesTest, p: &P) -> Option<ConnectorLaw> {
+    let shape = match kind.shape {
+        ShapeKind::Dahl => FrictionShape::Dahl {
+            eps_f: p[Param::EpsF],
+            alpha: p[Param::Alpha],
+        },
+        ShapeKind::Bs2 => FrictionShape::Bs2 {
+            eps_f: p[Param::EpsF],
+            eta: p[Param::Eta],
+            ratio: p[Param::Ratio],
+        },
+    };
+    let friction = FrictionLaw {
+        level: p[Param::Level],
+        mu: p[Param::Mu],
+        shape,
+    };
+    Some(match test {
+        KesTest::Tensile => ConnectorLaw::Traction(TractionLaw {
+            k_t: p[Param::K],
+            eps1: p[Param::Eps1],
+            f1: p[Param::F1],
+            eps1_aligned: Some(p[Param::Eps1Aligned]),
+            friction,
+            toe: if kind.elastic == ElasticKind::PowerToeLine {
+                ToeShape::Power
+            } else {
+                ToeShape::Quadratic
+            },
+        }),
+        KesTest::Shear => ConnectorLaw::Shear(ShearLaw {
+            k_s: p[Param::K],
+            theta0: 0.0,
+            friction,
+        }),
+        KesTest::Bending => ConnectorLaw::Bending(BendingLaw {
+            k_b: p[Param::K],
+            k0: 0.0,
+            friction,
+        }),
+        KesTest::Loop => return None,
+    })
+}
+
+/// The KES values measured on the specimens: their mean (one specimen: its own values).
+pub(crate) fn measured_values(specimens: &[&Curve]) -> KesValues {
+    let rules = ReadingRules::default();
+    let each = specimens
+        .iter()
+        .map(|c| kes_values(c, &rules).values)
+        .collect();
+    summarise(specimens, each).mean
 }
 
 fn source_name(curve: &Curve) -> String {
@@ -298,6 +307,7 @@ pub(crate) fn build(
     model: String,
     pinned: &[(Param, String)],
     elapsed: Duration,
+    values: Option<&ValueTargets>,
 ) -> CurveFit {
     let coords = &solution.coords;
     let kind = coords.kind;
@@ -433,6 +443,9 @@ pub(crate) fn build(
         let n = curve.y.len() as f64;
         fit.nrmse = nrmse(&curve.y, &forces);
         fit.aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
+        if let Some(v) = values.filter(|v| v.weight > 0.0) {
+            fit.aic = weighted_aic(n, k, fit.nrmse, v.weight * v.rms_gap(kind, &p));
+        }
         return fit;
     }
     // several specimens: each driven from a virgin state along its own path; the pooled NRMSE
@@ -453,6 +466,18 @@ pub(crate) fn build(
         .sum();
     fit.nrmse = (scaled_rss / n).sqrt();
     fit.aic = n * (scaled_rss / n).max(1e-300).ln() + 2.0 * k as f64;
+    if let Some(v) = values.filter(|v| v.weight > 0.0) {
+        fit.aic = weighted_aic(n, k, fit.nrmse, v.weight * v.rms_gap(kind, &p));
+    }
     fit.specimens = each;
     fit
+}
+
+/// The AIC of a value-weighted fit, on the objective it minimised: N ln(NRMSE² + (W·g)²) + 2k
+/// (g the RMS relative gap of the KES values, N the curve samples, k free parameters).
+fn weighted_aic(n: f64, k: usize, nrmse: f64, weighted_gap: f64) -> f64 {
+    n * (nrmse * nrmse + weighted_gap * weighted_gap)
+        .max(1e-300)
+        .ln()
+        + 2.0 * k as f64
 }

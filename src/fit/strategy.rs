@@ -7,7 +7,7 @@ use super::coords::{law_kind, Coordinates, Param};
 use super::estimate::{initial_estimate, CurveRanges};
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
-use super::problem::{run_lm, PathProblem, Segment, Termination};
+use super::problem::{run_lm, PathProblem, Segment, Termination, ValueTargets};
 use super::report::{self, CurveFit, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
@@ -101,6 +101,23 @@ fn joint_estimate(kind: LawKind, specimens: &[&Curve], segments: &[Segment<'_>])
         )
 }
 
+/// The measured KES values a value-weighted fit pulls toward (the specimens' mean); None
+/// without `--weight-values` or for a generic loop.
+fn value_targets(specimens: &[&Curve], options: &FitOptions) -> Option<ValueTargets> {
+    let test = specimens.first()?.test;
+    if options.weight_values <= 0.0 || test == KesTest::Loop {
+        return None;
+    }
+    let measured = report::measured_values(specimens);
+    let (names, measured) = measured.iter().filter(|(_, v)| *v != 0.0).unzip();
+    Some(ValueTargets {
+        test,
+        names,
+        measured,
+        weight: options.weight_values,
+    })
+}
+
 /// Fits one friction model (not `Auto`) with μ free or zero to every specimen jointly (one
 /// specimen: the curve alone).
 fn fit_model(
@@ -145,6 +162,7 @@ fn fit_model(
         mu == MuMode::Free,
         options.offset == OffsetMode::Fit,
     );
+    let targets = value_targets(specimens, options);
     let mut pinned: Vec<(Param, String)> = Vec::new();
     // ε₁' is identified only by samples below ε₁ after the strain has reached it
     if kind.elastic.is_traction() {
@@ -183,6 +201,7 @@ fn fit_model(
         let (pr, term, evals) = run_lm(
             coords.clone(),
             segments.clone(),
+            targets.clone(),
             budget,
             Some((progress, label.as_str())),
         );
@@ -264,9 +283,17 @@ fn fit_model(
             y_range: t.2,
         })
         .collect();
-    let full = PathProblem::joint(problem.coords.clone(), full_segments);
+    let full =
+        PathProblem::joint(problem.coords.clone(), full_segments).with_values(targets.clone());
     let solution = full.solution(termination, evaluations, iterations);
-    report::build(specimens, &solution, label, &pinned, start.elapsed())
+    report::build(
+        specimens,
+        &solution,
+        label,
+        &pinned,
+        start.elapsed(),
+        targets.as_ref(),
+    )
 }
 
 fn model_label(model: FitModel, mu: MuMode, kind: LawKind) -> String {
@@ -447,8 +474,16 @@ pub fn fit_specimens_with_progress(
     match best {
         Some(mut b) => {
             explain_bounds(&mut b, &fitted);
+            let objective = if options.weight_values > 0.0 {
+                format!(
+                    "every candidate fitted to the curve and its KES values (--weight-values {}): lowest AIC = n ln(NRMSE² + W²·g²) + 2k, g the RMS relative gap of the values",
+                    options.weight_values
+                )
+            } else {
+                "lowest AIC = n ln(RSS/n) + 2k".into()
+            };
             b.selection = Some(format!(
-                "lowest AIC = n ln(RSS/n) + 2k (a tie within {AIC_TIE} goes to fewer free parameters, then to the first listed) among {}",
+                "{objective} (a tie within {AIC_TIE} goes to fewer free parameters, then to the first listed) among {}",
                 summary.join(", ")
             ));
             b.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
