@@ -124,6 +124,10 @@ pub struct CurveFitQuality {
     /// Parameters the curve could not identify, pinned at their value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pinned: Vec<String>,
+    /// Fitted parameters the curve does not identify (JᵀJ singular along them: no standard
+    /// error, interval or correlation is given for them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_identified: Vec<String>,
     /// Replicates fitted jointly (one law for several specimens of one curve): each
     /// specimen's NRMSE; `nrmse` above is then the pooled figure. Absent for one curve.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

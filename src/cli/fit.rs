@@ -147,6 +147,7 @@ fn params_json(fit: &CurveFit) -> serde_json::Value {
         "correlation": fit.correlation,
         "pinned": fit.params.iter().filter_map(|p| Some((p.name, p.pinned.clone()?))).collect::<std::collections::BTreeMap<_, _>>(),
         "specimens": fit.specimens,
+        "not_identified": fit.params.iter().filter(|p| p.not_identified).map(|p| p.name).collect::<Vec<_>>(),
     })
 }
 
@@ -199,7 +200,11 @@ fn print_report(fabric: &FabricFit, written: Option<&Path>) {
                     format!("± {se:.3e}  95 % [{lo:.4e}, {hi:.4e}]")
                 }
                 (None, Some(se), None) => format!("± {se:.3e}"),
-                (None, None, _) => "± n/a (singular)".into(),
+                (None, None, _) if p.not_identified => {
+                    "not identified: the curve does not determine it (J^T J singular along it)"
+                        .into()
+                }
+                (None, None, _) => "± n/a".into(),
             };
             println!("    {:<13} {:>13.6e} {:<12} {se}", p.name, p.value, p.unit);
         }

@@ -123,6 +123,12 @@ fn assemble_groups(fabric: &str, curves: &[&Curve], fits: &[CurveFit]) -> Fabric
                 })
                 .map(|p| format!("{}: {}", p.name, p.pinned.as_deref().unwrap_or_default()))
                 .collect(),
+            not_identified: fit
+                .params
+                .iter()
+                .filter(|p| p.not_identified)
+                .map(|p| p.name.to_string())
+                .collect(),
             specimens: fit.specimens.clone(),
         });
     }

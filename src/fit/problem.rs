@@ -274,18 +274,41 @@ impl<'a> PathProblem<'a> {
     }
 
     /// Covariance of the free coordinates q, s²(JᵀJ)⁻¹ with s² = RSS/(m − n); None if JᵀJ is
-    /// singular or no degrees of freedom are left.
+    /// singular or no degrees of freedom are left. (The strategy ranks coordinates by it to
+    /// pin the worst determined; reports use [`Self::identified_covariance`].)
     pub(crate) fn covariance(&self) -> Option<DMatrix<f64>> {
+        let (jtj, s2) = self.normal_matrix()?;
+        Some(jtj.try_inverse()? * s2)
+    }
+
+    /// JᵀJ and s² = RSS/(m − n); None without degrees of freedom or residuals.
+    fn normal_matrix(&self) -> Option<(DMatrix<f64>, f64)> {
         let r = self.residuals()?;
         let j = self.jacobian_q();
         let (m, n) = j.shape();
         if m <= n || n == 0 {
             return None;
         }
-        let s2 = r.norm_squared() / (m - n) as f64;
-        let jtj = j.transpose() * &j;
-        let inv = jtj.try_inverse()?;
-        Some(inv * s2)
+        Some((j.transpose() * &j, r.norm_squared() / (m - n) as f64))
+    }
+
+    /// The covariance a report shows: s²(JᵀJ)⁻¹ over the coordinates JᵀJ identifies; the rows
+    /// and columns of a coordinate it does not identify ([`not_identified`]) are NaN, so no
+    /// number is made up for it. None if even the rest cannot be inverted.
+    pub(crate) fn identified_covariance(&self) -> Option<DMatrix<f64>> {
+        let (jtj, s2) = self.normal_matrix()?;
+        let n = jtj.nrows();
+        let unidentified = not_identified(&jtj);
+        let keep: Vec<usize> = (0..n).filter(|&c| !unidentified[c]).collect();
+        let sub = DMatrix::from_fn(keep.len(), keep.len(), |a, b| jtj[(keep[a], keep[b])]);
+        let inv = sub.try_inverse()?;
+        let mut cov = DMatrix::from_element(n, n, f64::NAN);
+        for (a, &ca) in keep.iter().enumerate() {
+            for (b, &cb) in keep.iter().enumerate() {
+                cov[(ca, cb)] = inv[(a, b)] * s2;
+            }
+        }
+        Some(cov)
     }
 
     /// The problem at its current coordinates as plain values.
@@ -297,7 +320,7 @@ impl<'a> PathProblem<'a> {
     ) -> Solution {
         Solution {
             params: self.coords.physical(&self.coords.q),
-            covariance: self.covariance(),
+            covariance: self.identified_covariance(),
             coords: self.coords.clone(),
             termination,
             evaluations,
@@ -352,6 +375,41 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
         }
         j.iter().all(|v| v.is_finite()).then_some(j)
     }
+}
+
+/// An eigenvalue of the scaled JᵀJ (unit diagonal) below this is a direction the curve does
+/// not determine: the estimates along it would correlate beyond ±(1 − 10⁻⁹).
+pub(crate) const NEAR_SINGULAR: f64 = 1e-9;
+
+/// The coordinates JᵀJ does not identify: a column of J that is zero (the curve does not
+/// change with the coordinate), or a coordinate taking part (|component| > 0.1) in a
+/// near-null direction of D⁻¹JᵀJD⁻¹, D = diag(JᵀJ)^½ (two or more coordinates that change
+/// the curve in the same way).
+pub(crate) fn not_identified(jtj: &DMatrix<f64>) -> Vec<bool> {
+    let n = jtj.nrows();
+    let d: Vec<f64> = (0..n).map(|c| jtj[(c, c)].max(0.0).sqrt()).collect();
+    let mut out: Vec<bool> = d.iter().map(|v| !(*v > 0.0 && v.is_finite())).collect();
+    let live: Vec<usize> = (0..n).filter(|&c| !out[c]).collect();
+    if live.len() < 2 {
+        return out;
+    }
+    let scaled = DMatrix::from_fn(live.len(), live.len(), |a, b| {
+        jtj[(live[a], live[b])] / (d[live[a]] * d[live[b]])
+    });
+    if scaled.iter().any(|v| !v.is_finite()) {
+        return vec![true; n];
+    }
+    let eigen = scaled.symmetric_eigen();
+    for (k, &lambda) in eigen.eigenvalues.iter().enumerate() {
+        if lambda < NEAR_SINGULAR {
+            for (a, &c) in live.iter().enumerate() {
+                if eigen.eigenvectors[(a, k)].abs() > 0.1 {
+                    out[c] = true;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A least-squares solution as plain values: what a report is made from.
@@ -495,5 +553,78 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Coordinates at `p` for a shear Dahl law along `x`: the forces of the law plus a
+    /// wobble (residuals, so s² > 0), every coordinate of `free` free.
+    fn shear_report(p: &P, x: &[f64], alpha_free: bool, offset: bool) -> crate::fit::CurveFit {
+        let kind = law_kind(KesTest::Shear, ShapeKind::Dahl, false);
+        let mut y = vec![0.0; x.len()];
+        simulate(kind, p, x, &mut y);
+        y.iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v += 1e-3 * (i as f64 * 1.7).sin());
+        let ranges = CurveRanges::of(x, &y);
+        let mut coords =
+            Coordinates::new(kind, KesTest::Shear, p, &ranges, alpha_free, false, offset);
+        coords.q = *p;
+        let curve = crate::kes::Curve {
+            fabric: "f".into(),
+            test: KesTest::Shear,
+            direction: crate::kes::Direction::Warp,
+            x: x.to_vec(),
+            y,
+            metadata: Default::default(),
+            source: None,
+        };
+        let problem = PathProblem::new(coords, x, &curve.y, ranges.y_range());
+        let solution = problem.solution(Termination::NotRun, 0, 0);
+        crate::fit::report::build(
+            &[&curve],
+            &solution,
+            "t".into(),
+            &[],
+            std::time::Duration::ZERO,
+            None,
+        )
+    }
+
+    #[test]
+    fn a_coordinate_the_curve_does_not_determine_is_not_identified_not_a_number() {
+        let mut p: P = [0.0; idx::N];
+        p[Param::K] = 60.0;
+        p[Param::Level] = 0.8;
+        p[Param::EpsF] = 0.01;
+        p[Param::Alpha] = 1.0;
+        // a loop: every coordinate identified, a standard error for each
+        let x: Vec<f64> = (0..=200)
+            .map(|i| 0.14 * (i as f64 * std::f64::consts::PI / 50.0).sin())
+            .collect();
+        let fit = shear_report(&p, &x, false, true);
+        for e in &fit.params {
+            let fixed = e.pinned.is_some();
+            assert!(!e.not_identified, "{}", e.name);
+            assert!(fixed || e.std_error.is_some_and(|s| s > 0.0), "{}", e.name);
+        }
+        // a path that only rises, the friction saturated within the first step: the level
+        // and a zero offset change the curve in the same way (correlation ±1)
+        p[Param::EpsF] = 1e-9;
+        p[Param::Offset] = 0.0;
+        let x: Vec<f64> = (1..=200).map(|i| 1e-3 * i as f64).collect();
+        let fit = shear_report(&p, &x, false, true);
+        let get = |name: &str| fit.params.iter().find(|e| e.name == name).unwrap().clone();
+        for name in ["level", "offset"] {
+            let e = get(name);
+            assert!(e.not_identified && e.std_error.is_none(), "{name}: {e:?}");
+        }
+        assert!(get("k_s")
+            .std_error
+            .is_some_and(|s| s > 0.0 && s.is_finite()));
+        assert!(!fit
+            .correlations
+            .iter()
+            .any(|(a, b, _)| a == "level" || b == "level"));
+        let c = fit.correlation.as_ref().unwrap();
+        assert!(c.names.iter().all(|n| n != "level" && n != "offset"));
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::coords::Param;
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
-use super::problem::{Solution, Termination, ValueTargets};
+use super::problem::{Solution, Termination, ValueTargets, NEAR_SINGULAR};
 use crate::friction::FrictionShape;
 use crate::kes::protocol::fitted_values;
 use crate::kes::replicates::summarise;
@@ -40,6 +40,10 @@ pub struct ParamEstimate {
     pub pinned: Option<String>,
     /// 95 % Wald interval value ∓ 1.96·std_error (None without a standard error).
     pub interval95: Option<[f64; 2]>,
+    /// Fitted but not identified: JᵀJ is singular along it (the curve does not change with
+    /// it, or another parameter changes the curve the same way, correlation ±1), so it has
+    /// no standard error, interval or correlation.
+    pub not_identified: bool,
 }
 
 /// z of a two-sided 95 % normal interval (the residual degrees of freedom are hundreds).
@@ -319,8 +323,10 @@ pub(crate) fn build(
     let cov_p = |a: Param, b: Param| -> Option<f64> {
         let cov = solution.covariance.as_ref()?;
         let mut s = 0.0;
-        for (u, gu) in g.iter().enumerate() {
-            for (v, gv) in g.iter().enumerate() {
+        // terms with a zero derivative are skipped: a coordinate that is not identified (NaN
+        // covariance) taints only the parameters that depend on it
+        for (u, gu) in g.iter().enumerate().filter(|(_, gu)| gu[a] != 0.0) {
+            for (v, gv) in g.iter().enumerate().filter(|(_, gv)| gv[b] != 0.0) {
                 s += gu[a] * cov[(u, v)] * gv[b];
             }
         }
@@ -342,11 +348,11 @@ pub(crate) fn build(
             Param::Alpha => !coords.free.contains(&Param::Alpha) && pin.is_none(),
             _ => false,
         };
-        let std_error = if depends_on_free(i) {
-            cov_p(i, i).map(|v| v.max(0.0).sqrt())
-        } else {
-            None
-        };
+        // a variance that is not a positive number (NaN from a direction JᵀJ does not
+        // identify, 0, or no covariance at all) is no standard error: "not identified"
+        let variance = cov_p(i, i).filter(|v| *v > 0.0 && v.is_finite());
+        let not_identified = depends_on_free(i) && variance.is_none();
+        let std_error = variance.filter(|_| depends_on_free(i)).map(f64::sqrt);
         params_out.push(ParamEstimate {
             param: i,
             name: i.name(curve.test),
@@ -361,7 +367,37 @@ pub(crate) fn build(
             } else {
                 pin
             },
+            not_identified,
         });
+    }
+    // a correlation of ±1 between two fitted coordinates: neither is identified (the curve
+    // gives their combination only). F₁ and ε₁' are derived from the toe coordinates (φ, ψ)
+    // and may follow k or ε₁ exactly, so they are not tested.
+    let correlation_of = |a: Param, b: Param| -> Option<f64> {
+        let r = cov_p(a, b)? / (cov_p(a, a)? * cov_p(b, b)?).sqrt();
+        r.is_finite().then_some(r)
+    };
+    let with_se: Vec<Param> = params_out
+        .iter()
+        .filter(|e| e.std_error.is_some() && coords.free.contains(&e.param))
+        .filter(|e| !matches!(e.param, Param::F1 | Param::Eps1Aligned))
+        .map(|e| e.param)
+        .collect();
+    let mut collinear: Vec<Param> = Vec::new();
+    for (n_a, &a) in with_se.iter().enumerate() {
+        for &b in &with_se[n_a + 1..] {
+            if correlation_of(a, b).is_none_or(|r| r.abs() > 1.0 - NEAR_SINGULAR) {
+                collinear.extend([a, b]);
+            }
+        }
+    }
+    for e in params_out
+        .iter_mut()
+        .filter(|e| collinear.contains(&e.param))
+    {
+        e.std_error = None;
+        e.interval95 = None;
+        e.not_identified = true;
     }
     let mut correlations = Vec::new();
     let with_error: Vec<Param> = params_out
@@ -393,6 +429,9 @@ pub(crate) fn build(
         for (a_pos, &a) in list.iter().enumerate() {
             for &b in &list[a_pos + 1..] {
                 if !(depends_on_free(a) && depends_on_free(b)) {
+                    continue;
+                }
+                if !(with_error.contains(&a) && with_error.contains(&b)) {
                     continue;
                 }
                 if let (Some(ab), Some(aa), Some(bb)) = (cov_p(a, b), cov_p(a, a), cov_p(b, b)) {

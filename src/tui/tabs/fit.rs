@@ -268,6 +268,7 @@ impl FitState {
             let se = match (p.interval95, &p.pinned) {
                 (_, Some(_)) => "pinned".to_string(),
                 (Some([lo, hi]), None) => format!("95% [{lo:.3e}, {hi:.3e}]"),
+                (None, None) if p.not_identified => "not identified".to_string(),
                 (None, None) => String::new(),
             };
             lines.push(Line::from(format!(
