@@ -135,6 +135,24 @@ pub struct CurveFitQuality {
     /// Parameters the curve could not identify, pinned at their value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pinned: Vec<String>,
+    /// Fitted parameters the curve does not identify (JᵀJ singular along them: no standard
+    /// error, interval or correlation is given for them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_identified: Vec<String>,
+    /// Replicates fitted jointly (one law for several specimens of one curve): each
+    /// specimen's NRMSE; `nrmse` above is then the pooled figure. Absent for one curve.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub specimens: Vec<SpecimenNrmse>,
+}
+
+/// One specimen of a joint fit: the law driven along its path from a virgin state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecimenNrmse {
+    pub file: String,
+    pub samples: usize,
+    /// [`nrmse`] of the law along this specimen's path, as a fraction.
+    pub nrmse: f64,
 }
 
 /// The correlation matrix of the parameters that have a standard error (Wald, from

@@ -898,3 +898,272 @@ fn auto_exports_no_stiction_free_second_order_law_and_explains_every_bound() {
         .unwrap_or("")
         .contains("fewer free parameters"));
 }
+
+/// x from 0 through the turning points `turns` (fractions of `amplitude`), `per_stroke`
+/// samples per full-amplitude stroke.
+fn turning_path(amplitude: f64, turns: &[f64], per_stroke: usize) -> Vec<f64> {
+    let mut x = vec![0.0];
+    let mut from = 0.0;
+    for &r in turns {
+        let n = (per_stroke as f64 * (r - from).abs()).ceil().max(1.0) as usize;
+        x.extend((1..=n).map(|k| amplitude * (from + (r - from) * k as f64 / n as f64)));
+        from = r;
+    }
+    x
+}
+
+/// Specimens of one shear curve: one law driven along three different paths (the full
+/// loop, a half-amplitude double loop, a loop with a minor loop inside), each with its own
+/// noise (`sigma` of its force range, its own seed).
+fn shear_specimens(law: &ConnectorLaw, sigma: [f64; 3]) -> Vec<Curve> {
+    let amp = 8f64.to_radians();
+    let paths = [
+        turning_path(amp, &[1.0, -1.0, 0.0], 250),
+        turning_path(amp, &[0.5, -0.5, 0.5, -0.5, 0.0], 300),
+        turning_path(amp, &[1.0, 0.3, 0.8, -1.0, -0.2, -0.7, 0.0], 200),
+    ];
+    paths
+        .into_iter()
+        .zip(sigma)
+        .enumerate()
+        .map(|(i, (x, s))| {
+            let mut y = law.drive(&x);
+            let (lo, hi) = y
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+            for (v, e) in y.iter_mut().zip(noise(x.len(), 0x5eed + i as u64)) {
+                *v += s * (hi - lo) * e;
+            }
+            Curve {
+                fabric: "Replicated".into(),
+                test: KesTest::Shear,
+                direction: Direction::Warp,
+                x,
+                y,
+                metadata: Default::default(),
+                source: Some(format!("shear_warp_{}.csv", i + 1).into()),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn replicates_are_fitted_jointly_to_one_law_with_each_specimens_nrmse() {
+    use kestrel::fit::fit_specimens;
+    use kestrel::params::nrmse;
+    // noiseless specimens on different paths: the one law comes back exactly
+    for bs2 in [false, true] {
+        let (law, _) = known_laws(bs2, 0.25).remove(1);
+        let specimens = shear_specimens(&law, [0.0; 3]);
+        let refs: Vec<&Curve> = specimens.iter().collect();
+        let options = FitOptions {
+            model: if bs2 { FitModel::Bs2 } else { FitModel::Dahl },
+            mu: MuMode::Free,
+            ..FitOptions::default()
+        };
+        let fit = fit_specimens(&refs, &options);
+        assert!(fit.is_fitted(), "{:?}", fit.status);
+        check_recovered(&fit, &law, 0.005);
+        assert_eq!(fit.specimens.len(), 3);
+        assert!(fit.nrmse < 1e-3, "{}", fit.nrmse);
+    }
+    // noisy specimens (1 %, 1 %, 0.5 % of their range): each specimen's NRMSE is the law
+    // driven along its own path from a virgin state, at its own noise level; the pooled
+    // figure is sqrt(Σ n_s NRMSE_s² / Σ n_s)
+    let (law, _) = known_laws(false, 0.25).remove(1);
+    let sigma = [0.01, 0.01, 0.005];
+    let specimens = shear_specimens(&law, sigma);
+    let refs: Vec<&Curve> = specimens.iter().collect();
+    let fit = fit_specimens(&refs, &FitOptions::default());
+    assert!(fit.is_fitted(), "{:?}", fit.status);
+    let fitted = fit.fitted_law().unwrap();
+    let (mut sum, mut n) = (0.0, 0);
+    for ((c, s), sigma) in specimens.iter().zip(&fit.specimens).zip(sigma) {
+        assert_eq!(s.file, c.path_name());
+        assert_eq!(s.samples, c.x.len());
+        assert_eq!(s.nrmse, nrmse(&c.y, &fitted.forces(&c.x)));
+        assert!(
+            s.nrmse > 0.85 * sigma && s.nrmse < 1.15 * sigma,
+            "{}: NRMSE {} for noise {sigma}",
+            s.file,
+            s.nrmse
+        );
+        sum += s.samples as f64 * s.nrmse * s.nrmse;
+        n += s.samples;
+    }
+    assert!((fit.nrmse - (sum / n as f64).sqrt()).abs() < 1e-12);
+    assert_eq!(fit.samples, n);
+    let ConnectorLaw::Shear(truth) = law else {
+        unreachable!()
+    };
+    let k = fit.value(Param::K).unwrap();
+    assert!(
+        (k / truth.k_s - 1.0).abs() < 0.02,
+        "k_s {k} vs {}",
+        truth.k_s
+    );
+    // the values beside the fitted law's are the specimens' mean
+    let values = fit.values.as_ref().unwrap();
+    let each: Vec<f64> = specimens
+        .iter()
+        .map(|c| {
+            kestrel::kes::kes_values(c, &kestrel::kes::ReadingRules::default())
+                .values
+                .g
+                .unwrap()
+        })
+        .collect();
+    let mean = each.iter().sum::<f64>() / 3.0;
+    assert!((values.measured.g.unwrap() - mean).abs() < 1e-12 * mean);
+    assert!(values
+        .note
+        .as_deref()
+        .unwrap()
+        .contains("mean of 3 specimens"));
+}
+
+#[test]
+fn cli_fit_fits_replicates_jointly_and_writes_each_specimens_nrmse() {
+    use crate::common::{assert_success, kestrel};
+    use kestrel::params::FabricParams;
+    let dir = tempfile::tempdir().unwrap();
+    let (law, _) = known_laws(false, 0.25).remove(1);
+    let mut files = Vec::new();
+    for c in shear_specimens(&law, [0.01, 0.01, 0.005]) {
+        let f = dir.path().join(c.path_name());
+        std::fs::write(&f, kestrel::kes::to_kes_csv(&c).unwrap()).unwrap();
+        files.push(f.to_str().unwrap().to_string());
+    }
+    let out_file = dir.path().join("r.params.toml");
+    let mut args = vec!["fit", "--json", "-o", out_file.to_str().unwrap()];
+    args.extend(files.iter().map(String::as_str));
+    let out = kestrel(&args);
+    assert_success(&out);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let curves = json["fabrics"][0]["curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 1, "one law for the three specimens");
+    let specimens = curves[0]["specimens"].as_array().unwrap();
+    assert_eq!(specimens.len(), 3);
+    for (s, f) in specimens.iter().zip(&files) {
+        assert_eq!(s["file"].as_str(), Some(f.as_str()));
+        let e = s["nrmse"].as_f64().unwrap();
+        assert!(e > 0.004 && e < 0.012, "{e}");
+    }
+    // the file keeps each specimen's NRMSE beside the pooled one, and reads back
+    let params = FabricParams::read(&out_file).unwrap();
+    assert_eq!(params.fits.len(), 1);
+    assert_eq!(params.fits[0].specimens.len(), 3);
+    assert_eq!(params.provenance.sources.len(), 3);
+    assert!(params.warp.shear.is_some());
+    // the table names each specimen with its NRMSE
+    let again = dir.path().join("r2.params.toml");
+    let mut args = vec!["fit", "-o", again.to_str().unwrap()];
+    args.extend(files.iter().map(String::as_str));
+    let out = kestrel(&args);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3 specimens fitted jointly"), "{text}");
+    for f in &files {
+        assert!(text.contains(f.as_str()), "{text}");
+    }
+}
+
+/// RMS of the relative gaps fitted/measured − 1 of a fit's KES values.
+fn rms_value_gap(fit: &kestrel::fit::CurveFit) -> f64 {
+    let gaps: Vec<f64> = fit
+        .values
+        .as_ref()
+        .unwrap()
+        .rows()
+        .into_iter()
+        .map(|(name, _, _, gap)| gap.unwrap_or_else(|| panic!("{name}: no fitted value")))
+        .collect();
+    (gaps.iter().map(|g| g * g).sum::<f64>() / gaps.len() as f64).sqrt()
+}
+
+/// A shear loop of a known law whose measured 2HG is perturbed: within ±1° of zero the loop
+/// is widened by `delta` N/m on each branch (the width at ±0.5° grows by 2·delta), the rest
+/// of the loop is the law's, with 0.3 % noise.
+fn widened_shear_loop(n: usize, delta: f64) -> Curve {
+    let (law, test) = known_laws(false, 0.25).remove(1);
+    let mut curve = curve_of(&law, test, n);
+    let range = curve.y.iter().cloned().fold(f64::MIN, f64::max)
+        - curve.y.iter().cloned().fold(f64::MAX, f64::min);
+    // the noiseless path's direction at each sample (the step arriving there)
+    let rising: Vec<bool> = (0..curve.x.len())
+        .map(|i| curve.x[i.max(1)] > curve.x[i.max(1) - 1])
+        .collect();
+    for (i, e) in noise(curve.x.len(), 11).into_iter().enumerate() {
+        if curve.x[i].abs() < 1f64.to_radians() {
+            curve.y[i] += if rising[i] { delta } else { -delta };
+        }
+        curve.y[i] += 0.003 * range * e;
+    }
+    curve
+}
+
+#[test]
+fn a_larger_value_weight_moves_the_fitted_values_toward_the_measured_ones() {
+    let curve = widened_shear_loop(1000, 0.25);
+    let fit_with = |w: f64| {
+        let options = FitOptions {
+            model: FitModel::Dahl,
+            mu: MuMode::Free,
+            weight_values: w,
+            ..FitOptions::default()
+        };
+        let fit = fit_curve(&curve, &options);
+        assert!(fit.is_fitted(), "{:?}", fit.status);
+        (rms_value_gap(&fit), fit.nrmse)
+    };
+    let (g0, e0) = fit_with(0.0);
+    let (g1, e1) = fit_with(1.0);
+    let (g4, e4) = fit_with(4.0);
+    // the values come closer as W grows, and the curve pays for it
+    assert!(g0 > 0.02, "the unweighted gap {g0} should be visible");
+    assert!(g1 < g0 && g4 < g1, "gaps {g0} {g1} {g4}");
+    assert!(g4 < 0.5 * g0, "gaps {g0} {g4}");
+    assert!(
+        e0 <= e1 * (1.0 + 1e-9) && e1 <= e4 * (1.0 + 1e-9),
+        "NRMSE {e0} {e1} {e4}"
+    );
+}
+
+#[test]
+fn cli_weight_values_is_a_joint_objective_and_refuses_a_bad_weight() {
+    use crate::common::{assert_success, kestrel};
+    let dir = tempfile::tempdir().unwrap();
+    let mut curve = widened_shear_loop(800, 0.25);
+    curve.source = Some("stiction.csv".into());
+    let file = dir.path().join("stiction.csv");
+    std::fs::write(&file, kestrel::kes::to_kes_csv(&curve).unwrap()).unwrap();
+    let gap = |w: &str| {
+        let out_file = dir.path().join(format!("w{w}.params.toml"));
+        let out = kestrel(&[
+            "fit",
+            "--json",
+            "--model",
+            "dahl",
+            &format!("--weight-values={w}"),
+            "-o",
+            out_file.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ]);
+        assert_success(&out);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = &json["fabrics"][0]["curves"][0]["values"];
+        let gaps: Vec<f64> = ["G", "2HG", "2HG5"]
+            .iter()
+            .map(|n| v["fitted"][n].as_f64().unwrap() / v["measured"][n].as_f64().unwrap() - 1.0)
+            .collect();
+        (gaps.iter().map(|g| g * g).sum::<f64>() / 3.0).sqrt()
+    };
+    let (g0, g3) = (gap("0"), gap("3"));
+    assert!(g3 < g0, "W = 3 gap {g3} vs W = 0 gap {g0}");
+    for bad in ["-1", "nan", "x"] {
+        let flag = format!("--weight-values={bad}");
+        let out = kestrel(&["fit", &flag, file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a weight"));
+    }
+}

@@ -560,13 +560,13 @@ fn replicates_are_grouped_with_mean_and_cv() {
     assert!(summaries[1].mean.emt.is_some() && summaries[1].cv.emt.is_none());
 
     // a command that takes one specimen says which files and what to do
-    let e = refuse_replicates(&curves, "kestrel fit")
+    let e = refuse_replicates(&curves, "kestrel report")
         .unwrap_err()
         .to_string();
     assert_eq!(
         e,
         format!(
-            "{}: a second specimen of F / tensile / warp (the first is {}) — kestrel fit takes \
+            "{}: a second specimen of F / tensile / warp (the first is {}) — kestrel report takes \
              one specimen per fabric, test and direction: give the specimens one at a time \
              (`kestrel values` summarises replicates)",
             files[2].display(),
@@ -605,11 +605,14 @@ fn cli_values_summarises_replicates() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("3 specimens"), "{text}");
     assert!(text.contains("CV 20.0 %"), "{text}");
-    // kestrel fit refuses replicates, naming both files
+    // kestrel fit fits the specimens jointly; a specimen that cannot be fitted (three
+    // samples) refuses the group, naming that specimen
     let out = kestrel(&[&["fit"][..], &names].concat());
     assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("a second specimen of F / tensile / warp")
+        err.contains(&format!("specimen {}: too few samples", names[0])),
+        "{err}"
     );
 }
 

@@ -149,7 +149,7 @@ fn fit_runs_as_a_job_and_quitting_with_unsaved_fits_asks() {
     let job = a.jobs.pop().expect("a fit job");
     let Job::Fit {
         curve_index,
-        curve,
+        specimens,
         options,
     } = job
     else {
@@ -157,7 +157,8 @@ fn fit_runs_as_a_job_and_quitting_with_unsaved_fits_asks() {
     };
     assert!(a.fit.running.is_some());
     // the worker's result comes back as an event
-    let fit = kestrel::fit::fit_curve(&curve, &options);
+    let specimens: Vec<&kestrel::kes::Curve> = specimens.iter().collect();
+    let fit = kestrel::fit::fit_specimens(&specimens, &options);
     a.update(Action::Event(Event::FitDone {
         curve_index,
         fit: Box::new(fit),
@@ -172,6 +173,62 @@ fn fit_runs_as_a_job_and_quitting_with_unsaved_fits_asks() {
     assert!(!a.should_quit);
     press(&mut a, KeyCode::Char('n'));
     assert!(!a.should_quit && a.confirm.is_none());
+}
+
+#[test]
+fn a_curve_with_replicates_is_fitted_jointly_and_saved_once() {
+    let (mut curves, _) = sample_curves();
+    // a second specimen of the first curve: same fabric, test, direction, another file
+    let mut second = curves[0].clone();
+    second.curve.source = Some("second_specimen.csv".into());
+    for (y, e) in second
+        .curve
+        .y
+        .iter_mut()
+        .zip(crate::common::noise(1 << 16, 7))
+    {
+        *y *= 1.0 + 0.005 * e;
+    }
+    curves.push(second);
+    let n = curves.len();
+    let mut a = App::new(curves, "sample loaded".into(), true);
+    a.update(Action::GoTab(Tab::Fit));
+    press(&mut a, KeyCode::Enter);
+    let Some(Job::Fit {
+        curve_index,
+        specimens,
+        options,
+    }) = a.jobs.pop()
+    else {
+        panic!("not a fit job")
+    };
+    assert_eq!((curve_index, specimens.len()), (0, 2));
+    assert!(a.status.contains("2 specimens jointly"), "{}", a.status);
+    let refs: Vec<&kestrel::kes::Curve> = specimens.iter().collect();
+    let fit = kestrel::fit::fit_specimens(&refs, &options);
+    assert_eq!(fit.specimens.len(), 2);
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    }));
+    // the joint fit is the fit of both specimens, and the tab lists each one's NRMSE
+    assert!(a.curves.list[0].fit.as_ref().unwrap().is_fitted());
+    assert!(a.curves.list[n - 1].fit.as_ref().unwrap().is_fitted());
+    let screen = draw(&a, 160, 60);
+    assert!(screen.contains("2 specimens jointly"), "{screen}");
+    assert!(screen.contains("second_specimen.csv"), "{screen}");
+    // saved: one law and one [[fits]] entry with both specimens
+    press(&mut a, KeyCode::Char('s'));
+    a.update(Action::PromptSubmit);
+    let Some(Job::SaveParams { fabric, fitted, .. }) = a.jobs.pop() else {
+        panic!("not a save job")
+    };
+    let (cs, fits): (Vec<_>, Vec<_>) = fitted.into_iter().unzip();
+    let refs: Vec<&kestrel::kes::Curve> = cs.iter().collect();
+    let params = kestrel::fit::assemble_fabric_params(&fabric, &refs, &fits);
+    assert_eq!(params.fits.len(), 1);
+    assert_eq!(params.fits[0].specimens.len(), 2);
+    assert_eq!(params.provenance.sources.len(), 2);
 }
 
 #[test]
@@ -997,13 +1054,16 @@ fn the_connector_starts_from_the_fabric_per_direction_in_kes_units_and_saves_wha
     press(&mut a, KeyCode::Enter);
     let Some(Job::Fit {
         curve_index,
-        curve,
+        specimens,
         options,
     }) = a.jobs.pop()
     else {
         panic!("no fit job")
     };
-    let fit = kestrel::fit::fit_curve(&curve, &options);
+    let [curve] = specimens.as_slice() else {
+        panic!("one specimen expected")
+    };
+    let fit = kestrel::fit::fit_curve(curve, &options);
     let fitted_law = fit.law().unwrap();
     a.update(Action::Event(Event::FitDone {
         curve_index,

@@ -237,6 +237,8 @@ fn shear_params(dir: &Path, offset: Option<f64>) -> PathBuf {
         intervals95: Default::default(),
         correlation: None,
         pinned: Vec::new(),
+        not_identified: Vec::new(),
+        specimens: Vec::new(),
     });
     let path = dir.join(format!("p{}.toml", offset.is_some()));
     p.write(&path, ParamsFormat::Toml, true).unwrap();

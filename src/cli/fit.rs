@@ -35,6 +35,11 @@ pub struct Args {
     /// with the law, written to the parameter file and added wherever the law is driven).
     #[arg(long, default_value = "zero")]
     pub offset: OffsetMode,
+    /// Weight W of the KES values in a joint objective NRMSE² + W²·g² (g: RMS relative gap of
+    /// the fitted law's KES values on the instrument's protocol to the measured ones); 0 fits
+    /// the curve alone (docs/fitting.md).
+    #[arg(long, value_name = "W", default_value_t = 0.0, value_parser = parse_weight)]
+    pub weight_values: f64,
     /// Output file (one fabric) or directory (several); default `<fabric>.params.toml` here.
     #[arg(short, long)]
     pub out: Option<PathBuf>,
@@ -100,6 +105,15 @@ fn parse_mu(s: &str) -> Result<MuMode, String> {
     }
 }
 
+fn parse_weight(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        _ => Err(format!(
+            "`{s}` is not a weight: expected a finite number >= 0 (0: the curve alone)"
+        )),
+    }
+}
+
 fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
     if let Some(spec) = args.lp.spec(args.direction)? {
         return args
@@ -117,7 +131,6 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
         },
     )
     .map_err(CliError::input)?;
-    kestrel::kes::refuse_replicates(&curves, "kestrel fit").map_err(CliError::input)?;
     // compression and surface curves are not fitted (`fit_fabric` leaves them out)
     let notes = kestrel::kes::no_law_notes(&curves, "fitted").map_err(CliError::input)?;
     notes.iter().for_each(|n| eprintln!("{n}"));
@@ -161,6 +174,8 @@ fn params_json(fit: &CurveFit) -> serde_json::Value {
         "interval_method": "Wald: value -/+ 1.96 standard errors, s^2 (J^T J)^-1 at the optimum",
         "correlation": fit.correlation,
         "pinned": fit.params.iter().filter_map(|p| Some((p.name, p.pinned.clone()?))).collect::<std::collections::BTreeMap<_, _>>(),
+        "specimens": fit.specimens,
+        "not_identified": fit.params.iter().filter(|p| p.not_identified).map(|p| p.name).collect::<Vec<_>>(),
     })
 }
 
@@ -189,6 +204,20 @@ fn print_report(fabric: &FabricFit, written: Option<&Path>) {
             fit.elapsed_ms,
             fit.termination
         );
+        if !fit.specimens.is_empty() {
+            println!(
+                "    {} specimens fitted jointly (one law; NRMSE above pooled):",
+                fit.specimens.len()
+            );
+            for s in &fit.specimens {
+                println!(
+                    "      {}  NRMSE {:.3} %  ({} samples)",
+                    s.file,
+                    100.0 * s.nrmse,
+                    s.samples
+                );
+            }
+        }
         if let Some(sel) = &fit.selection {
             println!("    {sel}");
         }
@@ -199,7 +228,11 @@ fn print_report(fabric: &FabricFit, written: Option<&Path>) {
                     format!("± {se:.3e}  95 % [{lo:.4e}, {hi:.4e}]")
                 }
                 (None, Some(se), None) => format!("± {se:.3e}"),
-                (None, None, _) => "± n/a (singular)".into(),
+                (None, None, _) if p.not_identified => {
+                    "not identified: the curve does not determine it (J^T J singular along it)"
+                        .into()
+                }
+                (None, None, _) => "± n/a".into(),
             };
             println!("    {:<13} {:>13.6e} {:<12} {se}", p.name, p.value, p.unit);
         }
@@ -279,6 +312,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         mu: args.mu,
         toe: args.toe,
         offset: args.offset,
+        weight_values: args.weight_values,
         ..FitOptions::default()
     };
     let groups = kestrel::fit::fabric::group_by_fabric(&curves);

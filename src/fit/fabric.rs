@@ -8,8 +8,8 @@ use sha2::{Digest, Sha256};
 
 use super::options::FitOptions;
 use super::report::{CurveFit, FitStatus};
-use super::strategy::fit_curve;
-use crate::kes::{Curve, Direction, ReadingRules};
+use super::strategy::fit_specimens;
+use crate::kes::{replicate_groups, Curve, Direction, ReadingRules};
 use crate::material::ConnectorLaw;
 use crate::params::{CurveFitQuality, FabricParams, FabricProperties, Provenance, SourceFile};
 
@@ -46,8 +46,10 @@ pub(crate) fn sha256_file(path: &std::path::Path) -> Option<String> {
     Some(digest.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Fits every curve of one fabric and assembles its parameter set. Curves that cannot be
-/// fitted are reported in `fits` with their reason and leave their law out of the set.
+/// Fits every curve of one fabric and assembles its parameter set. The specimens of one
+/// curve (same test and direction: `kes::replicate_groups`) are fitted jointly, one law for
+/// all; `fits` holds one fit per group. Curves that cannot be fitted are reported in `fits`
+/// with their reason and leave their law out of the set.
 pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> FabricFit {
     let start = Instant::now();
     let properties = FabricProperties::from_curves(curves, &ReadingRules::default());
@@ -58,8 +60,14 @@ pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> Fabr
         .copied()
         .filter(|c| c.test.has_connector_law())
         .collect();
-    let fits: Vec<CurveFit> = curves.iter().map(|c| fit_curve(c, options)).collect();
-    let mut params = assemble_fabric_params(fabric, &curves, &fits);
+    let fits: Vec<CurveFit> = replicate_groups(curves.iter().copied())
+        .iter()
+        .map(|g| {
+            let specimens: Vec<&Curve> = g.members.iter().map(|&i| curves[i]).collect();
+            fit_specimens(&specimens, options)
+        })
+        .collect();
+    let mut params = assemble_groups(fabric, &curves, &fits);
     params.properties = properties;
     // the files the properties were read from are sources too
     let sources = &mut params.provenance.sources;
@@ -74,10 +82,22 @@ pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> Fabr
     }
 }
 
-/// A fabric's parameter set from fits already made (`fits[i]` of `curves[i]`).
+/// A fabric's parameter set from fits already made: `fits[i]` of `curves[i]`, where the fit
+/// of a specimen of a replicate group is its group's joint fit (the first member's is used).
 pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]) -> FabricParams {
+    let group_fits: Vec<CurveFit> = replicate_groups(curves.iter().copied())
+        .iter()
+        .map(|g| fits[g.members[0]].clone())
+        .collect();
+    assemble_groups(fabric, curves, &group_fits)
+}
+
+/// The parameter set from one fit per replicate group of `curves` (in group order).
+fn assemble_groups(fabric: &str, curves: &[&Curve], fits: &[CurveFit]) -> FabricParams {
     let mut params = FabricParams::new(fabric);
-    for (curve, fit) in curves.iter().zip(fits) {
+    let groups = replicate_groups(curves.iter().copied());
+    for (group, fit) in groups.iter().zip(fits) {
+        let curve = curves[group.members[0]];
         let laws = match curve.direction {
             Direction::Weft => &mut params.weft,
             Direction::Warp | Direction::Bias | Direction::Normal => &mut params.warp,
@@ -117,6 +137,13 @@ pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]
                 })
                 .map(|p| format!("{}: {}", p.name, p.pinned.as_deref().unwrap_or_default()))
                 .collect(),
+            not_identified: fit
+                .params
+                .iter()
+                .filter(|p| p.not_identified)
+                .map(|p| p.name.to_string())
+                .collect(),
+            specimens: fit.specimens.clone(),
         });
     }
     params.provenance = Provenance {

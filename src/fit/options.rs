@@ -69,6 +69,10 @@ pub struct FitOptions {
     pub offset: OffsetMode,
     /// Most residual evaluations for one least-squares run.
     pub max_evaluations: usize,
+    /// W of the value-weighted fit (`--weight-values`): the objective is NRMSE² + W²·g², g the
+    /// RMS relative gap between the KES values of the law on the instrument's protocol and
+    /// the measured ones. 0 (the default): the curve alone (docs/fitting.md).
+    pub weight_values: f64,
 }
 
 impl Default for FitOptions {
@@ -79,6 +83,7 @@ impl Default for FitOptions {
             mu: MuMode::Free,
             offset: OffsetMode::Zero,
             max_evaluations: 400,
+            weight_values: 0.0,
         }
     }
 }

@@ -1,5 +1,6 @@
-//! The least-squares problem: residuals (F(x_i; p(q)) − y_i)/(max y − min y) along the path,
-//! over θ with q = lo + (hi − lo)(1 + sin θ)/2; Jacobian J = ∂F/∂p · ∂p/∂q · dq/dθ, analytic.
+//! The least-squares problem: residuals (F(x_i; p(q)) − y_i)/(max y − min y) along each path
+//! (one per specimen, stacked), over θ with q = lo + (hi − lo)(1 + sin θ)/2; Jacobian
+//! J = ∂F/∂p · ∂p/∂q · dq/dθ, analytic.
 
 use std::cell::Cell;
 use std::fmt;
@@ -10,7 +11,11 @@ use serde::{Serialize, Serializer};
 
 use super::coords::Coordinates;
 use super::options::{FitProgress, ProgressSink};
-use super::path_model::{idx, simulate, simulate_with_jacobian, P};
+use super::path_model::{idx, simulate, simulate_with_jacobian, LawKind, P};
+use super::report::law_of;
+use crate::kes::protocol::fitted_values;
+use crate::kes::KesTest;
+use crate::params::FittedLaw;
 
 /// Why a least-squares run stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,13 +91,68 @@ impl Serialize for Termination {
     }
 }
 
-/// The Levenberg–Marquardt problem over θ.
+/// The measured KES values a value-weighted fit (`--weight-values W`) pulls the law toward:
+/// the law driven through the instrument's protocol gives values v, each adds a residual row
+/// W·sqrt(N/m)·(v/v_measured − 1) (N curve rows, m values), so that the objective over N is
+/// NRMSE² + W²·(RMS of the relative value gaps)².
+#[derive(Debug, Clone)]
+pub(crate) struct ValueTargets {
+    pub test: KesTest,
+    pub names: Vec<&'static str>,
+    pub measured: Vec<f64>,
+    /// W, the weight of the values' RMS relative gap against the curve's NRMSE.
+    pub weight: f64,
+}
+
+/// The relative gap of a value the law cannot give (the protocol fails, a value is missing).
+const MISSING_VALUE_GAP: f64 = 1.0;
+
+impl ValueTargets {
+    /// The relative gaps v/v_measured − 1 of the law of `kind` at `p` on the KES protocol.
+    pub(crate) fn gaps(&self, kind: LawKind, p: &P) -> Vec<f64> {
+        let fitted = law_of(kind, self.test, p).and_then(|law| {
+            let f = FittedLaw {
+                law,
+                offset: p[idx::OFFSET],
+            };
+            fitted_values(&f, self.test).ok()
+        });
+        self.names
+            .iter()
+            .zip(&self.measured)
+            .map(|(n, m)| {
+                fitted
+                    .and_then(|v| v.get(n))
+                    .map_or(MISSING_VALUE_GAP, |v| v / m - 1.0)
+            })
+            .collect()
+    }
+
+    /// RMS of the relative gaps.
+    pub(crate) fn rms_gap(&self, kind: LawKind, p: &P) -> f64 {
+        let g = self.gaps(kind, p);
+        (g.iter().map(|v| v * v).sum::<f64>() / g.len().max(1) as f64).sqrt()
+    }
+}
+
+/// One specimen's path and forces, its residuals scaled by its own force range.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Segment<'a> {
+    pub x: &'a [f64],
+    pub y: &'a [f64],
+    /// max y − min y of the specimen (of every sample, also when `y` is thinned).
+    pub y_range: f64,
+}
+
+/// The Levenberg–Marquardt problem over θ: one law driven from a virgin state along every
+/// segment, the scaled residuals of all segments stacked.
 pub(crate) struct PathProblem<'a> {
     pub coords: Coordinates,
-    x: &'a [f64],
-    y: &'a [f64],
-    /// 1/(max y − min y): residuals are fractions of the force range.
-    inv_scale: f64,
+    segments: Vec<Segment<'a>>,
+    /// Σ samples of the segments.
+    rows: usize,
+    /// Value rows after the curve rows (`--weight-values`).
+    values: Option<ValueTargets>,
     theta: DVector<f64>,
     pub jacobian_evaluations: Cell<usize>,
     /// NRMSE at the last residual evaluation (for progress reports).
@@ -101,13 +161,21 @@ pub(crate) struct PathProblem<'a> {
 }
 
 impl<'a> PathProblem<'a> {
+    /// One path: residuals (F − y)/y_range.
+    #[cfg(test)]
     pub(crate) fn new(coords: Coordinates, x: &'a [f64], y: &'a [f64], y_range: f64) -> Self {
+        Self::joint(coords, vec![Segment { x, y, y_range }])
+    }
+
+    /// Several specimens of one curve: each driven from a virgin state along its own path.
+    pub(crate) fn joint(coords: Coordinates, segments: Vec<Segment<'a>>) -> Self {
         let theta = coords.theta();
+        let rows = segments.iter().map(|s| s.x.len()).sum();
         let mut p = Self {
             coords,
-            x,
-            y,
-            inv_scale: 1.0 / y_range,
+            segments,
+            rows,
+            values: None,
             theta: theta.clone(),
             jacobian_evaluations: Cell::new(0),
             last_nrmse: Cell::new(f64::NAN),
@@ -117,55 +185,130 @@ impl<'a> PathProblem<'a> {
         p
     }
 
-    /// Forces of the law at the current coordinates.
+    /// Adds the value rows of a value-weighted fit (none when `values` is None or W = 0).
+    pub(crate) fn with_values(mut self, values: Option<ValueTargets>) -> Self {
+        self.values = values.filter(|v| v.weight > 0.0 && !v.names.is_empty());
+        self
+    }
+
+    /// The value rows at physical parameters `p`: W·sqrt(N/m)·gap.
+    fn value_rows(&self, p: &P) -> Vec<f64> {
+        let Some(v) = &self.values else {
+            return Vec::new();
+        };
+        let scale = v.weight * (self.rows as f64 / v.names.len() as f64).sqrt();
+        v.gaps(self.coords.kind, p)
+            .into_iter()
+            .map(|g| scale * g)
+            .collect()
+    }
+
+    /// Forces of the law at the current coordinates, the segments one after the other.
     pub(crate) fn forces(&self) -> Vec<f64> {
         let p = self.coords.physical(&self.coords.q);
-        let mut out = vec![0.0; self.x.len()];
-        simulate(self.coords.kind, &p, self.x, &mut out);
+        let mut out = vec![0.0; self.rows];
+        let mut at = 0;
+        for s in &self.segments {
+            simulate(self.coords.kind, &p, s.x, &mut out[at..at + s.x.len()]);
+            at += s.x.len();
+        }
         out
     }
 
     /// Jacobian of the scaled residuals with respect to the free coordinates q (not θ).
     pub(crate) fn jacobian_q(&self) -> DMatrix<f64> {
-        let m = self.x.len();
         let p = self.coords.physical(&self.coords.q);
-        let mut f = vec![0.0; m];
-        let mut jp = vec![0.0; m * idx::N];
-        simulate_with_jacobian(self.coords.kind, &p, self.x, &mut f, &mut jp);
         let cols = self.coords.dp_dq();
-        let mut j = DMatrix::zeros(m, cols.len());
-        for (c, dp) in cols.iter().enumerate() {
-            let nz: Vec<(usize, f64)> = dp
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| **v != 0.0)
-                .map(|(i, v)| (i, *v))
-                .collect();
-            for i in 0..m {
-                let row = &jp[i * idx::N..(i + 1) * idx::N];
-                let mut s = 0.0;
-                for &(k, v) in &nz {
-                    s += row[k] * v;
+        let nz: Vec<Vec<(usize, f64)>> = cols
+            .iter()
+            .map(|dp| {
+                dp.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != 0.0)
+                    .map(|(i, v)| (i, *v))
+                    .collect()
+            })
+            .collect();
+        let value_rows = self.values.as_ref().map_or(0, |v| v.names.len());
+        let mut j = DMatrix::zeros(self.rows + value_rows, cols.len());
+        let mut at = 0;
+        for s in &self.segments {
+            let m = s.x.len();
+            let mut f = vec![0.0; m];
+            let mut jp = vec![0.0; m * idx::N];
+            simulate_with_jacobian(self.coords.kind, &p, s.x, &mut f, &mut jp);
+            let inv_scale = 1.0 / s.y_range;
+            for (c, nz) in nz.iter().enumerate() {
+                for i in 0..m {
+                    let row = &jp[i * idx::N..(i + 1) * idx::N];
+                    let mut sum = 0.0;
+                    for &(k, v) in nz {
+                        sum += row[k] * v;
+                    }
+                    j[(at + i, c)] = sum * inv_scale;
                 }
-                j[(i, c)] = s * self.inv_scale;
+            }
+            at += m;
+        }
+        if value_rows > 0 {
+            // the values are read from a simulated protocol curve: forward differences in q
+            // (backward at the upper bound: the law stays inside its range)
+            let r0 = self.value_rows(&self.coords.physical(&self.coords.q));
+            for (c, &jj) in self.coords.free.iter().enumerate() {
+                let (lo, hi) = (self.coords.lo[jj], self.coords.hi[jj]);
+                let h = 1e-6 * (hi - lo);
+                let mut qs = self.coords.q;
+                qs[jj] = if qs[jj] + h <= hi {
+                    qs[jj] + h
+                } else {
+                    qs[jj] - h
+                };
+                let step = qs[jj] - self.coords.q[jj];
+                let rs = self.value_rows(&self.coords.physical(&qs));
+                for (k, (a, b)) in rs.iter().zip(&r0).enumerate() {
+                    j[(self.rows + k, c)] = if step != 0.0 { (a - b) / step } else { 0.0 };
+                }
             }
         }
         j
     }
 
     /// Covariance of the free coordinates q, s²(JᵀJ)⁻¹ with s² = RSS/(m − n); None if JᵀJ is
-    /// singular or no degrees of freedom are left.
+    /// singular or no degrees of freedom are left. (The strategy ranks coordinates by it to
+    /// pin the worst determined; reports use [`Self::identified_covariance`].)
     pub(crate) fn covariance(&self) -> Option<DMatrix<f64>> {
+        let (jtj, s2) = self.normal_matrix()?;
+        Some(jtj.try_inverse()? * s2)
+    }
+
+    /// JᵀJ and s² = RSS/(m − n); None without degrees of freedom or residuals.
+    fn normal_matrix(&self) -> Option<(DMatrix<f64>, f64)> {
         let r = self.residuals()?;
         let j = self.jacobian_q();
         let (m, n) = j.shape();
         if m <= n || n == 0 {
             return None;
         }
-        let s2 = r.norm_squared() / (m - n) as f64;
-        let jtj = j.transpose() * &j;
-        let inv = jtj.try_inverse()?;
-        Some(inv * s2)
+        Some((j.transpose() * &j, r.norm_squared() / (m - n) as f64))
+    }
+
+    /// The covariance a report shows: s²(JᵀJ)⁻¹ over the coordinates JᵀJ identifies; the rows
+    /// and columns of a coordinate it does not identify ([`not_identified`]) are NaN, so no
+    /// number is made up for it. None if even the rest cannot be inverted.
+    pub(crate) fn identified_covariance(&self) -> Option<DMatrix<f64>> {
+        let (jtj, s2) = self.normal_matrix()?;
+        let n = jtj.nrows();
+        let unidentified = not_identified(&jtj);
+        let keep: Vec<usize> = (0..n).filter(|&c| !unidentified[c]).collect();
+        let sub = DMatrix::from_fn(keep.len(), keep.len(), |a, b| jtj[(keep[a], keep[b])]);
+        let inv = sub.try_inverse()?;
+        let mut cov = DMatrix::from_element(n, n, f64::NAN);
+        for (a, &ca) in keep.iter().enumerate() {
+            for (b, &cb) in keep.iter().enumerate() {
+                cov[(ca, cb)] = inv[(a, b)] * s2;
+            }
+        }
+        Some(cov)
     }
 
     /// The problem at its current coordinates as plain values.
@@ -177,7 +320,7 @@ impl<'a> PathProblem<'a> {
     ) -> Solution {
         Solution {
             params: self.coords.physical(&self.coords.q),
-            covariance: self.covariance(),
+            covariance: self.identified_covariance(),
             coords: self.coords.clone(),
             termination,
             evaluations,
@@ -202,12 +345,16 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
 
     fn residuals(&self) -> Option<DVector<f64>> {
         let f = self.forces();
-        let r = DVector::from_iterator(
-            f.len(),
-            f.iter().zip(self.y).map(|(a, b)| (a - b) * self.inv_scale),
-        );
+        let extra = self.value_rows(&self.coords.physical(&self.coords.q));
+        let scaled = self
+            .segments
+            .iter()
+            .flat_map(|s| s.y.iter().map(move |y| (y, 1.0 / s.y_range)));
+        let curve = f.iter().zip(scaled).map(|(a, (b, inv))| (a - b) * inv);
+        let r = DVector::from_iterator(f.len() + extra.len(), curve.chain(extra));
+        let curve_rss = r.rows(0, f.len()).norm_squared();
         self.last_nrmse
-            .set((r.norm_squared() / r.len().max(1) as f64).sqrt());
+            .set((curve_rss / f.len().max(1) as f64).sqrt());
         r.iter().all(|v| v.is_finite()).then_some(r)
     }
 
@@ -230,6 +377,41 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
     }
 }
 
+/// An eigenvalue of the scaled JᵀJ (unit diagonal) below this is a direction the curve does
+/// not determine: the estimates along it would correlate beyond ±(1 − 10⁻⁹).
+pub(crate) const NEAR_SINGULAR: f64 = 1e-9;
+
+/// The coordinates JᵀJ does not identify: a column of J that is zero (the curve does not
+/// change with the coordinate), or a coordinate taking part (|component| > 0.1) in a
+/// near-null direction of D⁻¹JᵀJD⁻¹, D = diag(JᵀJ)^½ (two or more coordinates that change
+/// the curve in the same way).
+pub(crate) fn not_identified(jtj: &DMatrix<f64>) -> Vec<bool> {
+    let n = jtj.nrows();
+    let d: Vec<f64> = (0..n).map(|c| jtj[(c, c)].max(0.0).sqrt()).collect();
+    let mut out: Vec<bool> = d.iter().map(|v| !(*v > 0.0 && v.is_finite())).collect();
+    let live: Vec<usize> = (0..n).filter(|&c| !out[c]).collect();
+    if live.len() < 2 {
+        return out;
+    }
+    let scaled = DMatrix::from_fn(live.len(), live.len(), |a, b| {
+        jtj[(live[a], live[b])] / (d[live[a]] * d[live[b]])
+    });
+    if scaled.iter().any(|v| !v.is_finite()) {
+        return vec![true; n];
+    }
+    let eigen = scaled.symmetric_eigen();
+    for (k, &lambda) in eigen.eigenvalues.iter().enumerate() {
+        if lambda < NEAR_SINGULAR {
+            for (a, &c) in live.iter().enumerate() {
+                if eigen.eigenvectors[(a, k)].abs() > 0.1 {
+                    out[c] = true;
+                }
+            }
+        }
+    }
+    out
+}
+
 /// A least-squares solution as plain values: what a report is made from.
 #[derive(Debug, Clone)]
 pub(crate) struct Solution {
@@ -249,13 +431,12 @@ pub(crate) struct Solution {
 /// One least-squares run; returns the problem at its optimum, the termination, evaluations.
 pub(crate) fn run_lm<'a>(
     coords: Coordinates,
-    x: &'a [f64],
-    y: &'a [f64],
-    y_range: f64,
+    segments: Vec<Segment<'a>>,
+    values: Option<ValueTargets>,
     max_evaluations: usize,
     progress: Option<(ProgressSink<'a>, &'a str)>,
 ) -> (PathProblem<'a>, Termination, usize) {
-    let mut problem = PathProblem::new(coords, x, y, y_range);
+    let mut problem = PathProblem::joint(coords, segments).with_values(values);
     problem.progress = progress;
     let n = problem.coords.free.len().max(1);
     let lm = LevenbergMarquardt::new()
@@ -372,5 +553,78 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Coordinates at `p` for a shear Dahl law along `x`: the forces of the law plus a
+    /// wobble (residuals, so s² > 0), every coordinate of `free` free.
+    fn shear_report(p: &P, x: &[f64], alpha_free: bool, offset: bool) -> crate::fit::CurveFit {
+        let kind = law_kind(KesTest::Shear, ShapeKind::Dahl, false);
+        let mut y = vec![0.0; x.len()];
+        simulate(kind, p, x, &mut y);
+        y.iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v += 1e-3 * (i as f64 * 1.7).sin());
+        let ranges = CurveRanges::of(x, &y);
+        let mut coords =
+            Coordinates::new(kind, KesTest::Shear, p, &ranges, alpha_free, false, offset);
+        coords.q = *p;
+        let curve = crate::kes::Curve {
+            fabric: "f".into(),
+            test: KesTest::Shear,
+            direction: crate::kes::Direction::Warp,
+            x: x.to_vec(),
+            y,
+            metadata: Default::default(),
+            source: None,
+        };
+        let problem = PathProblem::new(coords, x, &curve.y, ranges.y_range());
+        let solution = problem.solution(Termination::NotRun, 0, 0);
+        crate::fit::report::build(
+            &[&curve],
+            &solution,
+            "t".into(),
+            &[],
+            std::time::Duration::ZERO,
+            None,
+        )
+    }
+
+    #[test]
+    fn a_coordinate_the_curve_does_not_determine_is_not_identified_not_a_number() {
+        let mut p: P = [0.0; idx::N];
+        p[Param::K] = 60.0;
+        p[Param::Level] = 0.8;
+        p[Param::EpsF] = 0.01;
+        p[Param::Alpha] = 1.0;
+        // a loop: every coordinate identified, a standard error for each
+        let x: Vec<f64> = (0..=200)
+            .map(|i| 0.14 * (i as f64 * std::f64::consts::PI / 50.0).sin())
+            .collect();
+        let fit = shear_report(&p, &x, false, true);
+        for e in &fit.params {
+            let fixed = e.pinned.is_some();
+            assert!(!e.not_identified, "{}", e.name);
+            assert!(fixed || e.std_error.is_some_and(|s| s > 0.0), "{}", e.name);
+        }
+        // a path that only rises, the friction saturated within the first step: the level
+        // and a zero offset change the curve in the same way (correlation ±1)
+        p[Param::EpsF] = 1e-9;
+        p[Param::Offset] = 0.0;
+        let x: Vec<f64> = (1..=200).map(|i| 1e-3 * i as f64).collect();
+        let fit = shear_report(&p, &x, false, true);
+        let get = |name: &str| fit.params.iter().find(|e| e.name == name).unwrap().clone();
+        for name in ["level", "offset"] {
+            let e = get(name);
+            assert!(e.not_identified && e.std_error.is_none(), "{name}: {e:?}");
+        }
+        assert!(get("k_s")
+            .std_error
+            .is_some_and(|s| s > 0.0 && s.is_finite()));
+        assert!(!fit
+            .correlations
+            .iter()
+            .any(|(a, b, _)| a == "level" || b == "level"));
+        let c = fit.correlation.as_ref().unwrap();
+        assert!(c.names.iter().all(|n| n != "level" && n != "offset"));
     }
 }

@@ -8,13 +8,14 @@ use serde::Serialize;
 
 use super::coords::Param;
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
-use super::problem::{Solution, Termination};
+use super::problem::{Solution, Termination, ValueTargets, NEAR_SINGULAR};
 use crate::friction::FrictionShape;
 use crate::kes::protocol::fitted_values;
+use crate::kes::replicates::summarise;
 use crate::kes::values::{kes_values, KesValues, ReadingRules};
 use crate::kes::{Curve, KesTest};
 use crate::material::{BendingLaw, ConnectorLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
-use crate::params::{nrmse, Correlation, FittedLaw};
+use crate::params::{nrmse, Correlation, FittedLaw, SpecimenNrmse};
 
 /// Outcome of a fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,6 +40,10 @@ pub struct ParamEstimate {
     pub pinned: Option<String>,
     /// 95 % Wald interval value ∓ 1.96·std_error (None without a standard error).
     pub interval95: Option<[f64; 2]>,
+    /// Fitted but not identified: JᵀJ is singular along it (the curve does not change with
+    /// it, or another parameter changes the curve the same way, correlation ±1), so it has
+    /// no standard error, interval or correlation.
+    pub not_identified: bool,
 }
 
 /// z of a two-sided 95 % normal interval (the residual degrees of freedom are hundreds).
@@ -60,12 +65,21 @@ pub struct ValuesSideBySide {
 impl ValuesSideBySide {
     /// The fitted law's values against the measured curve's.
     pub fn of(curve: &Curve, fitted: &FittedLaw) -> Self {
-        let measured = kes_values(curve, &ReadingRules::default()).values;
-        match fitted_values(fitted, curve.test) {
+        Self::of_specimens(&[curve], fitted)
+    }
+
+    /// The fitted law's values against the mean of the specimens' values (one specimen: its
+    /// own values; `kes::replicates` reads the mean).
+    pub fn of_specimens(specimens: &[&Curve], fitted: &FittedLaw) -> Self {
+        let measured = measured_values(specimens);
+        let mean_of = (specimens.len() > 1)
+            .then(|| format!("measured: the mean of {} specimens", specimens.len()));
+        let test = specimens.first().map_or(KesTest::Loop, |c| c.test);
+        match fitted_values(fitted, test) {
             Ok(v) => Self {
                 measured,
                 fitted: Some(v),
-                note: None,
+                note: mean_of,
             },
             Err(e) => Self {
                 measured,
@@ -118,6 +132,11 @@ pub struct CurveFit {
     pub selection: Option<String>,
     /// KES values measured and of the fitted law (None for generic loops and failed fits).
     pub values: Option<ValuesSideBySide>,
+    /// A joint fit of several specimens of one curve: each specimen's file, samples and
+    /// NRMSE (the law driven along its own path from a virgin state); `nrmse` above is then
+    /// the pooled figure. Empty for a fit of one curve.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub specimens: Vec<SpecimenNrmse>,
     #[serde(skip)]
     physical: P,
     #[serde(skip)]
@@ -125,12 +144,14 @@ pub struct CurveFit {
 }
 
 impl CurveFit {
-    pub(crate) fn failed(curve: &Curve, reason: String) -> Self {
+    /// No fit of these specimens (one curve, or replicates of one), with the reason.
+    pub(crate) fn failed_specimens(specimens: &[&Curve], reason: String) -> Self {
+        let first = specimens.first();
         Self {
-            file: source_name(curve),
-            fabric: curve.fabric.clone(),
-            test: curve.test,
-            direction: curve.direction.to_string(),
+            file: specimens_name(specimens),
+            fabric: first.map_or_else(String::new, |c| c.fabric.clone()),
+            test: first.map_or(KesTest::Loop, |c| c.test),
+            direction: first.map_or_else(String::new, |c| c.direction.to_string()),
             model: String::new(),
             status: FitStatus::Failed(reason),
             params: Vec::new(),
@@ -138,7 +159,7 @@ impl CurveFit {
             correlation: None,
             nrmse: f64::NAN,
             aic: f64::INFINITY,
-            samples: curve.x.len(),
+            samples: specimens.iter().map(|c| c.x.len()).sum(),
             free_parameters: 0,
             iterations: 0,
             evaluations: 0,
@@ -146,6 +167,7 @@ impl CurveFit {
             elapsed_ms: 0.0,
             selection: None,
             values: None,
+            specimens: Vec::new(),
             physical: [0.0; idx::N],
             kind: None,
         }
@@ -160,10 +182,7 @@ impl CurveFit {
         let ranges = super::estimate::CurveRanges::of(&curve.x, &curve.y);
         let coords =
             super::coords::Coordinates::new(kind, curve.test, &p0, &ranges, false, true, false);
-        let mut start = Self::failed(curve, String::new());
-        start.physical = coords.physical(&coords.q);
-        start.kind = Some(kind);
-        start.law().filter(|l| l.validate().is_ok())
+        law_of(kind, curve.test, &coords.physical(&coords.q)).filter(|l| l.validate().is_ok())
     }
 
     pub fn is_fitted(&self) -> bool {
@@ -219,52 +238,66 @@ impl CurveFit {
 
     /// The fitted law (without the instrument's zero offset); None for generic loops.
     pub fn law(&self) -> Option<ConnectorLaw> {
-        let kind = self.kind?;
-        let p = &self.physical;
-        let shape = match kind.shape {
-            ShapeKind::Dahl => FrictionShape::Dahl {
-                eps_f: p[Param::EpsF],
-                alpha: p[Param::Alpha],
-            },
-            ShapeKind::Bs2 => FrictionShape::Bs2 {
-                eps_f: p[Param::EpsF],
-                eta: p[Param::Eta],
-                ratio: p[Param::Ratio],
-            },
-        };
-        let friction = FrictionLaw {
-            level: p[Param::Level],
-            mu: p[Param::Mu],
-            shape,
-        };
-        Some(match self.test {
-            KesTest::Tensile => ConnectorLaw::Traction(TractionLaw {
-                k_t: p[Param::K],
-                eps1: p[Param::Eps1],
-                f1: p[Param::F1],
-                eps1_aligned: Some(p[Param::Eps1Aligned]),
-                friction,
-                toe: if kind.elastic == ElasticKind::PowerToeLine {
-                    ToeShape::Power
-                } else {
-                    ToeShape::Quadratic
-                },
-            }),
-            KesTest::Shear => ConnectorLaw::Shear(ShearLaw {
-                k_s: p[Param::K],
-                theta0: 0.0,
-                friction,
-            }),
-            KesTest::Bending => ConnectorLaw::Bending(BendingLaw {
-                k_b: p[Param::K],
-                k0: 0.0,
-                friction,
-            }),
-            KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
-                return None
-            }
-        })
+        law_of(self.kind?, self.test, &self.physical)
     }
+}
+
+/// The connector law of structure `kind` for a curve of `test` at physical parameters `p`
+/// (without the zero offset); None for generic loops.
+pub(crate) fn law_of(kind: LawKind, test: KesTest, p: &P) -> Option<ConnectorLaw> {
+    let shape = match kind.shape {
+        ShapeKind::Dahl => FrictionShape::Dahl {
+            eps_f: p[Param::EpsF],
+            alpha: p[Param::Alpha],
+        },
+        ShapeKind::Bs2 => FrictionShape::Bs2 {
+            eps_f: p[Param::EpsF],
+            eta: p[Param::Eta],
+            ratio: p[Param::Ratio],
+        },
+    };
+    let friction = FrictionLaw {
+        level: p[Param::Level],
+        mu: p[Param::Mu],
+        shape,
+    };
+    Some(match test {
+        KesTest::Tensile => ConnectorLaw::Traction(TractionLaw {
+            k_t: p[Param::K],
+            eps1: p[Param::Eps1],
+            f1: p[Param::F1],
+            eps1_aligned: Some(p[Param::Eps1Aligned]),
+            friction,
+            toe: if kind.elastic == ElasticKind::PowerToeLine {
+                ToeShape::Power
+            } else {
+                ToeShape::Quadratic
+            },
+        }),
+        KesTest::Shear => ConnectorLaw::Shear(ShearLaw {
+            k_s: p[Param::K],
+            theta0: 0.0,
+            friction,
+        }),
+        KesTest::Bending => ConnectorLaw::Bending(BendingLaw {
+            k_b: p[Param::K],
+            k0: 0.0,
+            friction,
+        }),
+        KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
+            return None
+        }
+    })
+}
+
+/// The KES values measured on the specimens: their mean (one specimen: its own values).
+pub(crate) fn measured_values(specimens: &[&Curve]) -> KesValues {
+    let rules = ReadingRules::default();
+    let each = specimens
+        .iter()
+        .map(|c| kes_values(c, &rules).values)
+        .collect();
+    summarise(specimens, each).mean
 }
 
 fn source_name(curve: &Curve) -> String {
@@ -275,27 +308,39 @@ fn source_name(curve: &Curve) -> String {
         .unwrap_or_default()
 }
 
-/// The report of a solution on every sample of `curve`; `pinned` says why a parameter was
-/// taken out of the free set.
+/// The source files of the specimens, joined by ` + ` (one curve: its file).
+fn specimens_name(specimens: &[&Curve]) -> String {
+    specimens
+        .iter()
+        .map(|c| source_name(c))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// The report of a solution on every sample of every specimen (one curve, or replicates of
+/// one); `pinned` says why a parameter was taken out of the free set.
 pub(crate) fn build(
-    curve: &Curve,
+    specimens: &[&Curve],
     solution: &Solution,
     model: String,
     pinned: &[(Param, String)],
     elapsed: Duration,
+    values: Option<&ValueTargets>,
 ) -> CurveFit {
     let coords = &solution.coords;
     let kind = coords.kind;
     let p = solution.params;
-    let n = curve.y.len() as f64;
+    let curve = specimens[0];
     let k = coords.free.len();
     let list = Param::of_law(kind);
     let g = coords.dp_dq();
     let cov_p = |a: Param, b: Param| -> Option<f64> {
         let cov = solution.covariance.as_ref()?;
         let mut s = 0.0;
-        for (u, gu) in g.iter().enumerate() {
-            for (v, gv) in g.iter().enumerate() {
+        // terms with a zero derivative are skipped: a coordinate that is not identified (NaN
+        // covariance) taints only the parameters that depend on it
+        for (u, gu) in g.iter().enumerate().filter(|(_, gu)| gu[a] != 0.0) {
+            for (v, gv) in g.iter().enumerate().filter(|(_, gv)| gv[b] != 0.0) {
                 s += gu[a] * cov[(u, v)] * gv[b];
             }
         }
@@ -317,11 +362,11 @@ pub(crate) fn build(
             Param::Alpha => !coords.free.contains(&Param::Alpha) && pin.is_none(),
             _ => false,
         };
-        let std_error = if depends_on_free(i) {
-            cov_p(i, i).map(|v| v.max(0.0).sqrt())
-        } else {
-            None
-        };
+        // a variance that is not a positive number (NaN from a direction JᵀJ does not
+        // identify, 0, or no covariance at all) is no standard error: "not identified"
+        let variance = cov_p(i, i).filter(|v| *v > 0.0 && v.is_finite());
+        let not_identified = depends_on_free(i) && variance.is_none();
+        let std_error = variance.filter(|_| depends_on_free(i)).map(f64::sqrt);
         params_out.push(ParamEstimate {
             param: i,
             name: i.name(curve.test),
@@ -336,7 +381,37 @@ pub(crate) fn build(
             } else {
                 pin
             },
+            not_identified,
         });
+    }
+    // a correlation of ±1 between two fitted coordinates: neither is identified (the curve
+    // gives their combination only). F₁ and ε₁' are derived from the toe coordinates (φ, ψ)
+    // and may follow k or ε₁ exactly, so they are not tested.
+    let correlation_of = |a: Param, b: Param| -> Option<f64> {
+        let r = cov_p(a, b)? / (cov_p(a, a)? * cov_p(b, b)?).sqrt();
+        r.is_finite().then_some(r)
+    };
+    let with_se: Vec<Param> = params_out
+        .iter()
+        .filter(|e| e.std_error.is_some() && coords.free.contains(&e.param))
+        .filter(|e| !matches!(e.param, Param::F1 | Param::Eps1Aligned))
+        .map(|e| e.param)
+        .collect();
+    let mut collinear: Vec<Param> = Vec::new();
+    for (n_a, &a) in with_se.iter().enumerate() {
+        for &b in &with_se[n_a + 1..] {
+            if correlation_of(a, b).is_none_or(|r| r.abs() > 1.0 - NEAR_SINGULAR) {
+                collinear.extend([a, b]);
+            }
+        }
+    }
+    for e in params_out
+        .iter_mut()
+        .filter(|e| collinear.contains(&e.param))
+    {
+        e.std_error = None;
+        e.interval95 = None;
+        e.not_identified = true;
     }
     let mut correlations = Vec::new();
     let with_error: Vec<Param> = params_out
@@ -370,6 +445,9 @@ pub(crate) fn build(
                 if !(depends_on_free(a) && depends_on_free(b)) {
                     continue;
                 }
+                if !(with_error.contains(&a) && with_error.contains(&b)) {
+                    continue;
+                }
                 if let (Some(ab), Some(aa), Some(bb)) = (cov_p(a, b), cov_p(a, a), cov_p(b, b)) {
                     let c = ab / (aa * bb).sqrt();
                     if c.abs() >= 0.9 && c.is_finite() {
@@ -384,7 +462,7 @@ pub(crate) fn build(
         }
     }
     let mut fit = CurveFit {
-        file: source_name(curve),
+        file: specimens_name(specimens),
         fabric: curve.fabric.clone(),
         test: curve.test,
         direction: curve.direction.to_string(),
@@ -395,7 +473,7 @@ pub(crate) fn build(
         correlation,
         nrmse: f64::NAN,
         aic: f64::INFINITY,
-        samples: curve.y.len(),
+        samples: specimens.iter().map(|c| c.y.len()).sum(),
         free_parameters: k,
         iterations: solution.iterations,
         evaluations: solution.evaluations,
@@ -403,17 +481,56 @@ pub(crate) fn build(
         elapsed_ms: elapsed.as_secs_f64() * 1e3,
         selection: None,
         values: None,
+        specimens: Vec::new(),
         physical: p,
         kind: Some(kind),
     };
     // NRMSE and AIC of what is exported: the law (and offset) driven along every sample
-    let forces = fit.forces(&curve.x).unwrap_or_default();
-    let rss: f64 = forces
+    if let [curve] = specimens {
+        let forces = fit.forces(&curve.x).unwrap_or_default();
+        let rss: f64 = forces
+            .iter()
+            .zip(&curve.y)
+            .map(|(f, y)| (f - y) * (f - y))
+            .sum();
+        let n = curve.y.len() as f64;
+        fit.nrmse = nrmse(&curve.y, &forces);
+        fit.aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
+        if let Some(v) = values.filter(|v| v.weight > 0.0) {
+            fit.aic = weighted_aic(n, k, fit.nrmse, v.weight * v.rms_gap(kind, &p));
+        }
+        return fit;
+    }
+    // several specimens: each driven from a virgin state along its own path; the pooled NRMSE
+    // is the RMS of all scaled residuals, sqrt(Σ n_s NRMSE_s² / Σ n_s), and the AIC is taken on
+    // the same scaled residuals (RSS in fractions of each specimen's force range)
+    let each: Vec<SpecimenNrmse> = specimens
         .iter()
-        .zip(&curve.y)
-        .map(|(f, y)| (f - y) * (f - y))
+        .map(|c| SpecimenNrmse {
+            file: source_name(c),
+            samples: c.y.len(),
+            nrmse: nrmse(&c.y, &fit.forces(&c.x).unwrap_or_default()),
+        })
+        .collect();
+    let n = each.iter().map(|s| s.samples).sum::<usize>() as f64;
+    let scaled_rss: f64 = each
+        .iter()
+        .map(|s| s.samples as f64 * s.nrmse * s.nrmse)
         .sum();
-    fit.nrmse = nrmse(&curve.y, &forces);
-    fit.aic = n * (rss / n).max(1e-300).ln() + 2.0 * k as f64;
+    fit.nrmse = (scaled_rss / n).sqrt();
+    fit.aic = n * (scaled_rss / n).max(1e-300).ln() + 2.0 * k as f64;
+    if let Some(v) = values.filter(|v| v.weight > 0.0) {
+        fit.aic = weighted_aic(n, k, fit.nrmse, v.weight * v.rms_gap(kind, &p));
+    }
+    fit.specimens = each;
     fit
+}
+
+/// The AIC of a value-weighted fit, on the objective it minimised: N ln(NRMSE² + (W·g)²) + 2k
+/// (g the RMS relative gap of the KES values, N the curve samples, k free parameters).
+fn weighted_aic(n: f64, k: usize, nrmse: f64, weighted_gap: f64) -> f64 {
+    n * (nrmse * nrmse + weighted_gap * weighted_gap)
+        .max(1e-300)
+        .ln()
+        + 2.0 * k as f64
 }

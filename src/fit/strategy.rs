@@ -6,8 +6,8 @@ use std::time::Instant;
 use super::coords::{law_kind, Coordinates, Param};
 use super::estimate::{initial_estimate, CurveRanges};
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
-use super::path_model::{ElasticKind, LawKind, ShapeKind, P};
-use super::problem::{run_lm, PathProblem, Termination};
+use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
+use super::problem::{run_lm, PathProblem, Segment, Termination, ValueTargets};
 use super::report::{self, CurveFit, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
@@ -60,9 +60,68 @@ fn relative_error(coords: &Coordinates, j: Param, se: f64) -> f64 {
     }
 }
 
-/// Fits one friction model (not `Auto`) with μ free or zero.
+/// The ranges of every sample of every specimen together (the bounds of the coordinates).
+fn joint_ranges(specimens: &[&Curve]) -> CurveRanges {
+    let mut all = CurveRanges::of(&[], &[]);
+    for c in specimens {
+        let r = CurveRanges::of(&c.x, &c.y);
+        all.x_min = all.x_min.min(r.x_min);
+        all.x_max = all.x_max.max(r.x_max);
+        all.y_min = all.y_min.min(r.y_min);
+        all.y_max = all.y_max.max(r.y_max);
+    }
+    all
+}
+
+/// The initial estimate of the law: from the curve's shape; with several specimens, the
+/// specimen estimate whose law is closest to all of them (stacked scaled residuals).
+fn joint_estimate(kind: LawKind, specimens: &[&Curve], segments: &[Segment<'_>]) -> P {
+    let estimates = specimens.iter().map(|c| initial_estimate(kind, &c.x, &c.y));
+    if specimens.len() == 1 {
+        return estimates.into_iter().next().unwrap_or([0.0; idx::N]);
+    }
+    let misfit = |p: &P| -> f64 {
+        segments
+            .iter()
+            .map(|s| {
+                let mut f = vec![0.0; s.x.len()];
+                simulate(kind, p, s.x, &mut f);
+                let r: f64 = f.iter().zip(s.y).map(|(a, b)| (a - b) * (a - b)).sum();
+                r / (s.y_range * s.y_range)
+            })
+            .sum::<f64>()
+    };
+    estimates
+        .map(|p| (misfit(&p), p))
+        .filter(|(m, _)| m.is_finite())
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or_else(
+            || initial_estimate(kind, &specimens[0].x, &specimens[0].y),
+            |(_, p)| p,
+        )
+}
+
+/// The measured KES values a value-weighted fit pulls toward (the specimens' mean); None
+/// without `--weight-values` or for a generic loop.
+fn value_targets(specimens: &[&Curve], options: &FitOptions) -> Option<ValueTargets> {
+    let test = specimens.first()?.test;
+    if options.weight_values <= 0.0 || test == KesTest::Loop {
+        return None;
+    }
+    let measured = report::measured_values(specimens);
+    let (names, measured) = measured.iter().filter(|(_, v)| *v != 0.0).unzip();
+    Some(ValueTargets {
+        test,
+        names,
+        measured,
+        weight: options.weight_values,
+    })
+}
+
+/// Fits one friction model (not `Auto`) with μ free or zero to every specimen jointly (one
+/// specimen: the curve alone).
 fn fit_model(
-    curve: &Curve,
+    specimens: &[&Curve],
     model: FitModel,
     mu: MuMode,
     power: bool,
@@ -71,30 +130,47 @@ fn fit_model(
     from: Option<P>,
 ) -> CurveFit {
     let start = Instant::now();
-    let ranges = CurveRanges::of(&curve.x, &curve.y);
+    let test = specimens[0].test;
+    let ranges = joint_ranges(specimens);
     let (shape, alpha_free) = match model {
         FitModel::Bs2 => (ShapeKind::Bs2, false),
         FitModel::DahlAlpha => (ShapeKind::Dahl, true),
         _ => (ShapeKind::Dahl, false),
     };
-    let kind = law_kind(curve.test, shape, power);
+    let kind = law_kind(test, shape, power);
     let label = model_label(model, mu, kind);
-    let p0 = from.unwrap_or_else(|| initial_estimate(kind, &curve.x, &curve.y));
+    // each specimen thinned on its own (every turning point kept), residuals scaled by its
+    // own force range
+    let thinned: Vec<(Vec<f64>, Vec<f64>, f64)> = specimens
+        .iter()
+        .map(|c| {
+            let (x, y) = thinned_path(&c.x, &c.y, FIT_SAMPLES.max(c.x.len() / 8));
+            (x, y, CurveRanges::of(&c.x, &c.y).y_range())
+        })
+        .collect();
+    let segments: Vec<Segment<'_>> = thinned
+        .iter()
+        .map(|(x, y, r)| Segment { x, y, y_range: *r })
+        .collect();
+    let p0 = from.unwrap_or_else(|| joint_estimate(kind, specimens, &segments));
     let mut coords = Coordinates::new(
         kind,
-        curve.test,
+        test,
         &p0,
         &ranges,
         alpha_free,
         mu == MuMode::Free,
         options.offset == OffsetMode::Fit,
     );
+    let targets = value_targets(specimens, options);
     let mut pinned: Vec<(Param, String)> = Vec::new();
     // ε₁' is identified only by samples below ε₁ after the strain has reached it
     if kind.elastic.is_traction() {
         let e1 = coords.physical(&coords.q)[Param::Eps1];
-        let reached = curve.x.iter().position(|&v| v >= e1);
-        let returns = reached.is_some_and(|r| curve.x[r..].iter().any(|&v| v < 0.9 * e1));
+        let returns = specimens.iter().any(|c| {
+            let reached = c.x.iter().position(|&v| v >= e1);
+            reached.is_some_and(|r| c.x[r..].iter().any(|&v| v < 0.9 * e1))
+        });
         if !returns {
             coords.pin(Param::Eps1Aligned);
             coords.q[Param::Eps1Aligned] = 1.0;
@@ -104,13 +180,13 @@ fn fit_model(
             ));
         }
     }
-    let (x_fit, y_fit) = thinned_path(&curve.x, &curve.y, FIT_SAMPLES.max(curve.x.len() / 8));
     // standard errors of the thinned fit, scaled to what every sample would give
-    let thinning = (x_fit.len() as f64 / curve.x.len() as f64).sqrt();
+    let all_samples: usize = specimens.iter().map(|c| c.x.len()).sum();
+    let kept: usize = thinned.iter().map(|t| t.0.len()).sum();
+    let thinning = (kept as f64 / all_samples as f64).sqrt();
     let mut evaluations = 0;
     let mut iterations = 0;
     let mut termination;
-    let y_range = ranges.y_range();
     let mut problem;
     let mut round = 0;
     loop {
@@ -124,9 +200,8 @@ fn fit_model(
         };
         let (pr, term, evals) = run_lm(
             coords.clone(),
-            &x_fit,
-            &y_fit,
-            y_range,
+            segments.clone(),
+            targets.clone(),
             budget,
             Some((progress, label.as_str())),
         );
@@ -156,7 +231,7 @@ fn fit_model(
             for (j, upper) in at_bound {
                 coords.pin(j);
                 coords.q[j] = if upper { coords.hi[j] } else { coords.lo[j] };
-                let name = j.name(curve.test);
+                let name = j.name(test);
                 let shown = coords.physical(&coords.q)[j];
                 pinned.push((
                     j,
@@ -199,9 +274,26 @@ fn fit_model(
         }
     }
     // the report (residuals, NRMSE, standard errors) is made on every sample
-    let full = PathProblem::new(problem.coords.clone(), &curve.x, &curve.y, y_range);
+    let full_segments = specimens
+        .iter()
+        .zip(&thinned)
+        .map(|(c, t)| Segment {
+            x: &c.x,
+            y: &c.y,
+            y_range: t.2,
+        })
+        .collect();
+    let full =
+        PathProblem::joint(problem.coords.clone(), full_segments).with_values(targets.clone());
     let solution = full.solution(termination, evaluations, iterations);
-    report::build(curve, &solution, label, &pinned, start.elapsed())
+    report::build(
+        specimens,
+        &solution,
+        label,
+        &pinned,
+        start.elapsed(),
+        targets.as_ref(),
+    )
 }
 
 fn model_label(model: FitModel, mu: MuMode, kind: LawKind) -> String {
@@ -234,32 +326,79 @@ pub fn fit_curve_with_progress(
     options: &FitOptions,
     progress: ProgressSink<'_>,
 ) -> CurveFit {
-    if !curve.test.has_connector_law() {
-        return CurveFit::failed(
-            curve,
+    fit_specimens_with_progress(&[curve], options, progress)
+}
+
+/// Fits ONE law to several specimens of one curve (same test; `kes::replicate_groups`) jointly:
+/// each specimen driven from a virgin state along its own path, the residuals of all of them
+/// (each in fractions of its own force range) in one least-squares problem. The report's
+/// NRMSE is the pooled one (RMS of every specimen's scaled residuals) and `specimens` gives
+/// each specimen's own. One specimen: [`fit_curve`].
+pub fn fit_specimens(specimens: &[&Curve], options: &FitOptions) -> CurveFit {
+    fit_specimens_with_progress(specimens, options, &|_| {})
+}
+
+/// [`fit_specimens`], reporting each iteration to `progress`.
+pub fn fit_specimens_with_progress(
+    specimens: &[&Curve],
+    options: &FitOptions,
+    progress: ProgressSink<'_>,
+) -> CurveFit {
+    let Some(&first) = specimens.first() else {
+        return CurveFit::failed_specimens(&[], "no curve to fit".into());
+    };
+    if let Some(other) = specimens.iter().find(|c| c.test != first.test) {
+        return CurveFit::failed_specimens(
+            specimens,
             format!(
-                "a {} curve has no connector law to fit (its KES values: `kestrel values`)",
-                curve.test
+                "specimens of different tests ({} and {}) cannot share one law",
+                first.test, other.test
             ),
         );
     }
-    let ranges = CurveRanges::of(&curve.x, &curve.y);
-    if let Some(reason) = degenerate(curve, &ranges) {
-        return CurveFit::failed(curve, reason);
+    if !first.test.has_connector_law() {
+        return CurveFit::failed_specimens(
+            specimens,
+            format!(
+                "a {} curve has no connector law to fit (its KES values: `kestrel values`)",
+                first.test
+            ),
+        );
+    }
+    for c in specimens {
+        if let Some(reason) = degenerate(c, &CurveRanges::of(&c.x, &c.y)) {
+            let reason = if specimens.len() > 1 {
+                format!("specimen {}: {reason}", c.path_name())
+            } else {
+                reason
+            };
+            return CurveFit::failed_specimens(specimens, reason);
+        }
     }
     // a generic loop's x has an arbitrary origin: fit about the middle of its range (the
     // elastic part k(x − x_mid) and the load-dependent level need a physical origin)
-    let centred;
-    let curve = if curve.test == KesTest::Loop {
-        let mid = 0.5 * (ranges.x_min + ranges.x_max);
-        let mut c = curve.clone();
-        c.x.iter_mut().for_each(|v| *v -= mid);
-        c.metadata.insert("x_origin_si".into(), format!("{mid:e}"));
-        centred = c;
-        &centred
+    let centred: Vec<Curve> = if first.test == KesTest::Loop {
+        specimens
+            .iter()
+            .map(|&curve| {
+                let ranges = CurveRanges::of(&curve.x, &curve.y);
+                let mid = 0.5 * (ranges.x_min + ranges.x_max);
+                let mut c = curve.clone();
+                c.x.iter_mut().for_each(|v| *v -= mid);
+                c.metadata.insert("x_origin_si".into(), format!("{mid:e}"));
+                c
+            })
+            .collect()
     } else {
-        curve
+        Vec::new()
     };
+    let centred_refs: Vec<&Curve> = centred.iter().collect();
+    let specimens = if centred.is_empty() {
+        specimens
+    } else {
+        &centred_refs[..]
+    };
+    let curve = first;
     let toes: &[bool] = match (curve.test, options.toe) {
         (KesTest::Tensile, ToeChoice::Auto) => &[false, true],
         (KesTest::Tensile, ToeChoice::Power) => &[true],
@@ -281,7 +420,9 @@ pub fn fit_curve_with_progress(
     for &model in models {
         for &mu in mus {
             for &power in toes {
-                candidates.push(fit_model(curve, model, mu, power, options, progress, None));
+                candidates.push(fit_model(
+                    specimens, model, mu, power, options, progress, None,
+                ));
             }
         }
     }
@@ -309,7 +450,15 @@ pub fn fit_curve_with_progress(
                     MuMode::Zero
                 };
                 let power = c.model.contains("power toe");
-                let mut d = fit_model(curve, FitModel::Dahl, mu, power, options, progress, Some(p));
+                let mut d = fit_model(
+                    specimens,
+                    FitModel::Dahl,
+                    mu,
+                    power,
+                    options,
+                    progress,
+                    Some(p),
+                );
                 d.model = format!("{} (bs2 with f2/f1 = 0)", d.model);
                 d
             })
@@ -319,7 +468,7 @@ pub fn fit_curve_with_progress(
     if candidates.len() == 1 {
         let mut only = candidates.remove(0);
         explain_bounds(&mut only, &[]);
-        return refuse_unphysical(curve, only);
+        return refuse_unphysical(specimens, only);
     }
     let summary: Vec<String> = candidates
         .iter()
@@ -334,14 +483,22 @@ pub fn fit_curve_with_progress(
     match best {
         Some(mut b) => {
             explain_bounds(&mut b, &fitted);
+            let objective = if options.weight_values > 0.0 {
+                format!(
+                    "every candidate fitted to the curve and its KES values (--weight-values {}): lowest AIC = n ln(NRMSE² + W²·g²) + 2k, g the RMS relative gap of the values",
+                    options.weight_values
+                )
+            } else {
+                "lowest AIC = n ln(RSS/n) + 2k".into()
+            };
             b.selection = Some(format!(
-                "lowest AIC = n ln(RSS/n) + 2k (a tie within {AIC_TIE} goes to fewer free parameters, then to the first listed) among {}",
+                "{objective} (a tie within {AIC_TIE} goes to fewer free parameters, then to the first listed) among {}",
                 summary.join(", ")
             ));
             b.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
-            refuse_unphysical(curve, b)
+            refuse_unphysical(specimens, b)
         }
-        None => CurveFit::failed(curve, "no model could be fitted".into()),
+        None => CurveFit::failed_specimens(specimens, "no model could be fitted".into()),
     }
 }
 
@@ -420,19 +577,22 @@ fn explain_bounds(best: &mut CurveFit, candidates: &[&CurveFit]) {
 }
 
 /// A fit whose law is not valid or whose NRMSE is not finite is no fit: its report says why.
-/// A fit kept gets its KES values beside the measured ones.
-fn refuse_unphysical(curve: &Curve, mut fit: CurveFit) -> CurveFit {
+/// A fit kept gets its KES values beside the measured ones (the specimens' mean).
+fn refuse_unphysical(specimens: &[&Curve], mut fit: CurveFit) -> CurveFit {
     if !fit.is_fitted() {
         return fit;
     }
     if !fit.nrmse.is_finite() {
-        return CurveFit::failed(curve, "the fitted law gives non-finite forces".into());
+        return CurveFit::failed_specimens(
+            specimens,
+            "the fitted law gives non-finite forces".into(),
+        );
     }
     if let Some(Err(e)) = fit.law().map(|l| l.validate()) {
-        return CurveFit::failed(curve, format!("the fitted law is not valid: {e}"));
+        return CurveFit::failed_specimens(specimens, format!("the fitted law is not valid: {e}"));
     }
     fit.values = fit
         .fitted_law()
-        .map(|law| ValuesSideBySide::of(curve, &law));
+        .map(|law| ValuesSideBySide::of_specimens(specimens, &law));
     fit
 }

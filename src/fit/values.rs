@@ -488,6 +488,8 @@ pub fn fit_fabric_values(values: &FabricValues) -> (FabricParams, Vec<ValuesFit>
                 intervals95: Default::default(),
                 correlation: None,
                 pinned: Vec::new(),
+                not_identified: Vec::new(),
+                specimens: Vec::new(),
             });
             fits.push(fit);
         }

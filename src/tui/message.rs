@@ -223,9 +223,10 @@ pub enum ExportRequest {
 /// Work for a worker thread, asked for by `update` and started by the event loop.
 #[derive(Debug, Clone)]
 pub enum Job {
+    /// Fit the curve at `curve_index`: `specimens` is it and its replicates, fitted jointly.
     Fit {
         curve_index: usize,
-        curve: Box<Curve>,
+        specimens: Vec<Curve>,
         options: FitOptions,
     },
     /// Open what the prompt names: a file, a folder, a folder of fabric folders, or a glob

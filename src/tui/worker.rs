@@ -12,7 +12,7 @@ use std::thread;
 use super::files;
 use super::message::{is_model, ClothControl, Event, Job, PendingWrite};
 use crate::atomic::WriteError;
-use crate::fit::{assemble_fabric_params, fit_curve_with_progress, CurveFit};
+use crate::fit::{assemble_fabric_params, fit_specimens_with_progress, CurveFit};
 use crate::kes::{Curve, Direction};
 use crate::material::ConnectorLaw;
 use crate::params::{ParamsError, ParamsFormat};
@@ -84,10 +84,11 @@ fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
         Job::ClothStart(_) | Job::Cloth(_) => None,
         Job::Fit {
             curve_index,
-            curve,
+            specimens,
             options,
         } => {
-            let fit = fit_curve_with_progress(&curve, &options, &|p| {
+            let specimens: Vec<&Curve> = specimens.iter().collect();
+            let fit = fit_specimens_with_progress(&specimens, &options, &|p| {
                 let _ = tx.send(Event::FitProgress(p.clone()));
             });
             Some(Event::FitDone {

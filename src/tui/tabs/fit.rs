@@ -13,6 +13,7 @@ use super::connector::{ConnectorState, LawKey};
 use super::curves::{branch_chart, CurvesState};
 use super::Effects;
 use crate::fit::{CurveFit, FitModel, FitOptions, FitProgress, FitStatus};
+use crate::kes::replicate_groups;
 use crate::material::ConnectorLaw;
 use crate::tui::message::{Action, Job};
 use crate::tui::prompt::PromptPurpose;
@@ -96,6 +97,14 @@ pub(crate) fn save_job(
     (job, laws)
 }
 
+/// The indices of the curve at `index` and its replicates (`kes::replicate_groups`).
+fn specimens_of(curves: &CurvesState, index: usize) -> Vec<usize> {
+    replicate_groups(curves.list.iter().map(|c| &c.curve))
+        .into_iter()
+        .find(|g| g.members.contains(&index))
+        .map_or_else(|| vec![index], |g| g.members)
+}
+
 impl FitState {
     /// Handles the tab's actions: model, run, accept, save.
     pub(crate) fn update(
@@ -161,7 +170,7 @@ impl FitState {
             fx.status("a fit is already running");
             return;
         }
-        let Some(curve) = curves.selected_curve().map(|c| c.curve.clone()) else {
+        let Some(curve) = curves.selected_curve().map(|c| &c.curve) else {
             fx.status("no curve selected: open one with o");
             return;
         };
@@ -169,10 +178,21 @@ impl FitState {
             model: self.model,
             ..FitOptions::default()
         };
-        fx.status(format!("fitting {} {} …", curve.test, curve.direction));
+        // the selected curve with its replicates: one law fitted to all of them
+        let specimens: Vec<_> = specimens_of(curves, curves.selected)
+            .into_iter()
+            .map(|i| curves.list[i].curve.clone())
+            .collect();
+        fx.status(match specimens.len() {
+            1 => format!("fitting {} {} …", curve.test, curve.direction),
+            n => format!(
+                "fitting {} {} ({n} specimens jointly) …",
+                curve.test, curve.direction
+            ),
+        });
         fx.job(Job::Fit {
             curve_index: curves.selected,
-            curve: Box::new(curve),
+            specimens,
             options,
         });
         self.running = Some((curves.selected, None));
@@ -205,8 +225,9 @@ impl FitState {
             ),
             FitStatus::Failed(why) => format!("fit failed: {why}"),
         });
-        if let Some(c) = curves.list.get_mut(curve_index) {
-            c.fit = Some(fit);
+        // a joint fit is the fit of every specimen of the group
+        for i in specimens_of(curves, curve_index) {
+            curves.list[i].fit = Some(fit.clone());
         }
         fitted
     }
@@ -268,10 +289,26 @@ impl FitState {
             ),
             FitStatus::Failed(why) => format!("failed: {why}"),
         })];
+        if !fit.specimens.is_empty() {
+            lines.push(Line::from(format!(
+                "{} specimens jointly (NRMSE pooled):",
+                fit.specimens.len()
+            )));
+            for s in &fit.specimens {
+                let name = std::path::Path::new(&s.file)
+                    .file_name()
+                    .map_or_else(|| s.file.clone(), |n| n.to_string_lossy().into_owned());
+                lines.push(Line::from(format!(
+                    "  {name}  NRMSE {:.3} %",
+                    100.0 * s.nrmse
+                )));
+            }
+        }
         for p in &fit.params {
             let se = match (p.interval95, &p.pinned) {
                 (_, Some(_)) => "pinned".to_string(),
                 (Some([lo, hi]), None) => format!("95% [{lo:.3e}, {hi:.3e}]"),
+                (None, None) if p.not_identified => "not identified".to_string(),
                 (None, None) => String::new(),
             };
             lines.push(Line::from(format!(
