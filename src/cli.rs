@@ -178,10 +178,11 @@ impl fmt::Display for CliError {
 /// the commands that read curves.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct CurveArgs {
-    /// Test of files whose metadata has none (tensile, shear, bending).
+    /// Test of files whose metadata has none (tensile, shear, bending, compression, friction,
+    /// roughness).
     #[arg(long)]
     pub test: Option<kestrel::kes::KesTest>,
-    /// Direction of files whose metadata has none (warp, weft, bias).
+    /// Direction of files whose metadata has none (warp, weft, bias; normal for compression).
     #[arg(long)]
     pub direction: Option<kestrel::kes::Direction>,
     /// Gauge length [mm] of tensile files with an `elongation [mm]` column (strain =

@@ -19,8 +19,8 @@ pub mod values;
 pub mod write;
 
 pub use import::{
-    parse_kes, parse_loop, read_kes, read_kes_files, read_loop, refuse_replicates, ColumnRef,
-    CurveOverrides, KesError, LoopColumn, LoopSpec, RowFilter,
+    parse_kes, parse_loop, read_kes, read_kes_files, read_loop, ColumnRef, CurveOverrides,
+    KesError, LoopColumn, LoopSpec, RowFilter,
 };
 pub use path::{Cycle, OpenSegment, Path};
 pub use protocol::{simulate, Protocol, ProtocolError};

@@ -5,22 +5,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
-use thiserror::Error;
 
 use crate::fit::{fit_fabrics, FabricFit, FitOptions};
 use crate::kes::replicates::{replicate_summaries, ReplicateSummary};
-use crate::kes::{refuse_replicates, Curve, Direction, KesError, KesTest, KesValues, ReadingRules};
+use crate::kes::{Curve, Direction, KesTest, KesValues, ReadingRules};
 use crate::params::{units_table, FabricParams};
 use crate::validate::validate_curve;
-
-#[derive(Debug, Error)]
-pub enum SummaryError {
-    #[error(
-        "{0} — fitting takes one specimen per curve: give the fabric's parameter file with \
-         --params to summarise its replicates"
-    )]
-    Replicates(KesError),
-}
 
 /// One row of the table: a fabric in one direction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -62,22 +52,21 @@ fn fabrics(curves: &[Curve]) -> Vec<&str> {
 }
 
 /// The summary of `curves`: each fabric's parameters from the card of that fabric in `cards`
-/// (path, parameters), else from `kestrel fit`'s fit (`fit_fabrics`, `progress` after each
-/// fabric); values read by `rules`.
+/// (path, parameters), else from `kestrel fit`'s fit (`fit_fabrics`: the specimens of a curve
+/// fitted jointly; `progress` after each fabric); values read by `rules`.
 pub fn library_summary(
     curves: &[Curve],
     cards: &[(PathBuf, FabricParams)],
     options: &FitOptions,
     rules: &ReadingRules,
     progress: &(dyn Fn(&FabricFit) + Sync),
-) -> Result<LibrarySummary, SummaryError> {
+) -> LibrarySummary {
     let carded = |fabric: &str| cards.iter().find(|(_, p)| p.fabric == fabric);
     let to_fit: Vec<Curve> = curves
         .iter()
         .filter(|c| carded(&c.fabric).is_none())
         .cloned()
         .collect();
-    refuse_replicates(&to_fit, "kestrel report").map_err(SummaryError::Replicates)?;
     let fitted = fit_fabrics(&to_fit, options, progress);
     let replicates = replicate_summaries(curves, rules);
     let mut summary = LibrarySummary::default();
@@ -166,7 +155,7 @@ pub fn library_summary(
             summary.rows.push(row);
         }
     }
-    Ok(summary)
+    summary
 }
 
 /// A group's specimens, means and CVs into its row.

@@ -518,7 +518,7 @@ fn specimens(dir: &Path, emts: &[f64]) -> Vec<PathBuf> {
 
 #[test]
 fn replicates_are_grouped_with_mean_and_cv() {
-    use kestrel::kes::{refuse_replicates, replicate_groups, replicate_summaries};
+    use kestrel::kes::{replicate_groups, replicate_summaries};
     let dir = tempfile::tempdir().unwrap();
     let mut files = specimens(dir.path(), &[4.0, 5.0, 6.0]);
     // another direction and an unnamed fabric are groups of their own
@@ -558,21 +558,6 @@ fn replicates_are_grouped_with_mean_and_cv() {
     assert!((s.cv.wt.unwrap() - 0.2).abs() < 1e-12);
     // one specimen: a mean, no CV
     assert!(summaries[1].mean.emt.is_some() && summaries[1].cv.emt.is_none());
-
-    // a command that takes one specimen says which files and what to do
-    let e = refuse_replicates(&curves, "kestrel report")
-        .unwrap_err()
-        .to_string();
-    assert_eq!(
-        e,
-        format!(
-            "{}: a second specimen of F / tensile / warp (the first is {}) — kestrel report takes \
-             one specimen per fabric, test and direction: give the specimens one at a time \
-             (`kestrel values` summarises replicates)",
-            files[2].display(),
-            files[0].display()
-        )
-    );
 }
 
 #[test]

@@ -403,7 +403,7 @@ fn cli_report_tables_values_parameters_and_the_fit_nrmse() {
 }
 
 #[test]
-fn cli_report_summarises_replicates_with_a_parameter_file() {
+fn cli_report_summarises_replicates_fitted_jointly_or_with_a_parameter_file() {
     let dir = tempfile::tempdir().unwrap();
     // three shear specimens of one curve: the known law, its G scaled by 0.9, 1, 1.1
     let Some((_, ConnectorLaw::Shear(law))) = known_laws().into_iter().next() else {
@@ -433,12 +433,15 @@ fn cli_report_summarises_replicates_with_a_parameter_file() {
     let table = dir.path().join("t.csv");
     let mut args = vec!["report", "-o", table.to_str().unwrap(), "--json"];
     args.extend(files.iter().map(String::as_str));
-    // fitting refuses replicates and says to give the parameter file
+    // without a card the three specimens are fitted jointly: one law, near the middle one
     let out = kestrel(&args);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--params"));
-    assert!(!table.exists());
-    args.extend(["--params", card.to_str().unwrap()]);
+    assert_success(&out);
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["specimens"]["shear"], 3);
+    assert_eq!(rows[0]["params_source"], "fitted");
+    let k_s = rows[0]["params"]["shear.k_s"].as_f64().unwrap();
+    assert!((k_s / law.k_s - 1.0).abs() < 0.05, "{k_s} vs {}", law.k_s);
+    args.extend(["--params", card.to_str().unwrap(), "--force"]);
     let out = kestrel(&args);
     assert_success(&out);
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -52,10 +52,11 @@ pub struct Args {
     /// Write parameter files as JSON instead of TOML.
     #[arg(long)]
     pub json_out: bool,
-    /// Test of files that lack it in their metadata (tensile, shear, bending).
+    /// Test of files that lack it in their metadata (tensile, shear, bending, compression,
+    /// friction, roughness).
     #[arg(long)]
     pub test: Option<KesTest>,
-    /// Direction of files that lack it (warp, weft, bias).
+    /// Direction of files that lack it (warp, weft, bias; normal for compression).
     #[arg(long)]
     pub direction: Option<Direction>,
     /// Gauge length [mm] of tensile files with an `elongation [mm]` column.

@@ -17,7 +17,7 @@ use super::CliError;
 /// file are fitted as `kestrel fit` does.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// KES curve files of the library (replicates allowed where a parameter file is given).
+    /// KES curve files of the library (replicates of a curve are fitted jointly).
     #[arg(required = true, value_name = "FILES")]
     files: Vec<PathBuf>,
     /// The CSV table to write.
@@ -77,8 +77,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             bar.set_message(f.fabric.clone());
             bar.inc(1);
         },
-    )
-    .map_err(CliError::input)?;
+    );
     bar.finish_and_clear();
     for note in &summary.notes {
         eprintln!("note: {note}");

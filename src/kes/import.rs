@@ -193,19 +193,6 @@ pub enum KesError {
         line: usize,
         message: String,
     },
-    #[error(
-        "{second}: a second specimen of {fabric} / {test} / {direction} (the first is \
-         {first}) — {command} takes one specimen per fabric, test and direction: give the \
-         specimens one at a time (`kestrel values` summarises replicates)"
-    )]
-    Replicate {
-        fabric: String,
-        test: KesTest,
-        direction: Direction,
-        first: String,
-        second: String,
-        command: &'static str,
-    },
     #[error("{file}: duplicate curve: the file is given twice (a replicate is another file)")]
     FileGivenTwice { file: String },
     #[error(
@@ -647,21 +634,4 @@ pub fn read_kes_files(
         }
     }
     paths.iter().map(|p| read_kes(p, overrides)).collect()
-}
-
-/// A `Replicate` error for the second specimen of any curve, for a command that takes one
-/// specimen per fabric, test and direction (`command` names it in the message).
-pub fn refuse_replicates(curves: &[Curve], command: &'static str) -> Result<(), KesError> {
-    let groups = super::replicates::replicate_groups(curves);
-    match groups.iter().find(|g| g.is_replicated()) {
-        Some(g) => Err(KesError::Replicate {
-            fabric: g.fabric.clone(),
-            test: g.test,
-            direction: g.direction,
-            first: curves[g.members[0]].path_name(),
-            second: curves[g.members[1]].path_name(),
-            command,
-        }),
-        None => Ok(()),
-    }
 }
