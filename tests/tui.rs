@@ -295,7 +295,7 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
     // the worker really steps the scene and sends frames
     let (tx, rx) = std::sync::mpsc::channel();
     let path = a.cloth.loaded.clone().unwrap();
-    let control = kestrel::tui::worker::cloth::start(path, tx);
+    let (control, _thread) = kestrel::tui::worker::cloth::start(path, tx);
     control.send(ClothControl::Step).unwrap();
     let frame = loop {
         match rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {
@@ -342,7 +342,7 @@ fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
     assert!(a.prompt.is_some());
 
     let (tx, rx) = std::sync::mpsc::channel();
-    let control = kestrel::tui::worker::cloth::start(scene, tx);
+    let (control, _thread) = kestrel::tui::worker::cloth::start(scene, tx);
     let wait_written = |a: &mut App| loop {
         match rx
             .recv_timeout(std::time::Duration::from_secs(120))
@@ -590,7 +590,7 @@ fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
     let mut a = app();
     a.update(Action::GoTab(Tab::Cloth));
     let (tx, rx) = std::sync::mpsc::channel();
-    let control = kestrel::tui::worker::playback::start(krd.clone(), tx);
+    let (control, _thread) = kestrel::tui::worker::playback::start(krd.clone(), tx);
     a.cloth.loaded = Some(krd);
     let wait = |pred: &dyn Fn(&Event) -> bool| loop {
         let e = rx
