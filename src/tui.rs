@@ -28,11 +28,23 @@ pub use message::{Action, Event, Job, LoadedCurve, Tab};
 /// Runs the workbench on the terminal until the user quits. With no files, the sample
 /// fabric of `kes_data/` is loaded.
 pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
-    let (curves, errors) = if files.is_empty() {
+    // scenes and reduced models go to the Cloth tab, the rest are curves
+    let (cloth, files): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.into_iter().partition(|p| is_cloth_input(p));
+    let (cards, files): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.into_iter().partition(|p| is_parameter_file(p));
+    let (curves, mut errors) = if files.is_empty() {
         sample_curves()
     } else {
         load_curves(&files)
     };
+    errors.extend(cards.iter().map(|p| {
+        format!(
+            "{} is a parameter file: open the fabric's curves (kestrel FOLDER) or a scene that \
+             names it",
+            p.display()
+        )
+    }));
     let mut fabrics: Vec<&str> = curves.iter().map(|c| c.curve.fabric.as_str()).collect();
     fabrics.sort_unstable();
     fabrics.dedup();
@@ -48,6 +60,10 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     };
     let monochrome = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(curves, status, monochrome);
+    // the last one named is loaded; each is listed in the Cloth tab
+    for path in cloth {
+        app.open_cloth(path);
+    }
 
     let terminate = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
@@ -93,6 +109,25 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     })();
     ratatui::restore();
     result
+}
+
+/// A cloth scene (`*.toml` that is not a parameter file) or a reduced model (`*.krd`): what
+/// the Cloth tab opens.
+pub fn is_cloth_input(path: &std::path::Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    message::is_model(path) || (name.ends_with(".toml") && !is_parameter_file(path))
+}
+
+/// A fabric parameter file by its name: `*.params.toml` or `*.params.json`.
+fn is_parameter_file(path: &std::path::Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    name.ends_with(".params.toml") || name.ends_with(".params.json")
 }
 
 /// After SIGTERM or SIGHUP the workbench's loop returns at its next turn. When the terminal has gone

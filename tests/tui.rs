@@ -1122,3 +1122,35 @@ fn law_parameters_convert_to_the_units_of_the_plots() {
     assert_eq!(unit("-", true), ("%", 100.0));
     assert_eq!(unit("-", false), ("-", 1.0));
 }
+
+#[test]
+fn a_scene_named_on_the_command_line_opens_loaded_in_the_cloth_tab() {
+    use kestrel::tui::is_cloth_input;
+    use std::path::{Path, PathBuf};
+    assert!(is_cloth_input(Path::new("scenes/provot_sheet_17.toml")));
+    assert!(is_cloth_input(Path::new("door.krd")));
+    assert!(!is_cloth_input(Path::new("fabrics/cotton.params.toml")));
+    assert!(!is_cloth_input(Path::new("kes_data/cotton-shirting/")));
+    assert!(!is_cloth_input(Path::new("tensile_warp.csv")));
+
+    let mut a = app();
+    let scene = PathBuf::from("/elsewhere/my_scene.toml");
+    a.open_cloth(scene.clone());
+    assert_eq!(a.tab, Tab::Cloth);
+    assert_eq!(a.cloth.loaded.as_ref(), Some(&scene));
+    assert!(
+        a.jobs
+            .iter()
+            .any(|j| matches!(j, Job::ClothStart(p) if *p == scene)),
+        "{:?}",
+        a.jobs
+    );
+    // the scan of ./scenes arrives later: the scene stays listed and selected
+    let found = vec![
+        PathBuf::from("scenes/a.toml"),
+        PathBuf::from("scenes/b.toml"),
+    ];
+    a.update(Action::Event(Event::ClothScanned(found)));
+    assert_eq!(a.cloth.scenes.len(), 3);
+    assert_eq!(a.cloth.scenes[a.cloth.selected], scene);
+}

@@ -10,7 +10,8 @@ use super::CliError;
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// KES curve files or folders to open (default: the sample fabric in kes_data/).
+    /// KES curve files or folders to open (default: the sample fabric in kes_data/), and cloth
+    /// scenes (*.toml) or reduced models (*.krd) to load in the Cloth tab.
     pub files: Vec<PathBuf>,
 }
 

@@ -162,6 +162,19 @@ impl App {
         self.log_status();
     }
 
+    /// Opens a cloth scene or a reduced model named on the command line: the Cloth tab shows
+    /// it, loaded (paused).
+    pub fn open_cloth(&mut self, path: PathBuf) {
+        let mut fx = Effects::default();
+        self.show_tab(Tab::Cloth);
+        self.cloth.open(path, &mut fx);
+        if let Some(status) = fx.status {
+            self.status = status;
+        }
+        self.jobs.extend(fx.jobs);
+        self.log_status();
+    }
+
     /// Shows `tab`; a status said on another tab is dropped there (an error stays).
     fn show_tab(&mut self, tab: Tab) {
         if tab != self.tab && !self.status.starts_with("error") {

@@ -110,10 +110,29 @@ impl ClothTabState {
         }
     }
 
-    /// The list found by the scan job.
-    pub(crate) fn on_scanned(&mut self, scenes: Vec<PathBuf>) {
+    /// The list found by the scan job; a scene or model loaded from elsewhere (named on the
+    /// command line) stays in it, selected.
+    pub(crate) fn on_scanned(&mut self, mut scenes: Vec<PathBuf>) {
+        if let Some(loaded) = &self.loaded {
+            if !scenes.contains(loaded) {
+                scenes.push(loaded.clone());
+            }
+            if let Some(i) = scenes.iter().position(|p| p == loaded) {
+                self.selected = i;
+            }
+        }
         self.selected = self.selected.min(scenes.len().saturating_sub(1));
         self.scenes = scenes;
+    }
+
+    /// Lists `path` (a scene or a reduced model named on the command line), selects it and
+    /// loads it.
+    pub(crate) fn open(&mut self, path: PathBuf, fx: &mut Effects) {
+        if !self.scenes.contains(&path) {
+            self.scenes.push(path.clone());
+        }
+        self.selected = self.scenes.iter().position(|p| *p == path).unwrap_or(0);
+        self.update(&Action::ClothLoad, fx);
     }
 
     pub(crate) fn on_palette(&mut self, palette: Vec<PaletteKey>, fx: &mut Effects) {
