@@ -259,6 +259,14 @@ pub fn to_csv(summary: &LibrarySummary) -> Result<String, csv::Error> {
     header.push("files".into());
     w.write_record(&header)?;
     let num = |v: Option<f64>| v.map_or_else(String::new, crate::kes::write::number);
+    // KES values, CVs and NRMSE read from measured curves: six significant digits (the
+    // parameters are written exactly, as in the parameter file)
+    let six = |v: Option<f64>| {
+        v.map_or_else(String::new, |v| {
+            let rounded = format!("{v:.5e}").parse::<f64>().unwrap_or(v);
+            crate::kes::write::number(rounded)
+        })
+    };
     for row in &summary.rows {
         let mut rec = vec![row.fabric.clone(), row.direction.name().to_string()];
         for t in &tests {
@@ -269,8 +277,8 @@ pub fn to_csv(summary: &LibrarySummary) -> Result<String, csv::Error> {
             );
         }
         for (name, _) in &values {
-            rec.push(num(row.values.get(name)));
-            rec.push(num(row.cv.get(name)));
+            rec.push(six(row.values.get(name)));
+            rec.push(six(row.cv.get(name)));
         }
         for key in &params {
             rec.push(match row.params.get(*key) {
@@ -281,7 +289,7 @@ pub fn to_csv(summary: &LibrarySummary) -> Result<String, csv::Error> {
             });
         }
         for t in &fitted {
-            rec.push(num(row.nrmse.get(*t).copied()));
+            rec.push(six(row.nrmse.get(*t).copied()));
         }
         rec.push(row.params_source.clone());
         rec.push(row.files.join(" "));
