@@ -28,7 +28,8 @@ wait_for "Cotton shirting"
 wait_for "EMT"  # the KES values of the first curve (tensile warp)
 keys Tab;  wait_for "estimate from"
 keys Tab;  wait_for "dissipated ["
-keys '?';  wait_for "driving path"; keys Escape
+# the help closed before the next key (Escape and 4 read together would be Alt-4)
+keys '?';  wait_for "driving path"; keys Escape; wait_gone "driving path"
 keys 4;    wait_for "idle: Enter runs the fit"
 keys Enter; wait_for "fit done" 60
 keys a;    wait_for "accepted into the Connector tab"

@@ -18,4 +18,13 @@ wait_for() {
   done
   fail "did not see '$text' within ${limit}s"
 }
+# wait_gone TEXT [SECONDS]: poll the screen until TEXT is gone
+wait_gone() {
+  local text="$1" limit="${2:-10}" i=0
+  while [ "$i" -lt $((limit * 10)) ]; do
+    screen | grep -qF -- "$text" || return 0
+    sleep 0.1; i=$((i + 1))
+  done
+  fail "'$text' still shown after ${limit}s"
+}
 keys() { tmux send-keys -t "$session" "$@"; }

@@ -35,6 +35,25 @@ fn draw(app: &App, w: u16, h: u16) -> String {
     t.backend().to_string()
 }
 
+/// Pops the fit job the app queued and runs it as the worker would: (curve index, the fit,
+/// the specimens fitted).
+fn run_fit_job(a: &mut App) -> (usize, kestrel::fit::CurveFit, usize) {
+    let Some(Job::Fit {
+        curve_index,
+        specimens,
+        options,
+    }) = a.jobs.pop()
+    else {
+        panic!("no fit job")
+    };
+    let refs: Vec<&kestrel::kes::Curve> = specimens.iter().collect();
+    (
+        curve_index,
+        kestrel::fit::fit_specimens(&refs, &options),
+        refs.len(),
+    )
+}
+
 #[test]
 fn keymap_maps_keys_to_actions_per_mode() {
     let mut a = app();
@@ -146,19 +165,9 @@ fn fit_runs_as_a_job_and_quitting_with_unsaved_fits_asks() {
     let mut a = app();
     a.update(Action::GoTab(Tab::Fit));
     press(&mut a, KeyCode::Enter);
-    let job = a.jobs.pop().expect("a fit job");
-    let Job::Fit {
-        curve_index,
-        specimens,
-        options,
-    } = job
-    else {
-        panic!("not a fit job")
-    };
     assert!(a.fit.running.is_some());
     // the worker's result comes back as an event
-    let specimens: Vec<&kestrel::kes::Curve> = specimens.iter().collect();
-    let fit = kestrel::fit::fit_specimens(&specimens, &options);
+    let (curve_index, fit, _) = run_fit_job(&mut a);
     a.update(Action::Event(Event::FitDone {
         curve_index,
         fit: Box::new(fit),
@@ -194,18 +203,9 @@ fn a_curve_with_replicates_is_fitted_jointly_and_saved_once() {
     let mut a = App::new(curves, "sample loaded".into(), true);
     a.update(Action::GoTab(Tab::Fit));
     press(&mut a, KeyCode::Enter);
-    let Some(Job::Fit {
-        curve_index,
-        specimens,
-        options,
-    }) = a.jobs.pop()
-    else {
-        panic!("not a fit job")
-    };
-    assert_eq!((curve_index, specimens.len()), (0, 2));
     assert!(a.status.contains("2 specimens jointly"), "{}", a.status);
-    let refs: Vec<&kestrel::kes::Curve> = specimens.iter().collect();
-    let fit = kestrel::fit::fit_specimens(&refs, &options);
+    let (curve_index, fit, specimens) = run_fit_job(&mut a);
+    assert_eq!((curve_index, specimens), (0, 2));
     assert_eq!(fit.specimens.len(), 2);
     a.update(Action::Event(Event::FitDone {
         curve_index,
@@ -295,7 +295,7 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
     // the worker really steps the scene and sends frames
     let (tx, rx) = std::sync::mpsc::channel();
     let path = a.cloth.loaded.clone().unwrap();
-    let control = kestrel::tui::worker::cloth::start(path, tx);
+    let (control, _thread) = kestrel::tui::worker::cloth::start(path, tx);
     control.send(ClothControl::Step).unwrap();
     let frame = loop {
         match rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {
@@ -342,7 +342,7 @@ fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
     assert!(a.prompt.is_some());
 
     let (tx, rx) = std::sync::mpsc::channel();
-    let control = kestrel::tui::worker::cloth::start(scene, tx);
+    let (control, _thread) = kestrel::tui::worker::cloth::start(scene, tx);
     let wait_written = |a: &mut App| loop {
         match rx
             .recv_timeout(std::time::Duration::from_secs(120))
@@ -590,7 +590,7 @@ fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
     let mut a = app();
     a.update(Action::GoTab(Tab::Cloth));
     let (tx, rx) = std::sync::mpsc::channel();
-    let control = kestrel::tui::worker::playback::start(krd.clone(), tx);
+    let (control, _thread) = kestrel::tui::worker::playback::start(krd.clone(), tx);
     a.cloth.loaded = Some(krd);
     let wait = |pred: &dyn Fn(&Event) -> bool| loop {
         let e = rx
@@ -1052,18 +1052,8 @@ fn the_connector_starts_from_the_fabric_per_direction_in_kes_units_and_saves_wha
     // the tensile warp curve fitted: the Connector shows the fit
     a.update(Action::GoTab(Tab::Fit));
     press(&mut a, KeyCode::Enter);
-    let Some(Job::Fit {
-        curve_index,
-        specimens,
-        options,
-    }) = a.jobs.pop()
-    else {
-        panic!("no fit job")
-    };
-    let [curve] = specimens.as_slice() else {
-        panic!("one specimen expected")
-    };
-    let fit = kestrel::fit::fit_curve(curve, &options);
+    let (curve_index, fit, specimens) = run_fit_job(&mut a);
+    assert_eq!(specimens, 1);
     let fitted_law = fit.law().unwrap();
     a.update(Action::Event(Event::FitDone {
         curve_index,

@@ -7,7 +7,8 @@ pub mod playback;
 
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
-use std::thread;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use super::files;
 use super::message::{is_model, ClothControl, Event, Job, PendingWrite};
@@ -18,10 +19,16 @@ use crate::material::ConnectorLaw;
 use crate::params::{ParamsError, ParamsFormat};
 use crate::plot::PlotError;
 
-/// The long-lived workers: the cloth simulation thread's control channel.
+/// The longest the workbench waits at exit for its cloth threads to stop: a renderer torn
+/// down by the process exit while its thread still runs can crash the graphics driver.
+const STOP_WAIT: Duration = Duration::from_secs(1);
+
+/// The long-lived workers: the cloth simulation thread's control channel, and the cloth
+/// threads started (stopped ones too, until they have ended).
 #[derive(Debug, Default)]
 pub(crate) struct Workers {
     cloth: Option<Sender<ClothControl>>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 impl Workers {
@@ -32,11 +39,14 @@ impl Workers {
                 if let Some(old) = self.cloth.take() {
                     let _ = old.send(ClothControl::Stop);
                 }
-                self.cloth = Some(if is_model(&path) {
+                self.threads.retain(|t| !t.is_finished());
+                let (control, thread) = if is_model(&path) {
                     playback::start(path, tx)
                 } else {
                     cloth::start(path, tx)
-                });
+                };
+                self.cloth = Some(control);
+                self.threads.push(thread);
             }
             Job::Cloth(control) => {
                 if let Some(c) = &self.cloth {
@@ -71,9 +81,17 @@ impl Workers {
 }
 
 impl Drop for Workers {
+    /// Stops the cloth thread and waits (at most [`STOP_WAIT`]) for the cloth threads to end.
     fn drop(&mut self) {
         if let Some(c) = self.cloth.take() {
             let _ = c.send(ClothControl::Stop);
+        }
+        let start = Instant::now();
+        while start.elapsed() < STOP_WAIT && self.threads.iter().any(|t| !t.is_finished()) {
+            thread::sleep(Duration::from_millis(10));
+        }
+        for t in self.threads.drain(..).filter(|t| t.is_finished()) {
+            let _ = t.join();
         }
     }
 }

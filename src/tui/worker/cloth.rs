@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
-use std::thread;
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::atomic::{write_atomic, WriteError};
@@ -18,11 +18,12 @@ pub const RENDER_SIZE: (u32, u32) = (1280, 720);
 /// Frames per second of simulated time in a rendered sequence.
 const SEQUENCE_FPS: f64 = 30.0;
 
-/// Starts the simulation of `path` on its own thread, paused; returns its control channel.
-pub fn start(path: PathBuf, events: Sender<Event>) -> Sender<ClothControl> {
+/// Starts the simulation of `path` on its own thread, paused; returns its control channel and
+/// the thread.
+pub fn start(path: PathBuf, events: Sender<Event>) -> (Sender<ClothControl>, JoinHandle<()>) {
     let (tx, rx) = std::sync::mpsc::channel();
-    thread::spawn(move || simulate(&path, &rx, &events));
-    tx
+    let thread = thread::spawn(move || simulate(&path, &rx, &events));
+    (tx, thread)
 }
 
 fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event>) {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender};
-use std::thread;
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use super::cloth::{
@@ -13,16 +13,17 @@ use crate::reduced::{Player, ReducedModel};
 use crate::render::{Renderer, SceneView};
 use crate::tui::message::{ClothControl, ClothFrame, Event, PaletteKey, ReducedStats};
 
-/// Loads the model at `path` and plays it on its own thread, paused; returns its control channel.
-pub fn start(path: PathBuf, events: Sender<Event>) -> Sender<ClothControl> {
+/// Loads the model at `path` and plays it on its own thread, paused; returns its control channel
+/// and the thread.
+pub fn start(path: PathBuf, events: Sender<Event>) -> (Sender<ClothControl>, JoinHandle<()>) {
     let (tx, rx) = std::sync::mpsc::channel();
-    thread::spawn(move || match ReducedModel::read(&path) {
+    let thread = thread::spawn(move || match ReducedModel::read(&path) {
         Ok(model) => play(&model, &rx, &events),
         Err(e) => {
             let _ = events.send(Event::Failed(e.to_string()));
         }
     });
-    tx
+    (tx, thread)
 }
 
 /// Plays frames while running; the shape of the current frame is in `world` after each step.
