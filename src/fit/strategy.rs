@@ -595,7 +595,6 @@ fn explain_bounds(best: &mut CurveFit, candidates: &[&CurveFit]) {
                 "f2/f1 at 0.95: the friction peaks right after each reversal and falls back to 5 % of that peak once the yarns slide on, the strongest stiction the law allows (at f2/f1 = 1 the sliding friction would vanish); the loop is widest just after each turn; {}",
                 dahl.clone().unwrap_or_else(|| "the first-order (Dahl) law, without a stiction peak, was not tried (--model dahl fits it)".into())
             ),
-            (Param::Eps1, true) => "eps1 at the largest strain: the toe covers the whole loading, the curve never reaches its linear part".into(),
             (Param::EpsF, true) => "eps_f at the whole strain range: the friction never saturates on this path, it keeps building up over a whole stroke after each reversal, so the curve only says its length is at least the stroke (a longer path would measure it)".into(),
             (Param::EpsF, false) => "eps_f at its smallest: the friction saturates at once after a reversal (a step), shorter than the sampling resolves".into(),
             (Param::Level, false) => format!(
@@ -605,6 +604,7 @@ fn explain_bounds(best: &mut CurveFit, candidates: &[&CurveFit]) {
             (Param::Level, true) => "the friction level at the force range: the loop is as wide as the curve is tall, the friction is not separable from the elastic part on this curve".into(),
             (Param::Eta, _) => "eta at its bound: the fast and slow friction lengths cannot be told apart (eta → 1) or the fast one is unresolved (eta → 0.01)".into(),
             (Param::F1, _) | (Param::Eps1Aligned, _) => "the toe shape is at the end of its admissible range (quadratic toe: F1 between k·eps1/2 and k·eps1)".into(),
+            // ε₁ at the largest strain is the toe-only law and ε₁' = ε₁ a named law (`fit_model`)
             _ => continue,
         };
         *why = format!("{why} — {plain}");
