@@ -86,6 +86,9 @@ pub enum SettingError {
     Sphere { radius: f64 },
     #[error("box: min {min:?} must be below max {max:?} on every axis")]
     Box { min: [f64; 3], max: [f64; 3] },
+    /// An obstacle's contact laws that do not go together.
+    #[error("obstacle: {0}")]
+    Contact(&'static str),
 }
 
 impl SettingError {

@@ -1,6 +1,7 @@
 //! Scene files (TOML) → a cloth world and its step parameters, or a virtual KES test. Lengths
 //! in m, times in s, densities in kg/m², stiffnesses in N/m (format in docs/cloth.md).
 
+mod card;
 mod file;
 mod reduced;
 
@@ -19,6 +20,7 @@ use crate::input::{bytes_label, MEMORY_BUDGET};
 use crate::kes::{Direction, KesTest};
 use crate::params::{FabricParams, ParamsError};
 
+pub use card::{ObstacleContact, SceneNumbers, ValueSource};
 pub use file::{
     AnchorSpec, GridSpec, IntegratorSpec, KesTestSpec, MaterialSpec, PinSpec, SceneFile,
 };
@@ -71,6 +73,9 @@ pub struct DynamicScene {
     pub camera: Option<Camera>,
     /// The impulse palette, when the scene declares one (`[reduced]`).
     pub reduced: Option<ReducedSpec>,
+    /// The areal density and the obstacles' contact numbers, with where each comes from
+    /// (the scene or its fabric card).
+    pub numbers: SceneNumbers,
 }
 
 /// A virtual KES test ready to run.
@@ -125,10 +130,15 @@ impl Scene {
             source,
         };
         let base = path.parent().unwrap_or(Path::new("."));
-        let fabric = match &file.material {
-            MaterialSpec::Kes { params } => Some(FabricParams::read(&base.join(params))?),
+        let card = match &file.material {
+            MaterialSpec::Kes { params } => {
+                let card = base.join(params);
+                let fabric = FabricParams::read(&card)?;
+                Some((card, fabric))
+            }
             MaterialSpec::Springs { .. } | MaterialSpec::Terzopoulos(_) => None,
         };
+        let fabric = card.as_ref().map(|(_, f)| f);
         if let Some(t) = &file.kes_test {
             let Some(fabric) = fabric else {
                 return Err(invalid("a [kes_test] needs material kind = \"kes\"".into()));
@@ -153,7 +163,7 @@ impl Scene {
             spec.max = t.max;
             spec.gauge_cells = t.gauge_cells;
             spec.width_cells = t.width_cells;
-            let laws = KesLaws::from_params(&fabric).map_err(cloth)?;
+            let laws = KesLaws::from_params(fabric).map_err(cloth)?;
             return Ok(Scene::VirtualKes(Box::new(VirtualKesScene {
                 name: file.name.clone(),
                 fabric: fabric.fabric.clone(),
@@ -200,7 +210,15 @@ impl Scene {
             g.size[1] / (g.nv - 1) as f64,
         )
         .map_err(cloth)?;
-        let material = match (&file.material, &fabric) {
+        let mut obstacles = file.obstacles.clone();
+        let numbers = card::fill_from_card(
+            path,
+            card.as_ref()
+                .map(|(file, f)| (file.as_path(), f.properties.as_ref())),
+            g.areal_density,
+            &mut obstacles,
+        )?;
+        let material = match (&file.material, fabric) {
             (
                 MaterialSpec::Springs {
                     structural,
@@ -244,7 +262,7 @@ impl Scene {
             Vec3::from(g.origin),
             Vec3::from(g.warp),
             Vec3::from(g.weft),
-            g.areal_density,
+            numbers.areal_density,
             material,
         )
         .map_err(cloth)?;
@@ -290,10 +308,10 @@ impl Scene {
         }
         file.loads.validate().map_err(setting)?;
         world.loads = file.loads;
-        for o in &file.obstacles {
+        for o in &obstacles {
             o.validate().map_err(setting)?;
         }
-        world.obstacles = file.obstacles.clone();
+        world.obstacles = obstacles;
         for &[i, j] in &file.pins.particles {
             world.pin(i, j).map_err(cloth)?;
         }
@@ -347,6 +365,7 @@ impl Scene {
             steps: integ.steps,
             camera: file.camera,
             reduced: file.reduced.clone(),
+            numbers,
         })))
     }
 }

@@ -354,24 +354,27 @@ fn obstacles_are_never_penetrated() {
                 center: [0.15, -0.2, 0.15],
                 radius: 0.1,
             },
-            friction: 0.3,
-            offset: 0.002,
+            friction: Some(0.3),
+            coulomb: None,
+            offset: Some(0.002),
         },
         Obstacle {
             shape: ObstacleShape::Box {
                 min: [0.2, -0.5, 0.2],
                 max: [0.5, -0.15, 0.5],
             },
-            friction: 0.0,
-            offset: 0.0,
+            friction: Some(0.0),
+            coulomb: None,
+            offset: Some(0.0),
         },
         Obstacle {
             shape: ObstacleShape::Plane {
                 point: [0.0, -0.3, 0.0],
                 normal: [0.0, 1.0, 0.0],
             },
-            friction: 0.5,
-            offset: 0.001,
+            friction: Some(0.5),
+            coulomb: None,
+            offset: Some(0.001),
         },
     ];
     let mut world = spring_world(13, 0.3, 20.0);
@@ -388,6 +391,103 @@ fn obstacles_are_never_penetrated() {
         }
     }
     assert!(contacts > 100, "the sheet should land: {contacts} contacts");
+}
+
+/// Particles resting on a plane inclined at `angle` [rad] (four unconnected particles: springs
+/// of zero stiffness), released from rest under gravity with the plane's `contact` (friction
+/// fields only); returns (distance slid down the slope [m], speed down the slope [m/s]) of
+/// the first particle after `t` [s] in steps of `dt`, and the largest distance from the plane.
+fn slide_on_incline(
+    angle: f64,
+    contact: (Option<f64>, Option<f64>),
+    integrator: Integrator,
+    t: f64,
+    dt: f64,
+) -> (f64, f64, f64) {
+    let (s, c) = angle.sin_cos();
+    let up_slope = Vec3::new(c, s, 0.0);
+    let grid = Grid::new(2, 2, 0.01, 0.01).unwrap();
+    let mut world = ClothWorld::flat(
+        grid,
+        Vec3::zeros(),
+        up_slope,
+        Vec3::z(),
+        0.2,
+        Material::Springs(springs(&grid, 0.0)),
+    )
+    .unwrap();
+    let (friction, coulomb) = contact;
+    world.obstacles = vec![Obstacle {
+        shape: ObstacleShape::Plane {
+            point: [0.0; 3],
+            normal: [-s, c, 0.0],
+        },
+        friction,
+        coulomb,
+        offset: None,
+    }];
+    let start = world.positions()[0];
+    let params = StepParameters::new(integrator, dt);
+    let mut pipeline = ClothPipeline::new();
+    let mut off_plane: f64 = 0.0;
+    for _ in 0..(t / dt).round() as usize {
+        let report = pipeline.step(&params, &mut world).unwrap();
+        assert!(report.solve.converged);
+        off_plane = world
+            .positions()
+            .iter()
+            .map(|x| world.obstacles[0].distance(x).0.abs())
+            .fold(off_plane, f64::max);
+    }
+    let down = -up_slope;
+    (
+        (world.positions()[0] - start).dot(&down),
+        world.velocities()[0].dot(&down),
+        off_plane,
+    )
+}
+
+/// Coulomb contact on an inclined plane: a particle sticks when tan θ ≤ μ and otherwise
+/// slides with a = g(sin θ − μ cos θ) (s = a·t²/2, v = a·t), with both integrators; the
+/// old velocity-scaling `friction` keeps its closed form, v_t ← (v_t + g sin θ·Δt)(1 − f)
+/// per contact, whose fixed point is g sin θ·Δt·(1 − f)/f.
+#[test]
+fn coulomb_contact_sticks_below_the_friction_angle_and_slides_above_it() {
+    let g = 9.81;
+    let (t, dt) = (0.5, 1e-3);
+    for integrator in [Integrator::Explicit, Integrator::Broyden] {
+        for mu in [0.0, 0.165, 0.5] {
+            let friction_angle = f64::atan(mu);
+            for angle in [friction_angle - 0.02, friction_angle + 0.02, 0.6, 1.0] {
+                if angle <= 0.0 {
+                    continue;
+                }
+                let (slid, speed, off) =
+                    slide_on_incline(angle, (None, Some(mu)), integrator, t, dt);
+                let case = format!("{integrator:?}, mu = {mu}, angle = {angle:.3} rad");
+                assert!(off < 1e-12, "{case}: {off:e} m off the plane");
+                let a = g * (angle.sin() - mu * angle.cos());
+                if a <= 0.0 {
+                    assert!(
+                        slid.abs() < 1e-12 && speed.abs() < 1e-12,
+                        "{case}: {slid:e} m"
+                    );
+                } else {
+                    // symplectic and backward Euler both give s = a·Δt²·n(n+1)/2
+                    assert!((speed - a * t).abs() < 1e-9 * a * t, "{case}: v = {speed}");
+                    let s = 0.5 * a * t * t;
+                    assert!(
+                        (slid - s).abs() < 1.5 * dt / t * s,
+                        "{case}: s = {slid}, {s}"
+                    );
+                }
+            }
+        }
+    }
+    let (angle, f) = (0.4, 0.25);
+    let (_, speed, _) = slide_on_incline(angle, (Some(f), None), Integrator::Explicit, t, dt);
+    let fixed = g * angle.sin() * dt * (1.0 - f) / f;
+    assert!((speed - fixed).abs() < 1e-9 * fixed, "{speed} vs {fixed}");
 }
 
 #[test]
@@ -493,8 +593,9 @@ fn friction_is_committed_along_the_projected_step() {
             center: [0.04, -0.021, 0.04],
             radius: 0.02,
         },
-        friction: 0.0,
-        offset: 0.0,
+        friction: Some(0.0),
+        coulomb: None,
+        offset: Some(0.0),
     };
     let constraints = ProvotConstraints {
         structural: Some(2e-4),

@@ -198,11 +198,10 @@ mod gpu {
     ) -> SceneView {
         SceneView {
             grid: Grid::new(n, n, h, h).expect("grid"),
-            obstacles: vec![Obstacle {
-                shape: ObstacleShape::Sphere { center, radius },
-                friction: 0.0,
-                offset: 0.0,
-            }],
+            obstacles: vec![Obstacle::frictionless(ObstacleShape::Sphere {
+                center,
+                radius,
+            })],
             pins: vec![0, n - 1],
             camera: Some(Camera {
                 eye,

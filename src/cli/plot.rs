@@ -218,7 +218,10 @@ fn fitted_values_line(curve: &Curve, fitted: &FittedLaw) -> String {
     let parts: Vec<String> = v
         .rows()
         .into_iter()
-        .filter_map(|(name, _, f, gap)| Some(format!("{name} {:.4} ({:+.1} %)", f?, 100.0 * gap?)))
+        .filter_map(|(name, _, f, gap)| {
+            let value = kestrel::kes::units::significant(f?, 3);
+            Some(format!("{name} {value} ({:+.1} %)", 100.0 * gap?))
+        })
         .collect();
     format!("law: {}", parts.join(", "))
 }

@@ -12,7 +12,7 @@ use kestrel::cloth::record::{RecordInfo, Recording};
 use kestrel::cloth::virtual_kes::run_virtual_kes;
 use kestrel::cloth::{check_steps, ClothPipeline, Integrator, ProvotConstraints};
 use kestrel::input::{bytes_label, BINARY_FILE_LIMIT};
-use kestrel::scene::{DynamicScene, Scene, VirtualKesScene};
+use kestrel::scene::{DynamicScene, Scene, SceneNumbers, VirtualKesScene};
 
 use super::CliError;
 
@@ -88,6 +88,10 @@ struct RunSummary {
     converged: bool,
     record: Option<String>,
     frames: usize,
+    /// `card`, `areal_density` with `areal_density_source`, `obstacles` (each with its
+    /// friction law, friction, offset and their sources).
+    #[serde(flatten)]
+    numbers: SceneNumbers,
 }
 
 /// The summary of a virtual KES test.
@@ -139,6 +143,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         mut params,
         steps,
         camera,
+        numbers,
         ..
     } = scene;
     if let Some(i) = args.integrator {
@@ -278,6 +283,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
             .map(|p| p.display().to_string()),
         frames,
         converged,
+        numbers,
     };
     super::print_summary(&summary, args.output.json, print_table)?;
     if converged {
@@ -300,6 +306,27 @@ fn print_table(s: &RunSummary) {
         "cloth        {} particles, {} {} connectors",
         s.particles, s.connectors, s.material
     );
+    let n = &s.numbers;
+    if let Some(card) = &n.card {
+        println!("fabric card  {}", card.display());
+    }
+    println!(
+        "density      {} kg/m^2 ({})",
+        n.areal_density,
+        n.areal_density_source.name()
+    );
+    for (k, o) in n.obstacles.iter().enumerate() {
+        println!(
+            "obstacle {:<3} {}: friction {} {:.4} ({}), offset {:.4} mm ({})",
+            k + 1,
+            o.kind,
+            o.friction_law,
+            o.friction,
+            o.friction_source.name(),
+            1e3 * o.offset,
+            o.offset_source.name()
+        );
+    }
     println!(
         "integrator   {} (dt = {} s), constraints: {}",
         s.integrator, s.dt, s.constraints

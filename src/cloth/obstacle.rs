@@ -1,6 +1,7 @@
 //! Rigid obstacles by dynamic inverse (Provot §2.4): a particle found inside after a step is
-//! put back on the surface (offset δ [m]), its inward normal velocity removed and its
-//! tangential velocity scaled by (1 − friction).
+//! put back on the surface (offset δ [m]) and its inward normal velocity Δv_n removed; Coulomb
+//! friction then removes min(|v_t|, μ·Δv_n) of its tangential velocity v_t (the old
+//! `friction` instead scales v_t by (1 − friction)).
 
 use serde::{Deserialize, Serialize};
 
@@ -18,19 +19,37 @@ pub enum ObstacleShape {
     Box { min: [f64; 3], max: [f64; 3] },
 }
 
+impl ObstacleShape {
+    /// The `kind` of a file's table: `plane`, `sphere` or `box`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ObstacleShape::Plane { .. } => "plane",
+            ObstacleShape::Sphere { .. } => "sphere",
+            ObstacleShape::Box { .. } => "box",
+        }
+    }
+}
+
 /// An obstacle with its contact parameters. In a file: `kind` (`plane`, `sphere`, `box`),
-/// the shape's fields, `friction` and `offset`.
+/// the shape's fields, `coulomb` or `friction` (not both) and `offset`; each left out is
+/// `None` (no friction, no offset; a scene whose material names a fabric card fills them from
+/// the card).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "ShapeFields")]
 pub struct Obstacle {
     #[serde(flatten)]
     pub shape: ObstacleShape,
-    /// Fraction of the tangential velocity removed at each contact, 0 ≤ friction ≤ 1.
-    #[serde(default)]
-    pub friction: f64,
+    /// Velocity-scaling friction (the scenes before `coulomb`): fraction of the tangential
+    /// velocity removed at each contact, 0 ≤ friction ≤ 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub friction: Option<f64>,
+    /// Coulomb coefficient μ ≥ 0 [-]: a contact removes min(|v_t|, μ·Δv_n) of the tangential
+    /// velocity, Δv_n the normal velocity it removes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coulomb: Option<f64>,
     /// Distance kept between a particle and the surface δ \[m\] (cloth half-thickness).
-    #[serde(default)]
-    pub offset: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<f64>,
 }
 
 /// An obstacle or a collision potential as written: every field of every shape and of both
@@ -47,6 +66,7 @@ struct ShapeFields {
     max: Option<[f64; 3]>,
     /// Obstacles only.
     friction: Option<f64>,
+    coulomb: Option<f64>,
     offset: Option<f64>,
     /// Potentials only.
     strength: Option<f64>,
@@ -61,19 +81,25 @@ enum Table {
 }
 
 impl ShapeFields {
-    /// An obstacle has no `strength` or `range`, a potential no `friction` or `offset`.
+    /// An obstacle has no `strength` or `range`, a potential no `friction`, `coulomb` or
+    /// `offset`.
     fn refuse_other_table(&self, table: Table) -> Result<(), String> {
         let (name, other) = match table {
             Table::Obstacle => (
                 "obstacle",
-                [("strength", self.strength), ("range", self.range)],
+                vec![("strength", self.strength), ("range", self.range)],
             ),
             Table::Potential => (
                 "potential",
-                [("friction", self.friction), ("offset", self.offset)],
+                vec![
+                    ("friction", self.friction),
+                    ("coulomb", self.coulomb),
+                    ("offset", self.offset),
+                ],
             ),
         };
-        self.refuse(name, &other.map(|(n, v)| (n, v.is_some())))
+        let given: Vec<(&str, bool)> = other.iter().map(|(n, v)| (*n, v.is_some())).collect();
+        self.refuse(name, &given)
     }
 
     /// The first of `fields` (name, given) that is given: an error for a `table` of this kind.
@@ -139,14 +165,22 @@ impl ShapeFields {
     }
 }
 
+/// Why an obstacle cannot have both friction laws.
+const BOTH_FRICTIONS: &str = "give either `coulomb` (Coulomb coefficient μ) or `friction` (the \
+     older fraction of the tangential velocity removed per contact), not both";
+
 impl TryFrom<ShapeFields> for Obstacle {
     type Error = String;
     fn try_from(f: ShapeFields) -> Result<Self, String> {
         f.refuse_other_table(Table::Obstacle)?;
+        if f.friction.is_some() && f.coulomb.is_some() {
+            return Err(format!("obstacle `{}`: {BOTH_FRICTIONS}", f.kind));
+        }
         Ok(Obstacle {
             shape: f.shape()?,
-            friction: f.friction.unwrap_or(0.0),
-            offset: f.offset.unwrap_or(0.0),
+            friction: f.friction,
+            coulomb: f.coulomb,
+            offset: f.offset,
         })
     }
 }
@@ -193,11 +227,7 @@ impl CollisionPotential {
 
     /// The obstacle whose inside/outside function this potential uses (for drawing).
     pub(crate) fn obstacle(&self) -> Obstacle {
-        Obstacle {
-            shape: self.shape,
-            friction: 0.0,
-            offset: 0.0,
-        }
+        Obstacle::frictionless(self.shape)
     }
 
     /// Force of eq. 13 on a node of tributary area `area` \[m²\] at `x` with unit normal `n` \[N\].
@@ -210,6 +240,21 @@ impl CollisionPotential {
 }
 
 impl Obstacle {
+    /// An obstacle of `shape` without friction or offset.
+    pub fn frictionless(shape: ObstacleShape) -> Self {
+        Self {
+            shape,
+            friction: None,
+            coulomb: None,
+            offset: None,
+        }
+    }
+
+    /// The distance kept from the surface δ \[m\] (0 when not given).
+    pub fn offset(&self) -> f64 {
+        self.offset.unwrap_or(0.0)
+    }
+
     /// (point, normal) of a plane obstacle; `None` for other shapes.
     pub(crate) fn plane(&self) -> Option<([f64; 3], [f64; 3])> {
         match self.shape {
@@ -219,15 +264,20 @@ impl Obstacle {
     }
 
     pub(crate) fn validate(&self) -> Result<(), SettingError> {
-        if !(self.friction.is_finite() && (0.0..=1.0).contains(&self.friction)) {
-            return Err(SettingError::range(
-                "obstacle friction",
-                self.friction,
-                "",
-                "in [0, 1]",
-            ));
+        if let Some(f) = self.friction {
+            if !(f.is_finite() && (0.0..=1.0).contains(&f)) {
+                return Err(SettingError::range("obstacle friction", f, "", "in [0, 1]"));
+            }
         }
-        SettingError::non_negative("obstacle offset", self.offset, " m")?;
+        if let Some(mu) = self.coulomb {
+            SettingError::non_negative("obstacle coulomb", mu, "")?;
+            if self.friction.is_some() {
+                return Err(SettingError::Contact(BOTH_FRICTIONS));
+            }
+        }
+        if let Some(offset) = self.offset {
+            SettingError::non_negative("obstacle offset", offset, " m")?;
+        }
         let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
         match &self.shape {
             ObstacleShape::Plane { point, normal } => {
@@ -287,12 +337,16 @@ impl Obstacle {
                 }
             }
         };
-        (d - self.offset, n)
+        (d - self.offset(), n)
     }
 
-    /// Projects a particle found inside onto the surface and corrects its velocity; returns
-    /// whether it was in contact.
-    pub(crate) fn resolve(&self, x: &mut Vec3, v: &mut Vec3) -> bool {
+    /// Projects a particle found inside at the end of a step of `dt` \[s\] onto the surface
+    /// and corrects its velocity; returns whether it was in contact. The normal velocity
+    /// change is Δv_n = max(0, −v·n); Coulomb friction removes min(|v_t|, μ·Δv_n) of the
+    /// tangential velocity v_t (stick when |v_t| ≤ μ·Δv_n) and moves the particle back by that
+    /// change times `dt`, since the step ended at x₀ + dt·v: a particle that sticks stays where
+    /// the step began along the surface. The velocity-scaling `friction` scales v_t only.
+    pub(crate) fn resolve(&self, x: &mut Vec3, v: &mut Vec3, dt: f64) -> bool {
         let (d, n) = self.distance(x);
         if d >= 0.0 {
             return false;
@@ -300,7 +354,21 @@ impl Obstacle {
         *x -= n * d;
         let vn = v.dot(&n);
         let tangential = *v - n * vn;
-        *v = tangential * (1.0 - self.friction) + n * vn.max(0.0);
+        let kept = match (self.coulomb, self.friction) {
+            (Some(mu), _) => {
+                let speed = tangential.norm();
+                let removed = mu * (-vn).max(0.0);
+                let kept = if speed <= removed {
+                    Vec3::zeros()
+                } else {
+                    tangential * (1.0 - removed / speed)
+                };
+                *x += (kept - tangential) * dt;
+                kept
+            }
+            (None, friction) => tangential * (1.0 - friction.unwrap_or(0.0)),
+        };
+        *v = kept + n * vn.max(0.0);
         true
     }
 }

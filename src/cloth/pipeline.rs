@@ -252,7 +252,7 @@ impl ClothPipeline {
             report.constrained = world.apply_constraints(&params.constraints, &self.x_start, dt);
         }
         if !world.obstacles.is_empty() {
-            report.contacts = world.resolve_contacts();
+            report.contacts = world.resolve_contacts(dt);
         }
         if report.constrained + report.contacts > 0 && !self.start_states.is_empty() {
             world.refollow_friction(&self.start_states, &mut self.trial, &mut self.force);

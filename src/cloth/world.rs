@@ -455,12 +455,13 @@ impl ClothWorld {
         n
     }
 
-    /// Puts particles found inside obstacles back on their surfaces; returns the contacts.
-    pub(crate) fn resolve_contacts(&mut self) -> usize {
+    /// Puts particles found inside obstacles at the end of a step of `dt` \[s\] back on their
+    /// surfaces; returns the contacts.
+    pub(crate) fn resolve_contacts(&mut self, dt: f64) -> usize {
         let mut n = 0;
         for o in &self.obstacles {
             for k in 0..self.x.len() {
-                if !self.pinned[k] && o.resolve(&mut self.x[k], &mut self.v[k]) {
+                if !self.pinned[k] && o.resolve(&mut self.x[k], &mut self.v[k], dt) {
                     n += 1;
                 }
             }

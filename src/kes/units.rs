@@ -270,7 +270,7 @@ pub(crate) fn split_header(cell: &str) -> (String, Option<String>) {
 
 /// A number with about `digits` significant digits, without trailing noise (for people:
 /// plots, the workbench).
-pub(crate) fn significant(v: f64, digits: i32) -> String {
+pub fn significant(v: f64, digits: i32) -> String {
     if !v.is_finite() {
         return "–".into();
     }

@@ -32,8 +32,8 @@ pub struct GridSpec {
     /// Weft direction. Default +Z.
     #[serde(default = "z_axis")]
     pub weft: [f64; 3],
-    /// Areal density ρ_A [kg/m²].
-    pub areal_density: f64,
+    /// Areal density ρ_A [kg/m²]; left out, the fabric card's (`kind = "kes"`).
+    pub areal_density: Option<f64>,
 }
 
 fn x_axis() -> [f64; 3] {

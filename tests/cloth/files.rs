@@ -1,6 +1,6 @@
 //! Virtual KES tests, records and scene files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use kestrel::cloth::record::{Camera, RecordInfo, Recording};
 use kestrel::cloth::virtual_kes::{run_virtual_kes, VirtualKesSpec};
@@ -126,7 +126,7 @@ fn obstacle_and_potential_tables_refuse_fields_they_do_not_have() {
             radius: 0.5
         }
     );
-    assert_eq!((o.friction, o.offset), (0.3, 0.0));
+    assert_eq!((o.friction, o.coulomb, o.offset), (Some(0.3), None, None));
     let p = potential(&format!("{sphere}strength = 2.0\nrange = 0.01")).unwrap();
     assert_eq!((p.strength, p.range), (2.0, 0.01));
     let obstacle_error = |text: &str| obstacle(text).unwrap_err();
@@ -157,6 +157,12 @@ fn obstacle_and_potential_tables_refuse_fields_they_do_not_have() {
                 "{sphere}strength = 2.0\nrange = 0.01\nfriction = 0.1"
             )),
             "potential `sphere` has no field `friction`",
+        ),
+        (
+            potential_error(&format!(
+                "{sphere}strength = 2.0\nrange = 0.01\ncoulomb = 0.1"
+            )),
+            "potential `sphere` has no field `coulomb`",
         ),
         (
             potential_error(&format!("{sphere}range = 0.01")),
@@ -265,4 +271,199 @@ fn a_virtual_kes_scene_writes_its_output_beside_the_scene_and_csv_where_kestrel_
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(2));
+}
+
+/// A kes scene in `dir` (`scene.toml`) naming `card.toml` (the hand-written cotton shirting
+/// followed by `properties`), with `grid_extra` under `[grid]` and `obstacles` appended.
+fn scene_with_card(dir: &Path, properties: &str, grid_extra: &str, obstacles: &str) -> PathBuf {
+    let card = std::fs::read_to_string(repo("scenes/fabrics/cotton_shirting.params.toml")).unwrap()
+        + properties;
+    std::fs::write(dir.join("card.toml"), card).unwrap();
+    let scene = dir.join("scene.toml");
+    std::fs::write(
+        &scene,
+        format!(
+            "name = \"card\"\n[grid]\nnu = 5\nnv = 5\nsize = [0.04, 0.04]\n{grid_extra}\
+             [material]\nkind = \"kes\"\nparams = \"card.toml\"\n\
+             [integrator]\nkind = \"broyden\"\ndt = 0.001\nsteps = 3\n{obstacles}"
+        ),
+    )
+    .unwrap();
+    scene
+}
+
+const CARD_PROPERTIES: &str =
+    "\n[properties]\nareal_density = 0.15\nthickness = 0.0006\nfriction_coefficient = 0.21\n";
+
+/// Three obstacles: one that gives nothing, one with Coulomb friction and an offset, one with
+/// the older velocity-scaling friction only.
+const THREE_OBSTACLES: &str = "[[obstacles]]\nkind = \"sphere\"\ncenter = [0.02, -0.1, 0.02]\n\
+     radius = 0.05\n\
+     [[obstacles]]\nkind = \"plane\"\npoint = [0.0, -0.2, 0.0]\nnormal = [0.0, 1.0, 0.0]\n\
+     coulomb = 0.4\noffset = 0.001\n\
+     [[obstacles]]\nkind = \"box\"\nmin = [1.0, 1.0, 1.0]\nmax = [2.0, 2.0, 2.0]\n\
+     friction = 0.3\n";
+
+/// A kes scene takes the areal density, the obstacles' Coulomb μ (MIU) and offset (T0/2)
+/// from its card where it gives none itself, and says where each number comes from.
+#[test]
+fn a_scene_takes_the_numbers_it_does_not_give_from_its_fabric_card() {
+    use kestrel::scene::ValueSource::{Card, Default, Scene as Given};
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene_with_card(dir.path(), CARD_PROPERTIES, "", THREE_OBSTACLES);
+    let Scene::Dynamic(s) = Scene::load(&path).unwrap() else {
+        panic!("a dynamic scene")
+    };
+    let n = &s.numbers;
+    assert_eq!(
+        n.card.as_deref(),
+        Some(dir.path().join("card.toml").as_path())
+    );
+    assert_eq!((n.areal_density, n.areal_density_source), (0.15, Card));
+    let mass: f64 = s.world.masses().iter().sum();
+    assert!((mass - 0.15 * 0.04 * 0.04).abs() < 1e-15, "{mass}");
+    let o = &s.world.obstacles;
+    assert_eq!(
+        (o[0].coulomb, o[0].friction, o[0].offset),
+        (Some(0.21), None, Some(0.0003))
+    );
+    assert_eq!((o[1].coulomb, o[1].offset), (Some(0.4), Some(0.001)));
+    assert_eq!((o[2].coulomb, o[2].friction), (None, Some(0.3)));
+    assert_eq!(o[2].offset, Some(0.0003));
+    let sources: Vec<_> = n
+        .obstacles
+        .iter()
+        .map(|c| (c.friction_law, c.friction_source, c.offset_source))
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            ("coulomb", Card, Card),
+            ("coulomb", Given, Given),
+            ("velocity_scaling", Given, Card)
+        ]
+    );
+    // what `kestrel run --json` reports
+    let out = crate::common::kestrel(&["run", path.to_str().unwrap(), "--json"]);
+    crate::common::assert_success(&out);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["areal_density"], 0.15);
+    assert_eq!(j["areal_density_source"], "card");
+    assert_eq!(j["obstacles"][0]["friction"], 0.21);
+    assert_eq!(j["obstacles"][0]["friction_source"], "card");
+    assert_eq!(j["obstacles"][0]["offset"], 0.0003);
+    assert_eq!(j["obstacles"][2]["friction_law"], "velocity_scaling");
+    // a number written in the scene wins over the card's
+    let path = scene_with_card(dir.path(), CARD_PROPERTIES, "areal_density = 0.2\n", "");
+    let Scene::Dynamic(s) = Scene::load(&path).unwrap() else {
+        panic!("a dynamic scene")
+    };
+    assert_eq!(
+        (s.numbers.areal_density, s.numbers.areal_density_source),
+        (0.2, Given)
+    );
+    let mass: f64 = s.world.masses().iter().sum();
+    assert!((mass - 0.2 * 0.04 * 0.04).abs() < 1e-15, "{mass}");
+    // without a card: the scene's numbers, obstacles without friction or offset by default
+    let springs = dir.path().join("springs.toml");
+    std::fs::write(
+        &springs,
+        "name = \"x\"\n[grid]\nnu = 2\nnv = 2\nsize = [1.0, 1.0]\nareal_density = 0.1\n\
+         [material]\nkind = \"springs\"\nstructural = 1.0\nshear = 1.0\nflexion = 1.0\n\
+         [integrator]\nkind = \"explicit\"\ndt = 0.001\nsteps = 1\n\
+         [[obstacles]]\nkind = \"plane\"\npoint = [0.0, -1.0, 0.0]\nnormal = [0.0, 1.0, 0.0]\n",
+    )
+    .unwrap();
+    let Scene::Dynamic(s) = Scene::load(&springs).unwrap() else {
+        panic!("a dynamic scene")
+    };
+    assert_eq!(s.numbers.card, None);
+    assert_eq!(s.numbers.areal_density_source, Given);
+    let c = &s.numbers.obstacles[0];
+    assert_eq!(
+        (c.friction_law, c.friction_source, c.offset_source),
+        ("none", Default, Default)
+    );
+}
+
+/// A number neither the scene nor its card gives is an error naming both files and what to
+/// add; so is an obstacle with both friction laws.
+#[test]
+fn a_number_missing_from_the_scene_and_its_card_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = |properties: &str, grid: &str, obstacles: &str| {
+        let path = scene_with_card(dir.path(), properties, grid, obstacles);
+        Scene::load(&path).unwrap_err().to_string()
+    };
+    let card = dir.path().join("card.toml").display().to_string();
+    let sphere = "[[obstacles]]\nkind = \"sphere\"\ncenter = [0.0, -1.0, 0.0]\nradius = 0.5\n";
+    for (e, says) in [
+        (
+            load("", "", ""),
+            [
+                "no areal density: add `[properties] areal_density`",
+                "--weight 120g/m2",
+                "or `areal_density` [kg/m2] to [grid] in the scene",
+            ],
+        ),
+        (
+            load("\n[properties]\nareal_density = 0.1\n", "", sphere),
+            [
+                "no contact friction for obstacle 1 (sphere)",
+                "`[properties] friction_coefficient`",
+                "or `coulomb = MU` (or the older `friction`) to the obstacle",
+            ],
+        ),
+        (
+            load(
+                "\n[properties]\nareal_density = 0.1\n",
+                "",
+                &format!("{sphere}coulomb = 0.2\n"),
+            ),
+            [
+                "no contact offset for obstacle 1 (sphere)",
+                "`[properties] thickness` to",
+                "--thickness 0.4mm",
+            ],
+        ),
+        (
+            load(
+                CARD_PROPERTIES,
+                "",
+                &format!("{sphere}coulomb = 0.2\nfriction = 0.5\n"),
+            ),
+            ["scene.toml", "not both", "`coulomb`"],
+        ),
+    ] {
+        assert!(e.contains("scene.toml"), "{e}");
+        assert!(says.iter().all(|s| e.contains(s)), "{e}");
+        if !e.contains("not both") {
+            assert!(e.contains(&card), "{e}");
+        }
+    }
+    // the command exits 2 and says the same
+    let path = scene_with_card(dir.path(), "", "", "");
+    let out = crate::common::kestrel(&["run", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&card) && stderr.contains("areal_density"),
+        "{stderr}"
+    );
+    // a scene without a card must give the areal density
+    let springs = dir.path().join("springs.toml");
+    std::fs::write(
+        &springs,
+        "name = \"x\"\n[grid]\nnu = 2\nnv = 2\nsize = [1.0, 1.0]\n\
+         [material]\nkind = \"springs\"\nstructural = 1.0\nshear = 1.0\nflexion = 1.0\n\
+         [integrator]\nkind = \"explicit\"\ndt = 0.001\nsteps = 1\n",
+    )
+    .unwrap();
+    let e = Scene::load(&springs).unwrap_err().to_string();
+    assert!(
+        e.contains("springs.toml")
+            && e.contains("no areal density: add `areal_density` [kg/m2] to [grid]")
+            && e.contains("no fabric card"),
+        "{e}"
+    );
 }

@@ -1,0 +1,230 @@
+//! What can be wrong with a curve file, each error with its file, line and column and what
+//! was expected (units named).
+
+use thiserror::Error;
+
+use crate::kes::{Direction, KesTest};
+
+/// Everything that can be wrong with a curve file, with where and what was expected.
+#[derive(Debug, Error)]
+pub enum KesError {
+    #[error("cannot read {0}")]
+    Read(#[from] crate::input::Unreadable),
+    #[error("{file}:{line}: not UTF-8 text — expected a UTF-8 (or ASCII) CSV file")]
+    NotUtf8 { file: String, line: usize },
+    #[error(
+        "{file}: empty file — expected `# key: value` metadata, a header such as \
+         `strain [%],force [gf/cm]` and rows of numbers"
+    )]
+    Empty { file: String },
+    #[error(
+        "{file}:{line}: no header: `{text}` — expected column names with units, e.g. `{expected}`"
+    )]
+    NoHeader {
+        file: String,
+        line: usize,
+        text: String,
+        expected: String,
+    },
+    #[error(
+        "{file}:{line}:{column}: unknown unit `{unit}` in column {column} header `{text}` — \
+         expected {expected}"
+    )]
+    UnknownUnit {
+        file: String,
+        line: usize,
+        column: usize,
+        unit: String,
+        text: String,
+        expected: String,
+    },
+    #[error(
+        "{file}:{line}:{column}: missing unit in column {column} header `{text}` — expected \
+         `{name} [unit]` with unit {expected}"
+    )]
+    MissingUnit {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        name: String,
+        expected: String,
+    },
+    #[error(
+        "{file}:{line}:{column}: unknown column `{text}` for a {test} curve — expected {expected}"
+    )]
+    UnknownColumn {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        test: KesTest,
+        expected: String,
+    },
+    #[error("{file}:{line}:{column}: column `{text}` appears twice — expected one {name} column")]
+    DuplicateColumn {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        name: String,
+    },
+    #[error("{file}:{line}: no `{name}` column for a {test} curve — the header has {found}")]
+    MissingColumn {
+        file: String,
+        line: usize,
+        name: String,
+        test: KesTest,
+        found: String,
+    },
+    #[error("{file}:{line}: no {column} — the header has {found}")]
+    NoSuchColumn {
+        file: String,
+        line: usize,
+        column: String,
+        found: String,
+    },
+    #[error(
+        "{file}:{line}: unknown test `{text}` — expected tensile, shear, bending, compression, \
+         friction or roughness"
+    )]
+    UnknownTest {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error(
+        "{file}:{line}: unknown direction `{text}` — expected warp, weft or bias (normal for \
+         compression)"
+    )]
+    UnknownDirection {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error("{file}:{line}: direction `{direction}` for a {test} curve — {expected}")]
+    WrongDirection {
+        file: String,
+        line: usize,
+        direction: Direction,
+        test: KesTest,
+        expected: &'static str,
+    },
+    #[error(
+        "{file}:{line}: weight `{text}` — expected a positive areal density with its unit, \
+         e.g. `# weight [g/m2]: 320` or `# weight [mg/cm2]: 32` (mg/cm2, g/m2 or kg/m2)"
+    )]
+    BadWeight {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error("{file}: no `{key}` metadata — expected a line `# {key}: {expected}` or --{key}")]
+    MissingMetadata {
+        file: String,
+        key: &'static str,
+        expected: &'static str,
+    },
+    #[error("{file}:{line}: the file says {key} `{in_file}` but `{given}` was asked for")]
+    Conflict {
+        file: String,
+        line: usize,
+        key: &'static str,
+        in_file: String,
+        given: String,
+    },
+    #[error(
+        "{file}:{line}:{column}: not a number: `{text}` in column {column} (`{header}`) — \
+         expected a decimal number such as 0.125 or 0,125 (no thousands separator)"
+    )]
+    NotNumeric {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        header: String,
+    },
+    #[error(
+        "{file}:{line}:{column}: `{text}` in column {column} (`{header}`) is not finite — \
+         expected a finite number"
+    )]
+    NotFinite {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        header: String,
+    },
+    #[error(
+        "{file}:{line}: ragged row: {found} fields `{text}` — expected {expected}, as the \
+         header{hint}"
+    )]
+    Ragged {
+        file: String,
+        line: usize,
+        found: usize,
+        expected: usize,
+        text: String,
+        /// How to fix a likely cause (a decimal comma between comma-separated columns).
+        hint: String,
+    },
+    #[error("{file}: too few samples: {found} — expected at least {needed} rows of numbers")]
+    TooFewSamples {
+        file: String,
+        found: usize,
+        needed: usize,
+    },
+    #[error("{file}:{line}: malformed CSV: {message}")]
+    Csv {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{file}: duplicate curve: the file is given twice (a replicate is another file)")]
+    FileGivenTwice { file: String },
+    #[error(
+        "{file}:{line}:{column}: column `{text}` is an elongation and strain = elongation / \
+         gauge length needs the gauge length (the clamp distance) — add a metadata line \
+         `# gauge length [mm]: 200` or pass --gauge-length 200 (mm)"
+    )]
+    NoGaugeLength {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+    },
+    #[error(
+        "{file}:{line}: gauge length `{text}` — expected a positive length with its unit, \
+         e.g. `# gauge length [mm]: 200` (mm, cm or m)"
+    )]
+    BadGaugeLength {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error(
+        "{file}:{line}:{column}: column `{text}` reaches {max} (a strain of {percent} %), \
+         beyond any woven fabric — {fix}"
+    )]
+    StrainTooLarge {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        max: f64,
+        percent: f64,
+        fix: &'static str,
+    },
+    #[error(
+        "{file}: the rows are not in measurement order: x reverses {turns} times in {samples} \
+         samples, where a measured path reverses only at the instrument's turning points — \
+         keep the rows in the order they were measured (not sorted or shuffled)"
+    )]
+    PathOrder {
+        file: String,
+        turns: usize,
+        samples: usize,
+    },
+    #[error("bad row filter `{text}` — expected `COLUMN > VALUE` or `COLUMN < VALUE`, e.g. `Normal [uN] > 1e6`")]
+    BadFilter { text: String },
+}
