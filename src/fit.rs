@@ -17,7 +17,7 @@ pub use coords::Param;
 pub use fabric::{assemble_fabric_params, fit_fabric, fit_fabrics, FabricFit};
 pub use options::{FitModel, FitOptions, FitProgress, MuMode, OffsetMode, ProgressSink, ToeChoice};
 pub use problem::Termination;
-pub use report::{CurveFit, FitStatus, ParamEstimate, ValuesSideBySide};
+pub use report::{CurveFit, FitStatus, ParamEstimate, ValuesSideBySide, FIXED_BY_THE_MODEL};
 pub use strategy::{
     fit_curve, fit_curve_with_progress, fit_specimens, fit_specimens_with_progress,
 };

@@ -1167,3 +1167,62 @@ fn cli_weight_values_is_a_joint_objective_and_refuses_a_bad_weight() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("not a weight"));
     }
 }
+
+/// The reasons of the parameters a fit left on one of their bounds.
+fn on_a_bound(fit: &kestrel::fit::CurveFit) -> Vec<String> {
+    fit.params
+        .iter()
+        .filter_map(|p| {
+            let why = p.pinned.as_deref()?;
+            why.starts_with("at its")
+                .then(|| format!("{}: {why}", p.name))
+        })
+        .collect()
+}
+
+#[test]
+fn a_dahl_law_fitted_with_auto_choice_exports_no_stiction_ratio_and_no_bound() {
+    // the curves come from first-order (Dahl) laws: f2/f1 = 0 is the truth, a named value,
+    // so the second-order law must not be exported with its ratio on the bound
+    for (law, test) in known_laws(false, 0.25) {
+        let curve = curve_of(&law, test, 800);
+        let fit = fit_curve(&curve, &FitOptions::default());
+        assert!(fit.is_fitted(), "{test}: {:?}", fit.status);
+        assert!(fit.model.starts_with("dahl"), "{test}: {}", fit.model);
+        assert!(fit.value(Param::Ratio).is_none(), "{test}: {}", fit.model);
+        assert_eq!(on_a_bound(&fit), Vec::<String>::new(), "{test}");
+    }
+}
+
+#[test]
+fn a_curve_entirely_in_the_toe_is_fitted_as_a_toe_only_law() {
+    // ε₁ far beyond the strain at 500 gf/cm: the measured loading never leaves the toe. The
+    // law chosen is the toe-only one (ε₁ fixed at the largest strain, said so), not a free
+    // ε₁ on its bound
+    for (eps1, f1) in [(0.2, 1500.0), (0.08, 700.0)] {
+        let law = ConnectorLaw::Traction(TractionLaw {
+            k_t: 12000.0,
+            eps1,
+            f1,
+            eps1_aligned: Some(0.8 * eps1),
+            toe: Default::default(),
+            friction: friction(8.0, 0.25, false, 0.002),
+        });
+        let curve = curve_of(&law, KesTest::Tensile, 800);
+        let x_max = curve.x.iter().fold(0.0f64, |m, &v| m.max(v));
+        assert!(x_max < 0.9 * eps1, "the path leaves the toe: {x_max}");
+        let fit = fit_curve(&curve, &FitOptions::default());
+        assert!(fit.is_fitted(), "{:?}", fit.status);
+        assert!(fit.model.contains("toe only"), "{}", fit.model);
+        let e1 = fit.params.iter().find(|p| p.param == Param::Eps1).unwrap();
+        assert!(
+            (e1.value / x_max - 1.0).abs() < 1e-9,
+            "{} vs {x_max}",
+            e1.value
+        );
+        let why = e1.pinned.as_deref().unwrap_or("");
+        assert!(why.starts_with("fixed by the law (toe only)"), "{why}");
+        assert!(fit.nrmse < 0.01, "{}", fit.nrmse);
+        assert_eq!(on_a_bound(&fit), Vec::<String>::new(), "{}", fit.model);
+    }
+}

@@ -133,7 +133,7 @@ fn assemble_groups(fabric: &str, curves: &[&Curve], fits: &[CurveFit]) -> Fabric
                 .filter(|p| {
                     p.pinned
                         .as_deref()
-                        .is_some_and(|why| why != "fixed by the model")
+                        .is_some_and(|why| why != super::report::FIXED_BY_THE_MODEL)
                 })
                 .map(|p| format!("{}: {}", p.name, p.pinned.as_deref().unwrap_or_default()))
                 .collect(),

@@ -46,6 +46,12 @@ pub struct ParamEstimate {
     pub not_identified: bool,
 }
 
+/// The reason of a parameter the chosen model does not have free (μ = 0, α = 1).
+pub const FIXED_BY_THE_MODEL: &str = "fixed by the model";
+
+/// How the reason of a coordinate the fit pinned at one of its bounds begins.
+pub(crate) const AT_BOUND_PREFIX: &str = "at its";
+
 /// z of a two-sided 95 % normal interval (the residual degrees of freedom are hundreds).
 pub const Z95: f64 = 1.959_963_984_540_054;
 
@@ -119,9 +125,11 @@ pub struct CurveFit {
     pub correlation: Option<Correlation>,
     /// RMS(residual)/(max − min of the measured force), as a fraction.
     pub nrmse: f64,
-    /// n ln(RSS/n) + 2k.
+    /// n ln(RSS/n) + 2k, k = `free_parameters`.
     pub aic: f64,
     pub samples: usize,
+    /// The parameters the fit chose: the free ones and those it pinned at a bound (a value
+    /// on a bound is still the fit's choice, so it costs the AIC like any other).
     pub free_parameters: usize,
     /// Jacobian evaluations (one per Levenberg–Marquardt iteration).
     pub iterations: usize,
@@ -331,7 +339,13 @@ pub(crate) fn build(
     let kind = coords.kind;
     let p = solution.params;
     let curve = specimens[0];
-    let k = coords.free.len();
+    // a coordinate pinned at a bound was chosen by the fit: it counts in the AIC's k, so a law
+    // with that parameter removed or fixed at a named value wins on the same forces
+    let k = coords.free.len()
+        + pinned
+            .iter()
+            .filter(|(_, why)| why.starts_with(AT_BOUND_PREFIX))
+            .count();
     let list = Param::of_law(kind);
     let g = coords.dp_dq();
     let cov_p = |a: Param, b: Param| -> Option<f64> {
@@ -377,7 +391,7 @@ pub(crate) fn build(
                 .filter(|se| se.is_finite())
                 .map(|se| [p[i] - Z95 * se, p[i] + Z95 * se]),
             pinned: if model_fixed && pin.is_none() {
-                Some("fixed by the model".into())
+                Some(FIXED_BY_THE_MODEL.into())
             } else {
                 pin
             },

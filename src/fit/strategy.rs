@@ -16,6 +16,9 @@ use crate::kes::{Curve, KesTest};
 /// (Wider margins pin coordinates that are merely passing by and wreck the fit.)
 const AT_BOUND: f64 = 0.005;
 
+/// The label suffix of a tensile law whose toe spans the whole measured loading.
+const TOE_ONLY: &str = ", toe only";
+
 /// Why a curve cannot be fitted, if it cannot.
 fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> {
     if curve.x.len() != curve.y.len() {
@@ -273,6 +276,32 @@ fn fit_model(
             None => break,
         }
     }
+    // a coordinate on a bound that is a named value of the law is that simpler law, which
+    // the last rounds fitted with it fixed there; the law with it free reaches the same forces
+    // with one parameter more (ΔAIC = +2), so the simpler law is the one reported
+    let mut name = label.clone();
+    let eps1 = coords.physical(&coords.q)[Param::Eps1];
+    for (j, why) in pinned.iter_mut() {
+        if !why.starts_with("at its upper") {
+            continue;
+        }
+        match j {
+            // the curve never leaves the toe: the toe-only law
+            Param::Eps1 => {
+                *why = format!(
+                    "fixed by the law (toe only): eps1 = the largest strain measured ({eps1:.4e}), the curve never leaves the crimp-removal toe; with eps1 free the fit ends on this same strain, one parameter more for the same forces (ΔAIC = +2); beyond it the law is an extrapolation along a line of slope k_t"
+                );
+                name.push_str(TOE_ONLY);
+            }
+            // the toe after the first loading is the virgin one: ε₁' = ε₁
+            Param::Eps1Aligned => {
+                *why = format!(
+                    "fixed by the law: eps1_aligned = eps1 ({eps1:.4e}), the toe after the first loading is the virgin one (no crimp set by the first loading); with eps1_aligned free the fit ends on this same value, one parameter more for the same forces (ΔAIC = +2)"
+                );
+            }
+            _ => {}
+        }
+    }
     // the report (residuals, NRMSE, standard errors) is made on every sample
     let full_segments = specimens
         .iter()
@@ -289,7 +318,7 @@ fn fit_model(
     report::build(
         specimens,
         &solution,
-        label,
+        name,
         &pinned,
         start.elapsed(),
         targets.as_ref(),
@@ -535,41 +564,47 @@ fn explain_bounds(best: &mut CurveFit, candidates: &[&CurveFit]) {
             })
     };
     let model = best.model.clone();
+    // the same friction shape and toe, μ = 0 (friction independent of the load)
+    let without_mu = lost(&|c: &CurveFit| {
+        !c.model.contains("+mu") && shape(&c.model) == shape(&model) && toe(&c.model) == toe(&model)
+    });
+    // the first-order (Dahl) law, same μ and toe: the second-order law with its ratio removed
+    let dahl = lost(&|c: &CurveFit| {
+        shape(&c.model) == "dahl"
+            && c.model.contains("+mu") == model.contains("+mu")
+            && toe(&c.model) == toe(&model)
+    });
     for p in best.params.iter_mut() {
         let Some(why) = p.pinned.as_mut() else {
             continue;
         };
-        if !why.starts_with("at its") {
+        if !why.starts_with(report::AT_BOUND_PREFIX) {
             continue;
         }
         let upper = why.starts_with("at its upper");
         let plain = match (p.param, upper) {
-            (Param::Mu, true) => {
-                let simpler = lost(&|c: &CurveFit| {
-                    !c.model.contains("+mu") && shape(&c.model) == shape(&model) && toe(&c.model) == toe(&model)
-                });
-                format!(
-                    "mu at 0.99, next to 1 where the unloading slope k(1 − mu) of a saturated branch vanishes: the loop's unloading branch is as flat as the law allows; {}",
-                    simpler.unwrap_or_else(|| "no law with mu = 0 was tried (--mu zero fits it)".into())
-                )
-            }
-            (Param::Ratio, false) => {
-                let simpler = lost(&|c: &CurveFit| {
-                    shape(&c.model) == "dahl" && c.model.contains("+mu") == model.contains("+mu") && toe(&c.model) == toe(&model)
-                });
-                format!(
-                    "f2/f1 = 0: no stiction peak, the second-order law acts as a first-order one with length eta·eps_f; {}",
-                    simpler.unwrap_or_else(|| "the Dahl law was not tried".into())
-                )
-            }
-            (Param::Ratio, true) => "f2/f1 at 0.95: the stiction peak is as high as the law allows (the slow state nearly cancels the fast one once both saturate)".into(),
-            (Param::Eps1, true) => "eps1 at the largest strain: the toe covers the whole loading, the curve never reaches its linear part".into(),
-            (Param::EpsF, true) => "eps_f at the whole strain range: the friction never saturates within one stroke, so its length is only bounded by the stroke".into(),
+            (Param::Mu, true) => format!(
+                "the friction grows with the load as fast as the law allows: at mu = 1 the unloading branch would be flat once the friction has turned (slope k(1 − mu)), beyond it the fabric would give back more than it took; the measured unloading branch falls faster than a friction proportional to the load explains; {}",
+                without_mu.clone().unwrap_or_else(|| "no law with mu = 0 (load-independent friction) was tried (--mu zero fits it)".into())
+            ),
+            (Param::Ratio, false) => format!(
+                "f2/f1 = 0: no stiction peak, the second-order law acts as a first-order one with length eta·eps_f; {}",
+                dahl.clone().unwrap_or_else(|| "the Dahl law was not tried".into())
+            ),
+            (Param::Ratio, true) => format!(
+                "f2/f1 at 0.95: the friction peaks right after each reversal and falls back to 5 % of that peak once the yarns slide on, the strongest stiction the law allows (at f2/f1 = 1 the sliding friction would vanish); the loop is widest just after each turn; {}",
+                dahl.clone().unwrap_or_else(|| "the first-order (Dahl) law, without a stiction peak, was not tried (--model dahl fits it)".into())
+            ),
+            (Param::EpsF, true) => "eps_f at the whole strain range: the friction never saturates on this path, it keeps building up over a whole stroke after each reversal, so the curve only says its length is at least the stroke (a longer path would measure it)".into(),
             (Param::EpsF, false) => "eps_f at its smallest: the friction saturates at once after a reversal (a step), shorter than the sampling resolves".into(),
-            (Param::Level, false) => "no friction at zero load: the loop's width comes from mu alone".into(),
-            (Param::Level, true) => "the friction level at the force range: the loop is as wide as the curve is tall".into(),
+            (Param::Level, false) => format!(
+                "no friction at zero load: the loop's width comes from mu alone (friction proportional to the load){}",
+                if model.contains("+mu") { "" } else { "; with mu = 0 the loop has no friction at all" }
+            ),
+            (Param::Level, true) => "the friction level at the force range: the loop is as wide as the curve is tall, the friction is not separable from the elastic part on this curve".into(),
             (Param::Eta, _) => "eta at its bound: the fast and slow friction lengths cannot be told apart (eta → 1) or the fast one is unresolved (eta → 0.01)".into(),
             (Param::F1, _) | (Param::Eps1Aligned, _) => "the toe shape is at the end of its admissible range (quadratic toe: F1 between k·eps1/2 and k·eps1)".into(),
+            // ε₁ at the largest strain is the toe-only law and ε₁' = ε₁ a named law (`fit_model`)
             _ => continue,
         };
         *why = format!("{why} — {plain}");

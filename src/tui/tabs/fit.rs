@@ -12,7 +12,7 @@ use ratatui::widgets::{Gauge, Paragraph, Widget, Wrap};
 use super::connector::{ConnectorState, LawKey};
 use super::curves::{branch_chart, CurvesState};
 use super::Effects;
-use crate::fit::{CurveFit, FitModel, FitOptions, FitProgress, FitStatus};
+use crate::fit::{CurveFit, FitModel, FitOptions, FitProgress, FitStatus, FIXED_BY_THE_MODEL};
 use crate::kes::replicate_groups;
 use crate::material::ConnectorLaw;
 use crate::tui::message::{Action, Job};
@@ -339,6 +339,12 @@ impl FitState {
             }
             if let Some(note) = &v.note {
                 lines.push(Line::from(note.clone()));
+            }
+        }
+        // why a parameter was pinned or fixed (a bound in the user's terms): the report's text
+        for p in &fit.params {
+            if let Some(why) = p.pinned.as_deref().filter(|w| *w != FIXED_BY_THE_MODEL) {
+                lines.push(Line::from(format!("{}: {why}", p.name)));
             }
         }
         Paragraph::new(lines)
