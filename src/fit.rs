@@ -10,6 +10,7 @@ pub mod path_model;
 mod problem;
 pub mod report;
 mod strategy;
+mod termination;
 mod thinning;
 pub mod values;
 
