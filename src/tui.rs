@@ -114,20 +114,19 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
 /// A cloth scene (`*.toml` that is not a parameter file) or a reduced model (`*.krd`): what
 /// the Cloth tab opens.
 pub fn is_cloth_input(path: &std::path::Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    message::is_model(path) || (name.ends_with(".toml") && !is_parameter_file(path))
+    message::is_model(path) || (file_name(path).ends_with(".toml") && !is_parameter_file(path))
 }
 
 /// A fabric parameter file by its name: `*.params.toml` or `*.params.json`.
 fn is_parameter_file(path: &std::path::Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
+    let name = file_name(path);
     name.ends_with(".params.toml") || name.ends_with(".params.json")
+}
+
+fn file_name(path: &std::path::Path) -> std::borrow::Cow<'_, str> {
+    path.file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default()
 }
 
 /// After SIGTERM or SIGHUP the workbench's loop returns at its next turn. When the terminal has gone

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use super::options::FitOptions;
 use super::report::{CurveFit, FitStatus};
 use super::strategy::fit_specimens;
-use crate::kes::{replicate_groups, Curve, Direction, ReadingRules};
+use crate::kes::{replicate_groups, Curve, Direction, ReadingRules, ReplicateGroup};
 use crate::material::ConnectorLaw;
 use crate::params::{CurveFitQuality, FabricParams, FabricProperties, Provenance, SourceFile};
 
@@ -60,14 +60,15 @@ pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> Fabr
         .copied()
         .filter(|c| c.test.has_connector_law())
         .collect();
-    let fits: Vec<CurveFit> = replicate_groups(curves.iter().copied())
+    let groups = replicate_groups(curves.iter().copied());
+    let fits: Vec<CurveFit> = groups
         .iter()
         .map(|g| {
             let specimens: Vec<&Curve> = g.members.iter().map(|&i| curves[i]).collect();
             fit_specimens(&specimens, options)
         })
         .collect();
-    let mut params = assemble_groups(fabric, &curves, &fits);
+    let mut params = assemble_groups(fabric, &curves, &groups, &fits);
     params.properties = properties;
     // the files the properties were read from are sources too
     let sources = &mut params.provenance.sources;
@@ -85,17 +86,19 @@ pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> Fabr
 /// A fabric's parameter set from fits already made: `fits[i]` of `curves[i]`, where the fit
 /// of a specimen of a replicate group is its group's joint fit (the first member's is used).
 pub fn assemble_fabric_params(fabric: &str, curves: &[&Curve], fits: &[CurveFit]) -> FabricParams {
-    let group_fits: Vec<CurveFit> = replicate_groups(curves.iter().copied())
-        .iter()
-        .map(|g| fits[g.members[0]].clone())
-        .collect();
-    assemble_groups(fabric, curves, &group_fits)
+    let groups = replicate_groups(curves.iter().copied());
+    let group_fits: Vec<CurveFit> = groups.iter().map(|g| fits[g.members[0]].clone()).collect();
+    assemble_groups(fabric, curves, &groups, &group_fits)
 }
 
-/// The parameter set from one fit per replicate group of `curves` (in group order).
-fn assemble_groups(fabric: &str, curves: &[&Curve], fits: &[CurveFit]) -> FabricParams {
+/// The parameter set from one fit per replicate group (`groups` of `curves`, in order).
+fn assemble_groups(
+    fabric: &str,
+    curves: &[&Curve],
+    groups: &[ReplicateGroup],
+    fits: &[CurveFit],
+) -> FabricParams {
     let mut params = FabricParams::new(fabric);
-    let groups = replicate_groups(curves.iter().copied());
     for (group, fit) in groups.iter().zip(fits) {
         let curve = curves[group.members[0]];
         let laws = match curve.direction {

@@ -112,27 +112,30 @@ impl ClothTabState {
 
     /// The list found by the scan job; a scene or model loaded from elsewhere (named on the
     /// command line) stays in it, selected.
-    pub(crate) fn on_scanned(&mut self, mut scenes: Vec<PathBuf>) {
-        if let Some(loaded) = &self.loaded {
-            if !scenes.contains(loaded) {
-                scenes.push(loaded.clone());
-            }
-            if let Some(i) = scenes.iter().position(|p| p == loaded) {
-                self.selected = i;
-            }
-        }
-        self.selected = self.selected.min(scenes.len().saturating_sub(1));
+    pub(crate) fn on_scanned(&mut self, scenes: Vec<PathBuf>) {
         self.scenes = scenes;
+        match self.loaded.clone() {
+            Some(loaded) => self.list_and_select(loaded),
+            None => self.selected = self.selected.min(self.scenes.len().saturating_sub(1)),
+        }
     }
 
     /// Lists `path` (a scene or a reduced model named on the command line), selects it and
     /// loads it.
     pub(crate) fn open(&mut self, path: PathBuf, fx: &mut Effects) {
-        if !self.scenes.contains(&path) {
-            self.scenes.push(path.clone());
-        }
-        self.selected = self.scenes.iter().position(|p| *p == path).unwrap_or(0);
+        self.list_and_select(path);
         self.update(&Action::ClothLoad, fx);
+    }
+
+    /// Selects `path` in the list, appending it when it is not there.
+    fn list_and_select(&mut self, path: PathBuf) {
+        self.selected = match self.scenes.iter().position(|p| *p == path) {
+            Some(i) => i,
+            None => {
+                self.scenes.push(path);
+                self.scenes.len() - 1
+            }
+        };
     }
 
     pub(crate) fn on_palette(&mut self, palette: Vec<PaletteKey>, fx: &mut Effects) {
