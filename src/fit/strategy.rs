@@ -7,17 +7,14 @@ use super::coords::{law_kind, Coordinates, Param};
 use super::estimate::{initial_estimate, CurveRanges};
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
-use super::problem::{run_lm, PathProblem, Segment, Termination, ValueTargets};
+use super::problem::{PathProblem, Segment, ValueTargets};
 use super::report::{self, CurveFit, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
 
 mod bounds;
+mod rounds;
 use bounds::explain_bounds;
-
-/// A coordinate closer than this fraction of its span to a bound after a run is pinned there.
-/// (Wider margins pin coordinates that are merely passing by and wreck the fit.)
-const AT_BOUND: f64 = 0.005;
 
 /// The label suffix of a tensile law whose toe spans the whole measured loading.
 const TOE_ONLY: &str = ", toe only";
@@ -49,21 +46,6 @@ fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> {
         );
     }
     None
-}
-
-/// Relative standard error above which a coordinate is not identified: against its bound
-/// span for the dimensionless ones, against its value for the others.
-fn relative_error(coords: &Coordinates, j: Param, se: f64) -> f64 {
-    match j {
-        Param::Mu
-        | Param::Eta
-        | Param::Ratio
-        | Param::F1
-        | Param::Eps1Aligned
-        | Param::Offset
-        | Param::Alpha => se / (coords.hi[j] - coords.lo[j]),
-        _ => se / coords.q[j].abs().max(1e-300),
-    }
 }
 
 /// The ranges of every sample of every specimen together (the bounds of the coordinates).
@@ -190,95 +172,22 @@ fn fit_model(
     let all_samples: usize = specimens.iter().map(|c| c.x.len()).sum();
     let kept: usize = thinned.iter().map(|t| t.0.len()).sum();
     let thinning = (kept as f64 / all_samples as f64).sqrt();
-    let mut evaluations = 0;
-    let mut iterations = 0;
-    let mut termination;
-    let mut problem;
-    let mut round = 0;
-    loop {
-        round += 1;
-        // a short first run: coordinates heading for a bound are pinned there (the sin map
-        // converges only linearly at a bound), then the rest is refined
-        let budget = if round == 1 {
-            (2 * (coords.free.len() + 1)).min(options.max_evaluations)
-        } else {
-            options.max_evaluations
-        };
-        let (pr, term, evals) = run_lm(
-            coords.clone(),
-            segments.clone(),
-            targets.clone(),
-            budget,
-            Some((progress, label.as_str())),
-        );
-        problem = pr;
-        termination = term;
-        evaluations += evals;
-        iterations += problem.jacobian_evaluations.get();
-        coords = problem.coords.clone();
-        if round > 6 || coords.free.len() <= 1 {
-            break;
-        }
-        let at_bound: Vec<(Param, bool)> = coords
-            .free
-            .iter()
-            .filter_map(|&j| {
-                let t = coords.position(j);
-                if t < AT_BOUND {
-                    Some((j, false))
-                } else if t > 1.0 - AT_BOUND {
-                    Some((j, true))
-                } else {
-                    None
-                }
-            })
-            .collect();
-        if !at_bound.is_empty() {
-            for (j, upper) in at_bound {
-                coords.pin(j);
-                coords.q[j] = if upper { coords.hi[j] } else { coords.lo[j] };
-                let name = j.name(test);
-                let shown = coords.physical(&coords.q)[j];
-                pinned.push((
-                    j,
-                    format!(
-                        "at its {} bound ({name} = {shown:.6e})",
-                        if upper { "upper" } else { "lower" }
-                    ),
-                ));
-            }
-            continue;
-        }
-        if round == 1 && termination == Termination::LostPatience {
-            continue;
-        }
-        // pin the worst-determined coordinate and refit
-        let worst = problem.covariance().and_then(|cov| {
-            coords
-                .free
-                .iter()
-                .enumerate()
-                .filter_map(|(c, &j)| {
-                    let se = cov[(c, c)].max(0.0).sqrt();
-                    let relative = relative_error(&coords, j, thinning * se);
-                    (relative > 1.0 || !relative.is_finite()).then_some((j, relative))
-                })
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-        });
-        match worst {
-            Some((j, rel)) => {
-                coords.pin(j);
-                pinned.push((
-                    j,
-                    format!(
-                        "not identified by this curve (standard error {:.0} % of its scale): pinned at its value",
-                        rel * 100.0
-                    ),
-                ));
-            }
-            None => break,
-        }
-    }
+    let runs = rounds::Runs {
+        segments: &segments,
+        targets: &targets,
+        max_evaluations: options.max_evaluations,
+        progress,
+        label: label.as_str(),
+        test,
+        thinning,
+    };
+    let rounds::Refined {
+        problem,
+        termination,
+        evaluations,
+        iterations,
+    } = rounds::refine(coords, &runs, &mut pinned);
+    let coords = problem.coords.clone();
     // a coordinate on a bound that is a named value of the law is that simpler law, which
     // the last rounds fitted with it fixed there; the law with it free reaches the same forces
     // with one parameter more (ΔAIC = +2), so the simpler law is the one reported

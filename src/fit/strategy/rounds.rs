@@ -1,0 +1,254 @@
+//! The rounds of one candidate's least-squares fit: a short run, then refining runs between
+//! which coordinates on a bound, or creeping toward one, are pinned there (when the law with
+//! them there fits at least as well) and the worst-determined coordinate is pinned at its value.
+
+use levenberg_marquardt::LeastSquaresProblem;
+
+use super::super::coords::{Coordinates, Param};
+use super::super::options::ProgressSink;
+use super::super::problem::{run_lm, PathProblem, Segment, Termination, ValueTargets};
+use crate::kes::KesTest;
+
+/// A coordinate closer than this fraction of its span to a bound after a run is pinned there.
+/// (Wider margins pin coordinates that are merely passing by and wreck the fit.)
+const AT_BOUND: f64 = 0.005;
+
+/// A coordinate this close (fraction of its span) to a bound and moving toward it at the end
+/// of a run is tried on the bound.
+const NEAR_BOUND: f64 = 0.05;
+
+/// A coordinate near a bound is creeping toward it when one run covered at least this
+/// fraction of the way still left.
+const HEADING: f64 = 0.25;
+
+/// A refining run that lowers the objective by less than this fraction has converged for the
+/// model choice (10⁻⁴ of the residual sum of squares is 0.1 in AIC at 1 000 samples).
+const STALLED: f64 = 1e-4;
+
+/// Iterations per refining run, per free coordinate and one (the evaluation budget of a run).
+const CHUNK_ITERATIONS: usize = 4;
+
+/// A fit stops after this many times the evaluation budget of one run (`max_evaluations`).
+const MAX_RUNS: usize = 4;
+
+/// Which bound `j` lies within `margin` (fraction of its span) of, if any (true: the upper).
+fn bound_side(coords: &Coordinates, j: Param, margin: f64) -> Option<(Param, bool)> {
+    let t = coords.position(j);
+    if t < margin {
+        Some((j, false))
+    } else if t > 1.0 - margin {
+        Some((j, true))
+    } else {
+        None
+    }
+}
+
+/// Pins each coordinate on its bound (true: the upper), saying so in `pinned`.
+fn pin_at_bounds(
+    coords: &mut Coordinates,
+    at: &[(Param, bool)],
+    pinned: &mut Vec<(Param, String)>,
+    test: KesTest,
+) {
+    for &(j, upper) in at {
+        coords.pin(j);
+        coords.q[j] = if upper { coords.hi[j] } else { coords.lo[j] };
+        let name = j.name(test);
+        let shown = coords.physical(&coords.q)[j];
+        pinned.push((
+            j,
+            format!(
+                "at its {} bound ({name} = {shown:.6e})",
+                if upper { "upper" } else { "lower" }
+            ),
+        ));
+    }
+}
+
+/// The least-squares objective (sum of squared scaled residuals, value rows included) where
+/// the problem stands; infinite where it cannot be computed.
+fn objective(problem: &PathProblem<'_>) -> f64 {
+    problem
+        .residuals()
+        .map_or(f64::INFINITY, |r| r.norm_squared())
+}
+
+
+/// Relative standard error above which a coordinate is not identified: against its bound
+/// span for the dimensionless ones, against its value for the others.
+fn relative_error(coords: &Coordinates, j: Param, se: f64) -> f64 {
+    match j {
+        Param::Mu
+        | Param::Eta
+        | Param::Ratio
+        | Param::F1
+        | Param::Eps1Aligned
+        | Param::Offset
+        | Param::Alpha => se / (coords.hi[j] - coords.lo[j]),
+        _ => se / coords.q[j].abs().max(1e-300),
+    }
+}
+
+
+/// What every run of one candidate shares.
+pub(super) struct Runs<'a, 's> {
+    pub segments: &'s [Segment<'a>],
+    pub targets: &'s Option<ValueTargets>,
+    /// The evaluation budget of one full run.
+    pub max_evaluations: usize,
+    pub progress: ProgressSink<'a>,
+    pub label: &'a str,
+    pub test: KesTest,
+    /// √(kept/all samples): scales the thinned fit's standard errors to every sample's.
+    pub thinning: f64,
+}
+
+/// Where the rounds ended: the last run's problem, why it stopped and the work of all runs.
+pub(super) struct Refined<'a> {
+    pub problem: PathProblem<'a>,
+    pub termination: Termination,
+    pub evaluations: usize,
+    pub iterations: usize,
+}
+
+/// Runs the rounds from `coords`; every pin is said in `pinned`.
+pub(super) fn refine<'a>(
+    mut coords: Coordinates,
+    run: &Runs<'a, '_>,
+    pinned: &mut Vec<(Param, String)>,
+) -> Refined<'a> {
+    let test = run.test;
+    let thinning = run.thinning;
+    let mut evaluations = 0;
+    let mut iterations = 0;
+    let mut termination;
+    let mut problem;
+    // coordinates whose trial pin at a bound lost (never tried again)
+    let mut kept_free: Vec<Param> = Vec::new();
+    let mut objective_now = f64::INFINITY;
+    let mut round = 0;
+    loop {
+        round += 1;
+        // a short first run: coordinates heading for a bound are pinned there (the sin map
+        // converges only linearly at a bound), then the rest is refined in runs of a few
+        // iterations, between which a coordinate creeping toward a bound is tried there
+        let n1 = coords.free.len() + 1;
+        let budget = if round == 1 {
+            2 * n1
+        } else {
+            CHUNK_ITERATIONS * n1
+        }
+        .min(run.max_evaluations);
+        let before = coords.clone();
+        let objective_before = objective_now;
+        let (pr, term, evals) = run_lm(
+            coords.clone(),
+            run.segments.to_vec(),
+            run.targets.clone(),
+            budget,
+            Some((run.progress, run.label)),
+        );
+        problem = pr;
+        termination = term;
+        evaluations += evals;
+        iterations += problem.jacobian_evaluations.get();
+        coords = problem.coords.clone();
+        objective_now = objective(&problem);
+        if evaluations >= MAX_RUNS * run.max_evaluations || coords.free.len() <= 1 {
+            break;
+        }
+        let at_bound: Vec<(Param, bool)> = coords
+            .free
+            .iter()
+            .filter_map(|&j| bound_side(&coords, j, AT_BOUND))
+            .collect();
+        if !at_bound.is_empty() {
+            pin_at_bounds(&mut coords, &at_bound, pinned, test);
+            continue;
+        }
+        // a refining run that gained less than STALLED of the objective has converged as far
+        // as the AIC can tell
+        let stalled = objective_before - objective_now <= STALLED * objective_now;
+        if termination == Termination::LostPatience && !stalled {
+            if round == 1 {
+                continue;
+            }
+            // coordinates creeping toward a bound: the law with them on it is tried, and kept
+            // when it fits at least as well as where the free run has got to
+            let creeping: Vec<(Param, bool)> = coords
+                .free
+                .iter()
+                .filter(|j| !kept_free.contains(j))
+                .filter_map(|&j| bound_side(&coords, j, NEAR_BOUND))
+                .filter(|&(j, upper)| {
+                    let (from, to) = (before.position(j), coords.position(j));
+                    // the run covered a good part of the way left
+                    if upper {
+                        to - from > HEADING * (1.0 - to)
+                    } else {
+                        from - to > HEADING * to
+                    }
+                })
+                .collect();
+            if !creeping.is_empty() {
+                let mut trial_coords = coords.clone();
+                let mut trial_pinned = Vec::new();
+                pin_at_bounds(&mut trial_coords, &creeping, &mut trial_pinned, test);
+                let (trial, _, trial_evals) = run_lm(
+                    trial_coords,
+                    run.segments.to_vec(),
+                    run.targets.clone(),
+                    CHUNK_ITERATIONS * n1,
+                    Some((run.progress, run.label)),
+                );
+                evaluations += trial_evals;
+                iterations += trial.jacobian_evaluations.get();
+                let trial_objective = objective(&trial);
+                if trial_objective <= objective_now {
+                    problem = trial;
+                    coords = problem.coords.clone();
+                    objective_now = trial_objective;
+                    pinned.extend(trial_pinned);
+                } else {
+                    kept_free.extend(creeping.iter().map(|&(j, _)| j));
+                }
+                continue;
+            }
+            if evaluations < run.max_evaluations {
+                continue;
+            }
+        }
+        // pin the worst-determined coordinate and refit
+        let worst = problem.covariance().and_then(|cov| {
+            coords
+                .free
+                .iter()
+                .enumerate()
+                .filter_map(|(c, &j)| {
+                    let se = cov[(c, c)].max(0.0).sqrt();
+                    let relative = relative_error(&coords, j, thinning * se);
+                    (relative > 1.0 || !relative.is_finite()).then_some((j, relative))
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+        });
+        match worst {
+            Some((j, rel)) => {
+                coords.pin(j);
+                pinned.push((
+                    j,
+                    format!(
+                        "not identified by this curve (standard error {:.0} % of its scale): pinned at its value",
+                        rel * 100.0
+                    ),
+                ));
+            }
+            None => break,
+        }
+    }
+    Refined {
+        problem,
+        termination,
+        evaluations,
+        iterations,
+    }
+}
