@@ -3,6 +3,7 @@
 
 mod card;
 mod file;
+mod hang;
 mod reduced;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use crate::kes::{Direction, KesTest};
 use crate::params::{FabricParams, ParamsError};
 
 pub use card::{ObstacleContact, SceneNumbers, ValueSource};
+pub use hang::hanging_scene;
 pub use file::{
     AnchorSpec, GridSpec, IntegratorSpec, KesTestSpec, MaterialSpec, PinSpec, SceneFile,
 };

@@ -38,13 +38,6 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     } else {
         load_curves(&files)
     };
-    errors.extend(cards.iter().map(|p| {
-        format!(
-            "{} is a parameter file: open the fabric's curves (kestrel FOLDER) or a scene that \
-             names it",
-            p.display()
-        )
-    }));
     let mut fabrics: Vec<&str> = curves.iter().map(|c| c.curve.fabric.as_str()).collect();
     fabrics.sort_unstable();
     fabrics.dedup();
@@ -60,9 +53,12 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
     };
     let monochrome = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let mut app = App::new(curves, status, monochrome);
-    // the last one named is loaded; each is listed in the Cloth tab
+    // the last one named is loaded; each is listed in the Cloth tab; a card offers its tests
     for path in cloth {
         app.open_cloth(path);
+    }
+    if let Some(card) = cards.into_iter().last() {
+        app.open_card(card);
     }
 
     let terminate = Arc::new(AtomicBool::new(false));
@@ -117,8 +113,8 @@ pub fn is_cloth_input(path: &std::path::Path) -> bool {
     message::is_model(path) || (file_name(path).ends_with(".toml") && !is_parameter_file(path))
 }
 
-/// A fabric parameter file by its name: `*.params.toml` or `*.params.json`.
-fn is_parameter_file(path: &std::path::Path) -> bool {
+/// A fabric parameter file (card) by its name: `*.params.toml` or `*.params.json`.
+pub fn is_parameter_file(path: &std::path::Path) -> bool {
     let name = file_name(path);
     name.ends_with(".params.toml") || name.ends_with(".params.json")
 }

@@ -18,24 +18,18 @@ use crate::params::{CurveFitQuality, FabricParams};
 
 /// Published KES values of one direction, in Kawabata units (any may be missing).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "UPPERCASE")]
 pub struct DirectionValues {
-    #[serde(rename = "EMT")]
     pub emt: Option<f64>,
-    #[serde(rename = "LT")]
     pub lt: Option<f64>,
     /// Tensile energy [gf·cm/cm²]; WT = LT·F_m·EMT/2, so it stands for LT when LT is absent.
-    #[serde(rename = "WT")]
     pub wt: Option<f64>,
-    #[serde(rename = "RT")]
     pub rt: Option<f64>,
-    #[serde(rename = "G")]
     pub g: Option<f64>,
     #[serde(rename = "2HG")]
     pub hg: Option<f64>,
     #[serde(rename = "2HG5")]
     pub hg5: Option<f64>,
-    #[serde(rename = "B")]
     pub b: Option<f64>,
     #[serde(rename = "2HB")]
     pub hb: Option<f64>,

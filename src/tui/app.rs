@@ -175,6 +175,32 @@ impl App {
         self.log_status();
     }
 
+    /// Opens a fabric card named on the command line or in the prompt: the Cloth tab offers
+    /// its tests.
+    pub fn open_card(&mut self, card: PathBuf) {
+        let mut fx = Effects::default();
+        self.show_tab(Tab::Cloth);
+        self.cloth.set_card(card, &mut fx);
+        if let Some(status) = fx.status {
+            self.status = status;
+        }
+        self.log_status();
+    }
+
+    /// The Fit tab's `c`: the card saved last goes to the Cloth tab, which offers its tests.
+    fn send_card(&mut self, fx: &mut Effects) {
+        match self.fit.saved_card.clone() {
+            None => fx.status("no card saved yet: s saves the fabric's card, then c sends it"),
+            Some(_) if self.unsaved => fx.status(
+                "fits or laws changed since the card was saved: s saves it again, then c sends it",
+            ),
+            Some(card) => {
+                self.show_tab(Tab::Cloth);
+                self.cloth.set_card(card, fx);
+            }
+        }
+    }
+
     /// Shows `tab`; a status said on another tab is dropped there (an error stays).
     fn show_tab(&mut self, tab: Tab) {
         if tab != self.tab && !self.status.starts_with("error") {
@@ -227,7 +253,12 @@ impl App {
                 }
             }
             Action::CyclePath | Action::ScaleAmplitude(_) => self.hysteresis.update(&action, fx),
-            Action::CycleModel | Action::RunFit | Action::AcceptFit | Action::SaveParams => {
+            Action::SendCard => self.send_card(fx),
+            Action::CycleModel
+            | Action::RunFit
+            | Action::RunFitAll
+            | Action::AcceptFit
+            | Action::SaveParams => {
                 self.fit.update(
                     &action,
                     &self.curves,
@@ -321,8 +352,17 @@ impl App {
         }
         match prompt.purpose {
             PromptPurpose::Open => {
-                fx.job(Job::Open(text));
-                fx.status("opening…");
+                let path = PathBuf::from(&text);
+                if crate::tui::is_parameter_file(&path) {
+                    self.show_tab(Tab::Cloth);
+                    self.cloth.set_card(path, fx);
+                } else if crate::tui::is_cloth_input(&path) {
+                    self.show_tab(Tab::Cloth);
+                    self.cloth.open(path, fx);
+                } else {
+                    fx.job(Job::Open(text));
+                    fx.status("opening…");
+                }
             }
             PromptPurpose::ParameterValue => self.connector.submit_value(&text, fx),
             PromptPurpose::SaveParams => self.save(PathBuf::from(text), false),
@@ -352,6 +392,8 @@ impl App {
                     // the Connector tab shows the fit (unless its law was edited or accepted)
                     self.follow_selection();
                 }
+                // fitting all curves of the fabric: the next one
+                self.fit.run_next(&self.curves, fx);
             }
             Event::Opened { curves, errors } => {
                 let added = self.curves.add(curves);
@@ -374,8 +416,13 @@ impl App {
                 // the full path: relative names are read from the folder kestrel started in
                 let shown = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
                 let laws = match self.fit.saving.take() {
-                    Some((p, laws)) if p == path && !laws.is_empty() => {
-                        format!(": {}", laws.join(", "))
+                    Some((p, laws)) if p == path => {
+                        self.fit.saved_card = Some(path.clone());
+                        if laws.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {} (c sends the card to the Cloth tab)", laws.join(", "))
+                        }
                     }
                     _ => String::new(),
                 };
@@ -391,6 +438,8 @@ impl App {
             Event::ClothScanned(scenes) => self.cloth.on_scanned(scenes),
             Event::ClothFrame(frame) => self.cloth.frame = Some(*frame),
             Event::ClothPalette(palette) => self.cloth.on_palette(palette, fx),
+            Event::LabProgress(fraction) => self.cloth.on_lab_progress(fraction),
+            Event::LabDone(outcome) => self.cloth.on_lab_done(outcome, fx),
             Event::RenderProgress {
                 done,
                 total,

@@ -142,6 +142,48 @@ pub(crate) fn is_model(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "krd")
 }
 
+/// What the Cloth tab runs for a fabric card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardTest {
+    /// The card's fabric hanging by two corners (a simulation to run, pause and step).
+    Hang,
+    /// The Cusick drape test: the drape coefficient and folds.
+    Drape,
+    /// The cantilever bending test of a strip along the warp or the weft: the bending length.
+    Cantilever(Direction),
+}
+
+impl CardTest {
+    pub const ALL: [CardTest; 4] = [
+        CardTest::Hang,
+        CardTest::Drape,
+        CardTest::Cantilever(Direction::Warp),
+        CardTest::Cantilever(Direction::Weft),
+    ];
+
+    pub(crate) fn title(self) -> String {
+        match self {
+            CardTest::Hang => "hang".into(),
+            CardTest::Drape => "drape test".into(),
+            CardTest::Cantilever(d) => format!("cantilever {d}"),
+        }
+    }
+}
+
+/// What the Cloth tab loads: a scene or reduced model file, or a test of a fabric card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClothSource {
+    File(PathBuf),
+    Card { card: PathBuf, test: CardTest },
+}
+
+/// A lab test's outcome as the Cloth tab shows it: lines of figures and the final mesh.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabReport {
+    pub lines: Vec<String>,
+    pub frame: Option<ClothFrame>,
+}
+
 /// Commands to a running simulation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClothControl {
@@ -251,8 +293,9 @@ pub enum Job {
     CompletePath(String),
     /// List the scenes and reduced models under `root` (the working directory when empty).
     ScanCloth(PathBuf),
-    /// Load a scene and start its simulation thread (paused).
-    ClothStart(PathBuf),
+    /// Load a scene, a model or a card's test and start its thread (a simulation paused, a lab
+    /// test running).
+    ClothStart(ClothSource),
     /// Run, pause, step or stop the simulation thread.
     Cloth(ClothControl),
 }
@@ -279,6 +322,10 @@ pub enum Event {
     ClothScanned(Vec<PathBuf>),
     /// A frame of the running cloth simulation.
     ClothFrame(Box<ClothFrame>),
+    /// A lab test's progress (0..1).
+    LabProgress(f64),
+    /// A lab test ended: its figures, or why not.
+    LabDone(Result<Box<LabReport>, String>),
     /// A reduced model was loaded for playback: its palette.
     ClothPalette(Vec<PaletteKey>),
     /// A cloth render: frames written so far, in all, and the adapter drawing them.
@@ -337,6 +384,10 @@ pub enum Action {
     CycleModel,
     /// Fit: run the fit of the selected curve on a worker.
     RunFit,
+    /// Fit: fit every curve of the selected curve's fabric, one after the other.
+    RunFitAll,
+    /// Fit: send the fabric's saved card to the Cloth tab (hang, drape test, cantilever).
+    SendCard,
     /// Fit: the fitted law becomes the fabric's law (shown in the Connector tab).
     AcceptFit,
     /// Fit, Connector: save the fabric's accepted and fitted laws (asks for a path).

@@ -3,6 +3,7 @@
 
 pub mod cloth;
 pub mod export;
+pub mod lab;
 pub mod playback;
 
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use super::files;
-use super::message::{is_model, ClothControl, Event, Job, PendingWrite};
+use super::message::{is_model, CardTest, ClothControl, ClothSource, Event, Job, PendingWrite};
 use crate::atomic::WriteError;
 use crate::fit::{assemble_fabric_params, fit_specimens_with_progress, CurveFit};
 use crate::kes::{Curve, Direction};
@@ -35,15 +36,19 @@ impl Workers {
     /// Starts `job`: a command to the cloth thread, or a one-shot thread.
     pub(crate) fn start(&mut self, job: Job, tx: Sender<Event>) {
         match job {
-            Job::ClothStart(path) => {
+            Job::ClothStart(source) => {
                 if let Some(old) = self.cloth.take() {
                     let _ = old.send(ClothControl::Stop);
                 }
                 self.threads.retain(|t| !t.is_finished());
-                let (control, thread) = if is_model(&path) {
-                    playback::start(path, tx)
-                } else {
-                    cloth::start(path, tx)
+                let (control, thread) = match source {
+                    ClothSource::File(path) if is_model(&path) => playback::start(path, tx),
+                    ClothSource::File(path) => cloth::start(cloth::SceneSource::File(path), tx),
+                    ClothSource::Card {
+                        card,
+                        test: CardTest::Hang,
+                    } => cloth::start(cloth::SceneSource::Hanging(card), tx),
+                    ClothSource::Card { card, test } => lab::start(card, test, tx),
                 };
                 self.cloth = Some(control);
                 self.threads.push(thread);

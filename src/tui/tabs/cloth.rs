@@ -1,5 +1,6 @@
-//! The Cloth tab: the scenes and reduced models found, the one loaded running on a worker
-//! (run, pause, step, palette impulses), its live statistics and an orthographic wireframe.
+//! The Cloth tab: a fabric card's tests (hang, drape test, cantilever), the scenes and reduced
+//! models found, the one loaded running on a worker (run, pause, step, palette impulses), its
+//! live statistics or the lab test's figures, and an orthographic wireframe.
 
 use std::path::PathBuf;
 
@@ -9,23 +10,49 @@ use ratatui::style::Color;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::canvas::{self, Canvas};
-use ratatui::widgets::{ListItem, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Gauge, ListItem, Paragraph, Widget, Wrap};
 
 use super::Effects;
 use crate::tui::keymap::palette_key_label;
-use crate::tui::message::{is_model, Action, ClothControl, ClothFrame, Job, PaletteKey};
+use crate::tui::message::{
+    is_model, Action, CardTest, ClothControl, ClothFrame, ClothSource, Job, LabReport, PaletteKey,
+};
 use crate::tui::series;
 use crate::tui::widgets::{block, bounds, selection_list, Theme};
 
-/// The scenes and reduced models found, the one loaded, its last frame, the model's palette
-/// (empty for a scene) and the view's angles.
+/// One row of the tab's list: a test of the card, or a scene or model file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClothEntry {
+    Card(CardTest),
+    File(PathBuf),
+}
+
+/// A lab test of the card (drape test, cantilever): running (its progress) or done (its
+/// figures, or why it failed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabState {
+    pub test: CardTest,
+    /// 0..1 while running; None when done.
+    pub progress: Option<f64>,
+    pub lines: Vec<String>,
+}
+
+/// The card and the scenes and reduced models found, the one loaded, its last frame, the
+/// model's palette (empty for a scene), the lab test and the view's angles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClothTabState {
     /// Scenes (`*.toml`), then reduced models (`*.krd`).
     pub scenes: Vec<PathBuf>,
+    /// The fabric card sent from the Fit tab or opened by path: its tests head the list.
+    pub card: Option<PathBuf>,
     pub palette: Vec<PaletteKey>,
+    /// Index into [`Self::entries`].
     pub selected: usize,
+    /// The simulation loaded: a scene or model file, or the card (hanging).
     pub loaded: Option<PathBuf>,
+    /// The card test loaded (hang) or run (drape, cantilever), if the last load was one.
+    pub card_test: Option<CardTest>,
+    pub lab: Option<LabState>,
     pub frame: Option<ClothFrame>,
     /// View rotation about the up axis and tilt \[rad\].
     pub yaw: f64,
@@ -36,14 +63,29 @@ impl Default for ClothTabState {
     fn default() -> Self {
         Self {
             scenes: Vec::new(),
+            card: None,
             palette: Vec::new(),
             selected: 0,
             loaded: None,
+            card_test: None,
+            lab: None,
             frame: None,
             yaw: 0.0,
             pitch: 0.35,
         }
     }
+}
+
+/// A card's name without its `.params.toml` / `.params.json`.
+fn card_label(card: &std::path::Path) -> String {
+    let name = card
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    [".params.toml", ".params.json", ".toml", ".json"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .map_or_else(|| name.clone(), str::to_string)
 }
 
 impl ClothTabState {
@@ -61,28 +103,16 @@ impl ClothTabState {
         match *action {
             Action::Up | Action::Down => {
                 let up = matches!(action, Action::Up);
-                self.selected = super::ring_step(self.selected, self.scenes.len(), up);
+                self.selected = super::ring_step(self.selected, self.entries().len(), up);
             }
-            Action::ClothLoad => match self.scenes.get(self.selected) {
-                Some(path) => {
-                    self.loaded = Some(path.clone());
-                    self.frame = None;
-                    self.palette.clear();
-                    fx.job(Job::ClothStart(path.clone()));
-                    fx.status(if is_model(path) {
-                        format!(
-                            "loading model {} — Space plays, palette keys apply impulses",
-                            path.display()
-                        )
-                    } else {
-                        format!("loaded {} — Space runs, n steps", path.display())
-                    });
-                }
-                None => fx.status("no scenes: start kestrel in the folder that holds scenes/"),
-            },
+            Action::ClothLoad => self.load(fx),
             Action::ClothRunPause => {
                 if self.loaded.is_none() {
-                    fx.status("load a scene first (Enter)");
+                    fx.status(if self.lab.as_ref().is_some_and(|l| l.progress.is_some()) {
+                        "the lab test runs by itself: Enter on another row stops it"
+                    } else {
+                        "load a scene first (Enter)"
+                    });
                 } else {
                     let running = self.frame.as_ref().is_some_and(|f| f.running);
                     fx.job(Job::Cloth(if running {
@@ -110,13 +140,119 @@ impl ClothTabState {
         }
     }
 
+    /// The rows of the list: the card's tests (with a card), then the files found.
+    pub(crate) fn entries(&self) -> Vec<ClothEntry> {
+        let tests = self.card.iter().flat_map(|_| CardTest::ALL.map(ClothEntry::Card));
+        tests
+            .chain(self.scenes.iter().cloned().map(ClothEntry::File))
+            .collect()
+    }
+
+    /// Rows before the first file: the card's tests.
+    fn card_rows(&self) -> usize {
+        if self.card.is_some() {
+            CardTest::ALL.len()
+        } else {
+            0
+        }
+    }
+
+    /// Loads the selected row: a scene or model (paused), the card hanging (paused), or a lab
+    /// test of the card (running; its figures come back when done).
+    fn load(&mut self, fx: &mut Effects) {
+        let entry = self.entries().get(self.selected).cloned();
+        let source = match (entry, self.card.clone()) {
+            (Some(ClothEntry::File(path)), _) => {
+                fx.status(if is_model(&path) {
+                    format!(
+                        "loading model {} — Space plays, palette keys apply impulses",
+                        path.display()
+                    )
+                } else {
+                    format!("loaded {} — Space runs, n steps", path.display())
+                });
+                self.loaded = Some(path.clone());
+                self.card_test = None;
+                ClothSource::File(path)
+            }
+            (Some(ClothEntry::Card(test)), Some(card)) => {
+                let label = card_label(&card);
+                if test == CardTest::Hang {
+                    fx.status(format!("{label} hanging — Space runs, n steps"));
+                    self.loaded = Some(card.clone());
+                } else {
+                    fx.status(format!(
+                        "{} of {label} running — its figures show when done",
+                        test.title()
+                    ));
+                    self.loaded = None;
+                    self.lab = Some(LabState {
+                        test,
+                        progress: Some(0.0),
+                        lines: Vec::new(),
+                    });
+                }
+                self.card_test = Some(test);
+                ClothSource::Card { card, test }
+            }
+            _ => {
+                fx.status("no scenes: start kestrel in the folder that holds scenes/, or open a card (o)");
+                return;
+            }
+        };
+        self.frame = None;
+        self.palette.clear();
+        fx.job(Job::ClothStart(source));
+    }
+
+    /// A fabric card to test (sent from the Fit tab or opened by path): its tests head the
+    /// list, the first selected.
+    pub(crate) fn set_card(&mut self, card: PathBuf, fx: &mut Effects) {
+        fx.status(format!(
+            "card {}: hang, drape test or cantilever — Enter runs the one selected",
+            card_label(&card)
+        ));
+        self.card = Some(card);
+        self.selected = 0;
+    }
+
+    /// A lab test's progress (0..1).
+    pub(crate) fn on_lab_progress(&mut self, fraction: f64) {
+        if let Some(lab) = self.lab.as_mut().filter(|l| l.progress.is_some()) {
+            lab.progress = Some(fraction.clamp(0.0, 1.0));
+        }
+    }
+
+    /// A lab test ended: its figures and final mesh, or why it did not reach a result.
+    pub(crate) fn on_lab_done(&mut self, outcome: Result<Box<LabReport>, String>, fx: &mut Effects) {
+        let Some(lab) = self.lab.as_mut() else {
+            return;
+        };
+        lab.progress = None;
+        match outcome {
+            Ok(report) => {
+                fx.status(format!(
+                    "{} done: {}",
+                    lab.test.title(),
+                    report.lines.first().cloned().unwrap_or_default()
+                ));
+                lab.lines = report.lines;
+                self.frame = report.frame;
+            }
+            Err(why) => {
+                fx.status(format!("error: {}: {why}", lab.test.title()));
+                lab.lines = vec![format!("failed: {why}")];
+            }
+        }
+    }
+
     /// The list found by the scan job; a scene or model loaded from elsewhere (named on the
     /// command line) stays in it, selected.
     pub(crate) fn on_scanned(&mut self, scenes: Vec<PathBuf>) {
         self.scenes = scenes;
         match self.loaded.clone() {
-            Some(loaded) => self.list_and_select(loaded),
-            None => self.selected = self.selected.min(self.scenes.len().saturating_sub(1)),
+            Some(loaded) if self.card.as_ref() != Some(&loaded) => self.list_and_select(loaded),
+            _ => self.selected = self.selected.min(self.entries().len().saturating_sub(1)),
         }
     }
 
@@ -129,13 +265,14 @@ impl ClothTabState {
 
     /// Selects `path` in the list, appending it when it is not there.
     fn list_and_select(&mut self, path: PathBuf) {
-        self.selected = match self.scenes.iter().position(|p| *p == path) {
+        let at = match self.scenes.iter().position(|p| *p == path) {
             Some(i) => i,
             None => {
                 self.scenes.push(path);
                 self.scenes.len() - 1
             }
         };
+        self.selected = self.card_rows() + at;
     }
 
     pub(crate) fn on_palette(&mut self, palette: Vec<PaletteKey>, fx: &mut Effects) {
@@ -168,15 +305,20 @@ impl ClothTabState {
         ])
         .areas(left);
         self.render_list(theme, list, buf);
-        let lines: Vec<Line> = match &self.frame {
-            Some(f) if f.reduced.is_some() => reduced_lines(f),
-            Some(f) => simulation_lines(f),
-            None => vec![Line::from("no simulation: select a scene, Enter")],
-        };
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(block("live"))
-            .render(stats, buf);
+        match &self.lab {
+            Some(lab) if self.loaded.is_none() => render_lab(lab, theme, stats, buf),
+            _ => {
+                let lines: Vec<Line> = match &self.frame {
+                    Some(f) if f.reduced.is_some() => reduced_lines(f),
+                    Some(f) => simulation_lines(f),
+                    None => vec![Line::from("no simulation: select a scene, Enter")],
+                };
+                Paragraph::new(lines)
+                    .wrap(Wrap { trim: false })
+                    .block(block("live"))
+                    .render(stats, buf);
+            }
+        }
         if !self.palette.is_empty() {
             self.render_palette(theme, legend, buf);
         }
@@ -192,37 +334,42 @@ impl ClothTabState {
     }
 
     fn render_list(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
-        let items: Vec<ListItem> = if self.scenes.is_empty() {
+        let entries = self.entries();
+        let items: Vec<ListItem> = if entries.is_empty() {
             vec![ListItem::new("no scenes/ folder here")]
         } else {
-            self.scenes
+            let card = self.card.as_deref().map(card_label).unwrap_or_default();
+            entries
                 .iter()
-                .map(|p| {
-                    // scenes by their stem, models by their whole name
-                    let name = if is_model(p) {
-                        p.file_name()
-                    } else {
-                        p.file_stem()
-                    }
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                    let mark = if self.loaded.as_ref() == Some(p) {
-                        "* "
-                    } else {
-                        "  "
+                .map(|e| {
+                    let (name, loaded) = match e {
+                        ClothEntry::Card(t) => (
+                            format!("{}: {card}", t.title()),
+                            self.card_test == Some(*t),
+                        ),
+                        // scenes by their stem, models by their whole name
+                        ClothEntry::File(p) => (
+                            if is_model(p) {
+                                p.file_name()
+                            } else {
+                                p.file_stem()
+                            }
+                            .map(|s| s.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                            self.card_test.is_none() && self.loaded.as_ref() == Some(p),
+                        ),
                     };
+                    let mark = if loaded { "* " } else { "  " };
                     ListItem::new(format!("{mark}{name}"))
                 })
                 .collect()
         };
-        selection_list(
-            theme,
-            "scenes, models (Enter loads)",
-            items,
-            Some(self.selected),
-            area,
-            buf,
-        );
+        let title = if self.card.is_some() {
+            "card tests, scenes, models (Enter)"
+        } else {
+            "scenes, models (Enter loads)"
+        };
+        selection_list(theme, title, items, Some(self.selected), area, buf);
     }
 
     fn render_palette(&self, theme: &Theme, area: Rect, buf: &mut Buffer) {
@@ -279,7 +426,13 @@ impl ClothTabState {
             .x_bounds([cx - hx, cx + hx])
             .y_bounds([cy - hy, cy + hy])
             .paint(|ctx| {
-                let at = |i: usize, j: usize| points.get(j * nu + i).copied();
+                // a particle outside the specimen (a lab test's mesh) is not finite: not drawn
+                let at = |i: usize, j: usize| {
+                    points
+                        .get(j * nu + i)
+                        .copied()
+                        .filter(|p| p.0.is_finite() && p.1.is_finite())
+                };
                 for i in 0..nu {
                     for j in 0..nv {
                         let Some((x1, y1)) = at(i, j) else { continue };
@@ -300,6 +453,38 @@ impl ClothTabState {
                 }
             })
             .render(area, buf);
+    }
+}
+
+/// A lab test: its progress while it runs, then its figures.
+fn render_lab(lab: &LabState, theme: &Theme, area: Rect, buf: &mut Buffer) {
+    let title = lab.test.title();
+    match lab.progress {
+        Some(fraction) => {
+            let [gauge, note] =
+                Layout::vertical([Constraint::Length(3), Constraint::Min(1)]).areas(area);
+            let color = if theme.mono {
+                Color::Reset
+            } else {
+                Color::Green
+            };
+            Gauge::default()
+                .block(block(&title))
+                .gauge_style(color)
+                .ratio(fraction.clamp(0.0, 1.0))
+                .label(format!("{:.0} %", 100.0 * fraction))
+                .render(gauge, buf);
+            Paragraph::new("running on a worker thread; Enter on another row stops it")
+                .wrap(Wrap { trim: false })
+                .render(note, buf);
+        }
+        None => {
+            let lines: Vec<Line> = lab.lines.iter().map(|l| Line::from(l.clone())).collect();
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(block(&title))
+                .render(area, buf);
+        }
     }
 }
 

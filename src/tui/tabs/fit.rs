@@ -30,6 +30,12 @@ pub struct FitState {
     pub iterations_seen: usize,
     /// The parameter file being written and the laws it holds, for the status.
     pub saving: Option<(PathBuf, Vec<String>)>,
+    /// The card written last (what `c` sends to the Cloth tab).
+    pub saved_card: Option<PathBuf>,
+    /// Fitting all curves of a fabric: the curves (one per replicate group) still to fit, and
+    /// how many there were.
+    pub queue: Vec<usize>,
+    pub queued: usize,
 }
 
 impl Default for FitState {
@@ -39,6 +45,9 @@ impl Default for FitState {
             running: None,
             iterations_seen: 0,
             saving: None,
+            saved_card: None,
+            queue: Vec::new(),
+            queued: 0,
         }
     }
 }
@@ -125,6 +134,29 @@ impl FitState {
                 };
             }
             Action::RunFit => self.run(curves, fx),
+            Action::RunFitAll => {
+                if self.running.is_some() {
+                    fx.status("a fit is already running");
+                    return;
+                }
+                // one curve per replicate group of the fabric, each with a law to fit
+                let mut queue: Vec<usize> = Vec::new();
+                for i in curves.fabric_members() {
+                    let first = specimens_of(curves, i).into_iter().min().unwrap_or(i);
+                    if curves.list[first].curve.test.has_connector_law() && !queue.contains(&first)
+                    {
+                        queue.push(first);
+                    }
+                }
+                if queue.is_empty() {
+                    fx.status("no curve with a connector law in this fabric");
+                    return;
+                }
+                queue.reverse();
+                self.queued = queue.len();
+                self.queue = queue;
+                self.run_next(curves, fx);
+            }
             Action::AcceptFit => {
                 let Some(c) = curves.selected_curve() else {
                     return;
@@ -165,12 +197,43 @@ impl FitState {
         }
     }
 
+    /// Fitting all curves of a fabric: starts the next one queued, if any.
+    pub(crate) fn run_next(&mut self, curves: &CurvesState, fx: &mut Effects) {
+        if self.running.is_some() {
+            return;
+        }
+        match self.queue.pop() {
+            Some(i) if i < curves.list.len() => self.start(curves, i, fx),
+            Some(_) => self.queue.clear(),
+            None => {
+                if self.queued > 0 {
+                    let fitted = curves
+                        .fabric_members()
+                        .iter()
+                        .filter(|&&i| curves.list[i].fit.as_ref().is_some_and(|f| f.is_fitted()))
+                        .count();
+                    fx.status(format!(
+                        "fabric fitted: {fitted} curve(s) with a law — s saves the card, c then sends it to the Cloth tab"
+                    ));
+                }
+                self.queued = 0;
+            }
+        }
+    }
+
     fn run(&mut self, curves: &CurvesState, fx: &mut Effects) {
         if self.running.is_some() {
             fx.status("a fit is already running");
             return;
         }
-        let Some(curve) = curves.selected_curve().map(|c| &c.curve) else {
+        self.queue.clear();
+        self.queued = 0;
+        self.start(curves, curves.selected, fx);
+    }
+
+    /// Starts the fit of the curve at `index` with its replicates on a worker.
+    fn start(&mut self, curves: &CurvesState, index: usize, fx: &mut Effects) {
+        let Some(curve) = curves.list.get(index).map(|c| &c.curve) else {
             fx.status("no curve selected: open one with o");
             return;
         };
@@ -179,23 +242,32 @@ impl FitState {
             ..FitOptions::default()
         };
         // the selected curve with its replicates: one law fitted to all of them
-        let specimens: Vec<_> = specimens_of(curves, curves.selected)
+        let specimens: Vec<_> = specimens_of(curves, index)
             .into_iter()
             .map(|i| curves.list[i].curve.clone())
             .collect();
+        let of_all = if self.queued > 0 {
+            format!(
+                " (curve {} of {} of the fabric)",
+                self.queued - self.queue.len(),
+                self.queued
+            )
+        } else {
+            String::new()
+        };
         fx.status(match specimens.len() {
-            1 => format!("fitting {} {} …", curve.test, curve.direction),
+            1 => format!("fitting {} {}{of_all} …", curve.test, curve.direction),
             n => format!(
-                "fitting {} {} ({n} specimens jointly) …",
+                "fitting {} {} ({n} specimens jointly){of_all} …",
                 curve.test, curve.direction
             ),
         });
         fx.job(Job::Fit {
-            curve_index: curves.selected,
+            curve_index: index,
             specimens,
             options,
         });
-        self.running = Some((curves.selected, None));
+        self.running = Some((index, None));
         self.iterations_seen = 0;
     }
 
@@ -243,11 +315,22 @@ impl FitState {
             .render(model, buf);
         let [gauge, body] =
             Layout::vertical([Constraint::Length(3), Constraint::Min(5)]).areas(right);
+        // fitting all curves: the curves done, and the running one's share
+        let (done, of) = if self.queued > 0 {
+            (self.queued - self.queue.len() - 1, self.queued)
+        } else {
+            (0, 1)
+        };
         let (ratio, label) = match &self.running {
             Some((_, Some(p))) => (
-                (self.iterations_seen as f64 / 400.0).min(0.99),
+                (done as f64 + (self.iterations_seen as f64 / 400.0).min(0.99)) / of as f64,
                 format!(
-                    "{}: iteration {} NRMSE {:.3} %",
+                    "{}{}: iteration {} NRMSE {:.3} %",
+                    if of > 1 {
+                        format!("curve {} of {of}, ", done + 1)
+                    } else {
+                        String::new()
+                    },
                     p.model,
                     p.iteration,
                     100.0 * p.nrmse

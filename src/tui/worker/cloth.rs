@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::atomic::{write_atomic, WriteError};
 use crate::cloth::ClothPipeline;
 use crate::render::{frame_path, positions, RenderError, Renderer, SceneView};
-use crate::scene::Scene;
+use crate::scene::{hanging_scene, Scene};
 use crate::tui::message::{ClothControl, ClothFrame, Event, ExportKind, PendingWrite};
 
 /// Size of the frames rendered from the tab \[px\].
@@ -18,16 +18,30 @@ pub const RENDER_SIZE: (u32, u32) = (1280, 720);
 /// Frames per second of simulated time in a rendered sequence.
 const SEQUENCE_FPS: f64 = 30.0;
 
-/// Starts the simulation of `path` on its own thread, paused; returns its control channel and
-/// the thread.
-pub fn start(path: PathBuf, events: Sender<Event>) -> (Sender<ClothControl>, JoinHandle<()>) {
+/// What a simulation thread runs: a scene file, or a fabric card hanging by two corners.
+#[derive(Debug, Clone)]
+pub enum SceneSource {
+    File(PathBuf),
+    Hanging(PathBuf),
+}
+
+/// Starts the simulation of `source` on its own thread, paused; returns its control channel
+/// and the thread.
+pub fn start(
+    source: SceneSource,
+    events: Sender<Event>,
+) -> (Sender<ClothControl>, JoinHandle<()>) {
     let (tx, rx) = std::sync::mpsc::channel();
-    let thread = thread::spawn(move || simulate(&path, &rx, &events));
+    let thread = thread::spawn(move || simulate(&source, &rx, &events));
     (tx, thread)
 }
 
-fn simulate(path: &Path, control: &Receiver<ClothControl>, events: &Sender<Event>) {
-    let scene = match Scene::load(path) {
+fn simulate(source: &SceneSource, control: &Receiver<ClothControl>, events: &Sender<Event>) {
+    let (loaded, path) = match source {
+        SceneSource::File(path) => (Scene::load(path), path),
+        SceneSource::Hanging(card) => (hanging_scene(card), card),
+    };
+    let scene = match loaded {
         Ok(Scene::Dynamic(s)) => s,
         Ok(Scene::VirtualKes(_)) => {
             let _ = events.send(Event::Failed(format!(
