@@ -17,6 +17,7 @@ pub mod fit_values;
 pub mod plot;
 pub mod report;
 pub mod simulate;
+pub mod test;
 pub mod tui;
 pub mod validate;
 pub mod values;

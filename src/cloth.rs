@@ -11,6 +11,7 @@ mod constraints;
 mod explicit;
 mod grid;
 mod implicit;
+pub mod lab;
 mod loads;
 mod obstacle;
 mod pipeline;

@@ -47,6 +47,8 @@ enum Command {
     Render(cli::render::RenderArgs),
     /// Precompute a reduced model of a scene's impulse palette (SVD, IRF library; docs/reduced.md).
     Precompute(cli::precompute::PrecomputeArgs),
+    /// The lab's tests of a fabric card on the mesh: cantilever (ASTM D1388) and drape (Cusick).
+    Test(cli::test::TestArgs),
     /// Play a reduced model under an impulse sequence; --out renders PNG frames.
     Play(cli::play::PlayArgs),
 }
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Some(Command::Render(args)) => cli::render::run(args),
         Some(Command::Precompute(args)) => cli::precompute::run(args),
         Some(Command::Play(args)) => cli::play::run(args),
+        Some(Command::Test(args)) => cli::test::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

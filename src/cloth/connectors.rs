@@ -265,6 +265,29 @@ impl KesConnectors {
         }
     }
 
+    /// Keeps the connectors whose particles are all in `keep` (a specimen cut from the
+    /// grid: a disc); a bending axis end outside is replaced by the centre particle, and a
+    /// bending connector with neither axis end kept is dropped. States restart virgin.
+    pub(crate) fn retain_particles(&mut self, keep: &[bool]) {
+        let kept = |p: u32| keep.get(p as usize).copied().unwrap_or(false);
+        self.traction.retain(|c| kept(c.a) && kept(c.b));
+        self.bending.retain_mut(|c| {
+            if !(kept(c.a) && kept(c.c) && kept(c.b)) {
+                return false;
+            }
+            if !kept(c.e_plus) {
+                c.e_plus = c.c;
+            }
+            if !kept(c.e_minus) {
+                c.e_minus = c.c;
+            }
+            c.e_plus != c.e_minus
+        });
+        self.shear.retain(|c| c.p.iter().all(|&p| kept(p)));
+        let n = self.traction.len() + self.bending.len() + 2 * self.shear.len();
+        self.states = vec![LawState::default(); n];
+    }
+
     /// Number of connectors (a shear cell counts once).
     pub fn len(&self) -> usize {
         self.traction.len() + self.bending.len() + self.shear.len()

@@ -1,0 +1,254 @@
+//! `kestrel test cantilever|drape`: the lab's tests of a fabric card on the mesh (docs/cloth.md).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use indicatif::ProgressBar;
+use kestrel::cloth::lab::{
+    run_cantilever, run_drape, CantileverOptions, CantileverResult, DrapeOptions, DrapeResult,
+    LabError,
+};
+use kestrel::kes::Direction;
+use kestrel::FabricParams;
+
+use super::CliError;
+
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    #[command(subcommand)]
+    test: LabTest,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum LabTest {
+    /// Cantilever bending test (ASTM D1388): overhang at 41.5°, bending length vs Peirce.
+    Cantilever(CantileverArgs),
+    /// Cusick drape test (30 cm specimen on an 18 cm disc): drape coefficient, folds, renders.
+    Drape(DrapeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct CantileverArgs {
+    /// The fabric card (parameter file with all six laws and `[properties] areal_density`).
+    #[arg(long)]
+    params: PathBuf,
+    /// The yarn along the strip: warp or weft.
+    #[arg(long, default_value = "warp")]
+    direction: Direction,
+    /// Set every friction level of the card to zero (the mesh then meets Peirce's closed form).
+    #[arg(long)]
+    no_friction: bool,
+    /// Cells along the overhang.
+    #[arg(long, default_value_t = 20)]
+    cells: usize,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct DrapeArgs {
+    /// The fabric card (parameter file with all six laws and `[properties] areal_density`).
+    #[arg(long)]
+    params: PathBuf,
+    /// Set every friction level of the card to zero.
+    #[arg(long)]
+    no_friction: bool,
+    /// Mesh spacing [mm] (31 particles across the 30 cm specimen at 10 mm).
+    #[arg(long, default_value_t = 10.0, value_name = "MM")]
+    cell: f64,
+    /// Longest simulated time [s] before the test gives up unsettled.
+    #[arg(long, default_value_t = 8.0, value_name = "S")]
+    max_time: f64,
+    /// Folder for the renders `drape_top.png` and `drape_side.png` (feature `render`).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Render size in pixels, WxH.
+    #[arg(long, default_value = "800x800")]
+    size: String,
+    /// Replace existing renders.
+    #[arg(long)]
+    force: bool,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: TestArgs) -> Result<(), CliError> {
+    match args.test {
+        LabTest::Cantilever(a) => cantilever(a),
+        LabTest::Drape(a) => drape(a),
+    }
+}
+
+fn lab_error(e: LabError) -> CliError {
+    match e {
+        LabError::Card(_) | LabError::Option(_) => CliError::input(e),
+        _ => CliError::failed(e),
+    }
+}
+
+fn read_card(path: &Path) -> Result<FabricParams, CliError> {
+    FabricParams::read(path).map_err(CliError::input)
+}
+
+/// A bar of 1000 positions fed by the library's 0..1 progress.
+fn fraction_bar(hidden: bool) -> ProgressBar {
+    let pb = super::progress_bar(1000, hidden, "{bar:40} {percent:>3}%  {elapsed_precise} {msg}");
+    pb.enable_steady_tick(Duration::from_millis(200));
+    pb
+}
+
+fn cantilever(args: CantileverArgs) -> Result<(), CliError> {
+    if !matches!(args.direction, Direction::Warp | Direction::Weft) {
+        return Err(CliError::input(format!(
+            "--direction {}: the strip lies along the warp or the weft",
+            args.direction
+        )));
+    }
+    let card = read_card(&args.params)?;
+    let mut opts = CantileverOptions::new(args.direction);
+    opts.friction = !args.no_friction;
+    opts.cells = args.cells;
+    let pb = fraction_bar(args.json);
+    pb.set_message("relaxing the strip");
+    let result = run_cantilever(
+        &card,
+        &opts,
+        &mut |f| pb.set_position((f * 1000.0) as u64),
+        None,
+    );
+    pb.finish_and_clear();
+    let result = result.map_err(lab_error)?;
+    super::print_summary(&result, args.json, print_cantilever)
+}
+
+fn print_cantilever(r: &CantileverResult) {
+    println!(
+        "cantilever (ASTM D1388, 41.5 deg): {} {}{}",
+        r.fabric,
+        r.direction,
+        if r.friction { "" } else { ", no friction" }
+    );
+    println!("  bending length c = l/2  {:.4} cm", r.bending_length_cm);
+    println!("  Peirce (B/W)^(1/3)      {:.4} cm", r.peirce_cm);
+    println!("  gap                     {:+.2} %", 100.0 * r.relative_gap);
+    println!("  B                       {:.5} gf*cm2/cm", r.rigidity_gf_cm2_per_cm);
+    println!("  W                       {:.5} gf/cm2", r.weight_gf_per_cm2);
+    println!(
+        "  overhang                {:.4} cm (tip chord {:.3} deg)",
+        r.overhang_cm, r.tip_angle_deg
+    );
+    println!(
+        "  mesh                    {} x {} cells, {} relaxations, {} iterations, {:.2} s",
+        r.cells, r.width_cells, r.relaxations, r.iterations, r.wall_s
+    );
+}
+
+fn drape(args: DrapeArgs) -> Result<(), CliError> {
+    let renders = match &args.out {
+        Some(dir) => Some(render_targets(dir, &args)?),
+        None => None,
+    };
+    let card = read_card(&args.params)?;
+    let opts = DrapeOptions {
+        friction: !args.no_friction,
+        cell: args.cell * 1e-3,
+        max_time: args.max_time,
+        ..DrapeOptions::default()
+    };
+    let pb = fraction_bar(args.json);
+    pb.set_message("draping (simulated time)");
+    let result = run_drape(
+        &card,
+        &opts,
+        &mut |f| pb.set_position((f * 1000.0) as u64),
+        None,
+    );
+    pb.finish_and_clear();
+    let result = result.map_err(lab_error)?;
+    if let Some(targets) = renders {
+        write_renders(&result, &targets, &args)?;
+    }
+    super::print_summary(&result, args.json, print_drape)
+}
+
+fn print_drape(r: &DrapeResult) {
+    println!(
+        "drape (Cusick, {} cm specimen on a {} cm disc): {}{}",
+        r.specimen_diameter_cm,
+        r.disc_diameter_cm,
+        r.fabric,
+        if r.friction { "" } else { ", no friction" }
+    );
+    println!("  drape coefficient  {:.2} %", r.drape_coefficient);
+    println!("  folds              {}", r.folds);
+    println!(
+        "  shadow             {:.2} cm2 (specimen {:.2}, disc {:.2})",
+        r.shadow_area_cm2, r.specimen_area_cm2, r.disc_area_cm2
+    );
+    println!(
+        "  mesh               {:.2} mm cells, {} particles, {} steps of {} s ({:.2} s simulated)",
+        r.cell_mm, r.particles, r.steps, r.dt_s, r.sim_time_s
+    );
+    println!("  wall time          {:.2} s", r.wall_s);
+}
+
+/// The two render files, refused before any work when they exist without `--force`.
+#[cfg(feature = "render")]
+fn render_targets(dir: &Path, args: &DrapeArgs) -> Result<[PathBuf; 2], CliError> {
+    super::parse_size(&args.size, "800x800")?;
+    let targets = [dir.join("drape_top.png"), dir.join("drape_side.png")];
+    for t in &targets {
+        super::check_output(t, args.force)?;
+    }
+    Ok(targets)
+}
+
+#[cfg(not(feature = "render"))]
+fn render_targets(_dir: &Path, _args: &DrapeArgs) -> Result<[PathBuf; 2], CliError> {
+    Err(CliError::input(
+        "--out: this kestrel was built without the render feature (rebuild with default features)",
+    ))
+}
+
+#[cfg(feature = "render")]
+fn write_renders(r: &DrapeResult, targets: &[PathBuf; 2], args: &DrapeArgs) -> Result<(), CliError> {
+    use kestrel::cloth::record::Camera;
+    use kestrel::render::{Renderer, SceneView};
+    let (width, height) = super::parse_size(&args.size, "800x800")?;
+    let x = r.mesh.render_positions();
+    let cameras = [
+        Camera {
+            eye: [0.0, 0.75, 0.0],
+            target: [0.0, 0.0, 0.0],
+            up: [0.0, 0.0, -1.0],
+            fov_deg: 30.0,
+        },
+        Camera {
+            eye: [0.0, 0.02, 0.85],
+            target: [0.0, -0.05, 0.0],
+            up: [0.0, 1.0, 0.0],
+            fov_deg: 30.0,
+        },
+    ];
+    let mut renderer = Renderer::new(width, height).map_err(CliError::failed)?;
+    for (camera, path) in cameras.iter().zip(targets) {
+        let view = SceneView {
+            grid: r.mesh.grid,
+            obstacles: Vec::new(),
+            pins: Vec::new(),
+            camera: Some(*camera),
+            door: None,
+        };
+        renderer.set_scene(&view, &x).map_err(CliError::failed)?;
+        let (png, _) = renderer.render_png(&x, None).map_err(CliError::failed)?;
+        kestrel::atomic::write_atomic(path, &png, args.force).map_err(CliError::written)?;
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "render"))]
+fn write_renders(_r: &DrapeResult, _t: &[PathBuf; 2], _args: &DrapeArgs) -> Result<(), CliError> {
+    Ok(())
+}

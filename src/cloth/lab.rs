@@ -1,0 +1,91 @@
+//! The lab's tests of a fabric card on the mesh: the cantilever bending test (ASTM D1388,
+//! Peirce's bending length [cm]) and the Cusick drape test (drape coefficient [%], folds).
+//! UI-free: a card, options, a progress callback (0..1), a cancel flag → a serde result.
+
+pub mod cantilever;
+pub mod drape;
+mod shadow;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use thiserror::Error;
+
+use super::connectors::KesLaws;
+use super::ClothError;
+use crate::kes::GF_CM2_PER_CM_N_M;
+use crate::material::FrictionLaw;
+use crate::params::FabricParams;
+
+pub use cantilever::{run_cantilever, CantileverOptions, CantileverResult};
+pub use drape::{run_drape, DrapeOptions, DrapeResult};
+
+/// What can stop a lab test.
+#[derive(Debug, Error)]
+pub enum LabError {
+    /// The card lacks what the test needs (a law, the areal density).
+    #[error("{0}")]
+    Card(String),
+    /// An option out of its range.
+    #[error("{0}")]
+    Option(String),
+    /// The mesh failed (blow-up, invalid world).
+    #[error(transparent)]
+    Cloth(#[from] ClothError),
+    /// The test did not reach its result (no equilibrium, no 41.5° overhang).
+    #[error("{0}")]
+    NotReached(String),
+    /// The cancel flag was raised.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// `Err(Cancelled)` when `cancel` is raised.
+fn check_cancel(cancel: Option<&AtomicBool>) -> Result<(), LabError> {
+    match cancel {
+        Some(c) if c.load(Ordering::Relaxed) => Err(LabError::Cancelled),
+        _ => Ok(()),
+    }
+}
+
+/// The card's six laws; with `friction` off, every friction level and its growth with load μ
+/// are zero (no friction force at all).
+fn card_laws(card: &FabricParams, friction: bool) -> Result<KesLaws, LabError> {
+    let mut laws = KesLaws::from_params(card).map_err(|e| LabError::Card(e.to_string()))?;
+    if !friction {
+        let off = |f: &mut FrictionLaw| {
+            f.level = 0.0;
+            f.mu = 0.0;
+        };
+        for d in 0..2 {
+            off(&mut laws.traction[d].friction);
+            off(&mut laws.bending[d].friction);
+            off(&mut laws.shear[d].friction);
+        }
+    }
+    Ok(laws)
+}
+
+/// The card's areal density ρ_A [kg/m²] (its `[properties] areal_density`).
+fn card_areal_density(card: &FabricParams) -> Result<f64, LabError> {
+    card.properties
+        .as_ref()
+        .and_then(|p| p.areal_density)
+        .filter(|a| a.is_finite() && *a > 0.0)
+        .ok_or_else(|| {
+            LabError::Card(format!(
+                "fabric `{}`: the card has no areal density: add `[properties] areal_density` \
+                 [kg/m2] (`kestrel fit CURVES... --weight 120g/m2`, or a curve with a `# weight` line)",
+                card.fabric
+            ))
+        })
+}
+
+/// Bending rigidity k_b [N·m] in Kawabata's unit, gf·cm²/cm.
+fn rigidity_gf_cm2_per_cm(k_b: f64) -> f64 {
+    k_b / GF_CM2_PER_CM_N_M
+}
+
+/// Areal density [kg/m²] as a weight per area in gf/cm² (1 kg/m² = 0.1 gf/cm²).
+fn weight_gf_per_cm2(areal_density: f64) -> f64 {
+    areal_density * 0.1
+}

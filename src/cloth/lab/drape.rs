@@ -1,0 +1,284 @@
+//! The Cusick drape test (BS 5058, ISO 9073-9 sizes) on the mesh: a 30 cm disc of the card held
+//! between 18 cm discs drapes under gravity; drape coefficient DC = (A_s − A_d)/(A_D − A_d)
+//! [%] from the shadow's area A_s, the specimen's A_D and the disc's A_d, and the folds.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::shadow::{folds, shadow};
+use super::{card_areal_density, card_laws, check_cancel, LabError};
+use crate::cloth::connectors::KesConnectors;
+use crate::cloth::grid::Grid;
+use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
+use crate::cloth::world::{ClothWorld, Material, Pin};
+use crate::cloth::{ProvotConstraints, Vec3};
+use crate::params::FabricParams;
+
+/// Specimen diameter \[m\] (BS 5058 / ISO 9073-9: 30 cm).
+pub const SPECIMEN_DIAMETER_M: f64 = 0.30;
+/// Supporting disc diameter \[m\] (18 cm).
+pub const DISC_DIAMETER_M: f64 = 0.18;
+/// Shadow raster pixel \[m\].
+const PIXEL_M: f64 = 0.5e-3;
+/// The specimen counts as settled when no particle moves faster than this [m/s]...
+const SETTLED_SPEED: f64 = 5e-3;
+/// ... after at least this simulated time \[s\].
+const MIN_TIME_S: f64 = 0.5;
+
+/// What to test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DrapeOptions {
+    /// The card's friction terms on (the default) or all levels set to zero.
+    pub friction: bool,
+    /// Mesh spacing \[m\] (default 1 cm: 31 particles across the specimen).
+    pub cell: f64,
+    /// Time step \[s\] (default 2 ms).
+    pub dt: f64,
+    /// Longest simulated time \[s\] before the test gives up (default 8 s).
+    pub max_time: f64,
+    /// Air damping γ [1/s] (default 1): speeds the settling, no force at rest.
+    pub damping: f64,
+}
+
+impl Default for DrapeOptions {
+    fn default() -> Self {
+        Self {
+            friction: true,
+            cell: 0.01,
+            dt: 0.002,
+            max_time: 8.0,
+            damping: 1.0,
+        }
+    }
+}
+
+/// The draped specimen's mesh: the grid, positions \[m\] (disc centre at the origin, Y up)
+/// and which particles belong to the specimen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DrapedMesh {
+    pub grid: Grid,
+    pub x: Vec<Vec3>,
+    pub kept: Vec<bool>,
+}
+
+impl DrapedMesh {
+    /// Positions to draw: a particle outside the specimen sits on the nearest specimen particle
+    /// (at rest), so the cells around the specimen collapse to nothing.
+    pub fn render_positions(&self) -> Vec<[f32; 3]> {
+        let (nu, nv) = (self.grid.nu as i64, self.grid.nv as i64);
+        (0..self.x.len())
+            .map(|k| {
+                let src = if self.kept[k] {
+                    k
+                } else {
+                    let (i, j) = self.grid.coords(k);
+                    let (ci, cj) = ((nu - 1) as f64 / 2.0, (nv - 1) as f64 / 2.0);
+                    // walk towards the centre until inside the specimen
+                    let (mut fi, mut fj) = (i as f64, j as f64);
+                    let mut found = k;
+                    for _ in 0..(nu + nv) {
+                        let (di, dj) = (ci - fi, cj - fj);
+                        let len = (di * di + dj * dj).sqrt();
+                        if len < 1.0 {
+                            break;
+                        }
+                        fi += di / len;
+                        fj += dj / len;
+                        let q = self.grid.index(
+                            fi.round().clamp(0.0, (nu - 1) as f64) as usize,
+                            fj.round().clamp(0.0, (nv - 1) as f64) as usize,
+                        );
+                        if self.kept[q] {
+                            found = q;
+                            break;
+                        }
+                    }
+                    found
+                };
+                let p = self.x[src];
+                [p.x as f32, p.y as f32, p.z as f32]
+            })
+            .collect()
+    }
+}
+
+/// The drape test's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DrapeResult {
+    pub fabric: String,
+    pub friction: bool,
+    /// DC = (A_s − A_d)/(A_D − A_d) [%]: 100 flat, 0 hanging straight down.
+    pub drape_coefficient: f64,
+    /// Folds (nodes) of the shadow's outline.
+    pub folds: usize,
+    /// A_s: the draped specimen's shadow [cm²].
+    pub shadow_area_cm2: f64,
+    /// A_D: the flat specimen's shadow on the same raster [cm²].
+    pub specimen_area_cm2: f64,
+    /// A_d = π·(9 cm)² [cm²].
+    pub disc_area_cm2: f64,
+    pub specimen_diameter_cm: f64,
+    pub disc_diameter_cm: f64,
+    /// Mesh spacing [mm] and particles of the specimen.
+    pub cell_mm: f64,
+    pub particles: usize,
+    pub steps: u64,
+    pub dt_s: f64,
+    pub sim_time_s: f64,
+    /// Fastest particle at the end [m/s].
+    pub final_speed: f64,
+    pub wall_s: f64,
+    /// The draped mesh, for rendering.
+    #[serde(skip)]
+    pub mesh: DrapedMesh,
+}
+
+/// Drape coefficient [%] of a specimen mesh at `x` against its flat layout `flat`.
+pub(crate) fn drape_coefficient(
+    grid: &Grid,
+    flat: &[Vec3],
+    x: &[Vec3],
+    kept: &[bool],
+) -> (f64, f64, f64, usize) {
+    let half = 0.5 * grid.nu.max(grid.nv) as f64 * grid.h_warp.max(grid.h_weft) + 0.01;
+    let s = shadow(grid, x, kept, half, PIXEL_M);
+    let s0 = shadow(grid, flat, kept, half, PIXEL_M);
+    let disc = std::f64::consts::PI * 0.25 * DISC_DIAMETER_M * DISC_DIAMETER_M;
+    let dc = 100.0 * (s.area - disc) / (s0.area - disc);
+    let min_range = 0.02 * (SPECIMEN_DIAMETER_M - DISC_DIAMETER_M);
+    (dc, s.area, s0.area, folds(&s.outline, 5, min_range))
+}
+
+/// Runs the drape test on `card`; `progress` gets 0..1 (simulated time over the longest),
+/// `cancel` stops it.
+pub fn run_drape(
+    card: &FabricParams,
+    opts: &DrapeOptions,
+    progress: &mut dyn FnMut(f64),
+    cancel: Option<&AtomicBool>,
+) -> Result<DrapeResult, LabError> {
+    let start = Instant::now();
+    if !(opts.cell.is_finite() && (0.001..=0.05).contains(&opts.cell)) {
+        return Err(LabError::Option(format!(
+            "cell = {} mm: must be 1 to 50 mm",
+            opts.cell * 1e3
+        )));
+    }
+    if !(opts.dt.is_finite() && opts.dt > 0.0 && opts.dt <= 0.05)
+        || !(opts.max_time.is_finite() && opts.max_time > 0.0 && opts.max_time <= 600.0)
+        || !(opts.damping.is_finite() && opts.damping >= 0.0)
+    {
+        return Err(LabError::Option(format!(
+            "dt = {} s, max time = {} s, damping = {} 1/s: need 0 < dt <= 0.05 s, 0 < max time <= 600 s, damping >= 0",
+            opts.dt, opts.max_time, opts.damping
+        )));
+    }
+    let laws = card_laws(card, opts.friction)?;
+    let density = card_areal_density(card)?;
+    let cells = (SPECIMEN_DIAMETER_M / opts.cell).round().max(2.0) as usize;
+    let cells = cells + cells % 2;
+    let h = SPECIMEN_DIAMETER_M / cells as f64;
+    let n = cells + 1;
+    let grid = Grid::new(n, n, h, h)?;
+    let half = 0.5 * SPECIMEN_DIAMETER_M;
+    let origin = Vec3::new(-half, 0.0, -half);
+    let radius = |k: usize| {
+        let (i, j) = grid.coords(k);
+        let (x, z) = (i as f64 * h - half, j as f64 * h - half);
+        (x * x + z * z).sqrt()
+    };
+    // a lattice point within the specimen's radius belongs to it (with a cell's area each,
+    // the specimen's mass is π·R²·ρ to the lattice's count of points)
+    let tiny = 1e-9 * h;
+    let kept: Vec<bool> = (0..grid.len())
+        .map(|k| radius(k) <= half + tiny)
+        .collect();
+    let mut connectors = KesConnectors::new(&grid, laws);
+    connectors.retain_particles(&kept);
+    let mut world = ClothWorld::flat(
+        grid,
+        origin,
+        Vec3::x(),
+        Vec3::z(),
+        density,
+        Material::Kes(Box::new(connectors)),
+    )?;
+    for (k, m) in world.mass.iter_mut().enumerate() {
+        if kept[k] {
+            *m = density * h * h;
+        }
+    }
+    world.loads.gravity = [0.0, -9.806_65, 0.0];
+    world.loads.damping = opts.damping;
+    let flat = world.positions().to_vec();
+    for (k, p) in flat.iter().enumerate() {
+        if !kept[k] || radius(k) <= 0.5 * DISC_DIAMETER_M + tiny {
+            world.add_pin(Pin {
+                particle: k,
+                position: *p,
+                velocity: Vec3::zeros(),
+            });
+        }
+    }
+    let particles = kept.iter().filter(|&&k| k).count();
+    let mut params = StepParameters::new(Integrator::Broyden, opts.dt);
+    params.constraints = ProvotConstraints {
+        compression: Some(0.02),
+        ..ProvotConstraints::none()
+    };
+    let mut pipeline = ClothPipeline::new();
+    let max_steps = (opts.max_time / opts.dt).ceil() as u64;
+    let mut final_speed = f64::INFINITY;
+    let mut settled = false;
+    for step in 1..=max_steps {
+        check_cancel(cancel)?;
+        pipeline.step(&params, &mut world)?;
+        final_speed = world
+            .velocities()
+            .iter()
+            .map(|v| v.norm())
+            .fold(0.0, f64::max);
+        if step % 25 == 0 {
+            progress(step as f64 / max_steps as f64);
+        }
+        if world.time >= MIN_TIME_S && final_speed < SETTLED_SPEED {
+            settled = true;
+            break;
+        }
+    }
+    if !settled {
+        return Err(LabError::NotReached(format!(
+            "the specimen did not settle in {} s (fastest particle {:.3} m/s; raise the longest time)",
+            opts.max_time, final_speed
+        )));
+    }
+    progress(1.0);
+    let x = world.positions().to_vec();
+    let (dc, area, area0, fold_count) = drape_coefficient(&world.grid, &flat, &x, &kept);
+    let disc = std::f64::consts::PI * 0.25 * DISC_DIAMETER_M * DISC_DIAMETER_M;
+    Ok(DrapeResult {
+        fabric: card.fabric.clone(),
+        friction: opts.friction,
+        drape_coefficient: dc,
+        folds: fold_count,
+        shadow_area_cm2: area * 1e4,
+        specimen_area_cm2: area0 * 1e4,
+        disc_area_cm2: disc * 1e4,
+        specimen_diameter_cm: SPECIMEN_DIAMETER_M * 100.0,
+        disc_diameter_cm: DISC_DIAMETER_M * 100.0,
+        cell_mm: h * 1e3,
+        particles,
+        steps: world.steps,
+        dt_s: opts.dt,
+        sim_time_s: world.time,
+        final_speed,
+        wall_s: start.elapsed().as_secs_f64(),
+        mesh: DrapedMesh {
+            grid: world.grid,
+            x,
+            kept,
+        },
+    })
+}
