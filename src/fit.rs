@@ -15,7 +15,7 @@ mod thinning;
 pub mod values;
 
 pub use coords::Param;
-pub use fabric::{assemble_fabric_params, fit_fabric, fit_fabrics, FabricFit};
+pub use fabric::{add_properties, assemble_fabric_params, fit_fabric, fit_fabrics, FabricFit};
 pub use options::{FitModel, FitOptions, FitProgress, MuMode, OffsetMode, ProgressSink, ToeChoice};
 pub use problem::Termination;
 pub use report::{CurveFit, FitStatus, ParamEstimate, ValuesSideBySide, FIXED_BY_THE_MODEL};

@@ -22,10 +22,10 @@ use crate::kes::{Direction, KesTest};
 use crate::params::{FabricParams, ParamsError};
 
 pub use card::{ObstacleContact, SceneNumbers, ValueSource};
-pub use hang::hanging_scene;
 pub use file::{
     AnchorSpec, GridSpec, IntegratorSpec, KesTestSpec, MaterialSpec, PinSpec, SceneFile,
 };
+pub use hang::hanging_scene;
 pub(crate) use reduced::validate_palette;
 pub use reduced::{
     palette_allows, palette_index, DoorSpec, PaletteEntrySpec, ReducedSpec, ReducedSpecError,

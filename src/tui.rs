@@ -33,7 +33,7 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
         files.into_iter().partition(|p| is_cloth_input(p));
     let (cards, files): (Vec<PathBuf>, Vec<PathBuf>) =
         files.into_iter().partition(|p| is_parameter_file(p));
-    let (curves, mut errors) = if files.is_empty() {
+    let (curves, errors) = if files.is_empty() {
         sample_curves()
     } else {
         load_curves(&files)

@@ -295,7 +295,10 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
     // the worker really steps the scene and sends frames
     let (tx, rx) = std::sync::mpsc::channel();
     let path = a.cloth.loaded.clone().unwrap();
-    let (control, _thread) = kestrel::tui::worker::cloth::start(path, tx);
+    let (control, _thread) = kestrel::tui::worker::cloth::start(
+        kestrel::tui::worker::cloth::SceneSource::File(path),
+        tx,
+    );
     control.send(ClothControl::Step).unwrap();
     let frame = loop {
         match rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {
@@ -342,7 +345,10 @@ fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
     assert!(a.prompt.is_some());
 
     let (tx, rx) = std::sync::mpsc::channel();
-    let (control, _thread) = kestrel::tui::worker::cloth::start(scene, tx);
+    let (control, _thread) = kestrel::tui::worker::cloth::start(
+        kestrel::tui::worker::cloth::SceneSource::File(scene),
+        tx,
+    );
     let wait_written = |a: &mut App| loop {
         match rx
             .recv_timeout(std::time::Duration::from_secs(120))
@@ -1086,11 +1092,13 @@ fn the_connector_starts_from_the_fabric_per_direction_in_kes_units_and_saves_wha
         fabric,
         fitted,
         accepted,
+        curves,
     }) = a.jobs.pop()
     else {
         panic!("no save job")
     };
-    let event = kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted);
+    let event =
+        kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted, &curves);
     a.update(Action::Event(event));
     assert!(
         a.status.contains("written") && a.status.contains("tensile weft (accepted)"),
@@ -1141,7 +1149,7 @@ fn a_scene_named_on_the_command_line_opens_loaded_in_the_cloth_tab() {
     assert!(
         a.jobs
             .iter()
-            .any(|j| matches!(j, Job::ClothStart(p) if *p == scene)),
+            .any(|j| matches!(j, Job::ClothStart(kestrel::tui::message::ClothSource::File(p)) if *p == scene)),
         "{:?}",
         a.jobs
     );
@@ -1153,4 +1161,143 @@ fn a_scene_named_on_the_command_line_opens_loaded_in_the_cloth_tab() {
     a.update(Action::Event(Event::ClothScanned(found)));
     assert_eq!(a.cloth.scenes.len(), 3);
     assert_eq!(a.cloth.scenes[a.cloth.selected], scene);
+}
+
+#[test]
+fn fit_all_save_and_send_the_card_to_the_cloth_tab_which_runs_its_tests() {
+    use kestrel::tui::message::{CardTest, ClothSource, LabReport};
+    use kestrel::tui::tabs::cloth::ClothEntry;
+    let mut a = app();
+    press(&mut a, KeyCode::Char('4'));
+    assert_eq!(a.tab, Tab::Fit);
+    // c before any save: says what to do, sends nothing
+    press(&mut a, KeyCode::Char('c'));
+    assert!(a.status.contains("no card saved"), "{}", a.status);
+    assert_eq!(a.tab, Tab::Fit);
+    // F: every curve of the fabric with a law, one after the other
+    press(&mut a, KeyCode::Char('F'));
+    let laws = a
+        .curves
+        .list
+        .iter()
+        .filter(|c| c.curve.test.has_connector_law())
+        .count();
+    assert_eq!(a.fit.queued, laws);
+    let mut fitted = Vec::new();
+    while a.fit.running.is_some() {
+        let (curve_index, fit, _) = run_fit_job(&mut a);
+        assert!(
+            !fitted.contains(&curve_index),
+            "fitted twice: {curve_index}"
+        );
+        fitted.push(curve_index);
+        a.update(Action::Event(Event::FitDone {
+            curve_index,
+            fit: Box::new(fit),
+        }));
+    }
+    assert_eq!(fitted.len(), laws);
+    assert!(a.status.contains("fabric fitted"), "{}", a.status);
+    assert!(a
+        .curves
+        .list
+        .iter()
+        .filter(|c| c.curve.test.has_connector_law())
+        .all(|c| c.fit.as_ref().is_some_and(|f| f.is_fitted())));
+    // s saves the card; c sends it
+    press(&mut a, KeyCode::Char('s'));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sample.params.toml");
+    a.update(Action::PromptClear);
+    for ch in file.display().to_string().chars() {
+        a.update(Action::PromptInput(ch));
+    }
+    a.update(Action::PromptSubmit);
+    let Some(Job::SaveParams {
+        path,
+        force,
+        fabric,
+        fitted,
+        accepted,
+        curves,
+    }) = a.jobs.pop()
+    else {
+        panic!("no save job")
+    };
+    let event =
+        kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted, &curves);
+    a.update(Action::Event(event));
+    assert!(a.status.contains("c sends the card"), "{}", a.status);
+    press(&mut a, KeyCode::Char('c'));
+    assert_eq!(a.tab, Tab::Cloth);
+    assert_eq!(a.cloth.card.as_ref(), Some(&file));
+    let entries = a.cloth.entries();
+    assert_eq!(
+        &entries[..4],
+        &CardTest::ALL.map(ClothEntry::Card)[..],
+        "the card's tests head the list"
+    );
+    // Enter on the drape test: a lab job, its gauge, then its figures
+    press(&mut a, KeyCode::Down);
+    press(&mut a, KeyCode::Enter);
+    let job = a.jobs.pop();
+    assert!(
+        matches!(&job, Some(Job::ClothStart(ClothSource::Card { card, test: CardTest::Drape })) if *card == file),
+        "{job:?}"
+    );
+    a.update(Action::Event(Event::LabProgress(0.25)));
+    assert_eq!(a.cloth.lab.as_ref().and_then(|l| l.progress), Some(0.25));
+    let screen = draw(&a, 120, 30);
+    assert!(screen.contains("25 %"), "{screen}");
+    a.update(Action::Event(Event::LabDone(Ok(Box::new(LabReport {
+        lines: vec!["drape coefficient 41.0 %".into(), "folds 6".into()],
+        frame: None,
+    })))));
+    assert!(
+        a.status.contains("drape coefficient 41.0 %"),
+        "{}",
+        a.status
+    );
+    let screen = draw(&a, 120, 30);
+    assert!(screen.contains("folds 6"), "{screen}");
+    // Enter on hang: a simulation of the card, which loads as a scene does
+    press(&mut a, KeyCode::Up);
+    press(&mut a, KeyCode::Enter);
+    assert!(matches!(
+        a.jobs.pop(),
+        Some(Job::ClothStart(ClothSource::Card {
+            test: CardTest::Hang,
+            ..
+        }))
+    ));
+    assert_eq!(a.cloth.loaded.as_ref(), Some(&file));
+    // the sample's curves carry no weight: the card has no areal density, and the hanging
+    // scene says how to give it; a card with one hangs
+    match kestrel::scene::hanging_scene(&file) {
+        Err(e) => assert!(e.to_string().contains("areal_density"), "{e}"),
+        Ok(_) => panic!("a card without areal density hangs"),
+    }
+    let shipped = std::path::Path::new("scenes/fabrics/cotton-shirting.fitted.params.toml");
+    match kestrel::scene::hanging_scene(shipped) {
+        Ok(kestrel::scene::Scene::Dynamic(s)) => assert_eq!(s.world.grid.nu, 26),
+        Ok(_) => panic!("not a dynamic scene"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn a_card_opened_by_path_offers_its_tests_in_the_cloth_tab() {
+    use kestrel::tui::message::CardTest;
+    use kestrel::tui::tabs::cloth::ClothEntry;
+    let mut a = app();
+    press(&mut a, KeyCode::Char('o'));
+    let card = "scenes/fabrics/cotton-shirting.fitted.params.toml";
+    for ch in card.chars() {
+        a.update(Action::PromptInput(ch));
+    }
+    a.update(Action::PromptSubmit);
+    assert_eq!(a.tab, Tab::Cloth);
+    assert_eq!(a.cloth.card.as_deref(), Some(std::path::Path::new(card)));
+    assert_eq!(a.cloth.entries()[1], ClothEntry::Card(CardTest::Drape));
+    assert!(a.jobs.is_empty(), "nothing runs until Enter: {:?}", a.jobs);
 }

@@ -52,7 +52,6 @@ pub(crate) fn sha256_file(path: &std::path::Path) -> Option<String> {
 /// with their reason and leave their law out of the set.
 pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> FabricFit {
     let start = Instant::now();
-    let properties = FabricProperties::from_curves(curves, &ReadingRules::default());
     let all = curves;
     // compression and surface curves carry no law: they are not fitted
     let curves: Vec<&Curve> = curves
@@ -69,17 +68,23 @@ pub fn fit_fabric(fabric: &str, curves: &[&Curve], options: &FitOptions) -> Fabr
         })
         .collect();
     let mut params = assemble_groups(fabric, &curves, &groups, &fits);
-    params.properties = properties;
-    // the files the properties were read from are sources too
-    let sources = &mut params.provenance.sources;
-    for c in all.iter().filter(|c| !c.test.has_connector_law()) {
-        sources.push(source_file(c));
-    }
+    add_properties(&mut params, all);
     FabricFit {
         fabric: fabric.to_string(),
         params,
         fits,
         total_ms: start.elapsed().as_secs_f64() * 1e3,
+    }
+}
+
+/// The card's `[properties]` (areal density, thickness, friction coefficient) read from the
+/// fabric's curves `all` (their weight lines, compression and friction curves); the files of
+/// the curves without a law join the sources.
+pub fn add_properties(params: &mut FabricParams, all: &[&Curve]) {
+    params.properties = FabricProperties::from_curves(all, &ReadingRules::default());
+    let sources = &mut params.provenance.sources;
+    for c in all.iter().filter(|c| !c.test.has_connector_law()) {
+        sources.push(source_file(c));
     }
 }
 

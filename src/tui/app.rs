@@ -258,15 +258,13 @@ impl App {
             | Action::RunFit
             | Action::RunFitAll
             | Action::AcceptFit
-            | Action::SaveParams => {
-                self.fit.update(
-                    &action,
-                    &self.curves,
-                    &mut self.connector,
-                    &mut self.unsaved,
-                    fx,
-                )
-            }
+            | Action::SaveParams => self.fit.update(
+                &action,
+                &self.curves,
+                &mut self.connector,
+                &mut self.unsaved,
+                fx,
+            ),
             Action::Export => self.update_export(&action, fx),
             Action::ClothLoad
             | Action::ClothRunPause

@@ -157,7 +157,7 @@ pub static BINDINGS: &[Binding] = &[
         &[(ch('s'), Action::SaveParams)]),
     bind!(FIT, "F", "fit every curve of the fabric, one after the other",
         &[(ch('F'), Action::RunFitAll)]),
-    bind!(FIT, "c", "send the saved card to the Cloth tab (hang, drape test, cantilever)",
+    bind!(FIT, "c", "send the saved card to the Cloth tab: hang, drape, cantilever",
         &[(ch('c'), Action::SendCard)]),
     bind!(CLOTH, "Up / Down", "select a card test, scene or model", UP_DOWN),
     bind!(CLOTH, "Enter", "load the scene (paused) or run the card's test",

@@ -282,6 +282,8 @@ pub enum Job {
         fabric: String,
         fitted: Vec<(Curve, CurveFit)>,
         accepted: Vec<(Direction, ConnectorLaw)>,
+        /// Every curve of the fabric: the card's `[properties]` are read from them.
+        curves: Vec<Curve>,
     },
     ExportPng {
         kind: ExportKind,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::files;
 use super::message::{is_model, CardTest, ClothControl, ClothSource, Event, Job, PendingWrite};
 use crate::atomic::WriteError;
-use crate::fit::{assemble_fabric_params, fit_specimens_with_progress, CurveFit};
+use crate::fit::{add_properties, assemble_fabric_params, fit_specimens_with_progress, CurveFit};
 use crate::kes::{Curve, Direction};
 use crate::material::ConnectorLaw;
 use crate::params::{ParamsError, ParamsFormat};
@@ -133,7 +133,10 @@ fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
             fabric,
             fitted,
             accepted,
-        } => Some(save_params(path, force, &fabric, &fitted, &accepted)),
+            curves,
+        } => Some(save_params(
+            path, force, &fabric, &fitted, &accepted, &curves,
+        )),
         Job::ExportPng {
             kind,
             path,
@@ -149,23 +152,26 @@ fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
     }
 }
 
-/// Writes the parameter set of `fabric`: the laws and fit reports of `fitted`, each law
-/// accepted in `accepted` in its test and direction's place; the event says what happened.
+/// Writes the card of `fabric`: the laws and fit reports of `fitted`, each law accepted in
+/// `accepted` in its test and direction's place, and the `[properties]` read from all the
+/// fabric's `curves`; the event says what happened.
 pub fn save_params(
     path: PathBuf,
     force: bool,
     fabric: &str,
     fitted: &[(Curve, CurveFit)],
     accepted: &[(Direction, ConnectorLaw)],
+    curves: &[Curve],
 ) -> Event {
     if fitted.is_empty() && accepted.is_empty() {
         return Event::Failed(
             "nothing to save in this fabric: fit a curve or accept a law first".into(),
         );
     }
-    let curves: Vec<&Curve> = fitted.iter().map(|p| &p.0).collect();
+    let fitted_curves: Vec<&Curve> = fitted.iter().map(|p| &p.0).collect();
     let fits: Vec<CurveFit> = fitted.iter().map(|p| p.1.clone()).collect();
-    let mut params = assemble_fabric_params(fabric, &curves, &fits);
+    let mut params = assemble_fabric_params(fabric, &fitted_curves, &fits);
+    add_properties(&mut params, &curves.iter().collect::<Vec<_>>());
     for &(direction, law) in accepted {
         let laws = match direction {
             Direction::Weft => &mut params.weft,

@@ -192,9 +192,7 @@ pub fn run_drape(
     // a lattice point within the specimen's radius belongs to it (with a cell's area each,
     // the specimen's mass is π·R²·ρ to the lattice's count of points)
     let tiny = 1e-9 * h;
-    let kept: Vec<bool> = (0..grid.len())
-        .map(|k| radius(k) <= half + tiny)
-        .collect();
+    let kept: Vec<bool> = (0..grid.len()).map(|k| radius(k) <= half + tiny).collect();
     let mut connectors = KesConnectors::new(&grid, laws);
     connectors.retain_particles(&kept);
     let mut world = ClothWorld::flat(

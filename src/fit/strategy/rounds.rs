@@ -73,7 +73,6 @@ fn objective(problem: &PathProblem<'_>) -> f64 {
         .map_or(f64::INFINITY, |r| r.norm_squared())
 }
 
-
 /// Relative standard error above which a coordinate is not identified: against its bound
 /// span for the dimensionless ones, against its value for the others.
 fn relative_error(coords: &Coordinates, j: Param, se: f64) -> f64 {
@@ -88,7 +87,6 @@ fn relative_error(coords: &Coordinates, j: Param, se: f64) -> f64 {
         _ => se / coords.q[j].abs().max(1e-300),
     }
 }
-
 
 /// What every run of one candidate shares.
 pub(super) struct Runs<'a, 's> {

@@ -141,8 +141,11 @@ impl ClothTabState {
     }
 
     /// The rows of the list: the card's tests (with a card), then the files found.
-    pub(crate) fn entries(&self) -> Vec<ClothEntry> {
-        let tests = self.card.iter().flat_map(|_| CardTest::ALL.map(ClothEntry::Card));
+    pub fn entries(&self) -> Vec<ClothEntry> {
+        let tests = self
+            .card
+            .iter()
+            .flat_map(|_| CardTest::ALL.map(ClothEntry::Card));
         tests
             .chain(self.scenes.iter().cloned().map(ClothEntry::File))
             .collect()
@@ -196,7 +199,9 @@ impl ClothTabState {
                 ClothSource::Card { card, test }
             }
             _ => {
-                fx.status("no scenes: start kestrel in the folder that holds scenes/, or open a card (o)");
+                fx.status(
+                    "no scenes: start kestrel in the folder that holds scenes/, or open a card (o)",
+                );
                 return;
             }
         };
@@ -224,7 +229,11 @@ impl ClothTabState {
     }
 
     /// A lab test ended: its figures and final mesh, or why it did not reach a result.
-    pub(crate) fn on_lab_done(&mut self, outcome: Result<Box<LabReport>, String>, fx: &mut Effects) {
+    pub(crate) fn on_lab_done(
+        &mut self,
+        outcome: Result<Box<LabReport>, String>,
+        fx: &mut Effects,
+    ) {
         let Some(lab) = self.lab.as_mut() else {
             return;
         };
@@ -343,10 +352,9 @@ impl ClothTabState {
                 .iter()
                 .map(|e| {
                     let (name, loaded) = match e {
-                        ClothEntry::Card(t) => (
-                            format!("{}: {card}", t.title()),
-                            self.card_test == Some(*t),
-                        ),
+                        ClothEntry::Card(t) => {
+                            (format!("{}: {card}", t.title()), self.card_test == Some(*t))
+                        }
                         // scenes by their stem, models by their whole name
                         ClothEntry::File(p) => (
                             if is_model(p) {

@@ -102,6 +102,11 @@ pub(crate) fn save_job(
         fabric,
         fitted,
         accepted: accepted.iter().map(|(k, l)| (k.direction, *l)).collect(),
+        curves: curves
+            .fabric_members()
+            .iter()
+            .map(|&i| curves.list[i].curve.clone())
+            .collect(),
     };
     (job, laws)
 }

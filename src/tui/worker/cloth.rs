@@ -27,10 +27,7 @@ pub enum SceneSource {
 
 /// Starts the simulation of `source` on its own thread, paused; returns its control channel
 /// and the thread.
-pub fn start(
-    source: SceneSource,
-    events: Sender<Event>,
-) -> (Sender<ClothControl>, JoinHandle<()>) {
+pub fn start(source: SceneSource, events: Sender<Event>) -> (Sender<ClothControl>, JoinHandle<()>) {
     let (tx, rx) = std::sync::mpsc::channel();
     let thread = thread::spawn(move || simulate(&source, &rx, &events));
     (tx, thread)

@@ -53,9 +53,14 @@ fn run(
         }
     };
     match test {
-        CardTest::Drape => run_drape(&card, &DrapeOptions::default(), &mut progress, Some(&cancel))
-            .map(|r| drape_report(&r))
-            .map_err(|e| e.to_string()),
+        CardTest::Drape => run_drape(
+            &card,
+            &DrapeOptions::default(),
+            &mut progress,
+            Some(&cancel),
+        )
+        .map(|r| drape_report(&r))
+        .map_err(|e| e.to_string()),
         CardTest::Cantilever(direction) => run_cantilever(
             &card,
             &CantileverOptions::new(direction),
@@ -85,13 +90,15 @@ fn drape_report(r: &DrapeResult) -> LabReport {
         .x
         .iter()
         .zip(&mesh.kept)
-        .map(|(p, &kept)| {
-            if kept {
-                [p.x, p.y, p.z]
-            } else {
-                [f64::NAN; 3]
-            }
-        })
+        .map(
+            |(p, &kept)| {
+                if kept {
+                    [p.x, p.y, p.z]
+                } else {
+                    [f64::NAN; 3]
+                }
+            },
+        )
         .collect();
     let frame = ClothFrame {
         scene: format!("{}: drape test", r.fabric),
