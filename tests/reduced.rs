@@ -23,8 +23,7 @@ fn door_model() -> &'static (DynamicScene, ReducedModel, PrecomputeStats) {
     static MODEL: OnceLock<(DynamicScene, ReducedModel, PrecomputeStats)> = OnceLock::new();
     MODEL.get_or_init(|| {
         let scene = small_door();
-        let (model, stats) =
-            precompute(&scene, &PrecomputeOptions::default(), &mut |_| {}).unwrap();
+        let (model, stats) = precompute(&scene, &PrecomputeOptions::default(), &|_| {}).unwrap();
         (scene, model, stats)
     })
 }

@@ -120,6 +120,14 @@ pub struct ReducedSpec {
     /// Seed of the random sequence. Default 1.
     #[serde(default = "seed")]
     pub seed: u64,
+    /// Independent chains the sampled time is split into, each from the settled state with
+    /// seed + c (run on all cores, or split into shards). Default 1.
+    #[serde(default = "one_chain")]
+    pub chains: usize,
+}
+
+fn one_chain() -> usize {
+    1
 }
 
 fn one() -> f64 {
