@@ -26,7 +26,8 @@ pub use file::{
 };
 pub(crate) use reduced::validate_palette;
 pub use reduced::{
-    palette_allows, palette_index, DoorSpec, PaletteEntrySpec, ReducedSpec, ReducedSpecError,
+    palette_allows, palette_index, DoorSpec, IrfEnd, PaletteEntrySpec, ReducedSpec,
+    ReducedSpecError, Sampling,
 };
 
 #[derive(Debug, Error)]

@@ -101,9 +101,9 @@ struct ShardSummary {
     out: String,
     shard: u32,
     shards: u32,
-    /// Chains of this shard and of the whole sampling.
-    chains: Vec<u32>,
-    of_chains: u32,
+    /// Units of this shard [first, end) and of the whole sampling.
+    units: Vec<u32>,
+    of_units: u32,
     simulate_s: f64,
     bytes: usize,
 }
@@ -172,8 +172,8 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
             out: out.display().to_string(),
             shard: k,
             shards: n,
-            chains: (h.first_chain..h.first_chain + h.chain_count).collect(),
-            of_chains: h.chains,
+            units: vec![h.first_unit, h.first_unit + h.unit_count],
+            of_units: h.units,
             simulate_s: h.simulate_s,
             bytes,
         };
@@ -182,7 +182,10 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
                 "shard        {} ({}/{}, {} bytes)",
                 s.out, s.shard, s.shards, s.bytes
             );
-            println!("chains       {:?} of {}", s.chains, s.of_chains);
+            println!(
+                "units        {}..{} of {}",
+                s.units[0], s.units[1], s.of_units
+            );
             println!("time         {:.2} s simulating", s.simulate_s);
             println!("merge with   kestrel precompute merge PART... --out MODEL");
         });

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic::write_atomic;
 use crate::cloth::record::{Camera, Reader, Truncated};
-use crate::scene::{validate_palette, DoorSpec, PaletteEntrySpec};
+use crate::scene::{validate_palette, DoorSpec, IrfEnd, PaletteEntrySpec};
 
 use super::{ReducedError, Reduction};
 
@@ -72,6 +72,9 @@ pub struct ModelInfo {
     pub orbits_sampled: u32,
     pub pruned_short: u32,
     pub pruned_dead_end: u32,
+    /// Playback at the end of an IRF (models without it: `continue`).
+    #[serde(default)]
+    pub irf_end: IrfEnd,
 }
 
 /// Shortest and longest time between recorded states \[s\]: playback advances one state

@@ -8,7 +8,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::cloth::Vec3;
-use crate::scene::{palette_allows, palette_index, DynamicScene, PaletteEntrySpec};
+use crate::scene::{palette_allows, palette_index, DynamicScene, IrfEnd, PaletteEntrySpec};
 
 use super::drive::Driver;
 use super::model::ReducedModel;
@@ -253,7 +253,8 @@ impl<'m> Player<'m> {
     pub fn advance(&mut self) {
         let m = self.model;
         if self.playing {
-            if self.state >= self.end && !self.continue_entry() {
+            let rest = m.info.irf_end == IrfEnd::Rest;
+            if self.state >= self.end && (rest || !self.continue_entry()) {
                 self.playing = false;
                 self.qd.fill(0.0);
             }

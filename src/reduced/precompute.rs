@@ -3,12 +3,13 @@
 
 use std::time::Instant;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::cloth::Obstacle;
 use crate::scene::{DynamicScene, ReducedSpec};
 
-use super::basis::{frobenius_error, reduce};
+use super::basis::{frobenius_error, reduce, Reduction};
 use super::drive::stop_entry;
 use super::model::{ModelInfo, Orbit, ReducedModel};
 use super::sample::{plan, sample_chains, Chain};
@@ -34,11 +35,11 @@ pub(crate) struct Sampled {
     /// Coordinates per state M = 3v.
     pub coordinates: usize,
     /// N states of M positions each [m], state-major.
-    pub data: Vec<f64>,
+    pub data: Vec<f32>,
     /// IRFs in chain and sampling order; within a chain, orbit i starts where i − 1 ends.
     pub orbits: Vec<Orbit>,
-    /// First state of each chain (the settled state; its q̇ is 0).
-    pub chain_starts: Vec<u32>,
+    /// States without a recorded predecessor (q̇ = 0).
+    pub rests: Vec<u32>,
     /// Time between states [s].
     pub frame_dt: f64,
     /// Wall time of the simulation [s].
@@ -49,6 +50,8 @@ pub(crate) struct Sampled {
 #[derive(Debug, Clone, Serialize)]
 pub struct PrecomputeStats {
     pub snapshots: usize,
+    /// States the SVD was computed from (every state when at most `svd_states`).
+    pub svd_states: usize,
     pub coordinates: usize,
     pub rank: usize,
     /// σ_{r+1}/σ₁, the relative l₂ (spectral) error of the rank-r snapshot approximation.
@@ -84,10 +87,10 @@ impl Sampled {
     ) -> Self {
         let m = coordinates.max(1);
         let mut data = Vec::with_capacity(chains.iter().map(|c| c.data.len()).sum());
-        let (mut orbits, mut chain_starts) = (Vec::new(), Vec::new());
+        let (mut orbits, mut rests) = (Vec::new(), Vec::new());
         for c in chains {
             let first = (data.len() / m) as u32;
-            chain_starts.push(first);
+            rests.extend(c.rests.iter().map(|j| j + first));
             orbits.extend(c.orbits.iter().map(|o| Orbit {
                 entry: o.entry,
                 start: o.start + first,
@@ -99,11 +102,34 @@ impl Sampled {
             coordinates,
             data,
             orbits,
-            chain_starts,
+            rests,
             frame_dt,
             simulate_s,
         }
     }
+}
+
+/// q = Uᵀ(x − mean) of every state (M values each), r values per state, state by state on
+/// rayon's threads (each state's sums in one order).
+fn project(red: &Reduction, data: &[f32]) -> Vec<f32> {
+    let m = red.coordinates.max(1);
+    let r = red.rank;
+    let mut q = vec![0f32; data.len() / m * r];
+    q.par_chunks_mut(r.max(1))
+        .zip(data.par_chunks(m))
+        .for_each(|(qj, x)| {
+            for (k, qk) in qj.iter_mut().enumerate() {
+                let u = &red.basis[k * m..(k + 1) * m];
+                let dot: f64 = u
+                    .iter()
+                    .zip(x)
+                    .zip(&red.mean)
+                    .map(|((&u, &x), &mu)| u * (f64::from(x) - mu))
+                    .sum();
+                *qk = dot as f32;
+            }
+        });
+    q
 }
 
 /// Squared distance of eq. 9 between two states.
@@ -122,7 +148,7 @@ pub fn precompute(
 ) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
     let plan = plan(scene, opts)?;
     let m = 3 * scene.world.len();
-    let (chains, simulate_s) = sample_chains(scene, &plan, 0..plan.chains(), progress)?;
+    let (chains, simulate_s) = sample_chains(scene, &plan, 0..plan.units.len(), progress)?;
     build(
         scene,
         Sampled::of_chains(chains, m, plan.frame_dt, simulate_s),
@@ -138,23 +164,45 @@ pub(crate) fn build(
 ) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
     let spec = spec_of(scene)?;
     let t0 = Instant::now();
-    let m = sampled.coordinates;
+    let m = sampled.coordinates.max(1);
     let n = sampled.data.len() / m;
+    if n == 0 {
+        return Err(ReducedError::Invalid(
+            "the sampling recorded no states".into(),
+        ));
+    }
     let epsilon = opts.epsilon.unwrap_or(spec.rank_tolerance);
-    let red = reduce(sampled.data, m, epsilon, spec.max_rank, opts.rank);
-    let svd_s = t0.elapsed().as_secs_f64();
+    // the basis from at most svd_states evenly spaced states; every state projected on it
+    let step = n.div_ceil(spec.svd_states.max(1)).max(1);
+    let subset: Vec<f64> = (0..n)
+        .step_by(step)
+        .flat_map(|j| {
+            sampled.data[j * m..(j + 1) * m]
+                .iter()
+                .map(|&x| f64::from(x))
+        })
+        .collect();
+    let svd_states = subset.len() / m;
+    let red = reduce(subset, m, epsilon, spec.max_rank, opts.rank);
     let r = red.rank;
     if r == 0 {
         return Err(ReducedError::Invalid(
             "the recorded states do not move: rank 0".into(),
         ));
     }
-    let q: Vec<f32> = red.coords.iter().map(|&x| x as f32).collect();
+    let q = project(&red, &sampled.data);
+    let svd_s = t0.elapsed().as_secs_f64();
     let inv_dt = (1.0 / sampled.frame_dt) as f32;
     let mut qdot = vec![0f32; q.len()];
+    let mut rest = vec![false; n];
+    for &j in &sampled.rests {
+        if let Some(x) = rest.get_mut(j as usize) {
+            *x = true;
+        }
+    }
     for j in 1..n {
-        if sampled.chain_starts.contains(&(j as u32)) {
-            continue; // a chain's settled first state: at rest
+        if rest[j] {
+            continue; // no recorded predecessor: the settled state or a tree IRF's lead
         }
         for k in 0..r {
             qdot[j * r + k] = (q[j * r + k] - q[(j - 1) * r + k]) * inv_dt;
@@ -247,9 +295,11 @@ pub(crate) fn build(
         orbits_sampled: all.len() as u32,
         pruned_short: pruned_short as u32,
         pruned_dead_end: pruned_dead_end as u32,
+        irf_end: spec.irf_end,
     };
     let stats = PrecomputeStats {
         snapshots: n,
+        svd_states,
         coordinates: m,
         rank: r,
         rel_error,

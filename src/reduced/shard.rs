@@ -1,5 +1,5 @@
-//! Precompute shards: shard K of N samples chains ⌊(K−1)C/N⌋..⌊KC/N⌋ of C into a file; the
-//! merge gathers all N in chain order and reduces them into the one-process model, byte for byte.
+//! Precompute shards: shard K of N samples units ⌊(K−1)U/N⌋..⌊KU/N⌋ of U into a file; the
+//! merge gathers all N in unit order and reduces them into the one-process model, byte for byte.
 
 use std::path::{Path, PathBuf};
 
@@ -28,21 +28,21 @@ pub struct ShardHeader {
     /// The scene file as given on the command line, and the SHA-256 of its bytes.
     pub scene: String,
     pub scene_sha256: String,
-    /// Sampled time \[s\], seed and chains of the whole sampling.
+    /// Sampled time \[s\], seed, random chains and units (chains and tree IRFs) of the
+    /// whole sampling.
     pub duration: f64,
     pub seed: u64,
     pub chains: u32,
+    pub units: u32,
     /// This shard K (1-based) of N.
     pub shard: u32,
     pub shards: u32,
-    /// Chains of this shard: `first_chain..first_chain + chain_count`.
-    pub first_chain: u32,
-    pub chain_count: u32,
+    /// Units of this shard: `first_unit..first_unit + unit_count`.
+    pub first_unit: u32,
+    pub unit_count: u32,
     /// Coordinates per state (3v) and time between states \[s\].
     pub coordinates: u32,
     pub frame_dt: f64,
-    /// Frames after the settled state of every chain of the whole sampling.
-    pub frames: Vec<u64>,
     /// Wall time of this shard's simulation \[s\].
     pub simulate_s: f64,
 }
@@ -63,9 +63,9 @@ pub fn scene_fingerprint(path: &Path) -> Result<String, ReducedError> {
         .collect())
 }
 
-/// Chains of shard `k` (1-based) of `n` among `chains`.
-fn chain_range(k: u32, n: u32, chains: u32) -> std::ops::Range<usize> {
-    let part = |i: u32| (u64::from(i) * u64::from(chains) / u64::from(n)) as usize;
+/// Units of shard `k` (1-based) of `n` among `units`.
+fn unit_range(k: u32, n: u32, units: u32) -> std::ops::Range<usize> {
+    let part = |i: u32| (u64::from(i) * u64::from(units) / u64::from(n)) as usize;
     part(k - 1)..part(k)
 }
 
@@ -79,13 +79,13 @@ pub fn precompute_shard(
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<Shard, ReducedError> {
     let p = plan(scene, opts)?;
-    let chains = p.chains() as u32;
-    if !(k >= 1 && k <= n && n <= chains) {
+    let units = p.units.len() as u32;
+    if !(k >= 1 && k <= n && n <= units) {
         return Err(ReducedError::Invalid(format!(
-            "shard {k}/{n}: needs 1 <= K <= N <= chains = {chains} (raise `chains` in [reduced] or --chains)"
+            "shard {k}/{n}: needs 1 <= K <= N <= {units}, the units of this sampling (raise `chains` in [reduced] or --chains)"
         )));
     }
-    let range = chain_range(k, n, chains);
+    let range = unit_range(k, n, units);
     let (sampled, simulate_s) = sample_chains(scene, &p, range.clone(), progress)?;
     Ok(Shard {
         header: ShardHeader {
@@ -94,14 +94,14 @@ pub fn precompute_shard(
             scene_sha256: scene_sha256.to_string(),
             duration: p.duration,
             seed: p.seed,
-            chains,
+            chains: p.chains as u32,
+            units,
             shard: k,
             shards: n,
-            first_chain: range.start as u32,
-            chain_count: range.len() as u32,
+            first_unit: range.start as u32,
+            unit_count: range.len() as u32,
             coordinates: 3 * scene.world.len() as u32,
             frame_dt: p.frame_dt,
-            frames: p.frames.clone(),
             simulate_s,
         },
         chains: sampled,
@@ -109,8 +109,9 @@ pub fn precompute_shard(
 }
 
 impl Shard {
-    /// The file's bytes: magic, u32 version, u32 JSON length, the JSON header, then per chain
-    /// u32 IRFs, 3 × u32 per IRF (entry, first and last state), f64 states (docs/reduced.md).
+    /// The file's bytes: magic, u32 version, u32 JSON length, the JSON header, then per unit
+    /// u32 states S, u32 rest states and their indices, u32 IRFs and 3 × u32 per IRF (entry,
+    /// first and last state), 3v·S f32 positions (docs/reduced.md).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ReducedError> {
         let json = serde_json::to_vec(&self.header)
             .map_err(|e| ReducedError::Invalid(format!("cannot encode the header: {e}")))?;
@@ -120,7 +121,13 @@ impl Shard {
         out.extend_from_slice(&SHARD_VERSION.to_le_bytes());
         out.extend_from_slice(&(json.len() as u32).to_le_bytes());
         out.extend_from_slice(&json);
+        let m = self.header.coordinates.max(1) as usize;
         for c in &self.chains {
+            out.extend_from_slice(&((c.data.len() / m) as u32).to_le_bytes());
+            out.extend_from_slice(&(c.rests.len() as u32).to_le_bytes());
+            for j in &c.rests {
+                out.extend_from_slice(&j.to_le_bytes());
+            }
             out.extend_from_slice(&(c.orbits.len() as u32).to_le_bytes());
             for o in &c.orbits {
                 for v in [o.entry, o.start, o.end] {
@@ -155,26 +162,31 @@ impl Shard {
         let header: ShardHeader = serde_json::from_slice(r.take(json_len).map_err(cut)?)
             .map_err(|e| bad(format!("header: {e}")))?;
         let h = &header;
-        let range = (h.first_chain as usize)..(h.first_chain as usize + h.chain_count as usize);
+        let range = u64::from(h.first_unit)..u64::from(h.first_unit) + u64::from(h.unit_count);
         if h.shards == 0
             || h.shard == 0
             || h.shard > h.shards
-            || h.frames.len() != h.chains as usize
-            || range.end > h.frames.len()
+            || range.end > u64::from(h.units)
             || h.coordinates == 0
         {
             return Err(bad(format!(
-                "shard {}/{} of chains {range:?} among {} ({} frame counts)",
-                h.shard,
-                h.shards,
-                h.chains,
-                h.frames.len()
+                "shard {}/{} of units {range:?} among {}",
+                h.shard, h.shards, h.units
             )));
         }
         let m = h.coordinates as usize;
-        let mut chains = Vec::with_capacity(range.len());
+        let mut chains = Vec::new();
         for c in range {
-            let states = h.frames[c].saturating_add(1);
+            let states = u64::from(r.u32().map_err(cut)?);
+            let rest_count = r.u32().map_err(cut)? as usize;
+            let mut rests = Vec::new();
+            for _ in 0..rest_count {
+                let j = r.u32().map_err(cut)?;
+                if u64::from(j) >= states {
+                    return Err(bad(format!("unit {c}: rest state {j} of {states}")));
+                }
+                rests.push(j);
+            }
             let count = r.u32().map_err(cut)? as usize;
             let mut orbits = Vec::new();
             for _ in 0..count {
@@ -184,24 +196,28 @@ impl Shard {
                     end: r.u32().map_err(cut)?,
                 };
                 if o.start > o.end || u64::from(o.end) >= states {
-                    return Err(bad(format!("chain {c}: IRF {o:?} out of range")));
+                    return Err(bad(format!("unit {c}: IRF {o:?} out of range")));
                 }
                 orbits.push(o);
             }
             let floats = states
                 .checked_mul(m as u64)
-                .filter(|&f| f.saturating_mul(8) <= r.remaining() as u64)
-                .ok_or_else(|| bad(format!("chain {c}: fewer than {states} states")))?;
+                .filter(|&f| f.saturating_mul(4) <= r.remaining() as u64)
+                .ok_or_else(|| bad(format!("unit {c}: fewer than {states} states")))?;
             let data = r
-                .take(8 * floats as usize)
+                .take(4 * floats as usize)
                 .map_err(cut)?
-                .chunks_exact(8)
-                .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect();
-            chains.push(Chain { data, orbits });
+            chains.push(Chain {
+                data,
+                orbits,
+                rests,
+            });
         }
         if r.remaining() != 0 {
-            return Err(bad(format!("{} bytes after the last chain", r.remaining())));
+            return Err(bad(format!("{} bytes after the last unit", r.remaining())));
         }
         Ok(Self { header, chains })
     }
@@ -242,13 +258,14 @@ pub fn merge(
             && h.duration == h0.duration
             && h.seed == h0.seed
             && h.chains == h0.chains
+            && h.units == h0.units
             && h.shards == h0.shards
-            && h.frames == h0.frames
+            && h.coordinates == h0.coordinates
     };
     for (p, s) in &shards {
         if !same(&s.header) {
             return invalid(format!(
-                "{} and {} are shards of different samplings (scene, kestrel version, duration, seed or chains differ)",
+                "{} and {} are shards of different samplings (scene, kestrel version, duration, seed, chains or shard count differ)",
                 first_path.display(),
                 p.display()
             ));
@@ -269,9 +286,9 @@ pub fn merge(
         ..*opts
     };
     let p = plan(scene, &sampling)?;
-    if p.frames != h0.frames || 3 * scene.world.len() != h0.coordinates as usize {
+    if p.units.len() != h0.units as usize || 3 * scene.world.len() != h0.coordinates as usize {
         return invalid(format!(
-            "{}: its chains do not match the sampling of {}",
+            "{}: its units do not match the sampling of {}",
             first_path.display(),
             h0.scene
         ));
@@ -298,16 +315,16 @@ pub fn merge(
             missing.join(", ")
         ));
     }
-    let mut chains = Vec::with_capacity(h0.chains as usize);
+    let mut chains = Vec::with_capacity(h0.units as usize);
     let mut simulate_s = 0.0;
     for (path, s) in shards {
-        let range = chain_range(s.header.shard, h0.shards, h0.chains);
-        if s.header.first_chain as usize != range.start || s.chains.len() != range.len() {
+        let range = unit_range(s.header.shard, h0.shards, h0.units);
+        if s.header.first_unit as usize != range.start || s.chains.len() != range.len() {
             return invalid(format!(
-                "{}: chains {}..{} where shard {}/{} holds {range:?}",
+                "{}: units {}..{} where shard {}/{} holds {range:?}",
                 path.display(),
-                s.header.first_chain,
-                s.header.first_chain as usize + s.chains.len(),
+                s.header.first_unit,
+                s.header.first_unit as usize + s.chains.len(),
                 s.header.shard,
                 h0.shards
             ));
