@@ -8,6 +8,7 @@
 mod basis;
 mod drive;
 mod model;
+mod offset;
 mod play;
 mod precompute;
 mod sample;

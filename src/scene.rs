@@ -26,7 +26,7 @@ pub use file::{
 };
 pub(crate) use reduced::validate_palette;
 pub use reduced::{
-    palette_allows, palette_index, DoorSpec, IrfEnd, PaletteEntrySpec, ReducedSpec,
+    palette_allows, palette_index, DoorSpec, IrfEnd, OffsetBlend, PaletteEntrySpec, ReducedSpec,
     ReducedSpecError, Sampling,
 };
 

@@ -296,6 +296,7 @@ pub(crate) fn build(
         pruned_short: pruned_short as u32,
         pruned_dead_end: pruned_dead_end as u32,
         irf_end: spec.irf_end,
+        offset: spec.offset,
     };
     let stats = PrecomputeStats {
         snapshots: n,

@@ -50,6 +50,17 @@ pub enum Sampling {
     Tree,
 }
 
+/// How playback removes the offset between the played state and the IRF it jumped to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OffsetBlend {
+    /// e^(−λt) (eq. 12).
+    #[default]
+    Exponential,
+    /// δ_{k+1} = A_e·δ_k, A_e fitted per entry to the IRFs' frames (e^(−λt) where unstable).
+    Linear,
+}
+
 /// What playback does at the end of an IRF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -159,6 +170,9 @@ pub struct ReducedSpec {
     /// Playback at the end of an IRF. Default `continue`.
     #[serde(default)]
     pub irf_end: IrfEnd,
+    /// How playback removes a jump's offset. Default `exponential`.
+    #[serde(default)]
+    pub offset: OffsetBlend,
     /// Most states the SVD is computed from (evenly spaced; every state is projected). Default 2000.
     #[serde(default = "svd_states")]
     pub svd_states: usize,
