@@ -172,7 +172,7 @@ impl Driver {
                 None => *x,
             };
             for (o, v) in o.iter_mut().zip(p.iter()) {
-                *o = v.as_precision();
+                *o = v.to_precision();
             }
         }
     }
@@ -180,17 +180,17 @@ impl Driver {
 
 /// A position coordinate stored in f64 or f32.
 pub(crate) trait AsPrecision<T> {
-    fn as_precision(self) -> T;
+    fn to_precision(self) -> T;
 }
 
 impl AsPrecision<f64> for f64 {
-    fn as_precision(self) -> f64 {
+    fn to_precision(self) -> f64 {
         self
     }
 }
 
 impl AsPrecision<f32> for f64 {
-    fn as_precision(self) -> f32 {
+    fn to_precision(self) -> f32 {
         self as f32
     }
 }
