@@ -322,3 +322,54 @@ fn a_model_that_comes_to_rest_holds_the_last_state_of_its_irf() {
     assert_eq!(a, b, "at rest after its IRF");
     assert_eq!(p.jumps, 1, "no continuation");
 }
+
+#[test]
+fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete_set() {
+    use crate::common::{assert_success, kestrel};
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scene_path("reduced_door_cloth.toml"))
+        .unwrap()
+        .replace("nu = 55", "nu = 6")
+        .replace("nv = 60", "nv = 7")
+        .replace("duration = 40.0", "duration = 2.0")
+        .replace("settle = 2.0", "settle = 0.2");
+    let scene = dir.path().join("door.toml");
+    std::fs::write(&scene, text).unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let s = scene.display().to_string();
+    assert_success(&kestrel(&[
+        "precompute",
+        &s,
+        "--out",
+        &p("one.krd"),
+        "--json",
+    ]));
+    for k in ["1/2", "2/2"] {
+        let part = p(&format!("part{}.krp", &k[..1]));
+        assert_success(&kestrel(&["precompute", &s, "--shard", k, "--out", &part]));
+    }
+    let out = kestrel(&["precompute", "merge", &p("part1.krp"), "--out", &p("m.krd")]);
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("2/2 missing"), "{e}");
+    assert!(
+        !dir.path().join("m.krd").exists(),
+        "no model from an incomplete set"
+    );
+    let merged = kestrel(&[
+        "precompute",
+        "merge",
+        &p("part2.krp"),
+        &p("part1.krp"),
+        "--out",
+        &p("m.krd"),
+        "--json",
+    ]);
+    assert_success(&merged);
+    assert_eq!(
+        std::fs::read(p("one.krd")).unwrap(),
+        std::fs::read(p("m.krd")).unwrap()
+    );
+    let bad = kestrel(&["precompute", &s, "--shard", "3/2", "--out", &p("x.krp")]);
+    assert!(!bad.status.success() && !dir.path().join("x.krp").exists());
+}
