@@ -278,7 +278,7 @@ fn model_seeds() -> Vec<Vec<u8>> {
     let Some(scene) = small_door_scene() else {
         return Vec::new();
     };
-    precompute(&scene, &PrecomputeOptions::default(), &mut |_| {})
+    precompute(&scene, &PrecomputeOptions::default(), &|_| {})
         .ok()
         .and_then(|(m, _)| m.to_bytes().ok())
         .into_iter()

@@ -8,8 +8,11 @@
 mod basis;
 mod drive;
 mod model;
+mod offset;
 mod play;
 mod precompute;
+mod sample;
+mod shard;
 
 use std::path::PathBuf;
 
@@ -25,6 +28,7 @@ pub use play::{
     MAX_PLAY_FRAMES, PLAYBACK_ERROR_WARNING,
 };
 pub use precompute::{precompute, PrecomputeOptions, PrecomputeStats};
+pub use shard::{merge, precompute_shard, scene_fingerprint, Shard, ShardHeader, SHARD_MAGIC};
 
 #[derive(Debug, Error)]
 pub enum ReducedError {

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use kestrel::reduced::{
-    compare, parse_sequence, precompute, reduce, Player, PrecomputeOptions, PrecomputeStats,
-    ReducedError, ReducedModel, Refusal,
+    compare, merge, parse_sequence, precompute, precompute_shard, reduce, Player,
+    PrecomputeOptions, PrecomputeStats, ReducedError, ReducedModel, Refusal, Shard,
 };
-use kestrel::scene::{DynamicScene, Scene, SceneFile};
+use kestrel::scene::{DynamicScene, IrfEnd, Sampling, Scene, SceneFile};
 
 fn scene_path(name: &str) -> PathBuf {
     crate::common::repo("scenes").join(name)
@@ -23,8 +23,7 @@ fn door_model() -> &'static (DynamicScene, ReducedModel, PrecomputeStats) {
     static MODEL: OnceLock<(DynamicScene, ReducedModel, PrecomputeStats)> = OnceLock::new();
     MODEL.get_or_init(|| {
         let scene = small_door();
-        let (model, stats) =
-            precompute(&scene, &PrecomputeOptions::default(), &mut |_| {}).unwrap();
+        let (model, stats) = precompute(&scene, &PrecomputeOptions::default(), &|_| {}).unwrap();
         (scene, model, stats)
     })
 }
@@ -198,4 +197,179 @@ fn playback_of_an_unsampled_sequence_stays_near_the_full_simulation() {
     assert!(c.playback_error < 0.3, "{c:?}");
     assert!(c.playback_error >= c.projection_error * 0.5, "{c:?}");
     assert_eq!(c.warning, None);
+}
+
+/// The small door sampled as 3 random chains of 1 s and a two-level tree of 0.6 s IRFs
+/// branching every 0.3 s.
+fn small_tree_door() -> DynamicScene {
+    let mut scene = crate::common::small_door(8, 9, 3.0);
+    let spec = scene.reduced.as_mut().unwrap();
+    spec.chains = 3;
+    spec.sampling = Sampling::Tree;
+    spec.branch_every = vec![0.3];
+    spec.t_max = 0.61;
+    spec.settle = 0.5;
+    scene
+}
+
+#[test]
+fn shards_merge_into_the_one_process_model_byte_for_byte() {
+    let scene = small_tree_door();
+    let opts = PrecomputeOptions::default();
+    let (model, stats) = precompute(&scene, &opts, &|_| {}).unwrap();
+    // one thread gives the same bytes as all of them
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (serial, _) = pool.install(|| precompute(&scene, &opts, &|_| {}).unwrap());
+    let bytes = model.to_bytes().unwrap();
+    assert_eq!(serial.to_bytes().unwrap(), bytes);
+    // 3 chains; open and close from rest (close too: about a vertical hinge the door's range
+    // is lifted), then stop from 0.3 and 0.6 s of each: 9 units, 6 tree IRFs of 24 frames
+    // (some pruned as dead ends)
+    assert_eq!(stats.orbits_sampled, model.info.orbits_sampled as usize);
+    let tree_irfs = model
+        .orbits
+        .iter()
+        .filter(|o| o.end - o.start == 24)
+        .count();
+    assert!(tree_irfs >= 4, "{:?}", model.orbits);
+    let (sha, path) = ("0123abcd", "door.toml");
+    let part = |k: u32, n: u32| {
+        let s = precompute_shard(&scene, (path, sha), &opts, (k, n), &|_| {}).unwrap();
+        let name = PathBuf::from(format!("p{k}of{n}.part"));
+        // through the file format
+        let back = Shard::from_bytes(&s.to_bytes().unwrap(), &name).unwrap();
+        assert_eq!(back, s);
+        (name, back)
+    };
+    let parts = vec![part(3, 3), part(1, 3), part(2, 3)];
+    let (merged, _) = merge(&scene, sha, parts.clone(), &opts).unwrap();
+    assert_eq!(merged.to_bytes().unwrap(), bytes);
+    let err = |parts: Vec<(PathBuf, Shard)>, sha: &str| {
+        merge(&scene, sha, parts, &opts).unwrap_err().to_string()
+    };
+    let e = err(parts[..2].to_vec(), sha);
+    assert!(e.contains("incomplete") && e.contains("2/3 missing"), "{e}");
+    let e = err(
+        vec![parts[0].clone(), parts[0].clone(), parts[1].clone()],
+        sha,
+    );
+    assert!(e.contains("3/3 given twice"), "{e}");
+    let e = err(parts.clone(), "ffff");
+    assert!(e.contains("another version of door.toml"), "{e}");
+    let other = precompute_shard(
+        &scene,
+        (path, sha),
+        &PrecomputeOptions {
+            seed: Some(7),
+            ..opts
+        },
+        (2, 3),
+        &|_| {},
+    )
+    .unwrap();
+    let e = err(
+        vec![
+            parts[0].clone(),
+            parts[1].clone(),
+            ("seed7.part".into(), other),
+        ],
+        sha,
+    );
+    assert!(
+        e.contains("different samplings") && e.contains("seed7.part"),
+        "{e}"
+    );
+    let e = precompute_shard(&scene, (path, sha), &opts, (1, 99), &|_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("1 <= K <= N <= 9"), "{e}");
+    let mut cut = parts[0].1.to_bytes().unwrap();
+    cut.truncate(cut.len() - 3);
+    assert!(Shard::from_bytes(&cut, Path::new("cut.part"))
+        .unwrap_err()
+        .to_string()
+        .contains("cut.part"));
+}
+
+#[test]
+fn a_model_that_comes_to_rest_holds_the_last_state_of_its_irf() {
+    let mut scene = small_tree_door();
+    scene.reduced.as_mut().unwrap().irf_end = IrfEnd::Rest;
+    scene.reduced.as_mut().unwrap().sampling = Sampling::Random;
+    let (model, _) = precompute(&scene, &PrecomputeOptions::default(), &|_| {}).unwrap();
+    assert_eq!(model.info.irf_end, IrfEnd::Rest);
+    let mut p = Player::new(&model);
+    assert!(p.impulse(1));
+    let longest = model
+        .orbits
+        .iter()
+        .map(|o| (o.end - o.start) as usize)
+        .max()
+        .unwrap();
+    for _ in 0..longest + 2 {
+        p.advance();
+    }
+    let (mut a, mut b) = (
+        vec![0f32; 3 * model.vertices],
+        vec![0f32; 3 * model.vertices],
+    );
+    p.shape(&mut a);
+    p.advance();
+    p.shape(&mut b);
+    assert_eq!(a, b, "at rest after its IRF");
+    assert_eq!(p.jumps, 1, "no continuation");
+}
+
+#[test]
+fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete_set() {
+    use crate::common::{assert_success, kestrel};
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scene_path("reduced_door_cloth.toml"))
+        .unwrap()
+        .replace("nu = 55", "nu = 6")
+        .replace("nv = 60", "nv = 7")
+        .replace("duration = 40.0", "duration = 2.0")
+        .replace("settle = 2.0", "settle = 0.2");
+    let scene = dir.path().join("door.toml");
+    std::fs::write(&scene, text).unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let s = scene.display().to_string();
+    assert_success(&kestrel(&[
+        "precompute",
+        &s,
+        "--out",
+        &p("one.krd"),
+        "--json",
+    ]));
+    for k in ["1/2", "2/2"] {
+        let part = p(&format!("part{}.krp", &k[..1]));
+        assert_success(&kestrel(&["precompute", &s, "--shard", k, "--out", &part]));
+    }
+    let out = kestrel(&["precompute", "merge", &p("part1.krp"), "--out", &p("m.krd")]);
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("2/2 missing"), "{e}");
+    assert!(
+        !dir.path().join("m.krd").exists(),
+        "no model from an incomplete set"
+    );
+    let merged = kestrel(&[
+        "precompute",
+        "merge",
+        &p("part2.krp"),
+        &p("part1.krp"),
+        "--out",
+        &p("m.krd"),
+        "--json",
+    ]);
+    assert_success(&merged);
+    assert_eq!(
+        std::fs::read(p("one.krd")).unwrap(),
+        std::fs::read(p("m.krd")).unwrap()
+    );
+    let bad = kestrel(&["precompute", &s, "--shard", "3/2", "--out", &p("x.krp")]);
+    assert!(!bad.status.success() && !dir.path().join("x.krp").exists());
 }

@@ -35,7 +35,7 @@ fn door_model() -> &'static ReducedModel {
     static MODEL: OnceLock<ReducedModel> = OnceLock::new();
     MODEL.get_or_init(|| {
         let scene = crate::common::small_door(6, 6, 3.0);
-        precompute(&scene, &PrecomputeOptions::default(), &mut |_| {})
+        precompute(&scene, &PrecomputeOptions::default(), &|_| {})
             .expect("door precomputes")
             .0
     })

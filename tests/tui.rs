@@ -584,7 +584,7 @@ fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
     use kestrel::reduced::{precompute, PrecomputeOptions};
     use kestrel::tui::message::ClothControl;
     let scene = crate::common::small_door(8, 9, 8.0);
-    let (model, _) = precompute(&scene, &PrecomputeOptions::default(), &mut |_| {}).unwrap();
+    let (model, _) = precompute(&scene, &PrecomputeOptions::default(), &|_| {}).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let krd = dir.path().join("door.krd");
     model.write(&krd, false).unwrap();

@@ -1,5 +1,6 @@
 //! `kestrel precompute SCENE --out MODEL`: samples a scene's impulse palette, reduces the
-//! states by SVD and writes the reduced model (docs/reduced.md).
+//! states by SVD and writes the reduced model; `--shard K/N` and `merge` split the sampling
+//! over processes (docs/reduced.md).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -9,17 +10,30 @@ use serde::Serialize;
 
 use kestrel::plot::reduced::error_vs_rank_image;
 use kestrel::plot::{write_image, ImageFormat, PlotSize};
-use kestrel::reduced::{precompute, PrecomputeOptions, PrecomputeStats, ReducedError};
+use kestrel::reduced::{
+    merge, precompute, precompute_shard, scene_fingerprint, PrecomputeOptions, PrecomputeStats,
+    ReducedError, ReducedModel, Shard,
+};
 
 use super::CliError;
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct PrecomputeArgs {
+    #[command(subcommand)]
+    pub merge: Option<MergeCommand>,
     /// Scene file with a [reduced] palette, e.g. scenes/reduced_door_cloth.toml.
-    pub scene: PathBuf,
-    /// Model file to write (.krd).
-    #[arg(long, value_name = "MODEL")]
-    pub out: PathBuf,
+    #[arg(required = true)]
+    pub scene: Option<PathBuf>,
+    /// Model file to write (.krd), or with --shard the shard file.
+    #[arg(long, value_name = "MODEL", required = true)]
+    pub out: Option<PathBuf>,
+    /// Sample only shard K of N (1 <= K <= N <= chains) into a shard file, for `merge`.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard, conflicts_with = "error_plot")]
+    pub shard: Option<(u32, u32)>,
+    /// Independent sampling chains (default: the scene's `chains`).
+    #[arg(long)]
+    pub chains: Option<usize>,
     /// ε: keep rank r with σ_r ≥ ε·σ₁ (default: the scene's rank_tolerance).
     #[arg(long)]
     pub epsilon: Option<f64>,
@@ -39,6 +53,61 @@ pub struct PrecomputeArgs {
     pub output: super::OutputArgs,
 }
 
+#[derive(Debug, clap::Subcommand)]
+pub enum MergeCommand {
+    /// Merge the shard files of one sampling into the model one process would write.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Shard files written by `kestrel precompute SCENE --shard K/N --out PART`, all N.
+    #[arg(required = true, value_name = "PART")]
+    pub parts: Vec<PathBuf>,
+    /// Model file to write (.krd).
+    #[arg(long, value_name = "MODEL")]
+    pub out: PathBuf,
+    /// The scene file (default: the path stored in the shards).
+    #[arg(long)]
+    pub scene: Option<PathBuf>,
+    /// ε: keep rank r with σ_r ≥ ε·σ₁ (default: the scene's rank_tolerance).
+    #[arg(long)]
+    pub epsilon: Option<f64>,
+    /// Keep exactly this rank instead.
+    #[arg(long, conflicts_with = "epsilon")]
+    pub rank: Option<usize>,
+    /// Also write the relative error against rank as a PNG or SVG (by the extension).
+    #[arg(long, value_name = "PNG|SVG")]
+    pub error_plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: super::OutputArgs,
+}
+
+/// `K/N` with 1 <= K <= N.
+fn parse_shard(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("`{text}`: expected K/N with 1 <= K <= N, e.g. 2/4");
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let k: u32 = k.trim().parse().map_err(|_| bad())?;
+    let n: u32 = n.trim().parse().map_err(|_| bad())?;
+    if k == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+#[derive(Debug, Serialize)]
+struct ShardSummary {
+    scene: String,
+    out: String,
+    shard: u32,
+    shards: u32,
+    /// Units of this shard [first, end) and of the whole sampling.
+    units: Vec<u32>,
+    of_units: u32,
+    simulate_s: f64,
+    bytes: usize,
+}
+
 #[derive(Debug, Serialize)]
 struct Summary {
     scene: String,
@@ -53,7 +122,13 @@ struct Summary {
 }
 
 pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
-    for p in std::iter::once(&args.out).chain(args.error_plot.as_ref()) {
+    if let Some(MergeCommand::Merge(m)) = args.merge {
+        return run_merge(m);
+    }
+    let (Some(scene_path), Some(out)) = (args.scene, args.out) else {
+        return Err(CliError::input("precompute needs SCENE and --out MODEL"));
+    };
+    for p in std::iter::once(&out).chain(args.error_plot.as_ref()) {
         super::check_output(p, args.output.force)?;
     }
     let plot_format = match &args.error_plot {
@@ -61,7 +136,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         None => None,
     };
     let scene = super::load_dynamic(
-        &args.scene,
+        &scene_path,
         "is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
     )?;
     let opts = PrecomputeOptions {
@@ -69,51 +144,164 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         rank: args.rank,
         duration: args.duration,
         seed: args.seed,
+        chains: args.chains,
     };
     let pb = super::progress_bar(
         1000,
         args.output.json,
         "{bar:40} {percent:>3}% simulated  {elapsed_precise} (eta {eta})",
     );
-    let t0 = Instant::now();
-    let result = precompute(&scene, &opts, &mut |f| pb.set_position((f * 1000.0) as u64));
-    let (model, stats) = match result {
-        Ok(x) => x,
-        Err(e) => {
-            pb.abandon();
-            return Err(match e {
-                ReducedError::Invalid(_) => CliError::input(e),
-                e => CliError::failed(e),
-            });
-        }
+    let progress = |f: f64| pb.set_position((f * 1000.0) as u64);
+    let failed = |e: ReducedError| match e {
+        ReducedError::Invalid(_) => CliError::input(e),
+        e => CliError::failed(e),
     };
-    pb.finish_and_clear();
-    let precompute_s = t0.elapsed().as_secs_f64();
-    let bytes = model
-        .write(&args.out, args.output.force)
-        .map_err(CliError::written)?;
-    if let (Some(p), Some(format)) = (&args.error_plot, plot_format) {
-        let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
-        let image = error_vs_rank_image(
-            &scene.name,
-            &sigma,
-            model.rank,
-            model.info.rank_tolerance,
-            PlotSize::SINGLE,
-            format,
-        )
-        .map_err(CliError::failed)?;
-        write_image(p, &image, args.output.force).map_err(CliError::written)?;
+    if let Some((k, n)) = args.shard {
+        let sha = scene_fingerprint(&scene_path).map_err(CliError::input)?;
+        let path = scene_path.display().to_string();
+        let shard = precompute_shard(&scene, (&path, &sha), &opts, (k, n), &progress)
+            .inspect_err(|_| pb.abandon())
+            .map_err(failed)?;
+        pb.finish_and_clear();
+        let bytes = shard
+            .write(&out, args.output.force)
+            .map_err(CliError::written)?;
+        let h = &shard.header;
+        let s = ShardSummary {
+            scene: path,
+            out: out.display().to_string(),
+            shard: k,
+            shards: n,
+            units: vec![h.first_unit, h.first_unit + h.unit_count],
+            of_units: h.units,
+            simulate_s: h.simulate_s,
+            bytes,
+        };
+        return super::print_summary(&s, args.output.json, |s| {
+            println!(
+                "shard        {} ({}/{}, {} bytes)",
+                s.out, s.shard, s.shards, s.bytes
+            );
+            println!(
+                "units        {}..{} of {}",
+                s.units[0], s.units[1], s.of_units
+            );
+            println!("time         {:.2} s simulating", s.simulate_s);
+            println!("merge with   kestrel precompute merge PART... --out MODEL");
+        });
     }
-    let s = Summary {
-        scene: args.scene.display().to_string(),
-        out: args.out.display().to_string(),
-        stats,
-        precompute_s,
-        bytes,
-        error_plot: args.error_plot.as_ref().map(|p| p.display().to_string()),
+    let t0 = Instant::now();
+    let result = precompute(&scene, &opts, &progress);
+    let (model, stats) = result.inspect_err(|_| pb.abandon()).map_err(failed)?;
+    pb.finish_and_clear();
+    let written = Written {
+        scene: &scene.name,
+        scene_arg: scene_path.display().to_string(),
+        out: &out,
+        error_plot: args.error_plot.as_deref().zip(plot_format),
+        force: args.output.force,
+        json: args.output.json,
     };
-    super::print_summary(&s, args.output.json, |s| {
+    written.finish(&model, stats, t0.elapsed().as_secs_f64())
+}
+
+/// `kestrel precompute merge PART… --out MODEL`.
+fn run_merge(args: MergeArgs) -> Result<(), CliError> {
+    for p in std::iter::once(&args.out).chain(args.error_plot.as_ref()) {
+        super::check_output(p, args.output.force)?;
+    }
+    let plot_format = match &args.error_plot {
+        Some(p) => Some(ImageFormat::of_path(p).map_err(CliError::input)?),
+        None => None,
+    };
+    let t0 = Instant::now();
+    let mut shards = Vec::with_capacity(args.parts.len());
+    for p in &args.parts {
+        shards.push((p.clone(), Shard::read(p).map_err(CliError::input)?));
+    }
+    let scene_path = match (&args.scene, shards.first()) {
+        (Some(p), _) => p.clone(),
+        (None, Some((_, s))) => PathBuf::from(&s.header.scene),
+        (None, None) => return Err(CliError::input("no shards to merge")),
+    };
+    let scene = super::load_dynamic(
+        &scene_path,
+        "is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
+    )
+    .map_err(|e| {
+        CliError::input(format!(
+            "{e} (the scene the shards were sampled from; name it with --scene)"
+        ))
+    })?;
+    let sha = scene_fingerprint(&scene_path).map_err(CliError::input)?;
+    let opts = PrecomputeOptions {
+        epsilon: args.epsilon,
+        rank: args.rank,
+        ..PrecomputeOptions::default()
+    };
+    let (model, stats) = merge(&scene, &sha, shards, &opts).map_err(|e| match e {
+        ReducedError::Invalid(_) => CliError::input(e),
+        e => CliError::failed(e),
+    })?;
+    let written = Written {
+        scene: &scene.name,
+        scene_arg: scene_path.display().to_string(),
+        out: &args.out,
+        error_plot: args.error_plot.as_deref().zip(plot_format),
+        force: args.output.force,
+        json: args.output.json,
+    };
+    written.finish(&model, stats, t0.elapsed().as_secs_f64())
+}
+
+/// Where a finished model goes, and how it is reported.
+struct Written<'a> {
+    scene: &'a str,
+    scene_arg: String,
+    out: &'a std::path::Path,
+    error_plot: Option<(&'a std::path::Path, ImageFormat)>,
+    force: bool,
+    json: bool,
+}
+
+impl Written<'_> {
+    /// Writes the model and its error plot, and prints the summary.
+    fn finish(
+        self,
+        model: &ReducedModel,
+        stats: PrecomputeStats,
+        precompute_s: f64,
+    ) -> Result<(), CliError> {
+        let bytes = model
+            .write(self.out, self.force)
+            .map_err(CliError::written)?;
+        if let Some((p, format)) = self.error_plot {
+            let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
+            let image = error_vs_rank_image(
+                self.scene,
+                &sigma,
+                model.rank,
+                model.info.rank_tolerance,
+                PlotSize::SINGLE,
+                format,
+            )
+            .map_err(CliError::failed)?;
+            write_image(p, &image, self.force).map_err(CliError::written)?;
+        }
+        let s = Summary {
+            scene: self.scene_arg,
+            out: self.out.display().to_string(),
+            stats,
+            precompute_s,
+            bytes,
+            error_plot: self.error_plot.map(|(p, _)| p.display().to_string()),
+        };
+        print_table(&s, self.json)
+    }
+}
+
+fn print_table(s: &Summary, json: bool) -> Result<(), CliError> {
+    super::print_summary(s, json, |s| {
         let st = &s.stats;
         println!("model        {} ({} bytes)", s.out, s.bytes);
         println!(

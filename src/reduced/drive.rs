@@ -72,6 +72,36 @@ impl Driver {
         self.entry
     }
 
+    /// Lifts the door's range when the cloth's motion in the door's frame does not depend on
+    /// the door angle: gravity along the hinge axis, still air under every entry, only plane
+    /// obstacles (they turn with the door). An IRF sampled so may then last longer than the
+    /// range allows; the player still stops the door at its ends. True when lifted.
+    pub(crate) fn lift_range_if_invariant(&mut self) -> bool {
+        let Some(door) = self.door.as_mut() else {
+            return false;
+        };
+        let g = self.world.loads.gravity();
+        let along_axis = g.cross(&door.axis).norm() <= 1e-12 * g.norm().max(1e-300);
+        let still = |w: &[f64; 3]| w.iter().all(|&v| v == 0.0);
+        let still_air = self
+            .world
+            .loads
+            .wind
+            .as_ref()
+            .is_none_or(|w| still(&w.velocity))
+            && self
+                .palette
+                .iter()
+                .all(|e| e.wind.as_ref().is_none_or(still));
+        let planes = self.world.obstacles.iter().all(|o| o.plane().is_some());
+        if along_axis && still_air && planes {
+            door.range = (f64::NEG_INFINITY, f64::INFINITY);
+            true
+        } else {
+            false
+        }
+    }
+
     /// Time the door may still turn at ω before leaving its range [s] (∞ without motion).
     pub(crate) fn time_to_limit(&self, omega: f64) -> f64 {
         match &self.door {
@@ -128,7 +158,10 @@ impl Driver {
     }
 
     /// Positions in the door's frame (the world's without a door), x, y, z per particle [m].
-    pub(crate) fn local_positions(&self, out: &mut [f64]) {
+    pub(crate) fn local_positions<T: Copy>(&self, out: &mut [T])
+    where
+        f64: AsPrecision<T>,
+    {
         let inv = self
             .door
             .as_ref()
@@ -138,8 +171,27 @@ impl Driver {
                 Some((h, r)) => h + r * (x - h),
                 None => *x,
             };
-            o.copy_from_slice(p.as_slice());
+            for (o, v) in o.iter_mut().zip(p.iter()) {
+                *o = v.to_precision();
+            }
         }
+    }
+}
+
+/// A position coordinate stored in f64 or f32.
+pub(crate) trait AsPrecision<T> {
+    fn to_precision(self) -> T;
+}
+
+impl AsPrecision<f64> for f64 {
+    fn to_precision(self) -> f64 {
+        self
+    }
+}
+
+impl AsPrecision<f32> for f64 {
+    fn to_precision(self) -> f32 {
+        self as f32
     }
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic::write_atomic;
 use crate::cloth::record::{Camera, Reader, Truncated};
-use crate::scene::{validate_palette, DoorSpec, PaletteEntrySpec};
+use crate::scene::{validate_palette, DoorSpec, IrfEnd, OffsetBlend, PaletteEntrySpec};
 
 use super::{ReducedError, Reduction};
 
@@ -72,6 +72,12 @@ pub struct ModelInfo {
     pub orbits_sampled: u32,
     pub pruned_short: u32,
     pub pruned_dead_end: u32,
+    /// Playback at the end of an IRF (models without it: `continue`).
+    #[serde(default)]
+    pub irf_end: IrfEnd,
+    /// How playback removes a jump's offset (models without it: `exponential`).
+    #[serde(default)]
+    pub offset: OffsetBlend,
 }
 
 /// Shortest and longest time between recorded states \[s\]: playback advances one state
@@ -148,6 +154,9 @@ pub struct ReducedModel {
     pub qdot: Vec<f32>,
     /// The IRF library (kept orbits).
     pub orbits: Vec<Orbit>,
+    /// A_e of each entry for `OffsetBlend::Linear` (derived from q, q̇ and the IRFs; 2r × 2r
+    /// row-major; None: that entry blends by e^(−λt)).
+    pub(crate) offset_dynamics: Vec<Option<Vec<f32>>>,
 }
 
 impl ReducedModel {
@@ -171,7 +180,17 @@ impl ReducedModel {
             q,
             qdot,
             orbits,
+            offset_dynamics: Vec::new(),
         }
+        .with_offset_dynamics()
+    }
+
+    /// Fits A_e when the model blends offsets linearly.
+    fn with_offset_dynamics(mut self) -> Self {
+        if self.info.offset == OffsetBlend::Linear {
+            self.offset_dynamics = super::offset::fit_offset_dynamics(&self);
+        }
+        self
     }
 
     /// Recorded states N.
@@ -329,7 +348,9 @@ impl ReducedModel {
             q,
             qdot,
             orbits: list,
-        })
+            offset_dynamics: Vec::new(),
+        }
+        .with_offset_dynamics())
     }
 
     /// Reads a model file.

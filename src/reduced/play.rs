@@ -8,7 +8,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::cloth::Vec3;
-use crate::scene::{palette_allows, palette_index, DynamicScene, PaletteEntrySpec};
+use crate::scene::{palette_allows, palette_index, DynamicScene, IrfEnd, PaletteEntrySpec};
 
 use super::drive::Driver;
 use super::model::ReducedModel;
@@ -89,6 +89,8 @@ pub struct Player<'m> {
     playing: bool,
     q_off: Vec<f32>,
     qd_off: Vec<f32>,
+    /// Scratch of A_e·δ (2r values).
+    next_off: Vec<f32>,
     /// Frames since the last jump.
     since: u32,
     q: Vec<f32>,
@@ -121,6 +123,7 @@ impl<'m> Player<'m> {
             playing: false,
             q_off: vec![0.0; r],
             qd_off: vec![0.0; r],
+            next_off: vec![0.0; 2 * r],
             since: 0,
             q: model.q_of(0).to_vec(),
             qd: vec![0.0; r],
@@ -253,19 +256,44 @@ impl<'m> Player<'m> {
     pub fn advance(&mut self) {
         let m = self.model;
         if self.playing {
-            if self.state >= self.end && !self.continue_entry() {
+            let rest = m.info.irf_end == IrfEnd::Rest;
+            if self.state >= self.end && (rest || !self.continue_entry()) {
                 self.playing = false;
                 self.qd.fill(0.0);
             }
             if self.playing {
                 self.state += 1;
                 self.since += 1;
-                let decay =
-                    (-(m.info.blend_rate * m.info.frame_dt) * self.since as f64).exp() as f32;
                 let (q, qd) = (m.q_of(self.state), m.qdot_of(self.state));
-                for k in 0..m.rank {
-                    self.q[k] = q[k] + self.q_off[k] * decay;
-                    self.qd[k] = qd[k] + self.qd_off[k] * decay;
+                match m.offset_dynamics.get(self.entry).and_then(Option::as_ref) {
+                    Some(a) => {
+                        // δ ← A_e·δ, then the IRF's state plus δ
+                        let r = m.rank;
+                        for (row, out) in a.chunks_exact(2 * r).zip(self.next_off.iter_mut()) {
+                            let (aq, aqd) = row.split_at(r);
+                            *out = aq.iter().zip(&self.q_off).map(|(a, d)| a * d).sum::<f32>()
+                                + aqd
+                                    .iter()
+                                    .zip(&self.qd_off)
+                                    .map(|(a, d)| a * d)
+                                    .sum::<f32>();
+                        }
+                        let (nq, nqd) = self.next_off.split_at(r);
+                        self.q_off.copy_from_slice(nq);
+                        self.qd_off.copy_from_slice(nqd);
+                        for k in 0..r {
+                            self.q[k] = q[k] + self.q_off[k];
+                            self.qd[k] = qd[k] + self.qd_off[k];
+                        }
+                    }
+                    None => {
+                        let decay = (-(m.info.blend_rate * m.info.frame_dt) * self.since as f64)
+                            .exp() as f32;
+                        for k in 0..m.rank {
+                            self.q[k] = q[k] + self.q_off[k] * decay;
+                            self.qd[k] = qd[k] + self.qd_off[k] * decay;
+                        }
+                    }
                 }
             }
         }

@@ -1,18 +1,18 @@
-//! Precomputation (§3.5): a random palette sequence with IRF durations T ∈ [T_min, T_max]
-//! that respects the allowed transitions, its states recorded every k steps, then reduced.
+//! Precomputation (§3.5): sampled chains (sample.rs) reduced by SVD (eqs. 3–7) into q [m],
+//! q̇ [m/s] (eq. 8), β of eq. 9 and a pruned IRF library.
 
 use std::time::Instant;
 
-use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::cloth::Obstacle;
 use crate::scene::{DynamicScene, ReducedSpec};
 
-use super::basis::{frobenius_error, reduce};
-use super::drive::{stop_entry, Driver};
+use super::basis::{frobenius_error, reduce, Reduction};
+use super::drive::stop_entry;
 use super::model::{ModelInfo, Orbit, ReducedModel};
+use super::sample::{plan, sample_chains, Chain};
 use super::ReducedError;
 
 /// Overrides of the scene's `[reduced]` settings.
@@ -25,6 +25,8 @@ pub struct PrecomputeOptions {
     /// Simulated time of the sequence \[s\].
     pub duration: Option<f64>,
     pub seed: Option<u64>,
+    /// Independent chains the sampling is split into.
+    pub chains: Option<usize>,
 }
 
 /// Recorded states of a palette sequence.
@@ -33,9 +35,11 @@ pub(crate) struct Sampled {
     /// Coordinates per state M = 3v.
     pub coordinates: usize,
     /// N states of M positions each [m], state-major.
-    pub data: Vec<f64>,
-    /// IRFs in sampling order; orbit i starts where orbit i − 1 ends.
+    pub data: Vec<f32>,
+    /// IRFs in chain and sampling order; within a chain, orbit i starts where i − 1 ends.
     pub orbits: Vec<Orbit>,
+    /// States without a recorded predecessor (q̇ = 0).
+    pub rests: Vec<u32>,
     /// Time between states [s].
     pub frame_dt: f64,
     /// Wall time of the simulation [s].
@@ -46,6 +50,8 @@ pub(crate) struct Sampled {
 #[derive(Debug, Clone, Serialize)]
 pub struct PrecomputeStats {
     pub snapshots: usize,
+    /// States the SVD was computed from (every state when at most `svd_states`).
+    pub svd_states: usize,
     pub coordinates: usize,
     pub rank: usize,
     /// σ_{r+1}/σ₁, the relative l₂ (spectral) error of the rank-r snapshot approximation.
@@ -62,106 +68,68 @@ pub struct PrecomputeStats {
     pub svd_s: f64,
 }
 
-fn spec_of(scene: &DynamicScene) -> Result<&ReducedSpec, ReducedError> {
+pub(crate) fn spec_of(scene: &DynamicScene) -> Result<&ReducedSpec, ReducedError> {
     scene.reduced.as_ref().ok_or(ReducedError::NoPalette)
 }
 
-/// Steps of the settling phase and steps between states.
+/// Steps of the settling phase.
 pub(crate) fn settle_steps(scene: &DynamicScene, spec: &ReducedSpec) -> u64 {
     (spec.settle / scene.params.dt).round() as u64
 }
 
-/// Drives the scene with a random palette sequence and records its states; `progress` gets
-/// the fraction done.
-pub(crate) fn sample(
-    scene: &DynamicScene,
-    opts: &PrecomputeOptions,
-    progress: &mut dyn FnMut(f64),
-) -> Result<Sampled, ReducedError> {
-    let t0 = Instant::now();
-    let spec = spec_of(scene)?;
-    let dt = scene.params.dt;
-    let every = spec.every as u64;
-    let frame_dt = dt * every as f64;
-    let duration = opts.duration.unwrap_or(spec.duration);
-    if !(duration.is_finite() && duration > 0.0) {
-        return Err(ReducedError::Invalid(format!(
-            "duration = {duration} s: must be > 0"
-        )));
-    }
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(opts.seed.unwrap_or(spec.seed));
-    let mut driver = Driver::new(scene)?;
-    let settle = settle_steps(scene, spec);
-    let total_frames = (duration / frame_dt).round().max(1.0) as u64;
-    crate::cloth::check_steps("reduced duration", total_frames.saturating_mul(every))
-        .map_err(|e| ReducedError::Invalid(e.to_string()))?;
-    // the snapshots (3v values each) and their Gram matrix, in f64
-    let coordinates = 3 * scene.world.len() as u64;
-    let bytes = total_frames
-        .saturating_mul(total_frames.saturating_add(coordinates))
-        .saturating_mul(8);
-    if bytes > crate::input::MEMORY_BUDGET {
-        return Err(ReducedError::Invalid(format!(
-            "duration = {duration} s: {total_frames} states of {coordinates} coordinates need about {} MiB for the snapshot SVD, more than the budget of {}; sample less or raise `every`",
-            bytes >> 20,
-            crate::input::bytes_label(crate::input::MEMORY_BUDGET)
-        )));
-    }
-    let total_steps = (settle + total_frames * every) as f64;
-    for s in 0..settle {
-        driver.step()?;
-        if s % 256 == 0 {
-            progress(s as f64 / total_steps);
+impl Sampled {
+    /// The chains' states one after the other, their IRFs renumbered accordingly.
+    pub(crate) fn of_chains(
+        chains: Vec<Chain>,
+        coordinates: usize,
+        frame_dt: f64,
+        simulate_s: f64,
+    ) -> Self {
+        let m = coordinates.max(1);
+        let mut data = Vec::with_capacity(chains.iter().map(|c| c.data.len()).sum());
+        let (mut orbits, mut rests) = (Vec::new(), Vec::new());
+        for c in chains {
+            let first = (data.len() / m) as u32;
+            rests.extend(c.rests.iter().map(|j| j + first));
+            orbits.extend(c.orbits.iter().map(|o| Orbit {
+                entry: o.entry,
+                start: o.start + first,
+                end: o.end + first,
+            }));
+            data.extend_from_slice(&c.data);
+        }
+        Self {
+            coordinates,
+            data,
+            orbits,
+            rests,
+            frame_dt,
+            simulate_s,
         }
     }
-    let m = 3 * driver.world.len();
-    let mut data = vec![0.0; m * (total_frames as usize + 1)];
-    driver.local_positions(&mut data[..m]);
-    let mut frames = 1usize;
-    let mut orbits = Vec::new();
-    let mut current = spec.start_index();
-    let stop = stop_entry(spec);
-    while (frames as u64) <= total_frames {
-        // Next entry: allowed from the current one, and able to run t_min inside the door's range.
-        let candidates: Vec<usize> = (0..spec.palette.len())
-            .filter(|&k| k != current && spec.allows(current, k))
-            .filter(|&k| driver.time_to_limit(spec.palette[k].angular_velocity) >= spec.t_min)
-            .collect();
-        let next = if candidates.is_empty() {
-            stop.unwrap_or(spec.start_index())
-        } else {
-            candidates[rng.random_range(0..candidates.len())]
-        };
-        let mut t = spec.t_min + (spec.t_max - spec.t_min) * rng.random::<f64>();
-        t = t.min(driver.time_to_limit(spec.palette[next].angular_velocity));
-        let left = total_frames + 1 - frames as u64;
-        // floor: a swing never runs past the door's range.
-        let n = ((t / frame_dt).floor() as u64).clamp(1, left);
-        driver.set_entry(next);
-        let start = frames - 1;
-        for _ in 0..n {
-            for _ in 0..every {
-                driver.step()?;
+}
+
+/// q = Uᵀ(x − mean) of every state (M values each), r values per state, state by state on
+/// rayon's threads (each state's sums in one order).
+fn project(red: &Reduction, data: &[f32]) -> Vec<f32> {
+    let m = red.coordinates.max(1);
+    let r = red.rank;
+    let mut q = vec![0f32; data.len() / m * r];
+    q.par_chunks_mut(r.max(1))
+        .zip(data.par_chunks(m))
+        .for_each(|(qj, x)| {
+            for (k, qk) in qj.iter_mut().enumerate() {
+                let u = &red.basis[k * m..(k + 1) * m];
+                let dot: f64 = u
+                    .iter()
+                    .zip(x)
+                    .zip(&red.mean)
+                    .map(|((&u, &x), &mu)| u * (f64::from(x) - mu))
+                    .sum();
+                *qk = dot as f32;
             }
-            driver.local_positions(&mut data[frames * m..(frames + 1) * m]);
-            frames += 1;
-        }
-        orbits.push(Orbit {
-            entry: next as u32,
-            start: start as u32,
-            end: (frames - 1) as u32,
         });
-        current = driver.entry();
-        progress((settle + (frames as u64 - 1) * every) as f64 / total_steps);
-    }
-    data.truncate(frames * m);
-    Ok(Sampled {
-        coordinates: m,
-        data,
-        orbits,
-        frame_dt,
-        simulate_s: t0.elapsed().as_secs_f64(),
-    })
+    q
 }
 
 /// Squared distance of eq. 9 between two states.
@@ -176,10 +144,16 @@ pub(crate) fn dist2(q1: &[f32], qd1: &[f32], q2: &[f32], qd2: &[f32], beta: f32)
 pub fn precompute(
     scene: &DynamicScene,
     opts: &PrecomputeOptions,
-    progress: &mut dyn FnMut(f64),
+    progress: &(dyn Fn(f64) + Sync),
 ) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
-    let sampled = sample(scene, opts, progress)?;
-    build(scene, sampled, opts)
+    let plan = plan(scene, opts)?;
+    let m = 3 * scene.world.len();
+    let (chains, simulate_s) = sample_chains(scene, &plan, 0..plan.units.len(), progress)?;
+    build(
+        scene,
+        Sampled::of_chains(chains, m, plan.frame_dt, simulate_s),
+        opts,
+    )
 }
 
 /// Reduces sampled states into a model: SVD, q and q̇ (eq. 8), β, pruned IRF library.
@@ -190,21 +164,46 @@ pub(crate) fn build(
 ) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
     let spec = spec_of(scene)?;
     let t0 = Instant::now();
-    let m = sampled.coordinates;
+    let m = sampled.coordinates.max(1);
     let n = sampled.data.len() / m;
+    if n == 0 {
+        return Err(ReducedError::Invalid(
+            "the sampling recorded no states".into(),
+        ));
+    }
     let epsilon = opts.epsilon.unwrap_or(spec.rank_tolerance);
-    let red = reduce(sampled.data, m, epsilon, spec.max_rank, opts.rank);
-    let svd_s = t0.elapsed().as_secs_f64();
+    // the basis from at most svd_states evenly spaced states; every state projected on it
+    let step = n.div_ceil(spec.svd_states.max(1)).max(1);
+    let subset: Vec<f64> = (0..n)
+        .step_by(step)
+        .flat_map(|j| {
+            sampled.data[j * m..(j + 1) * m]
+                .iter()
+                .map(|&x| f64::from(x))
+        })
+        .collect();
+    let svd_states = subset.len() / m;
+    let red = reduce(subset, m, epsilon, spec.max_rank, opts.rank);
     let r = red.rank;
     if r == 0 {
         return Err(ReducedError::Invalid(
             "the recorded states do not move: rank 0".into(),
         ));
     }
-    let q: Vec<f32> = red.coords.iter().map(|&x| x as f32).collect();
+    let q = project(&red, &sampled.data);
+    let svd_s = t0.elapsed().as_secs_f64();
     let inv_dt = (1.0 / sampled.frame_dt) as f32;
     let mut qdot = vec![0f32; q.len()];
+    let mut rest = vec![false; n];
+    for &j in &sampled.rests {
+        if let Some(x) = rest.get_mut(j as usize) {
+            *x = true;
+        }
+    }
     for j in 1..n {
+        if rest[j] {
+            continue; // no recorded predecessor: the settled state or a tree IRF's lead
+        }
         for k in 0..r {
             qdot[j * r + k] = (q[j * r + k] - q[(j - 1) * r + k]) * inv_dt;
         }
@@ -224,12 +223,11 @@ pub(crate) fn build(
     let state = |j: u32| (&q[j as usize * r..][..r], &qdot[j as usize * r..][..r]);
     let end_dist: Vec<f32> = all
         .iter()
-        .enumerate()
-        .map(|(i, o)| {
+        .map(|o| {
             let (qe, qde) = state(o.end);
             all.iter()
                 .enumerate()
-                .filter(|&(k, s)| k != i + 1 && !short[k] && s.start != o.end)
+                .filter(|&(k, s)| !short[k] && s.start != o.end)
                 .map(|(_, s)| {
                     let (qs, qds) = state(s.start);
                     dist2(qe, qde, qs, qds, beta).sqrt()
@@ -297,9 +295,12 @@ pub(crate) fn build(
         orbits_sampled: all.len() as u32,
         pruned_short: pruned_short as u32,
         pruned_dead_end: pruned_dead_end as u32,
+        irf_end: spec.irf_end,
+        offset: spec.offset,
     };
     let stats = PrecomputeStats {
         snapshots: n,
+        svd_states,
         coordinates: m,
         rank: r,
         rel_error,

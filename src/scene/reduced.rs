@@ -34,6 +34,42 @@ pub enum ReducedSpecError {
     Rank,
     #[error("reduced: blend_rate, dead_end_factor > 0, prune_short >= 0")]
     Blending,
+    #[error("reduced: chains >= 1, svd_states >= 2, branch_every values > 0 s (sampling = \"tree\" needs at least one)")]
+    Tree,
+}
+
+/// How IRFs are sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sampling {
+    /// Random palette sequences only (`chains` of them).
+    #[default]
+    Random,
+    /// The random chains, then a tree of IRFs of t_max from the settled state branching at
+    /// every `branch_every` (docs/reduced.md).
+    Tree,
+}
+
+/// How playback removes the offset between the played state and the IRF it jumped to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OffsetBlend {
+    /// e^(−λt) (eq. 12).
+    #[default]
+    Exponential,
+    /// δ_{k+1} = A_e·δ_k, A_e fitted per entry to the IRFs' frames (e^(−λt) where unstable).
+    Linear,
+}
+
+/// What playback does at the end of an IRF.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IrfEnd {
+    /// Carry on from the nearest state inside another IRF of the same entry.
+    #[default]
+    Continue,
+    /// Hold the IRF's last state (the paper: IRFs long enough to come to rest).
+    Rest,
 }
 
 /// `[reduced.door]`: the pinned particles ride on a door turning about a hinge axis.
@@ -120,6 +156,34 @@ pub struct ReducedSpec {
     /// Seed of the random sequence. Default 1.
     #[serde(default = "seed")]
     pub seed: u64,
+    /// Independent chains the sampled time is split into, each from the settled state with
+    /// seed + c (run on all cores, or split into shards). Default 1.
+    #[serde(default = "one_chain")]
+    pub chains: usize,
+    /// Random chains only, or also a tree of IRFs.
+    #[serde(default)]
+    pub sampling: Sampling,
+    /// Tree: time between branch points on the IRFs of level 1, 2, … \[s\]; the tree has
+    /// 1 + len levels.
+    #[serde(default)]
+    pub branch_every: Vec<f64>,
+    /// Playback at the end of an IRF. Default `continue`.
+    #[serde(default)]
+    pub irf_end: IrfEnd,
+    /// How playback removes a jump's offset. Default `exponential`.
+    #[serde(default)]
+    pub offset: OffsetBlend,
+    /// Most states the SVD is computed from (evenly spaced; every state is projected). Default 2000.
+    #[serde(default = "svd_states")]
+    pub svd_states: usize,
+}
+
+fn svd_states() -> usize {
+    2000
+}
+
+fn one_chain() -> usize {
+    1
 }
 
 fn one() -> f64 {
@@ -203,6 +267,13 @@ impl ReducedSpec {
         }
         if !(pos(self.blend_rate) && self.prune_short >= 0.0 && pos(self.dead_end_factor)) {
             return Err(ReducedSpecError::Blending);
+        }
+        if self.chains == 0
+            || self.svd_states < 2
+            || !self.branch_every.iter().all(|&b| pos(b))
+            || (self.sampling == Sampling::Tree && self.branch_every.is_empty())
+        {
+            return Err(ReducedSpecError::Tree);
         }
         Ok(())
     }

@@ -1,0 +1,350 @@
+//! Precompute shards: shard K of N samples units ⌊(K−1)U/N⌋..⌊KU/N⌋ of U into a file; the
+//! merge gathers all N in unit order and reduces them into the one-process model, byte for byte.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::atomic::write_atomic;
+use crate::cloth::record::{Reader, Truncated};
+use crate::scene::DynamicScene;
+
+use super::model::{Orbit, ReducedModel};
+use super::precompute::{build, PrecomputeOptions, PrecomputeStats, Sampled};
+use super::sample::{plan, sample_chains, Chain};
+use super::ReducedError;
+
+/// First eight bytes of a shard file.
+pub const SHARD_MAGIC: &[u8; 8] = b"KESTRELP";
+/// Version of the shard format.
+pub const SHARD_VERSION: u32 = 1;
+
+/// The JSON block of a shard file: what the shard is a part of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardHeader {
+    /// Version of kestrel that simulated it.
+    pub kestrel: String,
+    /// The scene file as given on the command line, and the SHA-256 of its bytes.
+    pub scene: String,
+    pub scene_sha256: String,
+    /// Sampled time \[s\], seed, random chains and units (chains and tree IRFs) of the
+    /// whole sampling.
+    pub duration: f64,
+    pub seed: u64,
+    pub chains: u32,
+    pub units: u32,
+    /// This shard K (1-based) of N.
+    pub shard: u32,
+    pub shards: u32,
+    /// Units of this shard: `first_unit..first_unit + unit_count`.
+    pub first_unit: u32,
+    pub unit_count: u32,
+    /// Coordinates per state (3v) and time between states \[s\].
+    pub coordinates: u32,
+    pub frame_dt: f64,
+    /// Wall time of this shard's simulation \[s\].
+    pub simulate_s: f64,
+}
+
+/// One shard: its header and the states and IRFs of its chains.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shard {
+    pub header: ShardHeader,
+    pub(crate) chains: Vec<Chain>,
+}
+
+/// SHA-256 of a scene file's bytes, in hex.
+pub fn scene_fingerprint(path: &Path) -> Result<String, ReducedError> {
+    let bytes = crate::input::file_bytes(path, crate::input::SMALL_FILE_LIMIT)?;
+    Ok(Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Units of shard `k` (1-based) of `n` among `units`.
+fn unit_range(k: u32, n: u32, units: u32) -> std::ops::Range<usize> {
+    let part = |i: u32| (u64::from(i) * u64::from(units) / u64::from(n)) as usize;
+    part(k - 1)..part(k)
+}
+
+/// Samples shard `k` (1-based) of `n` of a scene's sampling; `scene_path` and `scene_sha256`
+/// name the scene file in the header.
+pub fn precompute_shard(
+    scene: &DynamicScene,
+    (scene_path, scene_sha256): (&str, &str),
+    opts: &PrecomputeOptions,
+    (k, n): (u32, u32),
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<Shard, ReducedError> {
+    let p = plan(scene, opts)?;
+    let units = p.units.len() as u32;
+    if !(k >= 1 && k <= n && n <= units) {
+        return Err(ReducedError::Invalid(format!(
+            "shard {k}/{n}: needs 1 <= K <= N <= {units}, the units of this sampling (raise `chains` in [reduced] or --chains)"
+        )));
+    }
+    let range = unit_range(k, n, units);
+    let (sampled, simulate_s) = sample_chains(scene, &p, range.clone(), progress)?;
+    Ok(Shard {
+        header: ShardHeader {
+            kestrel: env!("CARGO_PKG_VERSION").to_string(),
+            scene: scene_path.to_string(),
+            scene_sha256: scene_sha256.to_string(),
+            duration: p.duration,
+            seed: p.seed,
+            chains: p.chains as u32,
+            units,
+            shard: k,
+            shards: n,
+            first_unit: range.start as u32,
+            unit_count: range.len() as u32,
+            coordinates: 3 * scene.world.len() as u32,
+            frame_dt: p.frame_dt,
+            simulate_s,
+        },
+        chains: sampled,
+    })
+}
+
+impl Shard {
+    /// The file's bytes: magic, u32 version, u32 JSON length, the JSON header, then per unit
+    /// u32 states S, u32 rest states and their indices, u32 IRFs and 3 × u32 per IRF (entry,
+    /// first and last state), 3v·S f32 positions (docs/reduced.md).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, ReducedError> {
+        let json = serde_json::to_vec(&self.header)
+            .map_err(|e| ReducedError::Invalid(format!("cannot encode the header: {e}")))?;
+        let floats: usize = self.chains.iter().map(|c| c.data.len()).sum();
+        let mut out = Vec::with_capacity(16 + json.len() + 8 * floats);
+        out.extend_from_slice(SHARD_MAGIC);
+        out.extend_from_slice(&SHARD_VERSION.to_le_bytes());
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(&json);
+        let m = self.header.coordinates.max(1) as usize;
+        for c in &self.chains {
+            out.extend_from_slice(&((c.data.len() / m) as u32).to_le_bytes());
+            out.extend_from_slice(&(c.rests.len() as u32).to_le_bytes());
+            for j in &c.rests {
+                out.extend_from_slice(&j.to_le_bytes());
+            }
+            out.extend_from_slice(&(c.orbits.len() as u32).to_le_bytes());
+            for o in &c.orbits {
+                for v in [o.entry, o.start, o.end] {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            for x in &c.data {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Parses a shard's bytes, checking every length and index; `path` names it in errors.
+    pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self, ReducedError> {
+        let bad = |message: String| ReducedError::Format {
+            path: path.to_path_buf(),
+            message: format!("shard: {message}"),
+        };
+        let cut = |t: Truncated| bad(t.into());
+        let mut r = Reader::new(bytes);
+        if r.take(8).map_err(cut)? != SHARD_MAGIC {
+            return Err(bad("bad magic (expected KESTRELP)".into()));
+        }
+        let version = r.u32().map_err(cut)?;
+        if version != SHARD_VERSION {
+            return Err(bad(format!(
+                "version {version} (this kestrel reads {SHARD_VERSION})"
+            )));
+        }
+        let json_len = r.u32().map_err(cut)? as usize;
+        let header: ShardHeader = serde_json::from_slice(r.take(json_len).map_err(cut)?)
+            .map_err(|e| bad(format!("header: {e}")))?;
+        let h = &header;
+        let range = u64::from(h.first_unit)..u64::from(h.first_unit) + u64::from(h.unit_count);
+        if h.shards == 0
+            || h.shard == 0
+            || h.shard > h.shards
+            || range.end > u64::from(h.units)
+            || h.coordinates == 0
+        {
+            return Err(bad(format!(
+                "shard {}/{} of units {range:?} among {}",
+                h.shard, h.shards, h.units
+            )));
+        }
+        let m = h.coordinates as usize;
+        let mut chains = Vec::new();
+        for c in range {
+            let states = u64::from(r.u32().map_err(cut)?);
+            let rest_count = r.u32().map_err(cut)? as usize;
+            let mut rests = Vec::new();
+            for _ in 0..rest_count {
+                let j = r.u32().map_err(cut)?;
+                if u64::from(j) >= states {
+                    return Err(bad(format!("unit {c}: rest state {j} of {states}")));
+                }
+                rests.push(j);
+            }
+            let count = r.u32().map_err(cut)? as usize;
+            let mut orbits = Vec::new();
+            for _ in 0..count {
+                let o = Orbit {
+                    entry: r.u32().map_err(cut)?,
+                    start: r.u32().map_err(cut)?,
+                    end: r.u32().map_err(cut)?,
+                };
+                if o.start > o.end || u64::from(o.end) >= states {
+                    return Err(bad(format!("unit {c}: IRF {o:?} out of range")));
+                }
+                orbits.push(o);
+            }
+            let floats = states
+                .checked_mul(m as u64)
+                .filter(|&f| f.saturating_mul(4) <= r.remaining() as u64)
+                .ok_or_else(|| bad(format!("unit {c}: fewer than {states} states")))?;
+            let data = r
+                .take(4 * floats as usize)
+                .map_err(cut)?
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            chains.push(Chain {
+                data,
+                orbits,
+                rests,
+            });
+        }
+        if r.remaining() != 0 {
+            return Err(bad(format!("{} bytes after the last unit", r.remaining())));
+        }
+        Ok(Self { header, chains })
+    }
+
+    /// Reads a shard file.
+    pub fn read(path: &Path) -> Result<Self, ReducedError> {
+        let bytes = crate::input::file_bytes(path, crate::input::BINARY_FILE_LIMIT)?;
+        Self::from_bytes(&bytes, path)
+    }
+
+    /// Writes the shard atomically; refuses to overwrite unless `force`. Returns its size
+    /// \[bytes\].
+    pub fn write(&self, path: &Path, force: bool) -> Result<usize, ReducedError> {
+        let bytes = self.to_bytes()?;
+        write_atomic(path, &bytes, force)?;
+        Ok(bytes.len())
+    }
+}
+
+/// Merges the shards of one sampling of `scene` (SHA-256 `scene_sha256`) into its model:
+/// refuses shards of another scene, kestrel, duration, seed or chain count, and an incomplete
+/// or repeated set. `opts` gives the rank (ε or r); the sampling's own come from the shards.
+pub fn merge(
+    scene: &DynamicScene,
+    scene_sha256: &str,
+    mut shards: Vec<(PathBuf, Shard)>,
+    opts: &PrecomputeOptions,
+) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
+    let invalid = |m: String| Err(ReducedError::Invalid(m));
+    let Some((first_path, first)) = shards.first() else {
+        return invalid("no shards to merge".into());
+    };
+    let h0 = first.header.clone();
+    let first_path = first_path.clone();
+    let same = |h: &ShardHeader| {
+        h.kestrel == h0.kestrel
+            && h.scene_sha256 == h0.scene_sha256
+            && h.duration == h0.duration
+            && h.seed == h0.seed
+            && h.chains == h0.chains
+            && h.units == h0.units
+            && h.shards == h0.shards
+            && h.coordinates == h0.coordinates
+    };
+    for (p, s) in &shards {
+        if !same(&s.header) {
+            return invalid(format!(
+                "{} and {} are shards of different samplings (scene, kestrel version, duration, seed, chains or shard count differ)",
+                first_path.display(),
+                p.display()
+            ));
+        }
+    }
+    if h0.scene_sha256 != scene_sha256 {
+        return invalid(format!(
+            "{} was sampled from another version of {} (SHA-256 {} against {scene_sha256})",
+            first_path.display(),
+            h0.scene,
+            h0.scene_sha256
+        ));
+    }
+    let sampling = PrecomputeOptions {
+        duration: Some(h0.duration),
+        seed: Some(h0.seed),
+        chains: Some(h0.chains as usize),
+        ..*opts
+    };
+    let p = plan(scene, &sampling)?;
+    if p.units.len() != h0.units as usize || 3 * scene.world.len() != h0.coordinates as usize {
+        return invalid(format!(
+            "{}: its units do not match the sampling of {}",
+            first_path.display(),
+            h0.scene
+        ));
+    }
+    shards.sort_by_key(|(_, s)| s.header.shard);
+    for w in shards.windows(2) {
+        if w[0].1.header.shard == w[1].1.header.shard {
+            return invalid(format!(
+                "shard {}/{} given twice ({} and {})",
+                w[0].1.header.shard,
+                h0.shards,
+                w[0].0.display(),
+                w[1].0.display()
+            ));
+        }
+    }
+    let missing: Vec<String> = (1..=h0.shards)
+        .filter(|k| !shards.iter().any(|(_, s)| s.header.shard == *k))
+        .map(|k| format!("{k}/{}", h0.shards))
+        .collect();
+    if !missing.is_empty() {
+        return invalid(format!(
+            "incomplete set of shards: {} missing",
+            missing.join(", ")
+        ));
+    }
+    let mut chains = Vec::with_capacity(h0.units as usize);
+    let mut simulate_s = 0.0;
+    for (path, s) in shards {
+        let range = unit_range(s.header.shard, h0.shards, h0.units);
+        if s.header.first_unit as usize != range.start || s.chains.len() != range.len() {
+            return invalid(format!(
+                "{}: units {}..{} where shard {}/{} holds {range:?}",
+                path.display(),
+                s.header.first_unit,
+                s.header.first_unit as usize + s.chains.len(),
+                s.header.shard,
+                h0.shards
+            ));
+        }
+        let entries = scene.reduced.as_ref().map_or(0, |r| r.palette.len());
+        if let Some(o) = s
+            .chains
+            .iter()
+            .flat_map(|c| &c.orbits)
+            .find(|o| o.entry as usize >= entries)
+        {
+            return invalid(format!(
+                "{}: IRF of palette entry {} among {entries}",
+                path.display(),
+                o.entry
+            ));
+        }
+        simulate_s += s.header.simulate_s;
+        chains.extend(s.chains);
+    }
+    let sampled = Sampled::of_chains(chains, h0.coordinates as usize, p.frame_dt, simulate_s);
+    build(scene, sampled, opts)
+}
