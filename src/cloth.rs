@@ -11,6 +11,7 @@ mod constraints;
 mod explicit;
 mod grid;
 mod implicit;
+mod line_precond;
 mod loads;
 mod obstacle;
 mod pipeline;

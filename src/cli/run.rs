@@ -10,7 +10,7 @@ use serde::Serialize;
 use kestrel::atomic::write_atomic;
 use kestrel::cloth::record::{RecordInfo, Recording};
 use kestrel::cloth::virtual_kes::run_virtual_kes;
-use kestrel::cloth::{check_steps, ClothPipeline, Integrator, ProvotConstraints};
+use kestrel::cloth::{check_steps, ClothPipeline, Integrator, Preconditioner, ProvotConstraints};
 use kestrel::input::{bytes_label, BINARY_FILE_LIMIT};
 use kestrel::scene::{DynamicScene, Scene, SceneNumbers, VirtualKesScene};
 
@@ -29,6 +29,9 @@ pub struct RunArgs {
     /// Time step [s] instead of the scene's.
     #[arg(long)]
     pub dt: Option<f64>,
+    /// Preconditioner of the implicit steps instead of the scene's: block, stretch or lines.
+    #[arg(long)]
+    pub preconditioner: Option<Preconditioner>,
     /// Switch Provot's deformation-rate constraints off.
     #[arg(long)]
     pub no_constraints: bool,
@@ -60,6 +63,8 @@ struct RunSummary {
     scene: String,
     name: String,
     integrator: String,
+    /// Preconditioner of the implicit steps (block, stretch or lines).
+    preconditioner: String,
     material: String,
     constraints: String,
     particles: usize,
@@ -151,6 +156,9 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     }
     if let Some(dt) = args.dt {
         params.dt = dt;
+    }
+    if let Some(p) = args.preconditioner {
+        params.preconditioner = p;
     }
     if let Some(t) = args.tau_structural {
         params.constraints.structural = Some(t);
@@ -252,6 +260,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         scene: args.scene.display().to_string(),
         name,
         integrator: params.integrator.name().into(),
+        preconditioner: params.preconditioner.name().into(),
         material: world.material.name().into(),
         constraints: constraints_label(&params.constraints),
         particles: world.len(),

@@ -11,16 +11,22 @@ use super::world::{ClothWorld, WorldSnapshot};
 use super::{ClothError, SettingError, Vec3};
 use crate::material::LawState;
 
-/// H₀ of the Broyden step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Preconditioner {
-    /// D⁻¹, the per-particle block scaling.
-    Block,
-    /// P⁻¹, P = D with the stretch stiffness k·d̂d̂ᵀ of each traction connector (or spring)
-    /// coupling its ends, by sparse Cholesky.
-    #[default]
-    Stretch,
+crate::named::named_enum! {
+    /// The preconditioner of the implicit steps (Broyden's H₀, Newton–Krylov's left
+    /// preconditioner).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Preconditioner: "preconditioner", folded_snake {
+        /// D⁻¹, the per-particle block scaling.
+        Block => "block",
+        /// P⁻¹, P = D with the stretch stiffness k·d̂d̂ᵀ of each traction connector (or
+        /// spring) coupling its ends, by sparse Cholesky.
+        #[default]
+        Stretch => "stretch",
+        /// P applied by block-tridiagonal solves along the warp, weft and warp lines again
+        /// (O(n), rebuilt every step).
+        Lines => "lines",
+    }
 }
 
 crate::named::named_enum! {
