@@ -6,7 +6,7 @@
 //! obstacles); a [`ClothPipeline`] steps it and holds only scratch memory.
 
 mod block_sparse;
-mod connectors;
+pub(crate) mod connectors;
 mod constraints;
 mod explicit;
 mod grid;
@@ -29,7 +29,7 @@ pub use connectors::{ConnectorKind, KesConnectors, KesLaws};
 pub use constraints::{ProvotConstraints, MAX_PASSES};
 pub use explicit::SymplecticEulerStepper;
 pub use grid::{EdgeFamily, Grid, GridEdge};
-pub use implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
+pub use implicit::{BroydenStepper, NewtonKrylovStepper, NewtonTangentStepper, SolveOutcome};
 pub use loads::{Anchor, Loads, Wind};
 pub use obstacle::{CollisionPotential, Obstacle, ObstacleShape};
 pub use pipeline::{

@@ -10,6 +10,9 @@ use super::grid::Grid;
 use super::{ClothError, Mat3, Vec3};
 
 mod forces;
+mod tangent;
+
+pub(crate) use tangent::KesTangent;
 
 /// Warp (0) or weft (1), indexing the per-direction laws.
 const WARP: u8 = 0;

@@ -5,6 +5,7 @@
 
 mod broyden;
 mod krylov;
+mod newton;
 mod residual;
 
 use super::pipeline::{Preconditioner, StepParameters};
@@ -15,6 +16,7 @@ use super::{Mat3, Vec3};
 
 use broyden::{broyden_solve, BroydenScratch};
 use krylov::{newton_krylov_solve, KrylovScratch};
+use newton::{newton_solve, NewtonScratch};
 use residual::{
     block_diagonal, block_scaling, invert_block, ActivePreconditioner, BackwardEuler,
     StaticEquilibrium,
@@ -191,6 +193,34 @@ pub struct BroydenStepper {
     be: BackwardEulerScratch,
     scratch: BroydenScratch,
     precond: StepPreconditioner,
+}
+
+/// Backward Euler stepped by Newton's method with the analytic tangent (conjugate gradients
+/// preconditioned by line solves of the tangent's traction couplings).
+#[derive(Debug, Default, Clone)]
+pub struct NewtonTangentStepper {
+    be: BackwardEulerScratch,
+    scratch: NewtonScratch,
+    precond: StepPreconditioner,
+}
+
+impl NewtonTangentStepper {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One backward-Euler step of `world` by Newton with the analytic tangent (its own
+    /// preconditioner: the scene's `preconditioner` is not used).
+    pub(crate) fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
+        let sc = &mut self.scratch;
+        let block = StepParameters {
+            preconditioner: Preconditioner::Block,
+            ..*params
+        };
+        self.be.step(&block, world, &mut self.precond, |res, x| {
+            newton_solve(res, x, params, sc)
+        })
+    }
 }
 
 /// Backward Euler stepped by Newton–Krylov, on the same preconditioned residual.

@@ -125,6 +125,8 @@ pub(crate) struct LinePreconditioner {
     grid: Option<Grid>,
     warp: LineFactor,
     weft: LineFactor,
+    /// Diagonal blocks with the pinned rows made the identity.
+    diag: Vec<Mat3>,
     /// Scratch of one application: residual, correction, positions as vectors.
     r: Vec<Vec3>,
     dz: Vec<Vec3>,
@@ -139,10 +141,25 @@ impl LinePreconditioner {
     /// (and holds no factor) when the material has no stretch couplings or a pivot is
     /// singular: the caller falls back to the block scaling.
     pub(crate) fn refactor(&mut self, world: &ClothWorld, x: &[Vec3], d: &[Mat3]) -> bool {
+        self.build(world, d, |edge| match &world.material {
+            Material::Springs(s) => s.stiffness_edges(x, edge),
+            Material::Kes(k) => k.stiffness_edges(x, edge),
+            Material::Terzopoulos(_) => {}
+        })
+    }
+
+    /// Builds the line factors of a matrix with diagonal blocks `d` and the couplings −m of
+    /// each pair (a, b, m) that `edges` passes on (pairs not along a line are left out).
+    pub(crate) fn build(
+        &mut self,
+        world: &ClothWorld,
+        d: &[Mat3],
+        edges: impl FnOnce(&mut dyn FnMut(usize, usize, Mat3)),
+    ) -> bool {
         self.grid = None;
         let g = world.grid;
         let n = world.len();
-        if n != g.nu * g.nv {
+        if n != g.nu * g.nv || d.len() != n {
             return false;
         }
         for f in [&mut self.warp, &mut self.weft] {
@@ -166,21 +183,19 @@ impl LinePreconditioner {
                     any = true;
                 }
             };
-            match &world.material {
-                Material::Springs(s) => s.stiffness_edges(x, &mut edge),
-                Material::Kes(k) => k.stiffness_edges(x, &mut edge),
-                Material::Terzopoulos(_) => {}
-            }
+            edges(&mut edge);
         }
         if !any {
             return false;
         }
-        let diag: Vec<Mat3> = d
-            .iter()
-            .zip(pinned)
-            .map(|(b, &p)| if p { Mat3::identity() } else { *b })
-            .collect();
-        if !self.warp.factor(Lines::warp(&g), &diag) || !self.weft.factor(Lines::weft(&g), &diag)
+        self.diag.clear();
+        self.diag.extend(
+            d.iter()
+                .zip(pinned)
+                .map(|(b, &p)| if p { Mat3::identity() } else { *b }),
+        );
+        if !self.warp.factor(Lines::warp(&g), &self.diag)
+            || !self.weft.factor(Lines::weft(&g), &self.diag)
         {
             return false;
         }
@@ -196,6 +211,30 @@ impl LinePreconditioner {
     /// Drops the factor (the next step refactors).
     pub(crate) fn invalidate(&mut self) {
         self.grid = None;
+    }
+
+    /// z ← B·r, B ≈ P⁻¹ by three sweeps (symmetric: warp, weft, warp).
+    pub(crate) fn apply(&mut self, r: &[Vec3], z: &mut [Vec3]) {
+        let Some(g) = self.grid else {
+            z.copy_from_slice(r);
+            return;
+        };
+        let n = r.len();
+        for v in [&mut self.r, &mut self.dz] {
+            v.resize(n, Vec3::zeros());
+        }
+        let (warp, weft) = (Lines::warp(&g), Lines::weft(&g));
+        self.warp.solve(warp, r, z);
+        self.weft.minus_couplings(weft, z, &mut self.r);
+        self.weft.solve(weft, &self.r, &mut self.dz);
+        for (zk, d) in z.iter_mut().zip(&self.dz) {
+            *zk += d;
+        }
+        self.warp.minus_couplings(warp, &self.dz, &mut self.r);
+        self.warp.solve(warp, &self.r, &mut self.dz);
+        for (zk, d) in z.iter_mut().zip(&self.dz) {
+            *zk += d;
+        }
     }
 
     /// rhs ← B·rhs (3 entries per particle), B ≈ P⁻¹ by three sweeps: warp, weft, warp.

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::constraints::ProvotConstraints;
 use super::explicit::SymplecticEulerStepper;
-use super::implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
+use super::implicit::{BroydenStepper, NewtonKrylovStepper, NewtonTangentStepper, SolveOutcome};
 use super::semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 use super::world::{ClothWorld, WorldSnapshot};
 use super::{ClothError, SettingError, Vec3};
@@ -40,6 +40,9 @@ crate::named::named_enum! {
         Broyden => "broyden" | "implicit",
         /// Backward Euler solved by Newton–Krylov (GMRES, differenced Jacobian–vector products).
         NewtonKrylov => "newton_krylov" | "newton" | "nk",
+        /// Backward Euler solved by Newton with the analytic tangent and preconditioned
+        /// conjugate gradients.
+        NewtonTangent => "newton_tangent" | "newton_cg" | "tangent",
         /// Terzopoulos' semi-implicit scheme (eqs. 28–31), for the `terzopoulos` material.
         SemiImplicit => "semi_implicit" | "terzopoulos",
     }
@@ -154,6 +157,7 @@ pub struct ClothPipeline {
     explicit: SymplecticEulerStepper,
     broyden: BroydenStepper,
     newton: NewtonKrylovStepper,
+    tangent: NewtonTangentStepper,
     semi_implicit: SemiImplicitStepper,
     x_start: Vec<Vec3>,
     /// The world before an implicit step, per halving level, to take the step back.
@@ -194,7 +198,7 @@ impl ClothPipeline {
         let mut report = StepReport::default();
         let implicit = matches!(
             params.integrator,
-            Integrator::Broyden | Integrator::NewtonKrylov
+            Integrator::Broyden | Integrator::NewtonKrylov | Integrator::NewtonTangent
         );
         let may_halve = implicit && level < MAX_HALVINGS;
         if may_halve {
@@ -223,6 +227,7 @@ impl ClothPipeline {
             }
             Integrator::Broyden => report.solve = self.broyden.step(params, world),
             Integrator::NewtonKrylov => report.solve = self.newton.step(params, world),
+            Integrator::NewtonTangent => report.solve = self.tangent.step(params, world),
             Integrator::SemiImplicit => {
                 self.semi_implicit.step(dt, world)?;
                 report.solve = SolveOutcome {
