@@ -122,3 +122,145 @@ impl KesConnectors {
         }
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::cloth::connectors::KesLaws;
+    use crate::cloth::grid::Grid;
+    use crate::friction::FrictionShape;
+    use crate::material::{BendingLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
+
+    /// Six laws with Dahl friction (level growing with load, μ = 0.3), quadratic toes.
+    pub(crate) fn laws() -> KesLaws {
+        let fr = |level, eps_f| FrictionLaw {
+            level,
+            mu: 0.3,
+            shape: FrictionShape::Dahl { eps_f, alpha: 1.0 },
+        };
+        let t = |k_t: f64| TractionLaw {
+            k_t,
+            eps1: 0.02,
+            f1: 0.7 * k_t * 0.02,
+            eps1_aligned: None,
+            friction: fr(0.5, 0.004),
+            toe: ToeShape::Quadratic,
+        };
+        let b = BendingLaw {
+            k_b: 1e-5,
+            k0: 0.0,
+            friction: fr(2e-6, 4.0),
+        };
+        let s = ShearLaw {
+            k_s: 0.5,
+            theta0: 0.0,
+            friction: fr(0.05, 0.01),
+        };
+        KesLaws {
+            traction: [t(500.0), t(300.0)],
+            bending: [b, b],
+            shear: [s, s],
+        }
+    }
+
+    /// A flat sheet stretched by (1 + ε_u, 1 + ε_v): no bending moment or shear force acts
+    /// there, so K's left-out angle Hessians carry zero force and K is the exact −∂F/∂x.
+    /// The traction friction states come from a larger stretch (unloading, away from the
+    /// reversal, z ≠ 0).
+    #[test]
+    fn tangent_matches_differences_of_the_force() {
+        let (nu, nv, h) = (5, 4, 0.01);
+        let grid = Grid::new(nu, nv, h, h).unwrap();
+        let mut kes = KesConnectors::new(&grid, laws());
+        let place = |su: f64, sv: f64| -> Vec<Vec3> {
+            (0..nu * nv)
+                .map(|k| {
+                    let (i, j) = grid.coords(k);
+                    Vec3::new(i as f64 * h * (1.0 + su), j as f64 * h * (1.0 + sv), 0.0)
+                })
+                .collect()
+        };
+        let n = nu * nv;
+        let mut trial = vec![LawState::default(); kes.state_len()];
+        let mut f = vec![Vec3::zeros(); n];
+        kes.add_forces(&place(0.04, 0.03), &mut trial, &mut f);
+        kes.commit(&mut trial);
+        let x = place(0.03, 0.012);
+        let mut trial = vec![LawState::default(); kes.state_len()];
+        f.fill(Vec3::zeros());
+        kes.add_forces(&x, &mut trial, &mut f);
+        assert!(trial[0].friction.z().abs() > 0.1, "{:?}", trial[0]);
+        let mut t = KesTangent::default();
+        kes.tangent(&x, &trial, &mut t);
+        // a fixed direction with out-of-plane parts (bending and shear move with it)
+        let v: Vec<Vec3> = (0..n)
+            .map(|k| {
+                let s = k as f64;
+                Vec3::new((0.7 * s).sin(), (1.3 * s).cos(), (2.1 * s + 0.4).sin())
+            })
+            .collect();
+        let mut kv = vec![Vec3::zeros(); n];
+        kes.add_tangent_product(&t, &v, &mut kv);
+        // bending and shear sit at their reversal (Δ = 0, z = 0), where z = sgn Δ·(1 − e^{−|Δ|/ε_f})
+        // makes a central difference first order: its error falls with ε, 10× per decade
+        let mut worst_of = Vec::new();
+        for eps in [1e-7, 1e-8] {
+        let force_at = |sign: f64| {
+            let xs: Vec<Vec3> = x.iter().zip(&v).map(|(p, d)| p + d * (sign * eps)).collect();
+            let mut tr = vec![LawState::default(); kes.state_len()];
+            let mut fs = vec![Vec3::zeros(); n];
+            kes.add_forces(&xs, &mut tr, &mut fs);
+            fs
+        };
+        let (fp, fm) = (force_at(1.0), force_at(-1.0));
+        let scale = kv.iter().map(|p| p.norm()).fold(0.0, f64::max);
+        let mut worst = 0.0f64;
+        for k in 0..n {
+            let fd = -(fp[k] - fm[k]) / (2.0 * eps);
+            worst = worst.max((fd - kv[k]).norm() / scale);
+        }
+        worst_of.push(worst);
+        }
+        assert!(worst_of[1] < 1e-5, "{worst_of:?}");
+        assert!(worst_of[1] < 0.2 * worst_of[0], "{worst_of:?}");
+        let scale = kv.iter().map(|p| p.norm()).fold(0.0, f64::max);
+        // K's blocks: the diagonal and the traction couplings give the same product
+        let mut diag = vec![Mat3::zeros(); n];
+        let mut edges = Vec::new();
+        kes.tangent_blocks(&t, &mut diag, |a, b, m| edges.push((a, b, m)));
+        for k in 0..n {
+            let mut y = diag[k] * v[k];
+            for &(a, b, m) in &edges {
+                if a == k {
+                    y -= m * v[b];
+                } else if b == k {
+                    y -= m * v[a];
+                }
+            }
+            let mut kv_traction = vec![Vec3::zeros(); n];
+            let only = KesTangent {
+                traction: t.traction.clone(),
+                ..KesTangent::default()
+            };
+            kes.add_tangent_product(&only, &v, &mut kv_traction);
+            // the blocks hold the traction part whole and the bending/shear diagonal only
+            let mut rest = diag[k] * 0.0;
+            for (c, (g, kb)) in kes.bending.iter().zip(&t.bending) {
+                for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus].iter().zip(g) {
+                    if i as usize == k {
+                        rest += gi * gi.transpose() * *kb;
+                    }
+                }
+            }
+            for (c, (g, ks)) in kes.shear.iter().zip(&t.shear) {
+                for (&i, gi) in c.p.iter().zip(g) {
+                    if i as usize == k {
+                        rest += gi * gi.transpose() * *ks;
+                    }
+                }
+            }
+            let expect = kv_traction[k] + rest * v[k];
+            assert!((y - expect).norm() < 1e-9 * scale, "{k}");
+        }
+    }
+}

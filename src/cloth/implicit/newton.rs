@@ -202,3 +202,75 @@ pub(crate) fn newton_solve(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloth::connectors::tangent_test_laws;
+    use crate::cloth::implicit::residual::{block_scaling, Workspace};
+    use crate::cloth::{ClothWorld, Grid, Integrator, KesConnectors, Loads};
+
+    /// A strip 9 × 2 in the xy plane hanging from its two i = 0 particles with gravity along
+    /// +x (along the warp, stretching it): every weft pair moves alike, the sheet stays flat and square, so the
+    /// angles carry no force and the tangent is exact. Newton's residual then falls
+    /// quadratically once close (the friction states switch branch on the way).
+    #[test]
+    fn newton_converges_quadratically_on_a_smooth_step() {
+        let grid = Grid::new(9, 2, 0.01, 0.01).unwrap();
+        let kes = KesConnectors::new(&grid, tangent_test_laws());
+        let mut world = ClothWorld::flat(
+            grid,
+            Vec3::zeros(),
+            Vec3::x(),
+            Vec3::y(),
+            0.12,
+            Material::Kes(Box::new(kes)),
+        )
+        .unwrap();
+        world.loads = Loads {
+            gravity: [9.81 * 5.0, 0.0, 0.0],
+            ..Loads::none()
+        };
+        world.pin(0, 0).unwrap();
+        world.pin(0, 1).unwrap();
+        let dt = 0.01;
+        let mut params = StepParameters::new(Integrator::NewtonTangent, dt);
+        params.forcing = 1e-13;
+        let x0 = world.x.clone();
+        let v0 = world.v.clone();
+        let mut d_inv = Vec::new();
+        block_scaling(&world, &x0, Some(dt), &mut d_inv);
+        let mut ws = Workspace::default();
+        ws.resize(&world);
+        let g = world.loads.gravity();
+        let start: Vec<Vec3> = x0
+            .iter()
+            .zip(world.pinned())
+            .map(|(p, &pin)| if pin { *p } else { p + g * (dt * dt) })
+            .collect();
+        let mut residuals = Vec::new();
+        for k in 0..5 {
+            params.max_iterations = k;
+            params.tolerance = 1e-300;
+            let mut be = BackwardEuler {
+                world: &world,
+                x0: &x0,
+                v0: &v0,
+                dt,
+                d_inv: &d_inv,
+                precond: None,
+                ws: &mut ws,
+            };
+            let mut x = start.clone();
+            let out = newton_solve(&mut be, &mut x, &params, &mut NewtonScratch::default());
+            residuals.push(out.residual);
+        }
+        assert!(residuals[0] > 1e-4, "{residuals:?}");
+        let ratio: Vec<f64> = residuals.windows(2).map(|w| w[1] / w[0]).collect();
+        // every iteration gains at least 5×, and the last ones accelerate (the ratio
+        // r_{k+1}/r_k falls with r_k: quadratic), down to 1e-9 of the start in four
+        assert!(ratio.iter().all(|&q| q < 0.2), "{residuals:?}");
+        assert!(ratio[3] < 1e-2 * ratio[2], "{residuals:?}");
+        assert!(residuals[4] < 1e-9 * residuals[0], "{residuals:?}");
+    }
+}
