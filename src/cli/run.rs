@@ -86,6 +86,8 @@ struct RunSummary {
     gravity_j: f64,
     iterations_per_step: f64,
     evaluations_per_step: f64,
+    /// Conjugate-gradient iterations per step (`newton_tangent`; 0 for the others).
+    linear_iterations_per_step: f64,
     unconverged_steps: u64,
     /// Implicit steps (or half steps) taken again as two halves because they did not converge.
     halved_steps: u64,
@@ -211,6 +213,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     let mut pipeline = ClothPipeline::new();
     let mut stepping = Duration::ZERO;
     let (mut iterations, mut evaluations, mut unconverged) = (0u64, 0u64, 0u64);
+    let mut linear = 0u64;
     let mut halved = 0u64;
     let (mut peak_s, mut peak_sh) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
     for n in 1..=steps {
@@ -226,6 +229,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         };
         iterations += report.solve.iterations as u64;
         evaluations += report.solve.evaluations as u64;
+        linear += report.solve.linear_iterations as u64;
         if !report.solve.converged {
             unconverged += 1;
         }
@@ -283,6 +287,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         gravity_j: world.gravity_energy(),
         iterations_per_step: per(iterations),
         evaluations_per_step: per(evaluations),
+        linear_iterations_per_step: per(linear),
         unconverged_steps: unconverged,
         halved_steps: halved,
         record: args

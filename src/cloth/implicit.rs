@@ -34,6 +34,8 @@ pub struct SolveOutcome {
     /// max_i |G_i| at the end \[m\].
     pub residual: f64,
     pub converged: bool,
+    /// Inner linear iterations (conjugate gradients of `newton_tangent`, else 0).
+    pub linear_iterations: usize,
 }
 
 /// Scratch of a backward-Euler step: the scaling, the step-start state and the iterate.

@@ -223,6 +223,7 @@ impl ClothPipeline {
                     evaluations: 1,
                     residual: 0.0,
                     converged: true,
+                    linear_iterations: 0,
                 };
             }
             Integrator::Broyden => report.solve = self.broyden.step(params, world),
@@ -235,6 +236,7 @@ impl ClothPipeline {
                     evaluations: 1,
                     residual: 0.0,
                     converged: true,
+                    linear_iterations: 0,
                 };
             }
         }
@@ -253,6 +255,9 @@ impl ClothPipeline {
                     evaluations: report.solve.evaluations + a.evaluations + b.evaluations,
                     residual: a.residual.max(b.residual),
                     converged: a.converged && b.converged,
+                    linear_iterations: report.solve.linear_iterations
+                        + a.linear_iterations
+                        + b.linear_iterations,
                 },
                 constrained: first.constrained + second.constrained,
                 contacts: first.contacts + second.contacts,

@@ -172,6 +172,7 @@ pub(crate) fn newton_solve(
                 *res -= q * alpha;
             }
             sc.cg_iterations += 1;
+            out.linear_iterations += 1;
             if dot(&sc.res, &sc.res).sqrt() <= params.forcing * b_norm {
                 break;
             }
