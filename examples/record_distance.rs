@@ -37,7 +37,9 @@ fn main() -> ExitCode {
     }
     let (mut max, mut sq) = (0.0f64, 0.0f64);
     for (p, q) in fa.positions.iter().zip(&fb.positions) {
-        let d2: f64 = (0..3).map(|k| (f64::from(p[k]) - f64::from(q[k])).powi(2)).sum();
+        let d2: f64 = (0..3)
+            .map(|k| (f64::from(p[k]) - f64::from(q[k])).powi(2))
+            .sum();
         max = max.max(d2.sqrt());
         sq += d2;
     }

@@ -200,7 +200,11 @@ impl UnitFriction {
         match *shape {
             FrictionShape::Dahl { eps_f, alpha } => {
                 let u = 1.0 - v * self.z1;
-                let p = if alpha == 1.0 { u } else { u.abs().powf(alpha) * u.signum() };
+                let p = if alpha == 1.0 {
+                    u
+                } else {
+                    u.abs().powf(alpha) * u.signum()
+                };
                 p / eps_f
             }
             FrictionShape::Bs2 { eps_f, eta, ratio } => {
@@ -250,9 +254,19 @@ mod tests {
     #[test]
     fn slope_matches_differences_of_the_exact_step() {
         let shapes = [
-            FrictionShape::Dahl { eps_f: 0.01, alpha: 1.0 },
-            FrictionShape::Dahl { eps_f: 0.01, alpha: 2.5 },
-            FrictionShape::Bs2 { eps_f: 0.01, eta: 0.3, ratio: 0.4 },
+            FrictionShape::Dahl {
+                eps_f: 0.01,
+                alpha: 1.0,
+            },
+            FrictionShape::Dahl {
+                eps_f: 0.01,
+                alpha: 2.5,
+            },
+            FrictionShape::Bs2 {
+                eps_f: 0.01,
+                eta: 0.3,
+                ratio: 0.4,
+            },
         ];
         for shape in shapes {
             for (z0, d) in [(0.2, 0.004), (0.2, -0.003), (-0.6, 0.01)] {
@@ -266,7 +280,10 @@ mod tests {
                 lo.advance(&shape, d - h);
                 let fd = (hi.z() - lo.z()) / (2.0 * h);
                 let an = p.slope(&shape, d);
-                assert!((fd - an).abs() < 1e-5 * an.abs().max(1.0), "{shape:?} {d}: {fd} vs {an}");
+                assert!(
+                    (fd - an).abs() < 1e-5 * an.abs().max(1.0),
+                    "{shape:?} {d}: {fd} vs {an}"
+                );
             }
         }
     }

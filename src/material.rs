@@ -238,13 +238,20 @@ impl TractionLaw {
 impl TractionLaw {
     /// d/dε of `toe_and_line` [N/m per unit strain].
     #[inline]
-    pub(crate) fn toe_and_line_slope(toe: ToeShape, k_t: f64, eps_c: f64, f_c: f64, eps: f64) -> f64 {
+    pub(crate) fn toe_and_line_slope(
+        toe: ToeShape,
+        k_t: f64,
+        eps_c: f64,
+        f_c: f64,
+        eps: f64,
+    ) -> f64 {
         if eps <= 0.0 {
             0.0
         } else if eps < eps_c {
             match toe {
                 ToeShape::Quadratic => {
-                    (k_t / eps_c) * (2.0 * (1.0 - f_c / (k_t * eps_c)) * eps + 2.0 * f_c / k_t - eps_c)
+                    (k_t / eps_c)
+                        * (2.0 * (1.0 - f_c / (k_t * eps_c)) * eps + 2.0 * f_c / k_t - eps_c)
                 }
                 ToeShape::Power => {
                     let n = k_t * eps_c / f_c;

@@ -8,8 +8,8 @@ mod krylov;
 mod newton;
 mod residual;
 
-use super::pipeline::{Preconditioner, StepParameters};
 use super::line_precond::LinePreconditioner;
+use super::pipeline::{Preconditioner, StepParameters};
 use super::precond::StretchPreconditioner;
 use super::world::ClothWorld;
 use super::{Mat3, Vec3};

@@ -298,10 +298,12 @@ mod tests {
         let mut z = vec![Vec3::zeros(); n];
         f.solve(lines, &r, &mut z);
         let mut dense = nalgebra::DMatrix::<f64>::zeros(3 * n, 3 * n);
-        for k in 0..n {
-            dense.view_mut((3 * k, 3 * k), (3, 3)).copy_from(&d[k]);
+        for (k, dk) in d.iter().enumerate() {
+            dense.view_mut((3 * k, 3 * k), (3, 3)).copy_from(dk);
             if k + 1 < n {
-                dense.view_mut((3 * k, 3 * k + 3), (3, 3)).copy_from(&f.next[k]);
+                dense
+                    .view_mut((3 * k, 3 * k + 3), (3, 3))
+                    .copy_from(&f.next[k]);
                 dense
                     .view_mut((3 * k + 3, 3 * k), (3, 3))
                     .copy_from(&f.next[k].transpose());

@@ -89,7 +89,11 @@ impl KesConnectors {
             }
         }
         for (c, (g, k)) in self.shear.iter().zip(&t.shear) {
-            let s: f64 = c.p.iter().zip(g).map(|(&i, gi)| gi.dot(&v[i as usize])).sum();
+            let s: f64 =
+                c.p.iter()
+                    .zip(g)
+                    .map(|(&i, gi)| gi.dot(&v[i as usize]))
+                    .sum();
             for (&i, gi) in c.p.iter().zip(g) {
                 y[i as usize] += gi * (k * s);
             }
@@ -205,21 +209,25 @@ pub(crate) mod tests {
         // makes a central difference first order: its error falls with ε, 10× per decade
         let mut worst_of = Vec::new();
         for eps in [1e-7, 1e-8] {
-        let force_at = |sign: f64| {
-            let xs: Vec<Vec3> = x.iter().zip(&v).map(|(p, d)| p + d * (sign * eps)).collect();
-            let mut tr = vec![LawState::default(); kes.state_len()];
-            let mut fs = vec![Vec3::zeros(); n];
-            kes.add_forces(&xs, &mut tr, &mut fs);
-            fs
-        };
-        let (fp, fm) = (force_at(1.0), force_at(-1.0));
-        let scale = kv.iter().map(|p| p.norm()).fold(0.0, f64::max);
-        let mut worst = 0.0f64;
-        for k in 0..n {
-            let fd = -(fp[k] - fm[k]) / (2.0 * eps);
-            worst = worst.max((fd - kv[k]).norm() / scale);
-        }
-        worst_of.push(worst);
+            let force_at = |sign: f64| {
+                let xs: Vec<Vec3> = x
+                    .iter()
+                    .zip(&v)
+                    .map(|(p, d)| p + d * (sign * eps))
+                    .collect();
+                let mut tr = vec![LawState::default(); kes.state_len()];
+                let mut fs = vec![Vec3::zeros(); n];
+                kes.add_forces(&xs, &mut tr, &mut fs);
+                fs
+            };
+            let (fp, fm) = (force_at(1.0), force_at(-1.0));
+            let scale = kv.iter().map(|p| p.norm()).fold(0.0, f64::max);
+            let mut worst = 0.0f64;
+            for k in 0..n {
+                let fd = -(fp[k] - fm[k]) / (2.0 * eps);
+                worst = worst.max((fd - kv[k]).norm() / scale);
+            }
+            worst_of.push(worst);
         }
         assert!(worst_of[1] < 1e-5, "{worst_of:?}");
         assert!(worst_of[1] < 0.2 * worst_of[0], "{worst_of:?}");

@@ -106,9 +106,13 @@ pub(crate) fn newton_solve(
     let dt = be.dt;
     let world = be.world;
     sc.inertia.clear();
-    sc.inertia.extend(world.mass.iter().zip(&world.area).map(|(&m, &a)| {
-        m / (dt * dt) + world.loads.damping_estimate(m, a) / dt
-    }));
+    sc.inertia.extend(
+        world
+            .mass
+            .iter()
+            .zip(&world.area)
+            .map(|(&m, &a)| m / (dt * dt) + world.loads.damping_estimate(m, a) / dt),
+    );
     sc.cg_iterations = 0;
     let mut out = SolveOutcome::default();
     let (mut norm, mut merit) = residual(be, x, &mut sc.r);
@@ -158,7 +162,8 @@ pub(crate) fn newton_solve(
         for _ in 0..MAX_CG_ITERATIONS {
             product(be, &sc.inertia, &sc.tangent, &sc.p, &mut sc.q);
             let pq = dot(&sc.p, &sc.q);
-            if !(pq > 0.0) {
+            // a direction of no or negative curvature: K is semi-definite, stop here
+            if pq.is_nan() || pq <= 0.0 {
                 break;
             }
             let alpha = rz / pq;
