@@ -63,7 +63,8 @@ struct RunSummary {
     scene: String,
     name: String,
     integrator: String,
-    /// Preconditioner of the implicit steps (block, stretch or lines).
+    /// Preconditioner of the implicit steps: block, stretch or lines (Broyden, Newton–Krylov),
+    /// tangent_lines (newton_tangent), none (explicit, semi-implicit).
     preconditioner: String,
     material: String,
     constraints: String,
@@ -264,7 +265,12 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         scene: args.scene.display().to_string(),
         name,
         integrator: params.integrator.name().into(),
-        preconditioner: params.preconditioner.name().into(),
+        preconditioner: match params.integrator {
+            Integrator::Broyden | Integrator::NewtonKrylov => params.preconditioner.name().into(),
+            // its own: line solves of the tangent system
+            Integrator::NewtonTangent => "tangent_lines".into(),
+            Integrator::Explicit | Integrator::SemiImplicit => "none".into(),
+        },
         material: world.material.name().into(),
         constraints: constraints_label(&params.constraints),
         particles: world.len(),
