@@ -223,7 +223,11 @@ fn every_implicit_method_reaches_the_same_step() {
         params.forcing = 1e-4;
         let mut world = start.clone();
         let report = ClothPipeline::new().step(&params, &mut world).unwrap();
-        assert!(report.solve.converged, "{integrator} {pre:?}: {:?}", report.solve);
+        assert!(
+            report.solve.converged,
+            "{integrator} {pre:?}: {:?}",
+            report.solve
+        );
         assert_eq!(report.halvings, 0, "{integrator} {pre:?}");
         (world.positions().to_vec(), report.solve)
     };
@@ -245,7 +249,10 @@ fn every_implicit_method_reaches_the_same_step() {
             .zip(&reference)
             .map(|(a, b)| (a - b).norm())
             .fold(0.0, f64::max);
-        assert!(diff < 1e-9, "{integrator} {pre:?}: {diff} m off, step {moved} m");
+        assert!(
+            diff < 1e-9,
+            "{integrator} {pre:?}: {diff} m off, step {moved} m"
+        );
         if integrator == Integrator::NewtonTangent {
             assert!(outcome.linear_iterations > 0);
             assert!(
