@@ -176,6 +176,13 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         params.constraints = ProvotConstraints::none();
     }
     params.validate().map_err(CliError::input)?;
+    if params.integrator == Integrator::NewtonTangent
+        && !matches!(world.material, kestrel::cloth::Material::Kes(_))
+    {
+        return Err(CliError::input(
+            "--integrator newton-tangent needs a kes material (its analytic tangent is the kes connectors'); use broyden",
+        ));
+    }
     let steps = args.steps.unwrap_or(steps);
     if args.every == 0 {
         return Err(CliError::input("--every must be >= 1"));

@@ -228,7 +228,16 @@ impl ClothPipeline {
             }
             Integrator::Broyden => report.solve = self.broyden.step(params, world),
             Integrator::NewtonKrylov => report.solve = self.newton.step(params, world),
-            Integrator::NewtonTangent => report.solve = self.tangent.step(params, world),
+            Integrator::NewtonTangent => {
+                if !matches!(world.material, super::world::Material::Kes(_)) {
+                    return Err(ClothError::Invalid(
+                        "integrator newton_tangent needs the kes material (its analytic tangent \
+                         is the kes connectors'); use broyden"
+                            .into(),
+                    ));
+                }
+                report.solve = self.tangent.step(params, world);
+            }
             Integrator::SemiImplicit => {
                 self.semi_implicit.step(dt, world)?;
                 report.solve = SolveOutcome {

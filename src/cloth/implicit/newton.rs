@@ -197,9 +197,16 @@ pub(crate) fn newton_solve(
             }
             let (nt, mt) = residual(be, &sc.x_try, &mut sc.r_try);
             out.evaluations += 1;
-            if mt < merit || lambda < 0.05 {
+            if mt < merit || (lambda < 0.05 && nt.is_finite()) {
                 (norm, merit) = (nt, mt);
                 break;
+            }
+            if lambda < 0.05 {
+                // no finite step: end unconverged on x, its trial states evaluated again
+                let (nx, _) = residual(be, x, &mut sc.r);
+                out.evaluations += 1;
+                out.residual = nx;
+                return out;
             }
             lambda *= 0.5;
         }
