@@ -262,3 +262,15 @@ fn every_implicit_method_reaches_the_same_step() {
         }
     }
 }
+
+/// The tangent Newton has the kes connectors' tangent only: a spring sheet is an error, not a
+/// slow or diverging iteration.
+#[test]
+fn newton_tangent_refuses_a_material_without_its_tangent() {
+    let mut world = spring_world(5, 0.1, 4.0);
+    let params = StepParameters::new(Integrator::NewtonTangent, 1e-3);
+    match ClothPipeline::new().step(&params, &mut world) {
+        Err(ClothError::Invalid(m)) => assert!(m.contains("newton_tangent"), "{m}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
