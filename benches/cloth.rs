@@ -1,5 +1,5 @@
 //! One cloth step: the kes material (cotton shirting, 1 cm spacing, hanging by two corners) at
-//! 20², 50², 70² for each integrator, and one evaluation of its forces (what each Broyden
+//! 20², 50², 70² for each integrator and preconditioner, and one evaluation of its forces (what each Broyden
 //! iteration costs before any linear algebra); Provot's springs with the explicit integrator at
 //! 32², 64², 128², and the cost of Provot's constraint pass on the 17 × 17 sheet.
 
@@ -38,8 +38,11 @@ fn kes_steps(c: &mut Criterion) {
     let mut g = group(c, "kes_step", 10, Duration::from_millis(500), 3);
     for n in [20, 50, 70] {
         for (integrator, dt, pre) in [
+            (Integrator::NewtonTangent, 1e-3, Preconditioner::Lines),
             (Integrator::Broyden, 1e-3, Preconditioner::Stretch),
+            (Integrator::Broyden, 1e-3, Preconditioner::Lines),
             (Integrator::Broyden, 1e-3, Preconditioner::Block),
+            (Integrator::NewtonKrylov, 1e-3, Preconditioner::Lines),
             (Integrator::NewtonKrylov, 1e-3, Preconditioner::Block),
             (Integrator::Explicit, 1e-5, Preconditioner::Block),
         ] {
@@ -47,6 +50,8 @@ fn kes_steps(c: &mut Criterion) {
             params.preconditioner = pre;
             let name = match (integrator, pre) {
                 (Integrator::Broyden, Preconditioner::Block) => "broyden_block",
+                (Integrator::Broyden, Preconditioner::Lines) => "broyden_lines",
+                (Integrator::NewtonKrylov, Preconditioner::Lines) => "newton_krylov_lines",
                 _ => integrator.name(),
             };
             let mut world = hanging_kes_sheet(n);

@@ -6,12 +6,13 @@
 //! obstacles); a [`ClothPipeline`] steps it and holds only scratch memory.
 
 mod block_sparse;
-mod connectors;
+pub(crate) mod connectors;
 mod constraints;
 mod explicit;
 mod grid;
 mod implicit;
 pub mod lab;
+mod line_precond;
 mod loads;
 mod obstacle;
 mod pipeline;
@@ -29,7 +30,7 @@ pub use connectors::{ConnectorKind, KesConnectors, KesLaws};
 pub use constraints::{ProvotConstraints, MAX_PASSES};
 pub use explicit::SymplecticEulerStepper;
 pub use grid::{EdgeFamily, Grid, GridEdge};
-pub use implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
+pub use implicit::{BroydenStepper, NewtonKrylovStepper, NewtonTangentStepper, SolveOutcome};
 pub use loads::{Anchor, Loads, Wind};
 pub use obstacle::{CollisionPotential, Obstacle, ObstacleShape};
 pub use pipeline::{

@@ -184,6 +184,36 @@ impl UnitFriction {
     }
 }
 
+impl UnitFriction {
+    /// dz/dε of a state reached by a step of sign `v` (+1 or −1; 0, a step of zero length,
+    /// takes the reversal direction −sign z, the stiffer side): Dahl |1 − vz|^α·sgn(1 − vz)/ε_f,
+    /// second order (1 − vz₁)/(ηε_f) − (vz₂ + r)/ε_f, the same ODEs the exact steps solve.
+    #[inline]
+    pub fn slope(&self, shape: &FrictionShape, v: f64) -> f64 {
+        let v = if v != 0.0 {
+            v.signum()
+        } else if self.z() > 0.0 {
+            -1.0
+        } else {
+            1.0
+        };
+        match *shape {
+            FrictionShape::Dahl { eps_f, alpha } => {
+                let u = 1.0 - v * self.z1;
+                let p = if alpha == 1.0 {
+                    u
+                } else {
+                    u.abs().powf(alpha) * u.signum()
+                };
+                p / eps_f
+            }
+            FrictionShape::Bs2 { eps_f, eta, ratio } => {
+                (1.0 - v * self.z1) / (eta * eps_f) - (v * self.z2 + ratio) / eps_f
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +249,43 @@ mod tests {
         // α = 2 from z = 0 going up: u = 1/(1 + s/ε_f), z = 1 − u.
         let z = dahl_step(0.0, 0.03, 0.01, 2.0);
         assert!((z - (1.0 - 1.0 / 4.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn slope_matches_differences_of_the_exact_step() {
+        let shapes = [
+            FrictionShape::Dahl {
+                eps_f: 0.01,
+                alpha: 1.0,
+            },
+            FrictionShape::Dahl {
+                eps_f: 0.01,
+                alpha: 2.5,
+            },
+            FrictionShape::Bs2 {
+                eps_f: 0.01,
+                eta: 0.3,
+                ratio: 0.4,
+            },
+        ];
+        for shape in shapes {
+            for (z0, d) in [(0.2, 0.004), (0.2, -0.003), (-0.6, 0.01)] {
+                let mut a = UnitFriction::virgin();
+                a.advance(&shape, 0.5 * z0);
+                let mut p = a;
+                p.advance(&shape, d);
+                let h = 1e-7;
+                let (mut hi, mut lo) = (a, a);
+                hi.advance(&shape, d + h);
+                lo.advance(&shape, d - h);
+                let fd = (hi.z() - lo.z()) / (2.0 * h);
+                let an = p.slope(&shape, d);
+                assert!(
+                    (fd - an).abs() < 1e-5 * an.abs().max(1.0),
+                    "{shape:?} {d}: {fd} vs {an}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -60,6 +60,8 @@ pub struct LawState {
 pub trait MaterialLaw {
     /// Elastic part F_el at `strain` for the given state (the state matters for the toe only).
     fn elastic(&self, state: &LawState, strain: f64) -> f64;
+    /// dF_el/dx at `strain` for the given state (N/m per unit strain, or its law's unit).
+    fn elastic_slope(&self, state: &LawState, strain: f64) -> f64;
     /// The friction term of the law.
     fn friction(&self) -> &FrictionLaw;
     /// Rules that change the state besides friction (traction's alignment).
@@ -78,6 +80,19 @@ pub trait MaterialLaw {
         let f_el = self.elastic(&next, strain);
         let f = f_el + self.friction().level_at(f_el) * next.friction.z();
         (next, f)
+    }
+
+    /// dF/dx of `trial(state, strain)` at `strain` (the trial state `next`): the elastic
+    /// slope times 1 + μ·sgn(F_el)·z plus level·dz/dx, the step's direction held (rate
+    /// independent: exact away from a reversal).
+    #[inline]
+    fn tangent(&self, state: &LawState, next: &LawState, strain: f64) -> f64 {
+        let f_el = self.elastic(next, strain);
+        let fr = self.friction();
+        let z = next.friction.z();
+        let slope = self.elastic_slope(next, strain);
+        slope * (1.0 + fr.mu * f_el.signum() * z)
+            + fr.level_at(f_el) * next.friction.slope(&fr.shape, strain - state.strain)
     }
 
     /// Force in `state` (total, elastic plus friction).
@@ -220,6 +235,35 @@ impl TractionLaw {
     }
 }
 
+impl TractionLaw {
+    /// d/dε of `toe_and_line` [N/m per unit strain].
+    #[inline]
+    pub(crate) fn toe_and_line_slope(
+        toe: ToeShape,
+        k_t: f64,
+        eps_c: f64,
+        f_c: f64,
+        eps: f64,
+    ) -> f64 {
+        if eps <= 0.0 {
+            0.0
+        } else if eps < eps_c {
+            match toe {
+                ToeShape::Quadratic => {
+                    (k_t / eps_c)
+                        * (2.0 * (1.0 - f_c / (k_t * eps_c)) * eps + 2.0 * f_c / k_t - eps_c)
+                }
+                ToeShape::Power => {
+                    let n = k_t * eps_c / f_c;
+                    f_c * n * (eps / eps_c).powf(n - 1.0) / eps_c
+                }
+            }
+        } else {
+            k_t
+        }
+    }
+}
+
 impl MaterialLaw for TractionLaw {
     #[inline]
     fn elastic(&self, state: &LawState, strain: f64) -> f64 {
@@ -233,6 +277,20 @@ impl MaterialLaw for TractionLaw {
             )
         } else {
             Self::toe_and_line(self.toe, self.k_t, self.eps1, self.f1, strain)
+        }
+    }
+    #[inline]
+    fn elastic_slope(&self, state: &LawState, strain: f64) -> f64 {
+        if state.aligned {
+            Self::toe_and_line_slope(
+                self.toe,
+                self.k_t,
+                self.eps1_aligned(),
+                self.f1_aligned(),
+                strain,
+            )
+        } else {
+            Self::toe_and_line_slope(self.toe, self.k_t, self.eps1, self.f1, strain)
         }
     }
     fn friction(&self) -> &FrictionLaw {
@@ -268,6 +326,10 @@ macro_rules! linear_law {
             #[inline]
             fn elastic(&self, _state: &LawState, strain: f64) -> f64 {
                 self.$k * (strain - self.$rest)
+            }
+            #[inline]
+            fn elastic_slope(&self, _state: &LawState, _strain: f64) -> f64 {
+                self.$k
             }
             fn friction(&self) -> &FrictionLaw {
                 &self.friction
@@ -333,6 +395,14 @@ impl MaterialLaw for ConnectorLaw {
             ConnectorLaw::Traction(l) => l.elastic(state, strain),
             ConnectorLaw::Bending(l) => l.elastic(state, strain),
             ConnectorLaw::Shear(l) => l.elastic(state, strain),
+        }
+    }
+    #[inline]
+    fn elastic_slope(&self, state: &LawState, strain: f64) -> f64 {
+        match self {
+            ConnectorLaw::Traction(l) => l.elastic_slope(state, strain),
+            ConnectorLaw::Bending(l) => l.elastic_slope(state, strain),
+            ConnectorLaw::Shear(l) => l.elastic_slope(state, strain),
         }
     }
     fn friction(&self) -> &FrictionLaw {

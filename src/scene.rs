@@ -282,6 +282,11 @@ impl Scene {
                 "integrator semi_implicit needs material kind = \"terzopoulos\"".into(),
             ));
         }
+        if integ.kind == Integrator::NewtonTangent && !matches!(world.material, Material::Kes(_)) {
+            return Err(invalid(
+                "integrator newton_tangent needs material kind = \"kes\" (its analytic tangent is the kes connectors'); use broyden".into(),
+            ));
+        }
         for p in &file.potentials {
             p.validate().map_err(setting)?;
         }

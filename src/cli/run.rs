@@ -10,7 +10,7 @@ use serde::Serialize;
 use kestrel::atomic::write_atomic;
 use kestrel::cloth::record::{RecordInfo, Recording};
 use kestrel::cloth::virtual_kes::run_virtual_kes;
-use kestrel::cloth::{check_steps, ClothPipeline, Integrator, ProvotConstraints};
+use kestrel::cloth::{check_steps, ClothPipeline, Integrator, Preconditioner, ProvotConstraints};
 use kestrel::input::{bytes_label, BINARY_FILE_LIMIT};
 use kestrel::scene::{DynamicScene, Scene, SceneNumbers, VirtualKesScene};
 
@@ -29,6 +29,9 @@ pub struct RunArgs {
     /// Time step [s] instead of the scene's.
     #[arg(long)]
     pub dt: Option<f64>,
+    /// Preconditioner of the implicit steps instead of the scene's: block, stretch or lines.
+    #[arg(long)]
+    pub preconditioner: Option<Preconditioner>,
     /// Switch Provot's deformation-rate constraints off.
     #[arg(long)]
     pub no_constraints: bool,
@@ -60,6 +63,9 @@ struct RunSummary {
     scene: String,
     name: String,
     integrator: String,
+    /// Preconditioner of the implicit steps: block, stretch or lines (Broyden, Newton–Krylov),
+    /// tangent_lines (newton_tangent), none (explicit, semi-implicit).
+    preconditioner: String,
     material: String,
     constraints: String,
     particles: usize,
@@ -81,6 +87,8 @@ struct RunSummary {
     gravity_j: f64,
     iterations_per_step: f64,
     evaluations_per_step: f64,
+    /// Conjugate-gradient iterations per step (`newton_tangent`; 0 for the others).
+    linear_iterations_per_step: f64,
     unconverged_steps: u64,
     /// Implicit steps (or half steps) taken again as two halves because they did not converge.
     halved_steps: u64,
@@ -152,6 +160,9 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     if let Some(dt) = args.dt {
         params.dt = dt;
     }
+    if let Some(p) = args.preconditioner {
+        params.preconditioner = p;
+    }
     if let Some(t) = args.tau_structural {
         params.constraints.structural = Some(t);
     }
@@ -165,6 +176,13 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         params.constraints = ProvotConstraints::none();
     }
     params.validate().map_err(CliError::input)?;
+    if params.integrator == Integrator::NewtonTangent
+        && !matches!(world.material, kestrel::cloth::Material::Kes(_))
+    {
+        return Err(CliError::input(
+            "--integrator newton-tangent needs a kes material (its analytic tangent is the kes connectors'); use broyden",
+        ));
+    }
     let steps = args.steps.unwrap_or(steps);
     if args.every == 0 {
         return Err(CliError::input("--every must be >= 1"));
@@ -203,6 +221,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     let mut pipeline = ClothPipeline::new();
     let mut stepping = Duration::ZERO;
     let (mut iterations, mut evaluations, mut unconverged) = (0u64, 0u64, 0u64);
+    let mut linear = 0u64;
     let mut halved = 0u64;
     let (mut peak_s, mut peak_sh) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
     for n in 1..=steps {
@@ -218,6 +237,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         };
         iterations += report.solve.iterations as u64;
         evaluations += report.solve.evaluations as u64;
+        linear += report.solve.linear_iterations as u64;
         if !report.solve.converged {
             unconverged += 1;
         }
@@ -252,6 +272,12 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         scene: args.scene.display().to_string(),
         name,
         integrator: params.integrator.name().into(),
+        preconditioner: match params.integrator {
+            Integrator::Broyden | Integrator::NewtonKrylov => params.preconditioner.name().into(),
+            // its own: line solves of the tangent system
+            Integrator::NewtonTangent => "tangent_lines".into(),
+            Integrator::Explicit | Integrator::SemiImplicit => "none".into(),
+        },
         material: world.material.name().into(),
         constraints: constraints_label(&params.constraints),
         particles: world.len(),
@@ -274,6 +300,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         gravity_j: world.gravity_energy(),
         iterations_per_step: per(iterations),
         evaluations_per_step: per(evaluations),
+        linear_iterations_per_step: per(linear),
         unconverged_steps: unconverged,
         halved_steps: halved,
         record: args

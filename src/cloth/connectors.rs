@@ -10,6 +10,11 @@ use super::grid::Grid;
 use super::{ClothError, Mat3, Vec3};
 
 mod forces;
+mod tangent;
+
+#[cfg(test)]
+pub(crate) use tangent::tests::laws as tangent_test_laws;
+pub(crate) use tangent::KesTangent;
 
 /// Warp (0) or weft (1), indexing the per-direction laws.
 const WARP: u8 = 0;

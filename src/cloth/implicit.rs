@@ -5,8 +5,10 @@
 
 mod broyden;
 mod krylov;
+mod newton;
 mod residual;
 
+use super::line_precond::LinePreconditioner;
 use super::pipeline::{Preconditioner, StepParameters};
 use super::precond::StretchPreconditioner;
 use super::world::ClothWorld;
@@ -14,7 +16,11 @@ use super::{Mat3, Vec3};
 
 use broyden::{broyden_solve, BroydenScratch};
 use krylov::{newton_krylov_solve, KrylovScratch};
-use residual::{block_diagonal, block_scaling, invert_block, BackwardEuler, StaticEquilibrium};
+use newton::{newton_solve, NewtonScratch};
+use residual::{
+    block_diagonal, block_scaling, invert_block, ActivePreconditioner, BackwardEuler,
+    StaticEquilibrium,
+};
 
 pub(crate) use residual::Workspace;
 
@@ -28,6 +34,8 @@ pub struct SolveOutcome {
     /// max_i |G_i| at the end \[m\].
     pub residual: f64,
     pub converged: bool,
+    /// Inner linear iterations (conjugate gradients of `newton_tangent`, else 0).
+    pub linear_iterations: usize,
 }
 
 /// Scratch of a backward-Euler step: the scaling, the step-start state and the iterate.
@@ -48,14 +56,13 @@ impl BackwardEulerScratch {
     /// the pins at their targets, `solve`, then
     /// v₁ = (x₁ − x₀)/Δt and the friction states of the last evaluation (at x₁) committed.
     ///
-    /// With `precond`, the residual is preconditioned by P, refactored at the predictor when
-    /// the flag asks for it or it holds no factor; when P cannot be factored the step falls
-    /// back to the block scaling.
+    /// The residual is preconditioned by `precond` (`StepPreconditioner::prepare` at the
+    /// predictor); when it cannot be built the step falls back to the block scaling.
     fn step(
         &mut self,
         params: &StepParameters,
         world: &mut ClothWorld,
-        precond: Option<(&mut StretchPreconditioner, bool)>,
+        precond: &mut StepPreconditioner,
         solve: impl FnOnce(&mut BackwardEuler<'_>, &mut [Vec3]) -> SolveOutcome,
     ) -> SolveOutcome {
         let dt = params.dt;
@@ -80,15 +87,7 @@ impl BackwardEulerScratch {
         block_diagonal(world, &self.x, Some(dt), &mut self.d);
         self.d_inv.clear();
         self.d_inv.extend(self.d.iter().map(invert_block));
-        let precond = match precond {
-            Some((p, refactor)) => {
-                if (refactor || !p.is_ready()) && !p.refactor(world, &self.x, &self.d) {
-                    p.invalidate();
-                }
-                p.is_ready().then_some(&*p)
-            }
-            None => None,
-        };
+        let precond = precond.prepare(params, world, &self.x, &self.d);
         let outcome = {
             let mut res = BackwardEuler {
                 world,
@@ -123,25 +122,115 @@ impl BackwardEulerScratch {
 /// Steps between factorisations of the stretch preconditioner (sooner when it goes stale).
 const REFACTOR_EVERY: usize = 10;
 
+/// The preconditioner of the implicit steppers and when to rebuild it: the stretch factor
+/// every `REFACTOR_EVERY` steps (sooner when stale or for a new Δt), the line factor at every
+/// step (it costs about one force evaluation).
+#[derive(Debug, Default, Clone)]
+struct StepPreconditioner {
+    stretch: StretchPreconditioner,
+    lines: LinePreconditioner,
+    /// Steps since the last factorisation of the stretch P.
+    since_factor: usize,
+    /// Iterations of the first step on the current stretch factor.
+    fresh_iterations: usize,
+    /// Δt the stretch factor was made for [s] (P holds M/Δt²: a halved step needs a new one).
+    factor_dt: f64,
+    /// Stretch factorisations before the current step.
+    before: u64,
+}
+
+impl StepPreconditioner {
+    /// The preconditioner of this step at the predictor `x` with the diagonal blocks `d`,
+    /// rebuilt as the rules above say; `None` for the block scaling or when it fails.
+    fn prepare(
+        &mut self,
+        params: &StepParameters,
+        world: &ClothWorld,
+        x: &[Vec3],
+        d: &[Mat3],
+    ) -> Option<ActivePreconditioner<'_>> {
+        self.before = self.stretch.factorisations;
+        match params.preconditioner {
+            Preconditioner::Block => None,
+            Preconditioner::Stretch => {
+                let p = &mut self.stretch;
+                let refactor = self.since_factor >= REFACTOR_EVERY || self.factor_dt != params.dt;
+                if (refactor || !p.is_ready()) && !p.refactor(world, x, d) {
+                    p.invalidate();
+                }
+                p.is_ready()
+                    .then_some(ActivePreconditioner::Stretch(&self.stretch))
+            }
+            Preconditioner::Lines => {
+                let p = &mut self.lines;
+                if !p.refactor(world, x, d) {
+                    p.invalidate();
+                }
+                p.is_ready()
+                    .then_some(ActivePreconditioner::Lines(&mut self.lines))
+            }
+        }
+    }
+
+    /// Book-keeping after a step: a stretch factor that has gone stale (half again the
+    /// iterations it took when fresh) or a failed solve is replaced at the next step.
+    fn after_step(&mut self, params: &StepParameters, outcome: &SolveOutcome) {
+        if self.stretch.factorisations != self.before {
+            self.since_factor = 0;
+            self.fresh_iterations = outcome.iterations;
+            self.factor_dt = params.dt;
+        }
+        self.since_factor += 1;
+        if outcome.iterations > self.fresh_iterations + self.fresh_iterations / 2 + 2
+            || !outcome.converged
+        {
+            self.since_factor = REFACTOR_EVERY;
+        }
+    }
+}
+
 /// Backward Euler stepped by Broyden's method.
 #[derive(Debug, Default, Clone)]
 pub struct BroydenStepper {
     be: BackwardEulerScratch,
     scratch: BroydenScratch,
-    precond: StretchPreconditioner,
-    /// Steps since the last factorisation of P.
-    since_factor: usize,
-    /// Broyden iterations of the first step on the current factor.
-    fresh_iterations: usize,
-    /// Δt the factor was made for [s] (P holds M/Δt²: a halved step needs a new one).
-    factor_dt: f64,
+    precond: StepPreconditioner,
 }
 
-/// Backward Euler stepped by Newton–Krylov (the reference).
+/// Backward Euler stepped by Newton's method with the analytic tangent (conjugate gradients
+/// preconditioned by line solves of the tangent's traction couplings).
+#[derive(Debug, Default, Clone)]
+pub struct NewtonTangentStepper {
+    be: BackwardEulerScratch,
+    scratch: NewtonScratch,
+    precond: StepPreconditioner,
+}
+
+impl NewtonTangentStepper {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One backward-Euler step of `world` by Newton with the analytic tangent (its own
+    /// preconditioner: the scene's `preconditioner` is not used).
+    pub(crate) fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
+        let sc = &mut self.scratch;
+        let block = StepParameters {
+            preconditioner: Preconditioner::Block,
+            ..*params
+        };
+        self.be.step(&block, world, &mut self.precond, |res, x| {
+            newton_solve(res, x, params, sc)
+        })
+    }
+}
+
+/// Backward Euler stepped by Newton–Krylov, on the same preconditioned residual.
 #[derive(Debug, Default, Clone)]
 pub struct NewtonKrylovStepper {
     be: BackwardEulerScratch,
     scratch: KrylovScratch,
+    precond: StepPreconditioner,
 }
 
 impl BroydenStepper {
@@ -152,15 +241,7 @@ impl BroydenStepper {
     /// One backward-Euler step of `world` (friction committed once, at the accepted x₁).
     pub(crate) fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
         let sc = &mut self.scratch;
-        let before = self.precond.factorisations;
-        let precond = match params.preconditioner {
-            Preconditioner::Block => None,
-            Preconditioner::Stretch => {
-                let refactor = self.since_factor >= REFACTOR_EVERY || self.factor_dt != params.dt;
-                Some((&mut self.precond, refactor))
-            }
-        };
-        let outcome = self.be.step(params, world, precond, |res, x| {
+        let outcome = self.be.step(params, world, &mut self.precond, |res, x| {
             broyden_solve(
                 res,
                 x,
@@ -170,19 +251,7 @@ impl BroydenStepper {
                 sc,
             )
         });
-        if self.precond.factorisations != before {
-            self.since_factor = 0;
-            self.fresh_iterations = outcome.iterations;
-            self.factor_dt = params.dt;
-        }
-        self.since_factor += 1;
-        // a factor that has gone stale (half again the iterations it took when fresh) or a
-        // failed solve is replaced at the next step
-        if outcome.iterations > self.fresh_iterations + self.fresh_iterations / 2 + 2
-            || !outcome.converged
-        {
-            self.since_factor = REFACTOR_EVERY;
-        }
+        self.precond.after_step(params, &outcome);
         outcome
     }
 
@@ -229,8 +298,10 @@ impl NewtonKrylovStepper {
     /// One backward-Euler step of `world` by Newton–Krylov.
     pub(crate) fn step(&mut self, params: &StepParameters, world: &mut ClothWorld) -> SolveOutcome {
         let sc = &mut self.scratch;
-        self.be.step(params, world, None, |res, x| {
+        let outcome = self.be.step(params, world, &mut self.precond, |res, x| {
             newton_krylov_solve(res, x, params, sc)
-        })
+        });
+        self.precond.after_step(params, &outcome);
+        outcome
     }
 }

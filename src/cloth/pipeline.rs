@@ -5,22 +5,28 @@ use serde::{Deserialize, Serialize};
 
 use super::constraints::ProvotConstraints;
 use super::explicit::SymplecticEulerStepper;
-use super::implicit::{BroydenStepper, NewtonKrylovStepper, SolveOutcome};
+use super::implicit::{BroydenStepper, NewtonKrylovStepper, NewtonTangentStepper, SolveOutcome};
 use super::semi_implicit::{SemiImplicitStepper, SemiImplicitTiming};
 use super::world::{ClothWorld, WorldSnapshot};
 use super::{ClothError, SettingError, Vec3};
 use crate::material::LawState;
 
-/// H₀ of the Broyden step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Preconditioner {
-    /// D⁻¹, the per-particle block scaling.
-    Block,
-    /// P⁻¹, P = D with the stretch stiffness k·d̂d̂ᵀ of each traction connector (or spring)
-    /// coupling its ends, by sparse Cholesky.
-    #[default]
-    Stretch,
+crate::named::named_enum! {
+    /// The preconditioner of the implicit steps (Broyden's H₀, Newton–Krylov's left
+    /// preconditioner).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Preconditioner: "preconditioner", folded_snake {
+        /// D⁻¹, the per-particle block scaling.
+        Block => "block",
+        /// P⁻¹, P = D with the stretch stiffness k·d̂d̂ᵀ of each traction connector (or
+        /// spring) coupling its ends, by sparse Cholesky.
+        #[default]
+        Stretch => "stretch",
+        /// P applied by block-tridiagonal solves along the warp, weft and warp lines again
+        /// (O(n), rebuilt every step).
+        Lines => "lines",
+    }
 }
 
 crate::named::named_enum! {
@@ -34,6 +40,9 @@ crate::named::named_enum! {
         Broyden => "broyden" | "implicit",
         /// Backward Euler solved by Newton–Krylov (GMRES, differenced Jacobian–vector products).
         NewtonKrylov => "newton_krylov" | "newton" | "nk",
+        /// Backward Euler solved by Newton with the analytic tangent and preconditioned
+        /// conjugate gradients.
+        NewtonTangent => "newton_tangent" | "newton_cg" | "tangent",
         /// Terzopoulos' semi-implicit scheme (eqs. 28–31), for the `terzopoulos` material.
         SemiImplicit => "semi_implicit" | "terzopoulos",
     }
@@ -148,6 +157,7 @@ pub struct ClothPipeline {
     explicit: SymplecticEulerStepper,
     broyden: BroydenStepper,
     newton: NewtonKrylovStepper,
+    tangent: NewtonTangentStepper,
     semi_implicit: SemiImplicitStepper,
     x_start: Vec<Vec3>,
     /// The world before an implicit step, per halving level, to take the step back.
@@ -188,7 +198,7 @@ impl ClothPipeline {
         let mut report = StepReport::default();
         let implicit = matches!(
             params.integrator,
-            Integrator::Broyden | Integrator::NewtonKrylov
+            Integrator::Broyden | Integrator::NewtonKrylov | Integrator::NewtonTangent
         );
         let may_halve = implicit && level < MAX_HALVINGS;
         if may_halve {
@@ -213,10 +223,21 @@ impl ClothPipeline {
                     evaluations: 1,
                     residual: 0.0,
                     converged: true,
+                    linear_iterations: 0,
                 };
             }
             Integrator::Broyden => report.solve = self.broyden.step(params, world),
             Integrator::NewtonKrylov => report.solve = self.newton.step(params, world),
+            Integrator::NewtonTangent => {
+                if !matches!(world.material, super::world::Material::Kes(_)) {
+                    return Err(ClothError::Invalid(
+                        "integrator newton_tangent needs the kes material (its analytic tangent \
+                         is the kes connectors'); use broyden"
+                            .into(),
+                    ));
+                }
+                report.solve = self.tangent.step(params, world);
+            }
             Integrator::SemiImplicit => {
                 self.semi_implicit.step(dt, world)?;
                 report.solve = SolveOutcome {
@@ -224,6 +245,7 @@ impl ClothPipeline {
                     evaluations: 1,
                     residual: 0.0,
                     converged: true,
+                    linear_iterations: 0,
                 };
             }
         }
@@ -242,6 +264,9 @@ impl ClothPipeline {
                     evaluations: report.solve.evaluations + a.evaluations + b.evaluations,
                     residual: a.residual.max(b.residual),
                     converged: a.converged && b.converged,
+                    linear_iterations: report.solve.linear_iterations
+                        + a.linear_iterations
+                        + b.linear_iterations,
                 },
                 constrained: first.constrained + second.constrained,
                 contacts: first.contacts + second.contacts,

@@ -1,6 +1,7 @@
 //! The block-scaled residuals G_i = D_i⁻¹g_i [m] the solvers drive to zero: a backward-Euler
 //! step, g = M(x₁ − x₀ − Δt·v₀)/Δt² − F, or a static equilibrium, g = −F_internal; and D_i.
 
+use crate::cloth::line_precond::LinePreconditioner;
 use crate::cloth::precond::StretchPreconditioner;
 use crate::cloth::world::ClothWorld;
 use crate::cloth::{Mat3, Vec3};
@@ -34,6 +35,24 @@ pub(crate) trait Residual {
     fn eval(&mut self, x: &[Vec3], g: &mut [Vec3]) -> f64;
 }
 
+/// An approximate inverse of the step's Jacobian applied to the residual.
+pub(crate) enum ActivePreconditioner<'a> {
+    /// The stretch matrix P by its sparse Cholesky factor.
+    Stretch(&'a StretchPreconditioner),
+    /// P by three sweeps of line solves.
+    Lines(&'a mut LinePreconditioner),
+}
+
+impl ActivePreconditioner<'_> {
+    /// rhs ← P⁻¹·rhs (3 entries per particle).
+    fn solve_in_place(&mut self, rhs: &mut [f64]) {
+        match self {
+            Self::Stretch(p) => p.solve_in_place(rhs),
+            Self::Lines(p) => p.solve_in_place(rhs),
+        }
+    }
+}
+
 /// The backward-Euler residual of one step.
 pub(crate) struct BackwardEuler<'a> {
     pub world: &'a ClothWorld,
@@ -43,7 +62,7 @@ pub(crate) struct BackwardEuler<'a> {
     pub d_inv: &'a [Mat3],
     /// When given, G = P⁻¹g instead of D⁻¹g (the norm stays max_i |D_i⁻¹g_i|): Broyden on
     /// P⁻¹g from H₀ = I is Broyden on D⁻¹g from H₀ = P⁻¹D, the same iterates.
-    pub precond: Option<&'a StretchPreconditioner>,
+    pub precond: Option<ActivePreconditioner<'a>>,
     pub ws: &'a mut Workspace,
 }
 
@@ -75,7 +94,7 @@ impl Residual for BackwardEuler<'_> {
                 ws.rhs[3 * k..3 * k + 3].copy_from_slice(r.as_slice());
             }
         }
-        if let Some(p) = self.precond {
+        if let Some(p) = &mut self.precond {
             p.solve_in_place(&mut ws.rhs);
             for (k, gk) in g.iter_mut().enumerate() {
                 *gk = if pinned[k] {

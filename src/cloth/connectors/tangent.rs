@@ -1,0 +1,274 @@
+//! The connectors' tangent stiffness K = −∂F/∂x [N/m] at x with the laws' trial states, kept
+//! per connector (matrix-free): traction w·[τ/h·d̂d̂ᵀ + max(F, 0)/l·(I − d̂d̂ᵀ)], bending
+//! w·τ_b/h·∇φ∇φᵀ, shear A·½(τ_w + τ_f)·∇θ∇θᵀ (τ = dF/dstrain ≥ 0, the law's tangent with
+//! its friction; the angles' second derivatives are left out, the Gauss–Newton part).
+
+use crate::material::{LawState, MaterialLaw};
+
+use super::{shear_angle, turning_angle, KesConnectors, Mat3, Vec3};
+
+/// Per-connector factors of K at one x.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct KesTangent {
+    /// Traction: unit direction d̂, axial w·τ/h and lateral w·max(F, 0)/l [N/m].
+    traction: Vec<(Vec3, f64, f64)>,
+    /// Bending: ∇φ at p_a, p_c, p_b, p_{e+}, p_{e−} [1/m] and w·τ_b/h [N·m].
+    bending: Vec<([Vec3; 5], f64)>,
+    /// Shear: ∇θ at the four corners [1/m] and A·½(τ_w + τ_f) [N·m/rad].
+    shear: Vec<([Vec3; 4], f64)>,
+}
+
+impl KesConnectors {
+    /// K's factors at `x`, each law's tangent taken at its trial state in `trial` (the states
+    /// `add_forces` wrote for the same x).
+    pub(crate) fn tangent(&self, x: &[Vec3], trial: &[LawState], out: &mut KesTangent) {
+        let (nt, nb) = (self.traction.len(), self.bending.len());
+        out.traction.clear();
+        for (k, c) in self.traction.iter().enumerate() {
+            let d = x[c.b as usize] - x[c.a as usize];
+            let l = d.norm();
+            let law = &self.laws.traction[c.dir as usize];
+            let strain = l / c.rest - 1.0;
+            let next = &trial[k];
+            let tau = law.tangent(&self.states[k], next, strain).max(0.0);
+            let force = law.force(next);
+            let (dir, lateral) = if l > 0.0 {
+                (d / l, c.width * force.max(0.0) / l)
+            } else {
+                (Vec3::zeros(), 0.0)
+            };
+            out.traction.push((dir, c.width * tau / c.rest, lateral));
+        }
+        out.bending.clear();
+        for (k, c) in self.bending.iter().enumerate() {
+            let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
+            let (phi, d_ra, d_rb, d_e) =
+                turning_angle(x[c.a as usize], x[c.c as usize], x[c.b as usize], ep - em);
+            let law = &self.laws.bending[c.dir as usize];
+            let tau = law
+                .tangent(&self.states[nt + k], &trial[nt + k], phi / c.rest)
+                .max(0.0);
+            out.bending.push((
+                [-d_ra, d_ra - d_rb, d_rb, d_e, -d_e],
+                c.width * tau / c.rest,
+            ));
+        }
+        out.shear.clear();
+        let base = nt + nb;
+        for (k, c) in self.shear.iter().enumerate() {
+            let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
+            let s = base + 2 * k;
+            let tau: f64 = (0..2)
+                .map(|d| self.laws.shear[d].tangent(&self.states[s + d], &trial[s + d], theta))
+                .sum();
+            let g = [
+                -(d_tw + d_tf) * 0.5,
+                (d_tw - d_tf) * 0.5,
+                (d_tf - d_tw) * 0.5,
+                (d_tw + d_tf) * 0.5,
+            ];
+            out.shear.push((g, c.area * 0.5 * tau.max(0.0)));
+        }
+    }
+
+    /// y += K·v with K's factors `t`.
+    pub(crate) fn add_tangent_product(&self, t: &KesTangent, v: &[Vec3], y: &mut [Vec3]) {
+        for (c, &(dir, axial, lateral)) in self.traction.iter().zip(&t.traction) {
+            let (a, b) = (c.a as usize, c.b as usize);
+            let u = v[b] - v[a];
+            let along = dir.dot(&u);
+            let f = dir * (along * (axial - lateral)) + u * lateral;
+            y[a] -= f;
+            y[b] += f;
+        }
+        for (c, (g, k)) in self.bending.iter().zip(&t.bending) {
+            let p = [c.a, c.c, c.b, c.e_plus, c.e_minus];
+            let s: f64 = p.iter().zip(g).map(|(&i, gi)| gi.dot(&v[i as usize])).sum();
+            for (&i, gi) in p.iter().zip(g) {
+                y[i as usize] += gi * (k * s);
+            }
+        }
+        for (c, (g, k)) in self.shear.iter().zip(&t.shear) {
+            let s: f64 =
+                c.p.iter()
+                    .zip(g)
+                    .map(|(&i, gi)| gi.dot(&v[i as usize]))
+                    .sum();
+            for (&i, gi) in c.p.iter().zip(g) {
+                y[i as usize] += gi * (k * s);
+            }
+        }
+    }
+
+    /// K's diagonal blocks added to `diag`, and its traction couplings −K_ab passed to
+    /// `edge(a, b, K_aa)` (the blocks a line preconditioner keeps).
+    pub(crate) fn tangent_blocks(
+        &self,
+        t: &KesTangent,
+        diag: &mut [Mat3],
+        mut edge: impl FnMut(usize, usize, Mat3),
+    ) {
+        for (c, &(dir, axial, lateral)) in self.traction.iter().zip(&t.traction) {
+            let blk = dir * dir.transpose() * (axial - lateral) + Mat3::identity() * lateral;
+            diag[c.a as usize] += blk;
+            diag[c.b as usize] += blk;
+            edge(c.a as usize, c.b as usize, blk);
+        }
+        for (c, (g, k)) in self.bending.iter().zip(&t.bending) {
+            for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus].iter().zip(g) {
+                diag[i as usize] += gi * gi.transpose() * *k;
+            }
+        }
+        for (c, (g, k)) in self.shear.iter().zip(&t.shear) {
+            for (&i, gi) in c.p.iter().zip(g) {
+                diag[i as usize] += gi * gi.transpose() * *k;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::cloth::connectors::KesLaws;
+    use crate::cloth::grid::Grid;
+    use crate::friction::FrictionShape;
+    use crate::material::{BendingLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
+
+    /// Six laws with Dahl friction (level growing with load, μ = 0.3), quadratic toes.
+    pub(crate) fn laws() -> KesLaws {
+        let fr = |level, eps_f| FrictionLaw {
+            level,
+            mu: 0.3,
+            shape: FrictionShape::Dahl { eps_f, alpha: 1.0 },
+        };
+        let t = |k_t: f64| TractionLaw {
+            k_t,
+            eps1: 0.02,
+            f1: 0.7 * k_t * 0.02,
+            eps1_aligned: None,
+            friction: fr(0.5, 0.004),
+            toe: ToeShape::Quadratic,
+        };
+        let b = BendingLaw {
+            k_b: 1e-5,
+            k0: 0.0,
+            friction: fr(2e-6, 4.0),
+        };
+        let s = ShearLaw {
+            k_s: 0.5,
+            theta0: 0.0,
+            friction: fr(0.05, 0.01),
+        };
+        KesLaws {
+            traction: [t(500.0), t(300.0)],
+            bending: [b, b],
+            shear: [s, s],
+        }
+    }
+
+    /// A flat sheet stretched by (1 + ε_u, 1 + ε_v): no bending moment or shear force acts
+    /// there, so K's left-out angle Hessians carry zero force and K is the exact −∂F/∂x.
+    /// The traction friction states come from a larger stretch (unloading, away from the
+    /// reversal, z ≠ 0).
+    #[test]
+    fn tangent_matches_differences_of_the_force() {
+        let (nu, nv, h) = (5, 4, 0.01);
+        let grid = Grid::new(nu, nv, h, h).unwrap();
+        let mut kes = KesConnectors::new(&grid, laws());
+        let place = |su: f64, sv: f64| -> Vec<Vec3> {
+            (0..nu * nv)
+                .map(|k| {
+                    let (i, j) = grid.coords(k);
+                    Vec3::new(i as f64 * h * (1.0 + su), j as f64 * h * (1.0 + sv), 0.0)
+                })
+                .collect()
+        };
+        let n = nu * nv;
+        let mut trial = vec![LawState::default(); kes.state_len()];
+        let mut f = vec![Vec3::zeros(); n];
+        kes.add_forces(&place(0.04, 0.03), &mut trial, &mut f);
+        kes.commit(&mut trial);
+        let x = place(0.03, 0.012);
+        let mut trial = vec![LawState::default(); kes.state_len()];
+        f.fill(Vec3::zeros());
+        kes.add_forces(&x, &mut trial, &mut f);
+        assert!(trial[0].friction.z().abs() > 0.1, "{:?}", trial[0]);
+        let mut t = KesTangent::default();
+        kes.tangent(&x, &trial, &mut t);
+        // a fixed direction with out-of-plane parts (bending and shear move with it)
+        let v: Vec<Vec3> = (0..n)
+            .map(|k| {
+                let s = k as f64;
+                Vec3::new((0.7 * s).sin(), (1.3 * s).cos(), (2.1 * s + 0.4).sin())
+            })
+            .collect();
+        let mut kv = vec![Vec3::zeros(); n];
+        kes.add_tangent_product(&t, &v, &mut kv);
+        // bending and shear sit at their reversal (Δ = 0, z = 0), where z = sgn Δ·(1 − e^{−|Δ|/ε_f})
+        // makes a central difference first order: its error falls with ε, 10× per decade
+        let mut worst_of = Vec::new();
+        for eps in [1e-7, 1e-8] {
+            let force_at = |sign: f64| {
+                let xs: Vec<Vec3> = x
+                    .iter()
+                    .zip(&v)
+                    .map(|(p, d)| p + d * (sign * eps))
+                    .collect();
+                let mut tr = vec![LawState::default(); kes.state_len()];
+                let mut fs = vec![Vec3::zeros(); n];
+                kes.add_forces(&xs, &mut tr, &mut fs);
+                fs
+            };
+            let (fp, fm) = (force_at(1.0), force_at(-1.0));
+            let scale = kv.iter().map(|p| p.norm()).fold(0.0, f64::max);
+            let mut worst = 0.0f64;
+            for k in 0..n {
+                let fd = -(fp[k] - fm[k]) / (2.0 * eps);
+                worst = worst.max((fd - kv[k]).norm() / scale);
+            }
+            worst_of.push(worst);
+        }
+        assert!(worst_of[1] < 1e-5, "{worst_of:?}");
+        assert!(worst_of[1] < 0.2 * worst_of[0], "{worst_of:?}");
+        let scale = kv.iter().map(|p| p.norm()).fold(0.0, f64::max);
+        // K's blocks: the diagonal and the traction couplings give the same product
+        let mut diag = vec![Mat3::zeros(); n];
+        let mut edges = Vec::new();
+        kes.tangent_blocks(&t, &mut diag, |a, b, m| edges.push((a, b, m)));
+        for k in 0..n {
+            let mut y = diag[k] * v[k];
+            for &(a, b, m) in &edges {
+                if a == k {
+                    y -= m * v[b];
+                } else if b == k {
+                    y -= m * v[a];
+                }
+            }
+            let mut kv_traction = vec![Vec3::zeros(); n];
+            let only = KesTangent {
+                traction: t.traction.clone(),
+                ..KesTangent::default()
+            };
+            kes.add_tangent_product(&only, &v, &mut kv_traction);
+            // the blocks hold the traction part whole and the bending/shear diagonal only
+            let mut rest = diag[k] * 0.0;
+            for (c, (g, kb)) in kes.bending.iter().zip(&t.bending) {
+                for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus].iter().zip(g) {
+                    if i as usize == k {
+                        rest += gi * gi.transpose() * *kb;
+                    }
+                }
+            }
+            for (c, (g, ks)) in kes.shear.iter().zip(&t.shear) {
+                for (&i, gi) in c.p.iter().zip(g) {
+                    if i as usize == k {
+                        rest += gi * gi.transpose() * *ks;
+                    }
+                }
+            }
+            let expect = kv_traction[k] + rest * v[k];
+            assert!((y - expect).norm() < 1e-9 * scale, "{k}");
+        }
+    }
+}
