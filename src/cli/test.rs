@@ -57,6 +57,9 @@ struct DrapeArgs {
     /// Mesh spacing [mm] (31 particles across the 30 cm specimen at 10 mm).
     #[arg(long, default_value_t = 10.0, value_name = "MM")]
     cell: f64,
+    /// Time step [s] of the implicit (Broyden) steps.
+    #[arg(long, default_value_t = 0.002, value_name = "S")]
+    dt: f64,
     /// Longest simulated time [s] before the test gives up unsettled.
     #[arg(long, default_value_t = 8.0, value_name = "S")]
     max_time: f64,
@@ -155,6 +158,7 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
         friction: !args.no_friction,
         cell: args.cell * 1e-3,
         max_time: args.max_time,
+        dt: args.dt,
         ..DrapeOptions::default()
     };
     let pb = fraction_bar(args.json);
@@ -220,9 +224,9 @@ fn write_renders(r: &DrapeResult, targets: &[PathBuf; 2], args: &DrapeArgs) -> R
     let x = r.mesh.render_positions();
     let cameras = [
         Camera {
-            eye: [0.0, 0.75, 0.0],
+            eye: [0.0, 0.75, 0.12],
             target: [0.0, 0.0, 0.0],
-            up: [0.0, 0.0, -1.0],
+            up: [0.0, 1.0, 0.0],
             fov_deg: 30.0,
         },
         Camera {
