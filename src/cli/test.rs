@@ -97,7 +97,11 @@ fn read_card(path: &Path) -> Result<FabricParams, CliError> {
 
 /// A bar of 1000 positions fed by the library's 0..1 progress.
 fn fraction_bar(hidden: bool) -> ProgressBar {
-    let pb = super::progress_bar(1000, hidden, "{bar:40} {percent:>3}%  {elapsed_precise} {msg}");
+    let pb = super::progress_bar(
+        1000,
+        hidden,
+        "{bar:40} {percent:>3}%  {elapsed_precise} {msg}",
+    );
     pb.enable_steady_tick(Duration::from_millis(200));
     pb
 }
@@ -136,8 +140,14 @@ fn print_cantilever(r: &CantileverResult) {
     println!("  bending length c = l/2  {:.4} cm", r.bending_length_cm);
     println!("  Peirce (B/W)^(1/3)      {:.4} cm", r.peirce_cm);
     println!("  gap                     {:+.2} %", 100.0 * r.relative_gap);
-    println!("  B                       {:.5} gf*cm2/cm", r.rigidity_gf_cm2_per_cm);
-    println!("  W                       {:.5} gf/cm2", r.weight_gf_per_cm2);
+    println!(
+        "  B                       {:.5} gf*cm2/cm",
+        r.rigidity_gf_cm2_per_cm
+    );
+    println!(
+        "  W                       {:.5} gf/cm2",
+        r.weight_gf_per_cm2
+    );
     println!(
         "  overhang                {:.4} cm (tip chord {:.3} deg)",
         r.overhang_cm, r.tip_angle_deg
@@ -217,7 +227,11 @@ fn render_targets(_dir: &Path, _args: &DrapeArgs) -> Result<[PathBuf; 2], CliErr
 }
 
 #[cfg(feature = "render")]
-fn write_renders(r: &DrapeResult, targets: &[PathBuf; 2], args: &DrapeArgs) -> Result<(), CliError> {
+fn write_renders(
+    r: &DrapeResult,
+    targets: &[PathBuf; 2],
+    args: &DrapeArgs,
+) -> Result<(), CliError> {
     use kestrel::cloth::record::Camera;
     use kestrel::render::{Renderer, SceneView};
     let (width, height) = super::parse_size(&args.size, "800x800")?;

@@ -139,7 +139,11 @@ impl Strip {
         (0..self.grid.len())
             .map(|k| {
                 let (i, j) = self.grid.coords(k);
-                let w = if opts.direction == Direction::Weft { i } else { j };
+                let w = if opts.direction == Direction::Weft {
+                    i
+                } else {
+                    j
+                };
                 Vec3::new((self.row[k] as f64 - 1.0) * self.h, 0.0, w as f64 * hw)
             })
             .collect()
@@ -315,7 +319,11 @@ fn relax(
         _ => flat.clone(),
     };
     let free: Vec<usize> = (0..x.len()).filter(|&k| strip.row[k] >= 2).collect();
-    let weight: Vec<f64> = world.masses().iter().map(|m| m * STANDARD_GRAVITY).collect();
+    let weight: Vec<f64> = world
+        .masses()
+        .iter()
+        .map(|m| m * STANDARD_GRAVITY)
+        .collect();
     // fictitious masses: each particle's 3 × 3 stiffness block at the current shape (stiff
     // along its yarns, soft across them), times `scale`; unit steps
     let mut scale = 1.0;
@@ -353,10 +361,7 @@ fn relax(
         if worst <= FORCE_TOLERANCE {
             return Ok(Relaxed {
                 angle_deg: strip.tip_angle_deg(&x),
-                shape: x
-                    .iter()
-                    .map(|p| Vec3::new(p.x / h, p.y / h, p.z))
-                    .collect(),
+                shape: x.iter().map(|p| Vec3::new(p.x / h, p.y / h, p.z)).collect(),
                 iterations: it,
             });
         }

@@ -153,7 +153,13 @@ pub struct DrapeReading {
 pub fn drape_reading(specimen: &Specimen, x: &[Vec3]) -> DrapeReading {
     let half = 0.5 * SPECIMEN_DIAMETER_M + 2.0 * specimen.grid.h_warp;
     let s = shadow(&specimen.grid, x, &specimen.kept, half, PIXEL_M);
-    let s0 = shadow(&specimen.grid, &specimen.flat, &specimen.kept, half, PIXEL_M);
+    let s0 = shadow(
+        &specimen.grid,
+        &specimen.flat,
+        &specimen.kept,
+        half,
+        PIXEL_M,
+    );
     let disc = disc_area();
     // the outline relative to the flat specimen's, so that the lattice's stair-stepped edge
     // does not count as folds

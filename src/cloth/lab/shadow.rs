@@ -46,7 +46,8 @@ pub(crate) fn shadow(
             continue;
         }
         let p: Vec<(f64, f64)> = t.iter().map(|&k| (x[k].x, x[k].z)).collect();
-        let twice_area = (p[1].0 - p[0].0) * (p[2].1 - p[0].1) - (p[2].0 - p[0].0) * (p[1].1 - p[0].1);
+        let twice_area =
+            (p[1].0 - p[0].0) * (p[2].1 - p[0].1) - (p[2].0 - p[0].0) * (p[1].1 - p[0].1);
         if twice_area == 0.0 {
             continue;
         }
@@ -66,7 +67,9 @@ pub(crate) fn shadow(
                     origin + (ii as f64 + 0.5) * pixel,
                     origin + (jj as f64 + 0.5) * pixel,
                 );
-                if edge(p[0], p[1], q) >= 0.0 && edge(p[1], p[2], q) >= 0.0 && edge(p[2], p[0], q) >= 0.0
+                if edge(p[0], p[1], q) >= 0.0
+                    && edge(p[1], p[2], q) >= 0.0
+                    && edge(p[2], p[0], q) >= 0.0
                 {
                     covered[jj * n + ii] = true;
                 }
