@@ -60,6 +60,9 @@ struct DrapeArgs {
     /// Time step [s] of the implicit (Broyden) steps.
     #[arg(long, default_value_t = 0.002, value_name = "S")]
     dt: f64,
+    /// Air damping [1/s] (force −γ·m·v): speeds the settling, no force at rest.
+    #[arg(long, default_value_t = 1.0, value_name = "PER_S")]
+    damping: f64,
     /// Longest simulated time [s] before the test gives up unsettled.
     #[arg(long, default_value_t = 8.0, value_name = "S")]
     max_time: f64,
@@ -169,7 +172,7 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
         cell: args.cell * 1e-3,
         max_time: args.max_time,
         dt: args.dt,
-        ..DrapeOptions::default()
+        damping: args.damping,
     };
     let pb = fraction_bar(args.json);
     pb.set_message("draping (simulated time)");

@@ -239,10 +239,10 @@ pub fn run_drape(
     cancel: Option<&AtomicBool>,
 ) -> Result<DrapeResult, LabError> {
     let start = Instant::now();
-    if !(opts.dt.is_finite() && opts.dt > 0.0 && opts.dt <= 0.05)
-        || !(opts.max_time.is_finite() && opts.max_time > 0.0 && opts.max_time <= 600.0)
-        || !(opts.damping.is_finite() && opts.damping >= 0.0)
-    {
+    let dt_ok = opts.dt.is_finite() && opts.dt > 0.0 && opts.dt <= 0.05;
+    let time_ok = opts.max_time.is_finite() && opts.max_time > 0.0 && opts.max_time <= 600.0;
+    let damping_ok = opts.damping.is_finite() && opts.damping >= 0.0;
+    if !(dt_ok && time_ok && damping_ok) {
         return Err(LabError::Option(format!(
             "dt = {} s, max time = {} s, damping = {} 1/s: need 0 < dt <= 0.05 s, 0 < max time <= 600 s, damping >= 0",
             opts.dt, opts.max_time, opts.damping
