@@ -120,7 +120,7 @@ pub struct DrapeResult {
     pub shadow_area_cm2: f64,
     /// A_D: the flat specimen's shadow on the same raster [cm²].
     pub specimen_area_cm2: f64,
-    /// A_d = π·(9 cm)² [cm²].
+    /// A_d: the disc's cells' shadow on the same raster (the lattice polygon inside 9 cm) [cm²].
     pub disc_area_cm2: f64,
     pub specimen_diameter_cm: f64,
     pub disc_diameter_cm: f64,
@@ -143,9 +143,11 @@ pub struct DrapeResult {
 pub struct DrapeReading {
     /// DC = (A_s − A_d)/(A_D − A_d) [%].
     pub drape_coefficient: f64,
-    /// A_s and A_D \[m²\] (the flat layout's shadow on the same raster).
+    /// A_s, A_D and A_d \[m²\]: the shadow, the flat specimen's and the disc's (the held
+    /// cells'), all on the same raster.
     pub shadow_area: f64,
     pub specimen_area: f64,
+    pub disc_area: f64,
     pub folds: usize,
 }
 
@@ -160,7 +162,15 @@ pub fn drape_reading(specimen: &Specimen, x: &[Vec3]) -> DrapeReading {
         half,
         PIXEL_M,
     );
-    let disc = disc_area();
+    // A_d on the same raster: the shadow of the cells held by the disc
+    let disc = shadow(
+        &specimen.grid,
+        &specimen.flat,
+        &specimen.on_disc,
+        half,
+        PIXEL_M,
+    )
+    .area;
     // the outline relative to the flat specimen's, so that the lattice's stair-stepped edge
     // does not count as folds
     let relative: Vec<f64> = s
@@ -173,13 +183,9 @@ pub fn drape_reading(specimen: &Specimen, x: &[Vec3]) -> DrapeReading {
         drape_coefficient: 100.0 * (s.area - disc) / (s0.area - disc),
         shadow_area: s.area,
         specimen_area: s0.area,
+        disc_area: disc,
         folds: folds(&relative, 5, MIN_FOLD_RANGE),
     }
-}
-
-/// A_d = π·(d/2)² \[m²\].
-fn disc_area() -> f64 {
-    std::f64::consts::PI * 0.25 * DISC_DIAMETER_M * DISC_DIAMETER_M
 }
 
 /// The specimen cut from a square grid: the lattice points within the specimen's radius of
@@ -325,7 +331,7 @@ pub fn run_drape(
         folds: reading.folds,
         shadow_area_cm2: reading.shadow_area * 1e4,
         specimen_area_cm2: reading.specimen_area * 1e4,
-        disc_area_cm2: disc_area() * 1e4,
+        disc_area_cm2: reading.disc_area * 1e4,
         specimen_diameter_cm: SPECIMEN_DIAMETER_M * 100.0,
         disc_diameter_cm: DISC_DIAMETER_M * 100.0,
         cell_mm: h * 1e3,
