@@ -2,6 +2,7 @@
 //! (`solvers`); virtual KES tests, records and scenes (`files`).
 
 mod files;
+mod lab;
 mod solvers;
 
 use kestrel::cloth::{

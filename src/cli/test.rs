@@ -57,6 +57,12 @@ struct DrapeArgs {
     /// Mesh spacing [mm] (31 particles across the 30 cm specimen at 10 mm).
     #[arg(long, default_value_t = 10.0, value_name = "MM")]
     cell: f64,
+    /// Time step [s] of the implicit (Broyden) steps.
+    #[arg(long, default_value_t = 0.002, value_name = "S")]
+    dt: f64,
+    /// Air damping [1/s] (force −γ·m·v): speeds the settling, no force at rest.
+    #[arg(long, default_value_t = 1.0, value_name = "PER_S")]
+    damping: f64,
     /// Longest simulated time [s] before the test gives up unsettled.
     #[arg(long, default_value_t = 8.0, value_name = "S")]
     max_time: f64,
@@ -165,7 +171,8 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
         friction: !args.no_friction,
         cell: args.cell * 1e-3,
         max_time: args.max_time,
-        ..DrapeOptions::default()
+        dt: args.dt,
+        damping: args.damping,
     };
     let pb = fraction_bar(args.json);
     pb.set_message("draping (simulated time)");
@@ -234,9 +241,9 @@ fn write_renders(
     let x = r.mesh.render_positions();
     let cameras = [
         Camera {
-            eye: [0.0, 0.75, 0.0],
+            eye: [0.0, 0.75, 0.12],
             target: [0.0, 0.0, 0.0],
-            up: [0.0, 0.0, -1.0],
+            up: [0.0, 1.0, 0.0],
             fov_deg: 30.0,
         },
         Camera {

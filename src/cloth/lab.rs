@@ -17,7 +17,7 @@ use crate::material::FrictionLaw;
 use crate::params::FabricParams;
 
 pub use cantilever::{run_cantilever, CantileverOptions, CantileverResult};
-pub use drape::{run_drape, DrapeOptions, DrapeResult};
+pub use drape::{drape_reading, run_drape, DrapeOptions, DrapeReading, DrapeResult, Specimen};
 
 /// What can stop a lab test.
 #[derive(Debug, Error)]

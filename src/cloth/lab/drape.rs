@@ -20,6 +20,9 @@ use crate::params::FabricParams;
 pub const SPECIMEN_DIAMETER_M: f64 = 0.30;
 /// Supporting disc diameter \[m\] (18 cm).
 pub const DISC_DIAMETER_M: f64 = 0.18;
+/// Folds are counted when the outline's radius relative to the flat specimen's varies by more
+/// than this (smoothed over ±5°) around the circle.
+const MIN_FOLD_RANGE: f64 = 0.03;
 /// Shadow raster pixel \[m\].
 const PIXEL_M: f64 = 0.5e-3;
 /// The specimen counts as settled when no particle moves faster than this [m/s]...
@@ -117,7 +120,7 @@ pub struct DrapeResult {
     pub shadow_area_cm2: f64,
     /// A_D: the flat specimen's shadow on the same raster [cm²].
     pub specimen_area_cm2: f64,
-    /// A_d = π·(9 cm)² [cm²].
+    /// A_d: the disc's cells' shadow on the same raster (the lattice polygon inside 9 cm) [cm²].
     pub disc_area_cm2: f64,
     pub specimen_diameter_cm: f64,
     pub disc_diameter_cm: f64,
@@ -135,20 +138,102 @@ pub struct DrapeResult {
     pub mesh: DrapedMesh,
 }
 
-/// Drape coefficient [%] of a specimen mesh at `x` against its flat layout `flat`.
-pub(crate) fn drape_coefficient(
-    grid: &Grid,
-    flat: &[Vec3],
-    x: &[Vec3],
-    kept: &[bool],
-) -> (f64, f64, f64, usize) {
-    let half = 0.5 * grid.nu.max(grid.nv) as f64 * grid.h_warp.max(grid.h_weft) + 0.01;
-    let s = shadow(grid, x, kept, half, PIXEL_M);
-    let s0 = shadow(grid, flat, kept, half, PIXEL_M);
-    let disc = std::f64::consts::PI * 0.25 * DISC_DIAMETER_M * DISC_DIAMETER_M;
-    let dc = 100.0 * (s.area - disc) / (s0.area - disc);
-    let min_range = 0.02 * (SPECIMEN_DIAMETER_M - DISC_DIAMETER_M);
-    (dc, s.area, s0.area, folds(&s.outline, 5, min_range))
+/// What the drapemeter reads off a specimen's shadow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DrapeReading {
+    /// DC = (A_s − A_d)/(A_D − A_d) [%].
+    pub drape_coefficient: f64,
+    /// A_s, A_D and A_d \[m²\]: the shadow, the flat specimen's and the disc's (the held
+    /// cells'), all on the same raster.
+    pub shadow_area: f64,
+    pub specimen_area: f64,
+    pub disc_area: f64,
+    pub folds: usize,
+}
+
+/// The drapemeter's reading of `specimen` at positions `x` (disc centred on the Y axis).
+pub fn drape_reading(specimen: &Specimen, x: &[Vec3]) -> DrapeReading {
+    let half = 0.5 * SPECIMEN_DIAMETER_M + 2.0 * specimen.grid.h_warp;
+    let s = shadow(&specimen.grid, x, &specimen.kept, half, PIXEL_M);
+    let s0 = shadow(
+        &specimen.grid,
+        &specimen.flat,
+        &specimen.kept,
+        half,
+        PIXEL_M,
+    );
+    // A_d on the same raster: the shadow of the cells held by the disc
+    let disc = shadow(
+        &specimen.grid,
+        &specimen.flat,
+        &specimen.on_disc,
+        half,
+        PIXEL_M,
+    )
+    .area;
+    // the outline relative to the flat specimen's, so that the lattice's stair-stepped edge
+    // does not count as folds
+    let relative: Vec<f64> = s
+        .outline
+        .iter()
+        .zip(&s0.outline)
+        .map(|(r, r0)| if *r0 > 0.0 { r / r0 } else { 0.0 })
+        .collect();
+    DrapeReading {
+        drape_coefficient: 100.0 * (s.area - disc) / (s0.area - disc),
+        shadow_area: s.area,
+        specimen_area: s0.area,
+        disc_area: disc,
+        folds: folds(&relative, 5, MIN_FOLD_RANGE),
+    }
+}
+
+/// The specimen cut from a square grid: the lattice points within the specimen's radius of
+/// the centre (each with a cell's area, so the specimen's mass is π·R²·ρ to the lattice's
+/// count of points), flat in the XZ plane at y = 0, centred on the origin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Specimen {
+    pub grid: Grid,
+    /// Flat positions \[m\].
+    pub flat: Vec<Vec3>,
+    /// Particles of the specimen.
+    pub kept: Vec<bool>,
+    /// Particles on the supporting disc (held).
+    pub on_disc: Vec<bool>,
+}
+
+impl Specimen {
+    /// The specimen at mesh spacing close to `cell` \[m\] (an even number of cells across).
+    pub fn new(cell: f64) -> Result<Self, LabError> {
+        if !(cell.is_finite() && (0.001..=0.05).contains(&cell)) {
+            return Err(LabError::Option(format!(
+                "cell = {} mm: must be 1 to 50 mm",
+                cell * 1e3
+            )));
+        }
+        let cells = (SPECIMEN_DIAMETER_M / cell).round().max(2.0) as usize;
+        let cells = cells + cells % 2;
+        let h = SPECIMEN_DIAMETER_M / cells as f64;
+        let grid = Grid::new(cells + 1, cells + 1, h, h)?;
+        let half = 0.5 * SPECIMEN_DIAMETER_M;
+        let flat: Vec<Vec3> = (0..grid.len())
+            .map(|k| {
+                let (i, j) = grid.coords(k);
+                Vec3::new(i as f64 * h - half, 0.0, j as f64 * h - half)
+            })
+            .collect();
+        let tiny = 1e-9 * h;
+        let radius = |p: &Vec3| (p.x * p.x + p.z * p.z).sqrt();
+        Ok(Self {
+            kept: flat.iter().map(|p| radius(p) <= half + tiny).collect(),
+            on_disc: flat
+                .iter()
+                .map(|p| radius(p) <= 0.5 * DISC_DIAMETER_M + tiny)
+                .collect(),
+            grid,
+            flat,
+        })
+    }
 }
 
 /// Runs the drape test on `card`; `progress` gets 0..1 (simulated time over the longest),
@@ -160,16 +245,10 @@ pub fn run_drape(
     cancel: Option<&AtomicBool>,
 ) -> Result<DrapeResult, LabError> {
     let start = Instant::now();
-    if !(opts.cell.is_finite() && (0.001..=0.05).contains(&opts.cell)) {
-        return Err(LabError::Option(format!(
-            "cell = {} mm: must be 1 to 50 mm",
-            opts.cell * 1e3
-        )));
-    }
-    if !(opts.dt.is_finite() && opts.dt > 0.0 && opts.dt <= 0.05)
-        || !(opts.max_time.is_finite() && opts.max_time > 0.0 && opts.max_time <= 600.0)
-        || !(opts.damping.is_finite() && opts.damping >= 0.0)
-    {
+    let dt_ok = opts.dt.is_finite() && opts.dt > 0.0 && opts.dt <= 0.05;
+    let time_ok = opts.max_time.is_finite() && opts.max_time > 0.0 && opts.max_time <= 600.0;
+    let damping_ok = opts.damping.is_finite() && opts.damping >= 0.0;
+    if !(dt_ok && time_ok && damping_ok) {
         return Err(LabError::Option(format!(
             "dt = {} s, max time = {} s, damping = {} 1/s: need 0 < dt <= 0.05 s, 0 < max time <= 600 s, damping >= 0",
             opts.dt, opts.max_time, opts.damping
@@ -177,42 +256,25 @@ pub fn run_drape(
     }
     let laws = card_laws(card, opts.friction)?;
     let density = card_areal_density(card)?;
-    let cells = (SPECIMEN_DIAMETER_M / opts.cell).round().max(2.0) as usize;
-    let cells = cells + cells % 2;
-    let h = SPECIMEN_DIAMETER_M / cells as f64;
-    let n = cells + 1;
-    let grid = Grid::new(n, n, h, h)?;
-    let half = 0.5 * SPECIMEN_DIAMETER_M;
-    let origin = Vec3::new(-half, 0.0, -half);
-    let radius = |k: usize| {
-        let (i, j) = grid.coords(k);
-        let (x, z) = (i as f64 * h - half, j as f64 * h - half);
-        (x * x + z * z).sqrt()
-    };
-    // a lattice point within the specimen's radius belongs to it (with a cell's area each,
-    // the specimen's mass is π·R²·ρ to the lattice's count of points)
-    let tiny = 1e-9 * h;
-    let kept: Vec<bool> = (0..grid.len()).map(|k| radius(k) <= half + tiny).collect();
+    let specimen = Specimen::new(opts.cell)?;
+    let (grid, h) = (specimen.grid, specimen.grid.h_warp);
     let mut connectors = KesConnectors::new(&grid, laws);
-    connectors.retain_particles(&kept);
-    let mut world = ClothWorld::flat(
+    connectors.retain_particles(&specimen.kept);
+    let mut world = ClothWorld::with_positions(
         grid,
-        origin,
-        Vec3::x(),
-        Vec3::z(),
+        specimen.flat.clone(),
         density,
         Material::Kes(Box::new(connectors)),
     )?;
     for (k, m) in world.mass.iter_mut().enumerate() {
-        if kept[k] {
+        if specimen.kept[k] {
             *m = density * h * h;
         }
     }
     world.loads.gravity = [0.0, -9.806_65, 0.0];
     world.loads.damping = opts.damping;
-    let flat = world.positions().to_vec();
-    for (k, p) in flat.iter().enumerate() {
-        if !kept[k] || radius(k) <= 0.5 * DISC_DIAMETER_M + tiny {
+    for (k, p) in specimen.flat.iter().enumerate() {
+        if !specimen.kept[k] || specimen.on_disc[k] {
             world.add_pin(Pin {
                 particle: k,
                 position: *p,
@@ -220,6 +282,7 @@ pub fn run_drape(
             });
         }
     }
+    let kept = &specimen.kept;
     let particles = kept.iter().filter(|&&k| k).count();
     let mut params = StepParameters::new(Integrator::Broyden, opts.dt);
     params.constraints = ProvotConstraints {
@@ -232,7 +295,13 @@ pub fn run_drape(
     let mut settled = false;
     for step in 1..=max_steps {
         check_cancel(cancel)?;
-        pipeline.step(&params, &mut world)?;
+        let report = pipeline.step(&params, &mut world)?;
+        if !report.solve.converged {
+            return Err(LabError::NotReached(format!(
+                "the implicit step at t = {:.3} s did not converge (after {} halvings): the drape is not trustworthy",
+                world.time, report.halvings
+            )));
+        }
         final_speed = world
             .velocities()
             .iter()
@@ -254,16 +323,15 @@ pub fn run_drape(
     }
     progress(1.0);
     let x = world.positions().to_vec();
-    let (dc, area, area0, fold_count) = drape_coefficient(&world.grid, &flat, &x, &kept);
-    let disc = std::f64::consts::PI * 0.25 * DISC_DIAMETER_M * DISC_DIAMETER_M;
+    let reading = drape_reading(&specimen, &x);
     Ok(DrapeResult {
         fabric: card.fabric.clone(),
         friction: opts.friction,
-        drape_coefficient: dc,
-        folds: fold_count,
-        shadow_area_cm2: area * 1e4,
-        specimen_area_cm2: area0 * 1e4,
-        disc_area_cm2: disc * 1e4,
+        drape_coefficient: reading.drape_coefficient,
+        folds: reading.folds,
+        shadow_area_cm2: reading.shadow_area * 1e4,
+        specimen_area_cm2: reading.specimen_area * 1e4,
+        disc_area_cm2: reading.disc_area * 1e4,
         specimen_diameter_cm: SPECIMEN_DIAMETER_M * 100.0,
         disc_diameter_cm: DISC_DIAMETER_M * 100.0,
         cell_mm: h * 1e3,
@@ -276,7 +344,7 @@ pub fn run_drape(
         mesh: DrapedMesh {
             grid: world.grid,
             x,
-            kept,
+            kept: specimen.kept,
         },
     })
 }

@@ -100,9 +100,9 @@ pub(crate) fn shadow(
     }
 }
 
-/// Folds of an outline r(θ): the outline smoothed over ±`half_window` bins, then the number
-/// of rises from below mean − δ to above mean + δ around the circle, δ a tenth of its
-/// range; 0 when the range is below `min_range` [m] (an axisymmetric shadow).
+/// Folds of an outline r(θ) (any unit): the outline smoothed over ±`half_window` bins, then
+/// the number of rises from below mean − δ to above mean + δ around the circle, δ a tenth of
+/// its range; 0 when the range is below `min_range` (an axisymmetric shadow).
 pub(crate) fn folds(outline: &[f64], half_window: usize, min_range: f64) -> usize {
     let n = outline.len();
     if n == 0 {

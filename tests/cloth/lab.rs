@@ -1,0 +1,219 @@
+//! The lab's tests on the mesh: the cantilever against the self-weight elastica (Peirce), the
+//! drapemeter's reading against shadows of known area and outline, drape limits.
+
+use kestrel::cloth::lab::{
+    drape_reading, run_cantilever, run_drape, CantileverOptions, DrapeOptions, Specimen,
+};
+use kestrel::cloth::Vec3;
+use kestrel::kes::Direction;
+use kestrel::params::FabricParams;
+
+use crate::common::repo;
+
+fn fitted_cotton() -> FabricParams {
+    FabricParams::read(&repo("scenes/fabrics/cotton-shirting.fitted.params.toml")).unwrap()
+}
+
+/// The inextensible strip clamped horizontally under its own weight, in units of the bending
+/// length c = (B/W)^(1/3): θ'' = −(λ − s)·cos θ, θ(0) = 0, θ'(λ) = 0, (x, y)' = (cos θ, sin θ)
+/// (θ downwards). Returns the tip chord's angle below the horizontal [deg] at overhang λ.
+fn elastica_tip_angle_deg(lambda: f64) -> f64 {
+    let n = 400;
+    let shoot = |m0: f64| {
+        let ds = lambda / n as f64;
+        let rhs = |s: f64, y: [f64; 4]| [y[1], -(lambda - s) * y[0].cos(), y[0].cos(), y[0].sin()];
+        let mut y = [0.0, m0, 0.0, 0.0];
+        for k in 0..n {
+            let s = k as f64 * ds;
+            let add = |y: [f64; 4], d: [f64; 4], f: f64| std::array::from_fn(|i| y[i] + f * d[i]);
+            let k1 = rhs(s, y);
+            let k2 = rhs(s + 0.5 * ds, add(y, k1, 0.5 * ds));
+            let k3 = rhs(s + 0.5 * ds, add(y, k2, 0.5 * ds));
+            let k4 = rhs(s + ds, add(y, k3, ds));
+            y = std::array::from_fn(|i| {
+                y[i] + ds / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+            });
+        }
+        y
+    };
+    // the root curvature m0 that leaves no moment at the tip
+    let (mut lo, mut hi) = (0.0, lambda * lambda);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if shoot(mid)[1] > 0.0 {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let y = shoot(0.5 * (lo + hi));
+    y[3].atan2(y[2]).to_degrees()
+}
+
+/// λ at which the elastica's tip chord is at 41.5° (Peirce's rule says 2).
+fn elastica_overhang_at_41_5() -> f64 {
+    let (mut lo, mut hi) = (1.0, 3.0);
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if elastica_tip_angle_deg(mid) < 41.5 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Without friction the mesh's bending length meets the elastica's (l/2 at 41.5° is
+/// 1.0002 c with c = (B/W)^(1/3) from the card) within 3 % at the default resolution, warp
+/// and weft, and the gap falls as h² (the ghost-node clamp is second order): 10 cells give
+/// about 4× the gap of 20.
+#[test]
+fn cantilever_without_friction_meets_the_elastica_to_second_order() {
+    let lambda = elastica_overhang_at_41_5();
+    assert!((lambda - 2.0).abs() < 2e-3, "elastica overhang {lambda} c");
+    let card = fitted_cotton();
+    for direction in [Direction::Warp, Direction::Weft] {
+        let mut gaps = Vec::new();
+        for cells in [10, 20] {
+            let mut opts = CantileverOptions::new(direction);
+            opts.friction = false;
+            opts.cells = cells;
+            let r = run_cantilever(&card, &opts, &mut |_| {}, None).unwrap();
+            let expected = 0.5 * lambda * r.peirce_cm;
+            let gap = r.bending_length_cm / expected - 1.0;
+            assert!(
+                (r.tip_angle_deg - 41.5).abs() < 1e-2,
+                "{direction}: tip {}",
+                r.tip_angle_deg
+            );
+            gaps.push(gap);
+        }
+        assert!(
+            gaps[1].abs() <= 0.03,
+            "{direction}: default gap {:.4}",
+            gaps[1]
+        );
+        let order = (gaps[0] / gaps[1]).log2();
+        assert!(
+            (1.7..=2.3).contains(&order),
+            "{direction}: gaps {gaps:?}, order {order:.2}"
+        );
+    }
+}
+
+/// Peirce's c scales as (B/W)^(1/3): eight times the rigidity doubles the mesh's bending
+/// length (no friction), and the result's B and W are the card's in Kawabata units.
+#[test]
+fn cantilever_bending_length_scales_as_the_cube_root_of_rigidity_over_weight() {
+    let card = fitted_cotton();
+    let mut stiff = card.clone();
+    if let Some(b) = stiff.warp.bending.as_mut() {
+        b.k_b *= 8.0;
+    }
+    let mut opts = CantileverOptions::new(Direction::Warp);
+    opts.friction = false;
+    opts.cells = 12;
+    let a = run_cantilever(&card, &opts, &mut |_| {}, None).unwrap();
+    let b = run_cantilever(&stiff, &opts, &mut |_| {}, None).unwrap();
+    let k_b = card.warp.bending.unwrap().k_b;
+    assert!((a.rigidity_gf_cm2_per_cm - k_b / 9.80665e-5).abs() < 1e-12 * a.rigidity_gf_cm2_per_cm);
+    assert!((a.weight_gf_per_cm2 - 0.012).abs() < 1e-15);
+    let ratio = b.bending_length_cm / a.bending_length_cm;
+    assert!((ratio - 2.0).abs() < 2e-3, "ratio {ratio}");
+}
+
+/// The drapemeter's reading: a flat specimen reads exactly 100 % (its shadow the lattice polygon
+/// inside the circle); a specimen shrunk by s about
+/// the centre reads (s²·A_D − A_d)/(A_D − A_d) (to the raster); an outline
+/// r(θ) ∝ 1 + 0.15·cos 6θ has 6 folds; a round one none.
+#[test]
+fn drape_reading_is_exact_on_shadows_of_known_area_and_outline() {
+    let specimen = Specimen::new(0.01).unwrap();
+    let flat = drape_reading(&specimen, &specimen.flat);
+    assert_eq!(flat.drape_coefficient, 100.0);
+    assert_eq!(flat.folds, 0);
+    // the lattice polygon inside the 15 cm circle: between π(R − h)² and πR²
+    let area_of = |r: f64| std::f64::consts::PI * r * r;
+    assert!(
+        (area_of(0.14)..=area_of(0.15)).contains(&flat.specimen_area),
+        "{}",
+        flat.specimen_area
+    );
+    let disc = flat.disc_area;
+    assert!((area_of(0.08)..=area_of(0.09)).contains(&disc), "{disc}");
+    for s in [0.9, 0.75, 0.65] {
+        let x: Vec<Vec3> = specimen
+            .flat
+            .iter()
+            .map(|p| Vec3::new(p.x * s, -0.01, p.z * s))
+            .collect();
+        let r = drape_reading(&specimen, &x);
+        let expected = 100.0 * (s * s * flat.specimen_area - disc) / (flat.specimen_area - disc);
+        assert!(
+            (r.drape_coefficient - expected).abs() < 0.5,
+            "s = {s}: {} vs {expected}",
+            r.drape_coefficient
+        );
+    }
+    let waved: Vec<Vec3> = specimen
+        .flat
+        .iter()
+        .map(|p| {
+            let f = 0.8 + 0.12 * (6.0 * p.z.atan2(p.x)).cos();
+            Vec3::new(p.x * f, 0.0, p.z * f)
+        })
+        .collect();
+    assert_eq!(drape_reading(&specimen, &waved).folds, 6);
+}
+
+/// A stiff card (bending and shear × 20: bending length × 2.7) stays nearly flat on the disc
+/// (DC ≥ 95 %); a limp one (/ 100)
+/// hangs (DC ≤ 40 %); the card's own lies between them.
+#[test]
+fn drape_coefficient_runs_from_stiff_to_limp() {
+    let card = fitted_cotton();
+    let scaled = |f: f64| {
+        let mut c = card.clone();
+        for d in [&mut c.warp, &mut c.weft] {
+            if let Some(b) = d.bending.as_mut() {
+                b.k_b *= f;
+                b.friction.level *= f;
+            }
+            if let Some(s) = d.shear.as_mut() {
+                s.k_s *= f;
+                s.friction.level *= f;
+            }
+        }
+        c
+    };
+    // heavier air damping than the default: the stiff specimen rings, the limp one sways
+    let opts = DrapeOptions {
+        cell: 0.02,
+        damping: 4.0,
+        max_time: 12.0,
+        ..DrapeOptions::default()
+    };
+    let run = |c: &FabricParams| run_drape(c, &opts, &mut |_| {}, None).unwrap();
+    let stiff = run(&scaled(20.0));
+    let own = run(&card);
+    let limp = run(&scaled(1e-2));
+    assert!(
+        stiff.drape_coefficient >= 95.0,
+        "stiff {}",
+        stiff.drape_coefficient
+    );
+    assert!(
+        limp.drape_coefficient <= 40.0,
+        "limp {}",
+        limp.drape_coefficient
+    );
+    assert!(
+        limp.drape_coefficient < own.drape_coefficient
+            && own.drape_coefficient < stiff.drape_coefficient,
+        "{} {} {}",
+        limp.drape_coefficient,
+        own.drape_coefficient,
+        stiff.drape_coefficient
+    );
+}
