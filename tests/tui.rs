@@ -54,6 +54,30 @@ fn run_fit_job(a: &mut App) -> (usize, kestrel::fit::CurveFit, usize) {
     )
 }
 
+/// Types `file` into the open save prompt, submits it and runs the save job as the worker
+/// would, handing its answer to the app.
+fn save_card_to(a: &mut App, file: &std::path::Path) {
+    a.update(Action::PromptClear);
+    for c in file.display().to_string().chars() {
+        a.update(Action::PromptInput(c));
+    }
+    a.update(Action::PromptSubmit);
+    let Some(Job::SaveParams {
+        path,
+        force,
+        fabric,
+        fitted,
+        accepted,
+        curves,
+    }) = a.jobs.pop()
+    else {
+        panic!("no save job")
+    };
+    let event =
+        kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted, &curves);
+    a.update(Action::Event(event));
+}
+
 #[test]
 fn keymap_maps_keys_to_actions_per_mode() {
     let mut a = app();
@@ -1081,25 +1105,7 @@ fn the_connector_starts_from_the_fabric_per_direction_in_kes_units_and_saves_wha
     );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("denim.params.toml");
-    a.update(Action::PromptClear);
-    for c in file.display().to_string().chars() {
-        a.update(Action::PromptInput(c));
-    }
-    a.update(Action::PromptSubmit);
-    let Some(Job::SaveParams {
-        path,
-        force,
-        fabric,
-        fitted,
-        accepted,
-        curves,
-    }) = a.jobs.pop()
-    else {
-        panic!("no save job")
-    };
-    let event =
-        kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted, &curves);
-    a.update(Action::Event(event));
+    save_card_to(&mut a, &file);
     assert!(
         a.status.contains("written") && a.status.contains("tensile weft (accepted)"),
         "{}",
@@ -1208,25 +1214,7 @@ fn fit_all_save_and_send_the_card_to_the_cloth_tab_which_runs_its_tests() {
     press(&mut a, KeyCode::Char('s'));
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("sample.params.toml");
-    a.update(Action::PromptClear);
-    for ch in file.display().to_string().chars() {
-        a.update(Action::PromptInput(ch));
-    }
-    a.update(Action::PromptSubmit);
-    let Some(Job::SaveParams {
-        path,
-        force,
-        fabric,
-        fitted,
-        accepted,
-        curves,
-    }) = a.jobs.pop()
-    else {
-        panic!("no save job")
-    };
-    let event =
-        kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted, &curves);
-    a.update(Action::Event(event));
+    save_card_to(&mut a, &file);
     assert!(a.status.contains("c sends the card"), "{}", a.status);
     press(&mut a, KeyCode::Char('c'));
     assert_eq!(a.tab, Tab::Cloth);
