@@ -37,3 +37,50 @@ fn assert_usage_error(args: &[&str], message: &str) {
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert!(err.contains(message), "{args:?}: {err}");
 }
+
+#[test]
+fn test_cantilever_prints_the_bending_length_beside_peirce_and_refuses_a_card_without_weight() {
+    let card = "scenes/fabrics/cotton-shirting.fitted.params.toml";
+    let out = kestrel(&[
+        "test",
+        "cantilever",
+        "--params",
+        card,
+        "--direction",
+        "weft",
+        "--no-friction",
+        "--json",
+    ]);
+    assert_success(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let num = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("no {k}: {v}"));
+    let (c, peirce, b, w) = (
+        num("bending_length_cm"),
+        num("peirce_cm"),
+        num("B"),
+        num("W_gf_per_cm2"),
+    );
+    // Peirce's c = (B/W)^(1/3) from the printed B and W, and the mesh within 3 % of it
+    assert!(((b / w).cbrt() / peirce - 1.0).abs() < 1e-9, "{v}");
+    assert!((c / peirce - 1.0).abs() < 0.03, "{v}");
+
+    // a card without areal density: bad input, exit 2, saying what to add
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(card).unwrap();
+    let start = text.find("[properties]").expect("the card has [properties]");
+    let end = text[start + 1..]
+        .find("\n[")
+        .map_or(text.len(), |e| start + 1 + e);
+    let bare = dir.path().join("bare.params.toml");
+    std::fs::write(&bare, format!("{}{}", &text[..start], &text[end..])).unwrap();
+    assert_usage_error(
+        &[
+            "test",
+            "cantilever",
+            "--params",
+            bare.to_str().unwrap(),
+            "--json",
+        ],
+        "areal density",
+    );
+}
