@@ -67,7 +67,9 @@ fn test_cantilever_prints_the_bending_length_beside_peirce_and_refuses_a_card_wi
     // a card without areal density: bad input, exit 2, saying what to add
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(card).unwrap();
-    let start = text.find("[properties]").expect("the card has [properties]");
+    let start = text
+        .find("[properties]")
+        .expect("the card has [properties]");
     let end = text[start + 1..]
         .find("\n[")
         .map_or(text.len(), |e| start + 1 + e);
