@@ -264,34 +264,28 @@ impl TractionLaw {
     }
 }
 
+impl TractionLaw {
+    /// The toe in force for `state`: (ε₁', F₁') once the yarns are aligned, else (ε₁, F₁).
+    #[inline]
+    fn toe_end(&self, state: &LawState) -> (f64, f64) {
+        if state.aligned {
+            (self.eps1_aligned(), self.f1_aligned())
+        } else {
+            (self.eps1, self.f1)
+        }
+    }
+}
+
 impl MaterialLaw for TractionLaw {
     #[inline]
     fn elastic(&self, state: &LawState, strain: f64) -> f64 {
-        if state.aligned {
-            Self::toe_and_line(
-                self.toe,
-                self.k_t,
-                self.eps1_aligned(),
-                self.f1_aligned(),
-                strain,
-            )
-        } else {
-            Self::toe_and_line(self.toe, self.k_t, self.eps1, self.f1, strain)
-        }
+        let (eps1, f1) = self.toe_end(state);
+        Self::toe_and_line(self.toe, self.k_t, eps1, f1, strain)
     }
     #[inline]
     fn elastic_slope(&self, state: &LawState, strain: f64) -> f64 {
-        if state.aligned {
-            Self::toe_and_line_slope(
-                self.toe,
-                self.k_t,
-                self.eps1_aligned(),
-                self.f1_aligned(),
-                strain,
-            )
-        } else {
-            Self::toe_and_line_slope(self.toe, self.k_t, self.eps1, self.f1, strain)
-        }
+        let (eps1, f1) = self.toe_end(state);
+        Self::toe_and_line_slope(self.toe, self.k_t, eps1, f1, strain)
     }
     fn friction(&self) -> &FrictionLaw {
         &self.friction

@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use indicatif::ProgressBar;
 use kestrel::cloth::lab::{
     run_cantilever, run_drape, CantileverOptions, CantileverResult, DrapeOptions, DrapeResult,
     LabError,
@@ -98,15 +97,23 @@ fn read_card(path: &Path) -> Result<FabricParams, CliError> {
     FabricParams::read(path).map_err(CliError::input)
 }
 
-/// A bar of 1000 positions fed by the library's 0..1 progress.
-fn fraction_bar(hidden: bool) -> ProgressBar {
+/// Runs a lab test with a bar of 1000 positions (hidden with `--json`) fed by its 0..1
+/// progress and labelled `message`; its error as the command's.
+fn with_bar<T>(
+    hidden: bool,
+    message: &'static str,
+    test: impl FnOnce(&mut dyn FnMut(f64)) -> Result<T, LabError>,
+) -> Result<T, CliError> {
     let pb = super::progress_bar(
         1000,
         hidden,
         "{bar:40} {percent:>3}%  {elapsed_precise} {msg}",
     );
     pb.enable_steady_tick(Duration::from_millis(200));
-    pb
+    pb.set_message(message);
+    let result = test(&mut |f| pb.set_position((f * 1000.0) as u64));
+    pb.finish_and_clear();
+    result.map_err(lab_error)
 }
 
 fn cantilever(args: CantileverArgs) -> Result<(), CliError> {
@@ -120,16 +127,9 @@ fn cantilever(args: CantileverArgs) -> Result<(), CliError> {
     let mut opts = CantileverOptions::new(args.direction);
     opts.friction = !args.no_friction;
     opts.cells = args.cells;
-    let pb = fraction_bar(args.json);
-    pb.set_message("relaxing the strip");
-    let result = run_cantilever(
-        &card,
-        &opts,
-        &mut |f| pb.set_position((f * 1000.0) as u64),
-        None,
-    );
-    pb.finish_and_clear();
-    let result = result.map_err(lab_error)?;
+    let result = with_bar(args.json, "relaxing the strip", |progress| {
+        run_cantilever(&card, &opts, progress, None)
+    })?;
     super::print_summary(&result, args.json, print_cantilever)
 }
 
@@ -174,16 +174,9 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
         dt: args.dt,
         damping: args.damping,
     };
-    let pb = fraction_bar(args.json);
-    pb.set_message("draping (simulated time)");
-    let result = run_drape(
-        &card,
-        &opts,
-        &mut |f| pb.set_position((f * 1000.0) as u64),
-        None,
-    );
-    pb.finish_and_clear();
-    let result = result.map_err(lab_error)?;
+    let result = with_bar(args.json, "draping (simulated time)", |progress| {
+        run_drape(&card, &opts, progress, None)
+    })?;
     if let Some(targets) = renders {
         write_renders(&result, &targets, &args)?;
     }
