@@ -217,6 +217,10 @@ impl ClothTabState {
             "card {}: hang, drape test or cantilever — Enter runs the one selected",
             card_label(&card)
         ));
+        // another card's figures are not this one's
+        if self.card.as_ref() != Some(&card) {
+            self.lab = None;
+        }
         self.card = Some(card);
         self.selected = 0;
     }

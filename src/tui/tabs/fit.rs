@@ -144,15 +144,13 @@ impl FitState {
                     fx.status("a fit is already running");
                     return;
                 }
-                // one curve per replicate group of the fabric, each with a law to fit
-                let mut queue: Vec<usize> = Vec::new();
-                for i in curves.fabric_members() {
-                    let first = specimens_of(curves, i).into_iter().min().unwrap_or(i);
-                    if curves.list[first].curve.test.has_connector_law() && !queue.contains(&first)
-                    {
-                        queue.push(first);
-                    }
-                }
+                // one curve (the first specimen) per replicate group of the fabric with a law
+                let fabric = curves.selected_curve().map(|c| c.curve.fabric.clone());
+                let mut queue: Vec<usize> = replicate_groups(curves.list.iter().map(|c| &c.curve))
+                    .into_iter()
+                    .filter(|g| Some(&g.fabric) == fabric.as_ref() && g.test.has_connector_law())
+                    .filter_map(|g| g.members.first().copied())
+                    .collect();
                 if queue.is_empty() {
                     fx.status("no curve with a connector law in this fabric");
                     return;
