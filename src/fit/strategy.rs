@@ -106,6 +106,42 @@ fn value_targets(specimens: &[&Curve], options: &FitOptions) -> Option<ValueTarg
     })
 }
 
+/// The law kind of `model` for the test (and whether α is free).
+fn model_kind(test: KesTest, model: FitModel, power: bool) -> (LawKind, bool) {
+    let (shape, alpha_free) = match model {
+        FitModel::Bs2 => (ShapeKind::Bs2, false),
+        FitModel::DahlAlpha => (ShapeKind::Dahl, true),
+        _ => (ShapeKind::Dahl, false),
+    };
+    (law_kind(test, shape, power), alpha_free)
+}
+
+/// Each specimen thinned on its own (every turning point kept), with its own force range
+/// (the scale of its residuals).
+fn thin(specimens: &[&Curve]) -> Vec<(Vec<f64>, Vec<f64>, f64)> {
+    specimens
+        .iter()
+        .map(|c| {
+            let (x, y) = thinned_path(&c.x, &c.y, FIT_SAMPLES.max(c.x.len() / 8));
+            (x, y, CurveRanges::of(&c.x, &c.y).y_range())
+        })
+        .collect()
+}
+
+fn segments_of(thinned: &[(Vec<f64>, Vec<f64>, f64)]) -> Vec<Segment<'_>> {
+    thinned
+        .iter()
+        .map(|(x, y, r)| Segment { x, y, y_range: *r })
+        .collect()
+}
+
+/// The initial estimate of `model`'s law (μ free or zero start from the same one).
+fn model_estimate(specimens: &[&Curve], model: FitModel, power: bool) -> P {
+    let (kind, _) = model_kind(specimens[0].test, model, power);
+    let thinned = thin(specimens);
+    joint_estimate(kind, specimens, &segments_of(&thinned))
+}
+
 /// Fits one friction model (not `Auto`) with μ free or zero to every specimen jointly (one
 /// specimen: the curve alone).
 fn fit_model(
@@ -120,26 +156,10 @@ fn fit_model(
     let start = Instant::now();
     let test = specimens[0].test;
     let ranges = joint_ranges(specimens);
-    let (shape, alpha_free) = match model {
-        FitModel::Bs2 => (ShapeKind::Bs2, false),
-        FitModel::DahlAlpha => (ShapeKind::Dahl, true),
-        _ => (ShapeKind::Dahl, false),
-    };
-    let kind = law_kind(test, shape, power);
+    let (kind, alpha_free) = model_kind(test, model, power);
     let label = model_label(model, mu, kind);
-    // each specimen thinned on its own (every turning point kept), residuals scaled by its
-    // own force range
-    let thinned: Vec<(Vec<f64>, Vec<f64>, f64)> = specimens
-        .iter()
-        .map(|c| {
-            let (x, y) = thinned_path(&c.x, &c.y, FIT_SAMPLES.max(c.x.len() / 8));
-            (x, y, CurveRanges::of(&c.x, &c.y).y_range())
-        })
-        .collect();
-    let segments: Vec<Segment<'_>> = thinned
-        .iter()
-        .map(|(x, y, r)| Segment { x, y, y_range: *r })
-        .collect();
+    let thinned = thin(specimens);
+    let segments = segments_of(&thinned);
     let p0 = from.unwrap_or_else(|| joint_estimate(kind, specimens, &segments));
     let mut coords = Coordinates::new(
         kind,
@@ -357,12 +377,22 @@ pub fn fit_specimens_with_progress(
         )
     };
     let start = Instant::now();
+    // the estimate depends on the law's kind only: μ free and μ = 0 share it
+    let estimates: Vec<(FitModel, bool, P)> = models
+        .iter()
+        .flat_map(|&m| toes.iter().map(move |&t| (m, t)))
+        .map(|(m, t)| (m, t, model_estimate(specimens, m, t)))
+        .collect();
     let mut candidates: Vec<CurveFit> = Vec::new();
     for &model in models {
         for &mu in mus {
             for &power in toes {
+                let p0 = estimates
+                    .iter()
+                    .find(|e| e.0 == model && e.1 == power)
+                    .map(|e| e.2);
                 candidates.push(fit_model(
-                    specimens, model, mu, power, options, progress, None,
+                    specimens, model, mu, power, options, progress, p0,
                 ));
             }
         }
