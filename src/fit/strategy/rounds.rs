@@ -173,6 +173,20 @@ pub(super) fn refine<'a>(
 ) -> Refined<'a> {
     let test = run.test;
     let thinning = run.thinning;
+    // a candidate that cannot win from its initial estimate is not fitted at all
+    if let Some(leader) = run.leader {
+        let start = PathProblem::joint(coords.clone(), run.segments.to_vec())
+            .with_values(run.targets.clone());
+        if let Some(floor) = leader.outranks(&start) {
+            return Refined {
+                problem: start,
+                termination: Termination::Outranked,
+                evaluations: 0,
+                iterations: 0,
+                aic_floor: Some(floor),
+            };
+        }
+    }
     let mut evaluations = 0;
     let mut iterations = 0;
     let mut termination;
