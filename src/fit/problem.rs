@@ -12,9 +12,12 @@ use super::options::{FitProgress, ProgressSink};
 use super::path_model::{idx, simulate, simulate_with_jacobian, LawKind, P};
 use super::report::law_of;
 pub use super::termination::Termination;
+
+mod compressed;
 use crate::kes::protocol::fitted_values;
 use crate::kes::KesTest;
 use crate::params::FittedLaw;
+use compressed::Compressed;
 
 /// The measured KES values a value-weighted fit (`--weight-values W`) pulls the law toward:
 /// the law driven through the instrument's protocol gives values v, each adds a residual row
@@ -302,6 +305,14 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
     }
 
     fn jacobian(&self) -> Option<DMatrix<f64>> {
+        self.count_jacobian();
+        self.jacobian_theta()
+    }
+}
+
+impl PathProblem<'_> {
+    /// Counts a Jacobian evaluation (a Levenberg–Marquardt iteration) and reports progress.
+    fn count_jacobian(&self) {
         self.jacobian_evaluations
             .set(self.jacobian_evaluations.get() + 1);
         if let Some((sink, model)) = self.progress {
@@ -311,6 +322,10 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
                 nrmse: self.last_nrmse.get(),
             });
         }
+    }
+
+    /// The Jacobian of the residuals in θ; None where it is not finite.
+    fn jacobian_theta(&self) -> Option<DMatrix<f64>> {
         let dq: Vec<f64> = (0..self.coords.free.len())
             .map(|c| self.coords.dq_dtheta(c, self.theta[c]))
             .collect();
@@ -380,12 +395,21 @@ pub(crate) fn run_lm<'a>(
 ) -> (PathProblem<'a>, Termination, usize) {
     let mut problem = PathProblem::joint(coords, segments).with_values(values);
     problem.progress = progress;
-    let n = problem.coords.free.len().max(1);
+    let free = problem.coords.free.len();
+    let n = free.max(1);
     let lm = LevenbergMarquardt::new()
         .with_patience((max_evaluations / (n + 1)).max(1))
         .with_ftol(1e-7)
         .with_xtol(1e-7);
-    let (problem, report) = lm.minimize(problem);
+    let rows = problem.rows + problem.values.as_ref().map_or(0, |v| v.names.len());
+    let (problem, report) = if free > 0 && rows > free + 1 {
+        // the same iterates on n + 1 rows: the crate's pivoted QR of the m × n Jacobian at
+        // every iteration was a third of the fit's time
+        let (c, report) = lm.minimize(Compressed::new(problem));
+        (c.problem, report)
+    } else {
+        lm.minimize(problem)
+    };
     (
         problem,
         report.termination.into(),
