@@ -2,7 +2,7 @@
 //! automatic initial estimate → parameters back.
 
 use crate::common::{kes_fabric, noise, repo};
-use kestrel::fit::{fit_curve, FitModel, FitOptions, MuMode, Param};
+use kestrel::fit::{fit_curve, FitModel, FitOptions, MuMode, Param, ToeChoice};
 use kestrel::friction::FrictionShape;
 use kestrel::kes::{Curve, Direction, KesTest};
 use kestrel::material::{
@@ -1224,5 +1224,71 @@ fn a_curve_entirely_in_the_toe_is_fitted_as_a_toe_only_law() {
         assert!(why.starts_with("fixed by the law (toe only)"), "{why}");
         assert!(fit.nrmse < 0.01, "{}", fit.nrmse);
         assert_eq!(on_a_bound(&fit), Vec::<String>::new(), "{}", fit.model);
+    }
+}
+
+/// The candidates `auto` stopped before convergence, from its selection text: (model, the
+/// lowest AIC it could still reach).
+fn stopped_candidates(selection: &str) -> Vec<(String, f64)> {
+    let list = selection.split(" among ").nth(1).unwrap_or("");
+    let mut out = Vec::new();
+    let mut rest = list;
+    while let Some(at) = rest.find(" stopped at ") {
+        let model = rest[..at].rsplit("), ").next().unwrap_or("").to_string();
+        let tail = &rest[at..];
+        let floor_at = tail.find("no lower than ").expect("a floor") + "no lower than ".len();
+        let floor_end = floor_at + tail[floor_at..].find(')').expect("closing parenthesis");
+        let floor: f64 = tail[floor_at..floor_end].parse().expect("a number");
+        out.push((model, floor));
+        rest = &tail[floor_end..];
+    }
+    out
+}
+
+#[test]
+fn a_candidate_auto_stops_early_could_not_have_won() {
+    // the mu = 0 laws of a tensile loop cannot follow its unloading branch; auto stops them
+    // once even their linearised optimum cannot beat the leader. Fitted to the end on their
+    // own, each ends above the floor the auto fit gave it, and above the chosen law
+    let curves = kes_fabric("cotton-shirting");
+    for curve in curves.iter().filter(|c| c.test != KesTest::Bending) {
+        let fit = fit_curve(curve, &FitOptions::default());
+        assert!(fit.is_fitted(), "{:?}", fit.status);
+        let selection = fit.selection.clone().unwrap_or_default();
+        let stopped = stopped_candidates(&selection);
+        assert!(
+            !stopped.is_empty(),
+            "{}: nothing stopped: {selection}",
+            curve.test
+        );
+        for (model, floor) in stopped {
+            assert!(
+                !model.contains("+mu"),
+                "{model}: only mu = 0 laws are stopped here"
+            );
+            let options = FitOptions {
+                model: if model.starts_with("bs2") {
+                    FitModel::Bs2
+                } else {
+                    FitModel::Dahl
+                },
+                mu: MuMode::Zero,
+                toe: if model.contains("power toe") {
+                    ToeChoice::Power
+                } else {
+                    ToeChoice::Quadratic
+                },
+                ..FitOptions::default()
+            };
+            let alone = fit_curve(curve, &options);
+            assert!(alone.is_fitted(), "{model}: {:?}", alone.status);
+            assert!(
+                alone.aic >= floor && alone.aic > fit.aic,
+                "{} {model}: AIC {} to the end, floor {floor}, chosen {}",
+                curve.test,
+                alone.aic,
+                fit.aic
+            );
+        }
     }
 }

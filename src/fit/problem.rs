@@ -12,9 +12,12 @@ use super::options::{FitProgress, ProgressSink};
 use super::path_model::{idx, simulate, simulate_with_jacobian, LawKind, P};
 use super::report::law_of;
 pub use super::termination::Termination;
+
+mod compressed;
 use crate::kes::protocol::fitted_values;
 use crate::kes::KesTest;
 use crate::params::FittedLaw;
+use compressed::Compressed;
 
 /// The measured KES values a value-weighted fit (`--weight-values W`) pulls the law toward:
 /// the law driven through the instrument's protocol gives values v, each adds a residual row
@@ -128,20 +131,14 @@ impl<'a> PathProblem<'a> {
             .collect()
     }
 
-    /// Forces of the law at the current coordinates, the segments one after the other.
-    pub(crate) fn forces(&self) -> Vec<f64> {
-        let p = self.coords.physical(&self.coords.q);
-        let mut out = vec![0.0; self.rows];
-        let mut at = 0;
-        for s in &self.segments {
-            simulate(self.coords.kind, &p, s.x, &mut out[at..at + s.x.len()]);
-            at += s.x.len();
-        }
-        out
-    }
-
     /// Jacobian of the scaled residuals with respect to the free coordinates q (not θ).
     pub(crate) fn jacobian_q(&self) -> DMatrix<f64> {
+        self.jacobian_scaled(None)
+    }
+
+    /// The Jacobian of the scaled residuals, each column c of the curve rows times
+    /// `column_scale[c]` when given (dq/dθ: the Jacobian in θ), in one pass over the path.
+    fn jacobian_scaled(&self, column_scale: Option<&[f64]>) -> DMatrix<f64> {
         let p = self.coords.physical(&self.coords.q);
         let cols = self.coords.dp_dq();
         let nz: Vec<Vec<(usize, f64)>> = cols
@@ -155,22 +152,37 @@ impl<'a> PathProblem<'a> {
             })
             .collect();
         let value_rows = self.values.as_ref().map_or(0, |v| v.names.len());
-        let mut j = DMatrix::zeros(self.rows + value_rows, cols.len());
+        let total_rows = self.rows + value_rows;
+        let mut j = DMatrix::zeros(total_rows, cols.len());
+        let longest = self.segments.iter().map(|s| s.x.len()).max().unwrap_or(0);
+        let mut f = vec![0.0; longest];
+        let mut jp = vec![0.0; longest * idx::N];
         let mut at = 0;
         for s in &self.segments {
             let m = s.x.len();
-            let mut f = vec![0.0; m];
-            let mut jp = vec![0.0; m * idx::N];
-            simulate_with_jacobian(self.coords.kind, &p, s.x, &mut f, &mut jp);
+            simulate_with_jacobian(
+                self.coords.kind,
+                &p,
+                s.x,
+                &mut f[..m],
+                &mut jp[..m * idx::N],
+            );
             let inv_scale = 1.0 / s.y_range;
+            // column-major storage: column c of the segment is one contiguous run of rows
+            let storage = j.as_mut_slice();
             for (c, nz) in nz.iter().enumerate() {
-                for i in 0..m {
-                    let row = &jp[i * idx::N..(i + 1) * idx::N];
+                let column = &mut storage[c * total_rows + at..c * total_rows + at + m];
+                let scale = column_scale.map(|d| d[c]);
+                for (out, row) in column.iter_mut().zip(jp.chunks_exact(idx::N)) {
                     let mut sum = 0.0;
                     for &(k, v) in nz {
                         sum += row[k] * v;
                     }
-                    j[(at + i, c)] = sum * inv_scale;
+                    let scaled = sum * inv_scale;
+                    *out = match scale {
+                        Some(d) => scaled * d,
+                        None => scaled,
+                    };
                 }
             }
             at += m;
@@ -190,8 +202,10 @@ impl<'a> PathProblem<'a> {
                 };
                 let step = qs[jj] - self.coords.q[jj];
                 let rs = self.value_rows(&self.coords.physical(&qs));
+                let d = column_scale.map_or(1.0, |d| d[c]);
                 for (k, (a, b)) in rs.iter().zip(&r0).enumerate() {
-                    j[(self.rows + k, c)] = if step != 0.0 { (a - b) / step } else { 0.0 };
+                    let g = if step != 0.0 { (a - b) / step } else { 0.0 };
+                    j[(self.rows + k, c)] = if column_scale.is_some() { g * d } else { g };
                 }
             }
         }
@@ -269,21 +283,36 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
     }
 
     fn residuals(&self) -> Option<DVector<f64>> {
-        let f = self.forces();
-        let extra = self.value_rows(&self.coords.physical(&self.coords.q));
-        let scaled = self
-            .segments
-            .iter()
-            .flat_map(|s| s.y.iter().map(move |y| (y, 1.0 / s.y_range)));
-        let curve = f.iter().zip(scaled).map(|(a, (b, inv))| (a - b) * inv);
-        let r = DVector::from_iterator(f.len() + extra.len(), curve.chain(extra));
-        let curve_rss = r.rows(0, f.len()).norm_squared();
+        let p = self.coords.physical(&self.coords.q);
+        let extra = self.value_rows(&p);
+        let mut r = DVector::zeros(self.rows + extra.len());
+        let mut at = 0;
+        for s in &self.segments {
+            let m = s.x.len();
+            let rows = &mut r.as_mut_slice()[at..at + m];
+            simulate(self.coords.kind, &p, s.x, rows);
+            let inv = 1.0 / s.y_range;
+            for (v, y) in rows.iter_mut().zip(s.y) {
+                *v = (*v - y) * inv;
+            }
+            at += m;
+        }
+        r.as_mut_slice()[self.rows..].copy_from_slice(&extra);
+        let curve_rss = r.rows(0, self.rows).norm_squared();
         self.last_nrmse
-            .set((curve_rss / f.len().max(1) as f64).sqrt());
+            .set((curve_rss / self.rows.max(1) as f64).sqrt());
         r.iter().all(|v| v.is_finite()).then_some(r)
     }
 
     fn jacobian(&self) -> Option<DMatrix<f64>> {
+        self.count_jacobian();
+        self.jacobian_theta()
+    }
+}
+
+impl PathProblem<'_> {
+    /// Counts a Jacobian evaluation (a Levenberg–Marquardt iteration) and reports progress.
+    fn count_jacobian(&self) {
         self.jacobian_evaluations
             .set(self.jacobian_evaluations.get() + 1);
         if let Some((sink, model)) = self.progress {
@@ -293,11 +322,14 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
                 nrmse: self.last_nrmse.get(),
             });
         }
-        let mut j = self.jacobian_q();
-        for c in 0..self.coords.free.len() {
-            let dq = self.coords.dq_dtheta(c, self.theta[c]);
-            j.column_mut(c).scale_mut(dq);
-        }
+    }
+
+    /// The Jacobian of the residuals in θ; None where it is not finite.
+    fn jacobian_theta(&self) -> Option<DMatrix<f64>> {
+        let dq: Vec<f64> = (0..self.coords.free.len())
+            .map(|c| self.coords.dq_dtheta(c, self.theta[c]))
+            .collect();
+        let j = self.jacobian_scaled(Some(&dq));
         j.iter().all(|v| v.is_finite()).then_some(j)
     }
 }
@@ -363,12 +395,21 @@ pub(crate) fn run_lm<'a>(
 ) -> (PathProblem<'a>, Termination, usize) {
     let mut problem = PathProblem::joint(coords, segments).with_values(values);
     problem.progress = progress;
-    let n = problem.coords.free.len().max(1);
+    let free = problem.coords.free.len();
+    let n = free.max(1);
     let lm = LevenbergMarquardt::new()
         .with_patience((max_evaluations / (n + 1)).max(1))
         .with_ftol(1e-7)
         .with_xtol(1e-7);
-    let (problem, report) = lm.minimize(problem);
+    let rows = problem.rows + problem.values.as_ref().map_or(0, |v| v.names.len());
+    let (problem, report) = if free > 0 && rows > free + 1 {
+        // the same iterates on n + 1 rows: the crate's pivoted QR of the m × n Jacobian at
+        // every iteration was a third of the fit's time
+        let (c, report) = lm.minimize(Compressed::new(problem));
+        (c.problem, report)
+    } else {
+        lm.minimize(problem)
+    };
     (
         problem,
         report.termination.into(),

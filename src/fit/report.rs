@@ -149,9 +149,24 @@ pub struct CurveFit {
     physical: P,
     #[serde(skip)]
     kind: Option<LawKind>,
+    /// A candidate of `auto` stopped once it could not win: the lowest AIC it could still
+    /// have reached (see `fit/strategy/rounds.rs`); None for a candidate fitted to the end.
+    #[serde(skip)]
+    aic_floor: Option<f64>,
 }
 
 impl CurveFit {
+    /// For a candidate of `auto` stopped once it could not beat the leading candidate: the
+    /// lowest AIC it could still have reached, which is above the leader's.
+    pub(crate) fn aic_floor(&self) -> Option<f64> {
+        self.aic_floor
+    }
+
+    /// Marks the candidate as stopped before convergence, with the lowest AIC it could reach.
+    pub(crate) fn set_aic_floor(&mut self, floor: f64) {
+        self.aic_floor = Some(floor);
+    }
+
     /// No fit of these specimens (one curve, or replicates of one), with the reason.
     pub(crate) fn failed_specimens(specimens: &[&Curve], reason: String) -> Self {
         let first = specimens.first();
@@ -178,6 +193,7 @@ impl CurveFit {
             specimens: Vec::new(),
             physical: [0.0; idx::N],
             kind: None,
+            aic_floor: None,
         }
     }
 
@@ -498,6 +514,7 @@ pub(crate) fn build(
         specimens: Vec::new(),
         physical: p,
         kind: Some(kind),
+        aic_floor: None,
     };
     // NRMSE and AIC of what is exported: the law (and offset) driven along every sample
     if let [curve] = specimens {

@@ -7,7 +7,7 @@ use super::coords::{law_kind, Coordinates, Param};
 use super::estimate::{initial_estimate, CurveRanges};
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
-use super::problem::{PathProblem, Segment, ValueTargets};
+use super::problem::{PathProblem, Segment, Solution, ValueTargets};
 use super::report::{self, CurveFit, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
@@ -15,6 +15,15 @@ use crate::kes::{Curve, KesTest};
 mod bounds;
 mod rounds;
 use bounds::explain_bounds;
+use rounds::Leader;
+
+/// Where a candidate's fit starts: its initial estimate (None: from the curve's shape) and,
+/// for `auto`, the candidate it must be able to beat to be fitted to the end.
+#[derive(Debug, Clone, Copy, Default)]
+struct Start {
+    estimate: Option<P>,
+    leader: Option<Leader>,
+}
 
 /// The label suffix of a tensile law whose toe spans the whole measured loading.
 const TOE_ONLY: &str = ", toe only";
@@ -106,6 +115,42 @@ fn value_targets(specimens: &[&Curve], options: &FitOptions) -> Option<ValueTarg
     })
 }
 
+/// The law kind of `model` for the test (and whether α is free).
+fn model_kind(test: KesTest, model: FitModel, power: bool) -> (LawKind, bool) {
+    let (shape, alpha_free) = match model {
+        FitModel::Bs2 => (ShapeKind::Bs2, false),
+        FitModel::DahlAlpha => (ShapeKind::Dahl, true),
+        _ => (ShapeKind::Dahl, false),
+    };
+    (law_kind(test, shape, power), alpha_free)
+}
+
+/// Each specimen thinned on its own (every turning point kept), with its own force range
+/// (the scale of its residuals).
+fn thin(specimens: &[&Curve]) -> Vec<(Vec<f64>, Vec<f64>, f64)> {
+    specimens
+        .iter()
+        .map(|c| {
+            let (x, y) = thinned_path(&c.x, &c.y, FIT_SAMPLES.max(c.x.len() / 8));
+            (x, y, CurveRanges::of(&c.x, &c.y).y_range())
+        })
+        .collect()
+}
+
+fn segments_of(thinned: &[(Vec<f64>, Vec<f64>, f64)]) -> Vec<Segment<'_>> {
+    thinned
+        .iter()
+        .map(|(x, y, r)| Segment { x, y, y_range: *r })
+        .collect()
+}
+
+/// The initial estimate of `model`'s law (μ free or zero start from the same one).
+fn model_estimate(specimens: &[&Curve], model: FitModel, power: bool) -> P {
+    let (kind, _) = model_kind(specimens[0].test, model, power);
+    let thinned = thin(specimens);
+    joint_estimate(kind, specimens, &segments_of(&thinned))
+}
+
 /// Fits one friction model (not `Auto`) with μ free or zero to every specimen jointly (one
 /// specimen: the curve alone).
 fn fit_model(
@@ -115,32 +160,18 @@ fn fit_model(
     power: bool,
     options: &FitOptions,
     progress: ProgressSink<'_>,
-    from: Option<P>,
+    start: Start,
 ) -> CurveFit {
-    let start = Instant::now();
+    let started = Instant::now();
     let test = specimens[0].test;
     let ranges = joint_ranges(specimens);
-    let (shape, alpha_free) = match model {
-        FitModel::Bs2 => (ShapeKind::Bs2, false),
-        FitModel::DahlAlpha => (ShapeKind::Dahl, true),
-        _ => (ShapeKind::Dahl, false),
-    };
-    let kind = law_kind(test, shape, power);
+    let (kind, alpha_free) = model_kind(test, model, power);
     let label = model_label(model, mu, kind);
-    // each specimen thinned on its own (every turning point kept), residuals scaled by its
-    // own force range
-    let thinned: Vec<(Vec<f64>, Vec<f64>, f64)> = specimens
-        .iter()
-        .map(|c| {
-            let (x, y) = thinned_path(&c.x, &c.y, FIT_SAMPLES.max(c.x.len() / 8));
-            (x, y, CurveRanges::of(&c.x, &c.y).y_range())
-        })
-        .collect();
-    let segments: Vec<Segment<'_>> = thinned
-        .iter()
-        .map(|(x, y, r)| Segment { x, y, y_range: *r })
-        .collect();
-    let p0 = from.unwrap_or_else(|| joint_estimate(kind, specimens, &segments));
+    let thinned = thin(specimens);
+    let segments = segments_of(&thinned);
+    let p0 = start
+        .estimate
+        .unwrap_or_else(|| joint_estimate(kind, specimens, &segments));
     let mut coords = Coordinates::new(
         kind,
         test,
@@ -180,12 +211,15 @@ fn fit_model(
         label: label.as_str(),
         test,
         thinning,
+        // the AIC of a value-weighted fit is not on the curve's RSS alone: no early stop
+        leader: start.leader.filter(|_| targets.is_none()),
     };
     let rounds::Refined {
         problem,
         termination,
         evaluations,
         iterations,
+        aic_floor,
     } = rounds::refine(coords, &runs, &mut pinned);
     let coords = problem.coords.clone();
     // a coordinate on a bound that is a named value of the law is that simpler law, which
@@ -226,15 +260,30 @@ fn fit_model(
         .collect();
     let full =
         PathProblem::joint(problem.coords.clone(), full_segments).with_values(targets.clone());
-    let solution = full.solution(termination, evaluations, iterations);
-    report::build(
+    // a candidate stopped as unable to win is never reported: no covariance for it
+    let solution = match aic_floor {
+        Some(_) => Solution {
+            params: full.coords.physical(&full.coords.q),
+            covariance: None,
+            coords: full.coords.clone(),
+            termination,
+            evaluations,
+            iterations,
+        },
+        None => full.solution(termination, evaluations, iterations),
+    };
+    let mut fit = report::build(
         specimens,
         &solution,
         name,
         &pinned,
-        start.elapsed(),
+        started.elapsed(),
         targets.as_ref(),
-    )
+    );
+    if let Some(floor) = aic_floor {
+        fit.set_aic_floor(floor);
+    }
+    fit
 }
 
 fn model_label(model: FitModel, mu: MuMode, kind: LawKind) -> String {
@@ -357,22 +406,50 @@ pub fn fit_specimens_with_progress(
         )
     };
     let start = Instant::now();
-    let mut candidates: Vec<CurveFit> = Vec::new();
-    for &model in models {
-        for &mu in mus {
-            for &power in toes {
-                candidates.push(fit_model(
-                    specimens, model, mu, power, options, progress, None,
-                ));
-            }
-        }
+    // the estimate depends on the law's kind only: μ free and μ = 0 share it
+    let estimates: Vec<(FitModel, bool, P)> = models
+        .iter()
+        .flat_map(|&m| toes.iter().map(move |&t| (m, t)))
+        .map(|(m, t)| (m, t, model_estimate(specimens, m, t)))
+        .collect();
+    // candidates in listing order (the order of the report and of a full tie)
+    let listed: Vec<(FitModel, MuMode, bool)> = models
+        .iter()
+        .flat_map(|&m| {
+            mus.iter()
+                .flat_map(move |&u| toes.iter().map(move |&t| (m, u, t)))
+        })
+        .collect();
+    // `auto` fits the candidates with μ free first: the laws with μ = 0 then stop as soon as
+    // even their linearised optimum cannot beat the best of them (rounds::Leader)
+    let mut order: Vec<usize> = (0..listed.len()).collect();
+    if options.model == FitModel::Auto {
+        order.sort_by_key(|&i| listed[i].1 != MuMode::Free);
     }
+    let mut fitted_in_order: Vec<Option<CurveFit>> = vec![None; listed.len()];
+    for i in order {
+        let (model, mu, power) = listed[i];
+        let estimate = estimates
+            .iter()
+            .find(|e| e.0 == model && e.1 == power)
+            .map(|e| e.2);
+        let leader = if options.model == FitModel::Auto {
+            leader_of(fitted_in_order.iter().flatten())
+        } else {
+            None
+        };
+        let start = Start { estimate, leader };
+        fitted_in_order[i] = Some(fit_model(
+            specimens, model, mu, power, options, progress, start,
+        ));
+    }
+    let mut candidates: Vec<CurveFit> = fitted_in_order.into_iter().flatten().collect();
     // a second-order law with f2/f1 = 0 is a first-order one of length eta·eps_f: that Dahl
     // law is fitted from it, so the simpler law competes from the same optimum
     if options.model == FitModel::Auto {
         let reduced: Vec<CurveFit> = candidates
             .iter()
-            .filter(|c| c.is_fitted() && c.model.starts_with("bs2"))
+            .filter(|c| c.is_fitted() && c.aic_floor().is_none() && c.model.starts_with("bs2"))
             .filter(|c| {
                 c.params.iter().any(|p| {
                     p.param == Param::Ratio
@@ -391,6 +468,10 @@ pub fn fit_specimens_with_progress(
                     MuMode::Zero
                 };
                 let power = c.model.contains("power toe");
+                let start = Start {
+                    estimate: Some(p),
+                    leader: None,
+                };
                 let mut d = fit_model(
                     specimens,
                     FitModel::Dahl,
@@ -398,7 +479,7 @@ pub fn fit_specimens_with_progress(
                     power,
                     options,
                     progress,
-                    Some(p),
+                    start,
                 );
                 d.model = format!("{} (bs2 with f2/f1 = 0)", d.model);
                 d
@@ -413,12 +494,21 @@ pub fn fit_specimens_with_progress(
     }
     let summary: Vec<String> = candidates
         .iter()
-        .map(|c| format!("{} {:.1} (NRMSE {:.3} %)", c.model, c.aic, 100.0 * c.nrmse))
+        .map(|c| match c.aic_floor() {
+            Some(floor) => format!(
+                "{} stopped at {:.1} (NRMSE {:.3} %; it could reach no lower than {floor:.1})",
+                c.model,
+                c.aic,
+                100.0 * c.nrmse
+            ),
+            None => format!("{} {:.1} (NRMSE {:.3} %)", c.model, c.aic, 100.0 * c.nrmse),
+        })
         .collect();
     let fitted: Vec<&CurveFit> = candidates.iter().filter(|c| c.is_fitted()).collect();
     let best = fitted
         .iter()
         .copied()
+        .filter(|c| c.aic_floor().is_none())
         .reduce(|best, c| if better(c, best) { c } else { best })
         .cloned();
     match best {
@@ -441,6 +531,20 @@ pub fn fit_specimens_with_progress(
         }
         None => CurveFit::failed_specimens(specimens, "no model could be fitted".into()),
     }
+}
+
+/// The candidate with the lowest AIC among those fitted to the end (the one ranking of
+/// [`better`]), as the one a later candidate must be able to beat.
+fn leader_of<'c>(fitted: impl Iterator<Item = &'c CurveFit>) -> Option<Leader> {
+    fitted
+        .filter(|c| c.is_fitted() && c.aic_floor().is_none() && c.nrmse.is_finite())
+        .reduce(|best, c| if better(c, best) { c } else { best })
+        .map(|c| Leader {
+            aic: c.aic,
+            nrmse: c.nrmse,
+            free_parameters: c.free_parameters,
+            samples: c.samples,
+        })
 }
 
 /// Two AICs closer than this are a tie (the same law reached by two candidates).

@@ -20,6 +20,9 @@ pub enum Termination {
     ResidualsZero,
     /// The evaluation budget was spent.
     LostPatience,
+    /// A candidate of `auto` stopped once even its linearised optimum could not beat the
+    /// leading candidate's AIC.
+    Outranked,
     /// A tolerance is below what machine precision can reach.
     NoImprovementPossible(&'static str),
     /// A residual or Jacobian was not finite.
@@ -61,6 +64,9 @@ impl fmt::Display for Termination {
             Termination::Orthogonal => f.write_str("converged (gtol)"),
             Termination::ResidualsZero => f.write_str("converged (zero residuals)"),
             Termination::LostPatience => f.write_str("stopped: evaluation budget spent"),
+            Termination::Outranked => {
+                f.write_str("stopped: it cannot beat the leading candidate's AIC")
+            }
             Termination::NoImprovementPossible(s) => {
                 write!(f, "stopped: no improvement possible ({s})")
             }

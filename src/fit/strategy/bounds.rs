@@ -14,12 +14,17 @@ pub(super) fn explain_bounds(best: &mut CurveFit, candidates: &[&CurveFit]) {
             .iter()
             .filter(|c| simpler(c))
             .min_by(|a, b| a.aic.total_cmp(&b.aic))
-            .map(|c| {
-                format!(
+            .map(|c| match c.aic_floor() {
+                Some(floor) => format!(
+                    "the simpler law `{}` was tried and lost by ΔAIC ≥ {:.1} (stopped once it could not win)",
+                    c.model,
+                    floor - best.aic
+                ),
+                None => format!(
                     "the simpler law `{}` was tried and lost by ΔAIC = {:.1}",
                     c.model,
                     c.aic - best.aic
-                )
+                ),
             })
     };
     let model = best.model.clone();

@@ -1,6 +1,7 @@
 //! The rounds of one candidate's least-squares fit: a short run, then refining runs between
 //! which coordinates on a bound, or creeping toward one, are pinned there (when the law with
 //! them there fits at least as well) and the worst-determined coordinate is pinned at its value.
+//! A candidate of `auto` stops once even its linearised optimum cannot beat the leader's AIC.
 
 use levenberg_marquardt::LeastSquaresProblem;
 
@@ -30,6 +31,57 @@ const CHUNK_ITERATIONS: usize = 4;
 
 /// A fit stops after this many times the evaluation budget of one run (`max_evaluations`).
 const MAX_RUNS: usize = 4;
+
+/// The residual sum of squares a candidate is granted beyond the minimum of its linearised
+/// (Gauss–Newton) model before it is stopped as unable to win: that minimum divided by this.
+const OUTRANKED_MARGIN: f64 = 4.0;
+
+/// The candidate with the lowest AIC so far (`auto`), which a candidate being fitted must be
+/// able to beat to go on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Leader {
+    pub aic: f64,
+    /// The leader's NRMSE (pooled over specimens), a fraction.
+    pub nrmse: f64,
+    /// The leader's k in AIC = N ln(RSS/N) + 2k.
+    pub free_parameters: usize,
+    /// N: every sample of every specimen.
+    pub samples: usize,
+}
+
+impl Leader {
+    /// The lowest AIC the candidate at `problem` could still reach, when even that cannot beat
+    /// the leader: its RSS at a [`OUTRANKED_MARGIN`]-th of the minimum of its Gauss–Newton model
+    /// (every free coordinate unbounded, J linearised where the candidate stands), and k = 0.
+    /// With RSS/N = NRMSE²·c (c the squared force range, or 1 for replicates) for both, the
+    /// candidate cannot win when N ln(NRMSE_min² / NRMSE_leader²) > 2 k_leader.
+    fn outranks(&self, problem: &PathProblem<'_>) -> Option<f64> {
+        let r = problem.residuals()?;
+        let rows = r.len();
+        let j = problem.jacobian_q();
+        let rss = r.norm_squared();
+        let explained = if j.ncols() == 0 {
+            0.0
+        } else {
+            let svd = j.svd(true, false);
+            let u = svd.u.as_ref()?;
+            let largest = svd.singular_values.max();
+            let tol = largest * 1e-12 * rows as f64;
+            svd.singular_values
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| **s > tol)
+                .map(|(c, _)| u.column(c).dot(&r).powi(2))
+                .sum()
+        };
+        let minimum = (rss - explained).max(0.0) / OUTRANKED_MARGIN;
+        let nrmse2 = minimum / rows.max(1) as f64;
+        let leader2 = self.nrmse * self.nrmse;
+        let n = self.samples as f64;
+        let gain = n * (nrmse2 / leader2).ln() - 2.0 * self.free_parameters as f64;
+        (leader2 > 0.0 && gain.is_finite() && gain > 0.0).then_some(self.aic + gain)
+    }
+}
 
 /// Which bound `j` lies within `margin` (fraction of its span) of, if any (true: the upper).
 fn bound_side(coords: &Coordinates, j: Param, margin: f64) -> Option<(Param, bool)> {
@@ -99,6 +151,8 @@ pub(super) struct Runs<'a, 's> {
     pub test: KesTest,
     /// √(kept/all samples): scales the thinned fit's standard errors to every sample's.
     pub thinning: f64,
+    /// The candidate to beat (`auto` without value weights), if any.
+    pub leader: Option<Leader>,
 }
 
 /// Where the rounds ended: the last run's problem, why it stopped and the work of all runs.
@@ -107,6 +161,8 @@ pub(super) struct Refined<'a> {
     pub termination: Termination,
     pub evaluations: usize,
     pub iterations: usize,
+    /// Stopped as unable to beat the leader: the lowest AIC it could still reach.
+    pub aic_floor: Option<f64>,
 }
 
 /// Runs the rounds from `coords`; every pin is said in `pinned`.
@@ -117,6 +173,20 @@ pub(super) fn refine<'a>(
 ) -> Refined<'a> {
     let test = run.test;
     let thinning = run.thinning;
+    // a candidate that cannot win from its initial estimate is not fitted at all
+    if let Some(leader) = run.leader {
+        let start = PathProblem::joint(coords.clone(), run.segments.to_vec())
+            .with_values(run.targets.clone());
+        if let Some(floor) = leader.outranks(&start) {
+            return Refined {
+                problem: start,
+                termination: Termination::Outranked,
+                evaluations: 0,
+                iterations: 0,
+                aic_floor: Some(floor),
+            };
+        }
+    }
     let mut evaluations = 0;
     let mut iterations = 0;
     let mut termination;
@@ -124,6 +194,7 @@ pub(super) fn refine<'a>(
     // coordinates whose trial pin at a bound lost (never tried again)
     let mut kept_free: Vec<Param> = Vec::new();
     let mut objective_now = f64::INFINITY;
+    let mut aic_floor;
     let mut round = 0;
     loop {
         round += 1;
@@ -152,6 +223,12 @@ pub(super) fn refine<'a>(
         iterations += problem.jacobian_evaluations.get();
         coords = problem.coords.clone();
         objective_now = objective(&problem);
+        // a candidate that cannot win is not refined further
+        aic_floor = run.leader.and_then(|l| l.outranks(&problem));
+        if aic_floor.is_some() {
+            termination = Termination::Outranked;
+            break;
+        }
         if evaluations >= MAX_RUNS * run.max_evaluations || coords.free.len() <= 1 {
             break;
         }
@@ -248,5 +325,6 @@ pub(super) fn refine<'a>(
         termination,
         evaluations,
         iterations,
+        aic_floor,
     }
 }

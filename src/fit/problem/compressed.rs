@@ -1,0 +1,173 @@
+//! The least-squares problem as the levenberg-marquardt crate sees it, compressed: with
+//! J = QR (Householder, m × n) the residuals [Qᵀr; ‖(I − QQᵀ)r‖] and the Jacobian [R; 0] have
+//! n + 1 rows instead of m, and ‖r_c + J_c·p‖ = ‖r + J·p‖ for every step p.
+
+use std::cell::RefCell;
+
+use levenberg_marquardt::LeastSquaresProblem;
+use nalgebra::{DMatrix, DVector, Dyn, Owned};
+
+use super::PathProblem;
+
+/// A [`PathProblem`] in compressed form. The crate's trust-region step, its tests (ftol on
+/// ‖r‖, xtol, gtol on Jᵀr and the column norms of J) and its pivoted QR see exactly the
+/// full problem's quantities (up to rounding), the QR on (n + 1) × n rows. The basis Q is
+/// that of the Jacobian at the point where the residuals are taken, so every residual
+/// evaluation also drives the law's sensitivities; the Jacobian of an accepted point is then
+/// the one already computed there.
+pub(crate) struct Compressed<'a> {
+    pub problem: PathProblem<'a>,
+    /// θ of the last residual evaluation and the compressed Jacobian there.
+    last: RefCell<Option<(DVector<f64>, DMatrix<f64>)>>,
+}
+
+impl<'a> Compressed<'a> {
+    pub(crate) fn new(problem: PathProblem<'a>) -> Self {
+        Self {
+            problem,
+            last: RefCell::new(None),
+        }
+    }
+
+    /// The compressed residuals and Jacobian at the current θ; None where either is not finite.
+    fn compress(&self) -> Option<(DVector<f64>, DMatrix<f64>)> {
+        let r = self.problem.residuals()?;
+        let j = self.problem.jacobian_theta()?;
+        let n = j.ncols();
+        let qr = j.qr();
+        let mut qtr = r;
+        qr.q_tr_mul(&mut qtr);
+        let mut rc = DVector::zeros(n + 1);
+        rc.rows_mut(0, n).copy_from(&qtr.rows(0, n));
+        rc[n] = qtr.rows(n, qtr.len() - n).norm();
+        let mut jc = DMatrix::zeros(n + 1, n);
+        jc.view_mut((0, 0), (n, n)).copy_from(&qr.r());
+        (rc.iter().chain(jc.iter()).all(|v| v.is_finite())).then_some((rc, jc))
+    }
+}
+
+impl LeastSquaresProblem<f64, Dyn, Dyn> for Compressed<'_> {
+    type ResidualStorage = Owned<f64, Dyn>;
+    type JacobianStorage = Owned<f64, Dyn, Dyn>;
+    type ParameterStorage = Owned<f64, Dyn>;
+
+    fn set_params(&mut self, theta: &DVector<f64>) {
+        self.problem.set_params(theta);
+    }
+
+    fn params(&self) -> DVector<f64> {
+        self.problem.params()
+    }
+
+    fn residuals(&self) -> Option<DVector<f64>> {
+        let (rc, jc) = self.compress()?;
+        *self.last.borrow_mut() = Some((self.problem.params(), jc));
+        Some(rc)
+    }
+
+    fn jacobian(&self) -> Option<DMatrix<f64>> {
+        self.problem.count_jacobian();
+        let theta = self.problem.params();
+        if let Some((at, jc)) = self.last.borrow().as_ref() {
+            if *at == theta {
+                return Some(jc.clone());
+            }
+        }
+        self.compress().map(|(_, jc)| jc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::coords::{law_kind, Coordinates, Param};
+    use crate::fit::estimate::CurveRanges;
+    use crate::fit::path_model::{idx, simulate, ShapeKind, P};
+    use crate::kes::KesTest;
+    use levenberg_marquardt::LevenbergMarquardt;
+
+    /// A second-order shear law along two cycles, and coordinates started away from it.
+    fn shear_problem(x: &[f64], y: &mut Vec<f64>) -> (Coordinates, f64) {
+        let kind = law_kind(KesTest::Shear, ShapeKind::Bs2, false);
+        let mut p: P = [0.0; idx::N];
+        p[Param::K] = 60.0;
+        p[Param::Level] = 0.8;
+        p[Param::Mu] = 0.2;
+        p[Param::EpsF] = 0.02;
+        p[Param::Eta] = 0.3;
+        p[Param::Ratio] = 0.4;
+        p[Param::Alpha] = 1.0;
+        y.resize(x.len(), 0.0);
+        simulate(kind, &p, x, y);
+        // a wobble, so the optimum has residuals
+        y.iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v += 0.02 * (i as f64 * 0.7).sin());
+        let ranges = CurveRanges::of(x, y);
+        let mut p0 = p;
+        p0[Param::K] *= 1.2;
+        p0[Param::Level] *= 0.7;
+        p0[Param::EpsF] *= 1.5;
+        let coords = Coordinates::new(kind, KesTest::Shear, &p0, &ranges, false, true, false);
+        (coords, ranges.y_range())
+    }
+
+    fn cycles() -> Vec<f64> {
+        (0..=240)
+            .map(|i| 0.14 * (i as f64 * std::f64::consts::PI / 60.0).sin())
+            .collect()
+    }
+
+    #[test]
+    fn the_compressed_problem_has_the_full_problems_linear_model() {
+        let x = cycles();
+        let mut y = Vec::new();
+        let (coords, range) = shear_problem(&x, &mut y);
+        let full = PathProblem::new(coords.clone(), &x, &y, range);
+        let (r, j) = (full.residuals().unwrap(), full.jacobian_theta().unwrap());
+        let compressed = Compressed::new(PathProblem::new(coords, &x, &y, range));
+        let rc = compressed.residuals().unwrap();
+        let jc = compressed.jacobian().unwrap();
+        assert_eq!(rc.len(), j.ncols() + 1);
+        // ‖r_c + J_c p‖ = ‖r + J p‖ for any step p (p = 0: the residual norm itself)
+        for s in [0.0, 1e-3, 0.1, 1.0] {
+            let p = DVector::from_fn(j.ncols(), |c, _| s * (1.0 + c as f64).sin());
+            let a = (&r + &j * &p).norm();
+            let b = (&rc + &jc * &p).norm();
+            assert!(
+                (a - b).abs() <= 1e-12 * a.max(1e-300),
+                "step {s}: {a} vs {b}"
+            );
+        }
+        // Jᵀr and the column norms of J (the crate's gtol and scaling) are those of the full J
+        let (g, gc) = (j.transpose() * &r, jc.transpose() * &rc);
+        assert!((&g - &gc).amax() <= 1e-12 * g.amax());
+        for c in 0..j.ncols() {
+            let (a, b) = (j.column(c).norm(), jc.column(c).norm());
+            assert!((a - b).abs() <= 1e-12 * a, "column {c}: {a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn the_crate_takes_the_same_steps_on_the_compressed_problem() {
+        let x = cycles();
+        let mut y = Vec::new();
+        let (coords, range) = shear_problem(&x, &mut y);
+        let lm = LevenbergMarquardt::new()
+            .with_patience(40)
+            .with_ftol(1e-7)
+            .with_xtol(1e-7);
+        let (full, full_report) = lm.minimize(PathProblem::new(coords.clone(), &x, &y, range));
+        let (compressed, report) =
+            lm.minimize(Compressed::new(PathProblem::new(coords, &x, &y, range)));
+        assert_eq!(full_report.termination, report.termination);
+        assert_eq!(
+            full_report.number_of_evaluations,
+            report.number_of_evaluations
+        );
+        let (a, b) = (full.params(), compressed.problem.params());
+        for (u, v) in a.iter().zip(b.iter()) {
+            assert!((u - v).abs() <= 1e-8 * (1.0 + u.abs()), "{a} vs {b}");
+        }
+    }
+}
