@@ -105,15 +105,41 @@ impl LineFactor {
         }
     }
 
-    /// out ← −C·z, C the couplings of this family (both triangles).
-    fn minus_couplings(&self, lines: Lines, z: &[Vec3], out: &mut [Vec3]) {
-        out.iter_mut().for_each(|o| *o = Vec3::zeros());
+    /// dz ← P_L⁻¹(−C·z) and z_acc += dz over every line, C the couplings of this family
+    /// (both triangles): the correction of a sweep after a sweep of the other family left
+    /// the residual −C·z. The coupling product is taken on the fly, inside the forward
+    /// substitution (C·z at particle k needs z at its two neighbours of the same line).
+    fn solve_couplings(&self, lines: Lines, z: &[Vec3], dz: &mut [Vec3], z_acc: &mut [Vec3]) {
+        let len = lines.len;
+        if len == 0 {
+            return;
+        }
         for l in 0..lines.count {
-            for t in 0..lines.len.saturating_sub(1) {
-                let (a, b) = (lines.at(l, t), lines.at(l, t + 1));
-                let c = &self.next[a];
-                out[a] -= c * z[b];
-                out[b] -= c.tr_mul(&z[a]);
+            // forward: y_k = M_k⁻¹(−C_{k,k+1}z_{k+1} − C_{k−1,k}ᵀ(z_{k−1} + y_{k−1}))
+            let mut prev = lines.at(l, 0);
+            let mut rk = if len > 1 {
+                -(self.next[prev] * z[lines.at(l, 1)])
+            } else {
+                Vec3::zeros()
+            };
+            dz[prev] = self.m_inv[prev] * rk;
+            for t in 1..len {
+                let k = lines.at(l, t);
+                rk = -self.next[prev].tr_mul(&(z[prev] + dz[prev]));
+                if t + 1 < len {
+                    rk -= self.next[k] * z[lines.at(l, t + 1)];
+                }
+                dz[k] = self.m_inv[k] * rk;
+                prev = k;
+            }
+            // backward, adding each final correction to z_acc
+            z_acc[prev] += dz[prev];
+            for t in (0..len - 1).rev() {
+                let k = lines.at(l, t);
+                let after = dz[prev];
+                dz[k] -= self.g[k] * after;
+                z_acc[k] += dz[k];
+                prev = k;
             }
         }
     }
@@ -220,21 +246,15 @@ impl LinePreconditioner {
             return;
         };
         let n = r.len();
-        for v in [&mut self.r, &mut self.dz] {
+        for v in [&mut self.r, &mut self.dz, &mut self.z] {
             v.resize(n, Vec3::zeros());
         }
         let (warp, weft) = (Lines::warp(&g), Lines::weft(&g));
+        // warp sweep from z = 0; the residual left is −C_weft·z, then −C_warp·dz
         self.warp.solve(warp, r, z);
-        self.weft.minus_couplings(weft, z, &mut self.r);
-        self.weft.solve(weft, &self.r, &mut self.dz);
-        for (zk, d) in z.iter_mut().zip(&self.dz) {
-            *zk += d;
-        }
-        self.warp.minus_couplings(warp, &self.dz, &mut self.r);
-        self.warp.solve(warp, &self.r, &mut self.dz);
-        for (zk, d) in z.iter_mut().zip(&self.dz) {
-            *zk += d;
-        }
+        self.z.clone_from_slice(z);
+        self.weft.solve_couplings(weft, &self.z, &mut self.dz, z);
+        self.warp.solve_couplings(warp, &self.dz, &mut self.r, z);
     }
 
     /// rhs ← B·rhs (3 entries per particle), B ≈ P⁻¹ by three sweeps: warp, weft, warp.
@@ -250,18 +270,12 @@ impl LinePreconditioner {
             *r = Vec3::new(rhs[3 * k], rhs[3 * k + 1], rhs[3 * k + 2]);
         }
         let (warp, weft) = (Lines::warp(&g), Lines::weft(&g));
-        // warp sweep from z = 0; the residual left is −C_weft·dz
         self.warp.solve(warp, &self.r, &mut self.z);
-        self.weft.minus_couplings(weft, &self.z, &mut self.r);
-        self.weft.solve(weft, &self.r, &mut self.dz);
-        for (z, d) in self.z.iter_mut().zip(&self.dz) {
-            *z += d;
-        }
-        self.warp.minus_couplings(warp, &self.dz, &mut self.r);
-        self.warp.solve(warp, &self.r, &mut self.dz);
-        for (k, (z, d)) in self.z.iter().zip(&self.dz).enumerate() {
-            let s = z + d;
-            rhs[3 * k..3 * k + 3].copy_from_slice(s.as_slice());
+        self.r.clone_from(&self.z);
+        self.weft.solve_couplings(weft, &self.r, &mut self.dz, &mut self.z);
+        self.warp.solve_couplings(warp, &self.dz, &mut self.r, &mut self.z);
+        for (k, z) in self.z.iter().enumerate() {
+            rhs[3 * k..3 * k + 3].copy_from_slice(z.as_slice());
         }
     }
 }
