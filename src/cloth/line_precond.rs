@@ -260,9 +260,8 @@ impl LinePreconditioner {
                 .map(|(b, &p)| if p { Mat3::identity() } else { *b }),
         );
         self.diag_weft.clear();
-        self.diag_weft.extend(
-            (0..n).map(|k| self.diag[(k % g.nv) * g.nu + k / g.nv]),
-        );
+        self.diag_weft
+            .extend((0..n).map(|k| self.diag[(k % g.nv) * g.nu + k / g.nv]));
         if !self.warp.factor(&self.diag) || !self.weft.factor(&self.diag_weft) {
             return false;
         }
@@ -470,7 +469,9 @@ mod tests {
         let mut flat: Vec<f64> = r.iter().flat_map(|v| v.iter().copied()).collect();
         p.solve_in_place(&mut flat);
         for k in 0..n {
-            assert!((Vec3::new(flat[3 * k], flat[3 * k + 1], flat[3 * k + 2]) - z[k]).norm() == 0.0);
+            assert!(
+                (Vec3::new(flat[3 * k], flat[3 * k + 1], flat[3 * k + 2]) - z[k]).norm() == 0.0
+            );
         }
     }
 }

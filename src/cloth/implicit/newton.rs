@@ -189,7 +189,14 @@ pub(crate) fn newton_solve(
         sc.p.copy_from_slice(&sc.z);
         let mut rz = par_dot(&sc.res, &sc.z);
         for _ in 0..MAX_CG_ITERATIONS {
-            product(be, &sc.inertia, &sc.tangent, &mut sc.parts, &sc.p, &mut sc.q);
+            product(
+                be,
+                &sc.inertia,
+                &sc.tangent,
+                &mut sc.parts,
+                &sc.p,
+                &mut sc.q,
+            );
             let pq = par_dot(&sc.p, &sc.q);
             // a direction of no or negative curvature: K is semi-definite, stop here
             if pq.is_nan() || pq <= 0.0 {
@@ -204,7 +211,8 @@ pub(crate) fn newton_solve(
                 .zip(sc.p.par_chunks(CHUNK).zip(sc.q.par_chunks(CHUNK)))
                 .map(|((delta, res), (p, q))| {
                     let mut sq = 0.0;
-                    for ((d, r), (p, q)) in delta.iter_mut().zip(res.iter_mut()).zip(p.iter().zip(q))
+                    for ((d, r), (p, q)) in
+                        delta.iter_mut().zip(res.iter_mut()).zip(p.iter().zip(q))
                     {
                         *d += p * alpha;
                         *r -= q * alpha;
