@@ -219,8 +219,13 @@ impl NewtonTangentStepper {
             preconditioner: Preconditioner::Block,
             ..*params
         };
-        self.be.step(&block, world, &mut self.precond, |res, x| {
-            newton_solve(res, x, params, sc)
+        let (be, precond) = (&mut self.be, &mut self.precond);
+        // the whole step on one of rayon's threads: the solver's parallel loops then start
+        // from inside the pool instead of handing each one over from outside
+        rayon::scope(|_| {
+            be.step(&block, world, precond, |res, x| {
+                newton_solve(res, x, params, sc)
+            })
         })
     }
 }

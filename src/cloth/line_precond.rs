@@ -6,117 +6,173 @@
 //! P_weft those along each weft line (j, j+1); couplings across lines (bending, shear,
 //! diagonal springs) stay in D only. After a sweep with one family the residual r − Pz is
 //! minus the other family's couplings times that sweep's correction, so a sweep costs one
-//! forward and one backward substitution plus one coupling product.
+//! forward and one backward substitution plus one coupling product. The lines of a family
+//! are independent: each sweep runs them on rayon's threads (the weft family kept in
+//! transposed order, so that its lines are contiguous too); the result does not depend on
+//! the number of threads.
+
+use rayon::prelude::*;
 
 use super::grid::Grid;
 use super::world::{ClothWorld, Material};
 use super::{Mat3, Vec3};
 
-/// The block-tridiagonal factor of one family of lines (Thomas algorithm): per particle
-/// M⁻¹ of its pivot, G = M⁻¹B (B its coupling to the next particle of the line) and the
-/// coupling to the previous one.
+/// Particles per rayon task of a sweep (whole lines): smaller shares cost more to hand out
+/// than they save.
+const TASK_PARTICLES: usize = 1024;
+
+/// The block-tridiagonal factor of one family of lines (Thomas algorithm), lines stored one
+/// after the other (`len` particles each): per particle M⁻¹ of its pivot, G = M⁻¹B (B its
+/// coupling to the next particle of the line) and that coupling.
 #[derive(Debug, Clone, Default)]
 struct LineFactor {
+    len: usize,
     m_inv: Vec<Mat3>,
     g: Vec<Mat3>,
     /// Coupling block of particle k to the next particle of its line (zero at the line's end).
     next: Vec<Mat3>,
 }
 
-/// One family of lines over the grid: `count` lines of `len` particles, particle t of line
-/// l at `l·line_stride + t·stride`.
-#[derive(Debug, Clone, Copy)]
-struct Lines {
-    count: usize,
-    len: usize,
-    stride: usize,
-    line_stride: usize,
-}
-
-impl Lines {
-    fn warp(g: &Grid) -> Self {
-        Self {
-            count: g.nv,
-            len: g.nu,
-            stride: 1,
-            line_stride: g.nu,
+/// Factors one line: D's blocks `d` with the couplings `next`; false when a pivot is singular.
+fn factor_line(d: &[Mat3], next: &[Mat3], m_inv: &mut [Mat3], g: &mut [Mat3]) -> bool {
+    for k in 0..d.len() {
+        let mut m = d[k];
+        if k > 0 {
+            // M_k = A_k − Bᵀ_{k−1} G_{k−1}
+            m -= next[k - 1].transpose() * g[k - 1];
         }
+        let Some(inv) = m.try_inverse() else {
+            return false;
+        };
+        m_inv[k] = inv;
+        g[k] = inv * next[k];
     }
-
-    fn weft(g: &Grid) -> Self {
-        Self {
-            count: g.nu,
-            len: g.nv,
-            stride: g.nu,
-            line_stride: 1,
-        }
-    }
-
-    #[inline]
-    fn at(&self, l: usize, t: usize) -> usize {
-        l * self.line_stride + t * self.stride
-    }
+    m_inv.iter().all(|m| m.iter().all(|v| v.is_finite()))
 }
 
 impl LineFactor {
-    /// Factors D with the couplings `next` along `lines`; false when a pivot is singular.
-    fn factor(&mut self, lines: Lines, d: &[Mat3]) -> bool {
-        let n = d.len();
+    /// Lines per rayon task.
+    fn lines_per_task(&self) -> usize {
+        (TASK_PARTICLES / self.len.max(1)).max(1)
+    }
+
+    /// Factors D (`d`, in this family's order) with the couplings `next`; false when a
+    /// pivot is singular.
+    fn factor(&mut self, d: &[Mat3]) -> bool {
+        let (n, len) = (d.len(), self.len);
         self.m_inv.resize(n, Mat3::zeros());
         self.g.resize(n, Mat3::zeros());
-        for l in 0..lines.count {
-            let mut prev: Option<usize> = None;
-            for t in 0..lines.len {
-                let k = lines.at(l, t);
-                let mut m = d[k];
-                if let Some(p) = prev {
-                    // M_k = A_k − Bᵀ_{k−1} G_{k−1}
-                    m -= self.next[p].transpose() * self.g[p];
-                }
-                let Some(m_inv) = m.try_inverse() else {
-                    return false;
-                };
-                self.m_inv[k] = m_inv;
-                self.g[k] = m_inv * self.next[k];
-                prev = Some(k);
-            }
-        }
-        self.m_inv.iter().all(|m| m.iter().all(|v| v.is_finite()))
+        let per_task = self.lines_per_task();
+        self.m_inv
+            .par_chunks_mut(len)
+            .zip(self.g.par_chunks_mut(len))
+            .zip(d.par_chunks(len).zip(self.next.par_chunks(len)))
+            .with_min_len(per_task)
+            .all(|((m_inv, g), (d, next))| factor_line(d, next, m_inv, g))
     }
 
     /// z ← P_L⁻¹ r over every line (forward then backward substitution).
-    fn solve(&self, lines: Lines, r: &[Vec3], z: &mut [Vec3]) {
-        for l in 0..lines.count {
-            let mut prev: Option<usize> = None;
-            for t in 0..lines.len {
-                let k = lines.at(l, t);
-                let mut rk = r[k];
-                if let Some(p) = prev {
-                    rk -= self.next[p].tr_mul(&z[p]);
+    fn solve(&self, r: &[Vec3], z: &mut [Vec3]) {
+        let len = self.len;
+        z.par_chunks_mut(len)
+            .enumerate()
+            .with_min_len(self.lines_per_task())
+            .for_each(|(l, z)| {
+                let o = l * len;
+                let (m_inv, g, next) = (
+                    &self.m_inv[o..o + len],
+                    &self.g[o..o + len],
+                    &self.next[o..o + len],
+                );
+                let r = &r[o..o + len];
+                z[0] = m_inv[0] * r[0];
+                for k in 1..len {
+                    z[k] = m_inv[k] * (r[k] - next[k - 1].tr_mul(&z[k - 1]));
                 }
-                z[k] = self.m_inv[k] * rk;
-                prev = Some(k);
-            }
-            for t in (0..lines.len.saturating_sub(1)).rev() {
-                let k = lines.at(l, t);
-                let after = z[lines.at(l, t + 1)];
-                z[k] -= self.g[k] * after;
-            }
-        }
+                for k in (0..len - 1).rev() {
+                    let after = z[k + 1];
+                    z[k] -= g[k] * after;
+                }
+            });
     }
 
-    /// out ← −C·z, C the couplings of this family (both triangles).
-    fn minus_couplings(&self, lines: Lines, z: &[Vec3], out: &mut [Vec3]) {
-        out.iter_mut().for_each(|o| *o = Vec3::zeros());
-        for l in 0..lines.count {
-            for t in 0..lines.len.saturating_sub(1) {
-                let (a, b) = (lines.at(l, t), lines.at(l, t + 1));
-                let c = &self.next[a];
-                out[a] -= c * z[b];
-                out[b] -= c.tr_mul(&z[a]);
+    /// dz ← P_L⁻¹(−C·z) over every line, C the couplings of this family (both triangles),
+    /// and `acc` += dz when given: the correction of a sweep after a sweep of the other
+    /// family left the residual −C·z. The coupling product is taken inside the forward
+    /// substitution (C·z at particle k needs z at its two neighbours of the same line).
+    fn solve_couplings(&self, z: &[Vec3], dz: &mut [Vec3], acc: Option<&mut [Vec3]>) {
+        let len = self.len;
+        let line = |l: usize, dz: &mut [Vec3], acc: Option<&mut [Vec3]>| {
+            let o = l * len;
+            let (m_inv, g, next) = (
+                &self.m_inv[o..o + len],
+                &self.g[o..o + len],
+                &self.next[o..o + len],
+            );
+            let z = &z[o..o + len];
+            // forward: y_k = M_k⁻¹(−C_{k,k+1}z_{k+1} − C_{k−1,k}ᵀ(z_{k−1} + y_{k−1}))
+            for k in 0..len {
+                let mut rk = Vec3::zeros();
+                if k > 0 {
+                    rk -= next[k - 1].tr_mul(&(z[k - 1] + dz[k - 1]));
+                }
+                if k + 1 < len {
+                    rk -= next[k] * z[k + 1];
+                }
+                dz[k] = m_inv[k] * rk;
             }
+            for k in (0..len - 1).rev() {
+                let after = dz[k + 1];
+                dz[k] -= g[k] * after;
+            }
+            if let Some(acc) = acc {
+                acc.iter_mut().zip(dz.iter()).for_each(|(a, d)| *a += d);
+            }
+        };
+        let per_task = self.lines_per_task();
+        match acc {
+            Some(acc) => dz
+                .par_chunks_mut(len)
+                .zip(acc.par_chunks_mut(len))
+                .enumerate()
+                .with_min_len(per_task)
+                .for_each(|(l, (dz, acc))| line(l, dz, Some(acc))),
+            None => dz
+                .par_chunks_mut(len)
+                .enumerate()
+                .with_min_len(per_task)
+                .for_each(|(l, dz)| line(l, dz, None)),
         }
     }
+}
+
+/// `out` ← `v` (nu × nv, warp lines contiguous) in weft order (nv × nu, weft lines
+/// contiguous): out[i·nv + j] = v[j·nu + i].
+fn to_weft_order(g: &Grid, v: &[Vec3], out: &mut [Vec3]) {
+    let (nu, nv) = (g.nu, g.nv);
+    out.par_chunks_mut(nv)
+        .enumerate()
+        .with_min_len((TASK_PARTICLES / nv.max(1)).max(1))
+        .for_each(|(i, col)| {
+            for (j, o) in col.iter_mut().enumerate() {
+                *o = v[j * nu + i];
+            }
+        });
+}
+
+/// `dz` ← `dz_weft` back in warp order, and `z` += it.
+fn add_from_weft_order(g: &Grid, dz_weft: &[Vec3], dz: &mut [Vec3], z: &mut [Vec3]) {
+    let (nu, nv) = (g.nu, g.nv);
+    dz.par_chunks_mut(nu)
+        .zip(z.par_chunks_mut(nu))
+        .enumerate()
+        .with_min_len((TASK_PARTICLES / nu.max(1)).max(1))
+        .for_each(|(j, (dz, z))| {
+            for (i, (d, zk)) in dz.iter_mut().zip(z.iter_mut()).enumerate() {
+                *d = dz_weft[i * nv + j];
+                *zk += *d;
+            }
+        });
 }
 
 /// The factored line preconditioner of a grid world, rebuilt at each step's predictor.
@@ -124,12 +180,19 @@ impl LineFactor {
 pub(crate) struct LinePreconditioner {
     grid: Option<Grid>,
     warp: LineFactor,
+    /// The weft family in weft order (particle (i, j) at i·nv + j).
     weft: LineFactor,
+    /// Diagonal blocks with the pinned rows made the identity, in weft order.
+    diag_weft: Vec<Mat3>,
     /// Diagonal blocks with the pinned rows made the identity.
     diag: Vec<Mat3>,
-    /// Scratch of one application: residual, correction, positions as vectors.
-    r: Vec<Vec3>,
+    /// Scratch of one application: a vector in weft order and its correction, the
+    /// corrections in warp order, the right-hand side and result of `solve_in_place`.
+    z_weft: Vec<Vec3>,
+    dz_weft: Vec<Vec3>,
     dz: Vec<Vec3>,
+    dz2: Vec<Vec3>,
+    r: Vec<Vec3>,
     z: Vec<Vec3>,
     /// Factorisations done.
     pub factorisations: u64,
@@ -159,9 +222,11 @@ impl LinePreconditioner {
         self.grid = None;
         let g = world.grid;
         let n = world.len();
-        if n != g.nu * g.nv || d.len() != n {
+        if n != g.nu * g.nv || d.len() != n || n == 0 {
             return false;
         }
+        self.warp.len = g.nu;
+        self.weft.len = g.nv;
         for f in [&mut self.warp, &mut self.weft] {
             f.next.clear();
             f.next.resize(n, Mat3::zeros());
@@ -179,7 +244,7 @@ impl LinePreconditioner {
                     warp[a] -= m;
                     any = true;
                 } else if b == a + g.nu {
-                    weft[a] -= m;
+                    weft[(a % g.nu) * g.nv + a / g.nu] -= m;
                     any = true;
                 }
             };
@@ -194,9 +259,10 @@ impl LinePreconditioner {
                 .zip(pinned)
                 .map(|(b, &p)| if p { Mat3::identity() } else { *b }),
         );
-        if !self.warp.factor(Lines::warp(&g), &self.diag)
-            || !self.weft.factor(Lines::weft(&g), &self.diag)
-        {
+        self.diag_weft.clear();
+        self.diag_weft
+            .extend((0..n).map(|k| self.diag[(k % g.nv) * g.nu + k / g.nv]));
+        if !self.warp.factor(&self.diag) || !self.weft.factor(&self.diag_weft) {
             return false;
         }
         self.grid = Some(g);
@@ -220,67 +286,56 @@ impl LinePreconditioner {
             return;
         };
         let n = r.len();
-        for v in [&mut self.r, &mut self.dz] {
+        for v in [
+            &mut self.z_weft,
+            &mut self.dz_weft,
+            &mut self.dz,
+            &mut self.dz2,
+        ] {
             v.resize(n, Vec3::zeros());
         }
-        let (warp, weft) = (Lines::warp(&g), Lines::weft(&g));
-        self.warp.solve(warp, r, z);
-        self.weft.minus_couplings(weft, z, &mut self.r);
-        self.weft.solve(weft, &self.r, &mut self.dz);
-        for (zk, d) in z.iter_mut().zip(&self.dz) {
-            *zk += d;
-        }
-        self.warp.minus_couplings(warp, &self.dz, &mut self.r);
-        self.warp.solve(warp, &self.r, &mut self.dz);
-        for (zk, d) in z.iter_mut().zip(&self.dz) {
-            *zk += d;
-        }
+        // warp sweep from z = 0; the residual left is −C_weft·z, then −C_warp·dz
+        self.warp.solve(r, z);
+        to_weft_order(&g, z, &mut self.z_weft);
+        self.weft
+            .solve_couplings(&self.z_weft, &mut self.dz_weft, None);
+        add_from_weft_order(&g, &self.dz_weft, &mut self.dz, z);
+        self.warp.solve_couplings(&self.dz, &mut self.dz2, Some(z));
     }
 
     /// rhs ← B·rhs (3 entries per particle), B ≈ P⁻¹ by three sweeps: warp, weft, warp.
     pub(crate) fn solve_in_place(&mut self, rhs: &mut [f64]) {
-        let Some(g) = self.grid else {
+        if self.grid.is_none() {
             return;
-        };
+        }
         let n = rhs.len() / 3;
-        for v in [&mut self.r, &mut self.dz, &mut self.z] {
-            v.resize(n, Vec3::zeros());
+        let (mut r, mut z) = (std::mem::take(&mut self.r), std::mem::take(&mut self.z));
+        r.clear();
+        r.extend(rhs.chunks_exact(3).map(|c| Vec3::new(c[0], c[1], c[2])));
+        z.resize(n, Vec3::zeros());
+        self.apply(&r, &mut z);
+        for (c, zk) in rhs.chunks_exact_mut(3).zip(&z) {
+            c.copy_from_slice(zk.as_slice());
         }
-        for (k, r) in self.r.iter_mut().enumerate() {
-            *r = Vec3::new(rhs[3 * k], rhs[3 * k + 1], rhs[3 * k + 2]);
-        }
-        let (warp, weft) = (Lines::warp(&g), Lines::weft(&g));
-        // warp sweep from z = 0; the residual left is −C_weft·dz
-        self.warp.solve(warp, &self.r, &mut self.z);
-        self.weft.minus_couplings(weft, &self.z, &mut self.r);
-        self.weft.solve(weft, &self.r, &mut self.dz);
-        for (z, d) in self.z.iter_mut().zip(&self.dz) {
-            *z += d;
-        }
-        self.warp.minus_couplings(warp, &self.dz, &mut self.r);
-        self.warp.solve(warp, &self.r, &mut self.dz);
-        for (k, (z, d)) in self.z.iter().zip(&self.dz).enumerate() {
-            let s = z + d;
-            rhs[3 * k..3 * k + 3].copy_from_slice(s.as_slice());
-        }
+        (self.r, self.z) = (r, z);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cloth::connectors::tangent_test_laws;
+    use crate::cloth::KesConnectors;
+    use crate::material::LawState;
 
-    /// One family on a single line against the dense solve of the same block tridiagonal.
+    /// One line against the dense solve of the same block tridiagonal.
     #[test]
     fn line_solve_matches_the_dense_solve() {
         let n = 5;
-        let lines = Lines {
-            count: 1,
+        let mut f = LineFactor {
             len: n,
-            stride: 1,
-            line_stride: n,
+            ..LineFactor::default()
         };
-        let mut f = LineFactor::default();
         let mut d = Vec::new();
         f.next.resize(n, Mat3::zeros());
         for k in 0..n {
@@ -291,12 +346,12 @@ mod tests {
                 f.next[k] = Mat3::new(-1.0, 0.1 * s, 0.0, 0.2, -0.5, 0.1, 0.0, 0.3, -0.7);
             }
         }
-        assert!(f.factor(lines, &d));
+        assert!(f.factor(&d));
         let r: Vec<Vec3> = (0..n)
             .map(|k| Vec3::new(1.0, -(k as f64), 0.5 * k as f64))
             .collect();
         let mut z = vec![Vec3::zeros(); n];
-        f.solve(lines, &r, &mut z);
+        f.solve(&r, &mut z);
         let mut dense = nalgebra::DMatrix::<f64>::zeros(3 * n, 3 * n);
         for (k, dk) in d.iter().enumerate() {
             dense.view_mut((3 * k, 3 * k), (3, 3)).copy_from(dk);
@@ -315,6 +370,108 @@ mod tests {
             for c in 0..3 {
                 assert!((z[k][c] - exact[3 * k + c]).abs() < 1e-12, "{k} {c}");
             }
+        }
+    }
+
+    /// The three sweeps on a stretched, sheared 5 × 4 kes sheet with a pinned corner against
+    /// their definition with dense matrices: z₁ = P_warp⁻¹r, z₂ = z₁ + P_weft⁻¹(r − Pz₁),
+    /// z₃ = z₂ + P_warp⁻¹(r − Pz₂), P = D − ΣK_ab over the line couplings.
+    #[test]
+    fn sweeps_match_their_dense_definition() {
+        use crate::cloth::{ClothWorld, Grid};
+        let (nu, nv, h) = (5, 4, 0.01);
+        let grid = Grid::new(nu, nv, h, h).unwrap();
+        let kes = KesConnectors::new(&grid, tangent_test_laws());
+        let mut world = ClothWorld::flat(
+            grid,
+            Vec3::zeros(),
+            Vec3::x(),
+            Vec3::y(),
+            0.12,
+            Material::Kes(Box::new(kes)),
+        )
+        .unwrap();
+        world.pin(0, 0).unwrap();
+        let n = nu * nv;
+        let x: Vec<Vec3> = (0..n)
+            .map(|k| {
+                let (i, j) = grid.coords(k);
+                let (i, j) = (i as f64, j as f64);
+                Vec3::new(h * (1.03 * i + 0.1 * j), h * 1.02 * j, 1e-3 * (i * j).sin())
+            })
+            .collect();
+        let Material::Kes(kes) = &world.material else {
+            unreachable!()
+        };
+        let mut trial = vec![LawState::default(); kes.state_len()];
+        let mut f = vec![Vec3::zeros(); n];
+        kes.add_forces(&x, &mut trial, &mut f);
+        let mut t = crate::cloth::connectors::KesTangent::default();
+        kes.tangent(&x, &trial, &mut t);
+        let mut d = vec![Mat3::identity() * 50.0; n];
+        let mut edges = Vec::new();
+        kes.tangent_blocks(&t, &mut d, |a, b, m| edges.push((a, b, m)));
+        let mut p = LinePreconditioner::default();
+        assert!(p.build(&world, &d, |edge| {
+            for &(a, b, m) in &edges {
+                edge(a, b, m);
+            }
+        }));
+        // dense P, P_warp, P_weft with the pinned row and column the identity
+        let pinned = world.pinned();
+        let block = |m: &mut nalgebra::DMatrix<f64>, a: usize, b: usize, v: &Mat3| {
+            m.view_mut((3 * a, 3 * b), (3, 3)).copy_from(v);
+        };
+        let mut p_warp = nalgebra::DMatrix::<f64>::zeros(3 * n, 3 * n);
+        for (k, dk) in d.iter().enumerate() {
+            let dk = if pinned[k] { Mat3::identity() } else { *dk };
+            block(&mut p_warp, k, k, &dk);
+        }
+        let mut p_weft = p_warp.clone();
+        let mut c_warp = nalgebra::DMatrix::<f64>::zeros(3 * n, 3 * n);
+        let mut c_weft = c_warp.clone();
+        for &(a, b, m) in &edges {
+            let (a, b) = (a.min(b), a.max(b));
+            if pinned[a] || pinned[b] {
+                continue;
+            }
+            let c = if b == a + 1 { &mut c_warp } else { &mut c_weft };
+            block(c, a, b, &-m);
+            block(c, b, a, &-m.transpose());
+        }
+        p_warp += &c_warp;
+        p_weft += &c_weft;
+        let p_full = &p_warp + &c_weft;
+        let r: Vec<Vec3> = (0..n)
+            .map(|k| {
+                let s = k as f64;
+                Vec3::new((0.7 * s).sin(), (1.3 * s).cos(), (2.1 * s + 0.4).sin())
+            })
+            .collect();
+        let rv = nalgebra::DVector::from_iterator(3 * n, r.iter().flat_map(|v| v.iter().copied()));
+        let z1 = p_warp.clone().lu().solve(&rv).unwrap();
+        let z2 = &z1 + p_weft.lu().solve(&(&rv - &p_full * &z1)).unwrap();
+        let z3 = &z2 + p_warp.lu().solve(&(&rv - &p_full * &z2)).unwrap();
+        let mut z = vec![Vec3::zeros(); n];
+        p.apply(&r, &mut z);
+        let scale = z3.amax();
+        for k in 0..n {
+            for c in 0..3 {
+                assert!(
+                    (z[k][c] - z3[3 * k + c]).abs() < 1e-10 * scale,
+                    "{k} {c}: {} against {}",
+                    z[k][c],
+                    z3[3 * k + c]
+                );
+            }
+        }
+        // solve_in_place is the same operator
+        let mut flat: Vec<f64> = r.iter().flat_map(|v| v.iter().copied()).collect();
+        p.solve_in_place(&mut flat);
+        for k in 0..n {
+            assert!(
+                (Vec3::new(flat[3 * k], flat[3 * k + 1], flat[3 * k + 2]) - z[k]).norm() == 0.0
+            );
         }
     }
 }

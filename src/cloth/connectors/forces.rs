@@ -9,14 +9,14 @@ use super::{KesConnectors, Vec3};
 
 /// Connectors from which a force evaluation is split over rayon's threads (a 30 × 30 grid has
 /// about 4 400): below, a thread's share costs less than handing it out.
-const PARALLEL_CONNECTORS: usize = 4096;
+pub(super) const PARALLEL_CONNECTORS: usize = 4096;
 
 /// Index ranges of one band of connectors per kind.
 #[derive(Debug, Clone)]
-struct Band {
-    traction: std::ops::Range<usize>,
-    bending: std::ops::Range<usize>,
-    shear: std::ops::Range<usize>,
+pub(super) struct Band {
+    pub(super) traction: std::ops::Range<usize>,
+    pub(super) bending: std::ops::Range<usize>,
+    pub(super) shear: std::ops::Range<usize>,
 }
 
 impl KesConnectors {
@@ -59,7 +59,7 @@ impl KesConnectors {
 
     /// Band `t` of `of`: the t-th of `of` near-equal slices of each connector kind, in the
     /// order of the states (traction, bending, shear).
-    fn band(&self, t: usize, of: usize) -> Band {
+    pub(super) fn band(&self, t: usize, of: usize) -> Band {
         let part = |len: usize| (len * t / of)..(len * (t + 1) / of);
         Band {
             traction: part(self.traction.len()),

@@ -3,8 +3,11 @@
 //! w·τ_b/h·∇φ∇φᵀ, shear A·½(τ_w + τ_f)·∇θ∇θᵀ (τ = dF/dstrain ≥ 0, the law's tangent with
 //! its friction; the angles' second derivatives are left out, the Gauss–Newton part).
 
+use rayon::prelude::*;
+
 use crate::material::{LawState, MaterialLaw};
 
+use super::forces::{Band, PARALLEL_CONNECTORS};
 use super::{shear_angle, turning_angle, KesConnectors, Mat3, Vec3};
 
 /// Per-connector factors of K at one x.
@@ -12,10 +15,12 @@ use super::{shear_angle, turning_angle, KesConnectors, Mat3, Vec3};
 pub(crate) struct KesTangent {
     /// Traction: unit direction d̂, axial w·τ/h and lateral w·max(F, 0)/l [N/m].
     traction: Vec<(Vec3, f64, f64)>,
-    /// Bending: ∇φ at p_a, p_c, p_b, p_{e+}, p_{e−} [1/m] and w·τ_b/h [N·m].
-    bending: Vec<([Vec3; 5], f64)>,
-    /// Shear: ∇θ at the four corners [1/m] and A·½(τ_w + τ_f) [N·m/rad].
-    shear: Vec<([Vec3; 4], f64)>,
+    /// Bending: ∂φ/∂r_a, ∂φ/∂r_b, ∂φ/∂e [1/m] (∇φ at p_a, p_c, p_b, p_{e+}, p_{e−} is
+    /// −∂_a, ∂_a − ∂_b, ∂_b, ∂_e, −∂_e) and w·τ_b/h [N·m].
+    bending: Vec<([Vec3; 3], f64)>,
+    /// Shear: ∂θ/∂(warp), ∂θ/∂(weft) [1/m] (∇θ at the corners p00, p10, p01, p11 is
+    /// ½(−∂_w − ∂_f), ½(∂_w − ∂_f), ½(∂_f − ∂_w), ½(∂_w + ∂_f)) and A·½(τ_w + τ_f) [N·m/rad].
+    shear: Vec<([Vec3; 2], f64)>,
 }
 
 impl KesConnectors {
@@ -24,56 +29,97 @@ impl KesConnectors {
     pub(crate) fn tangent(&self, x: &[Vec3], trial: &[LawState], out: &mut KesTangent) {
         let (nt, nb) = (self.traction.len(), self.bending.len());
         out.traction.clear();
-        for (k, c) in self.traction.iter().enumerate() {
-            let d = x[c.b as usize] - x[c.a as usize];
-            let l = d.norm();
-            let law = &self.laws.traction[c.dir as usize];
-            let strain = l / c.rest - 1.0;
-            let next = &trial[k];
-            let tau = law.tangent(&self.states[k], next, strain).max(0.0);
-            let force = law.force(next);
-            let (dir, lateral) = if l > 0.0 {
-                (d / l, c.width * force.max(0.0) / l)
-            } else {
-                (Vec3::zeros(), 0.0)
-            };
-            out.traction.push((dir, c.width * tau / c.rest, lateral));
-        }
+        out.traction
+            .par_extend(self.traction.par_iter().enumerate().map(|(k, c)| {
+                let d = x[c.b as usize] - x[c.a as usize];
+                let l = d.norm();
+                let law = &self.laws.traction[c.dir as usize];
+                let strain = l / c.rest - 1.0;
+                let next = &trial[k];
+                let tau = law.tangent(&self.states[k], next, strain).max(0.0);
+                let force = law.force(next);
+                let (dir, lateral) = if l > 0.0 {
+                    (d / l, c.width * force.max(0.0) / l)
+                } else {
+                    (Vec3::zeros(), 0.0)
+                };
+                (dir, c.width * tau / c.rest, lateral)
+            }));
         out.bending.clear();
-        for (k, c) in self.bending.iter().enumerate() {
-            let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
-            let (phi, d_ra, d_rb, d_e) =
-                turning_angle(x[c.a as usize], x[c.c as usize], x[c.b as usize], ep - em);
-            let law = &self.laws.bending[c.dir as usize];
-            let tau = law
-                .tangent(&self.states[nt + k], &trial[nt + k], phi / c.rest)
-                .max(0.0);
-            out.bending.push((
-                [-d_ra, d_ra - d_rb, d_rb, d_e, -d_e],
-                c.width * tau / c.rest,
-            ));
-        }
+        out.bending
+            .par_extend(self.bending.par_iter().enumerate().map(|(k, c)| {
+                let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
+                let (phi, d_ra, d_rb, d_e) =
+                    turning_angle(x[c.a as usize], x[c.c as usize], x[c.b as usize], ep - em);
+                let law = &self.laws.bending[c.dir as usize];
+                let tau = law
+                    .tangent(&self.states[nt + k], &trial[nt + k], phi / c.rest)
+                    .max(0.0);
+                ([d_ra, d_rb, d_e], c.width * tau / c.rest)
+            }));
         out.shear.clear();
         let base = nt + nb;
-        for (k, c) in self.shear.iter().enumerate() {
-            let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
-            let s = base + 2 * k;
-            let tau: f64 = (0..2)
-                .map(|d| self.laws.shear[d].tangent(&self.states[s + d], &trial[s + d], theta))
-                .sum();
-            let g = [
-                -(d_tw + d_tf) * 0.5,
-                (d_tw - d_tf) * 0.5,
-                (d_tf - d_tw) * 0.5,
-                (d_tw + d_tf) * 0.5,
-            ];
-            out.shear.push((g, c.area * 0.5 * tau.max(0.0)));
-        }
+        out.shear
+            .par_extend(self.shear.par_iter().enumerate().map(|(k, c)| {
+                let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
+                let s = base + 2 * k;
+                let tau: f64 = (0..2)
+                    .map(|d| self.laws.shear[d].tangent(&self.states[s + d], &trial[s + d], theta))
+                    .sum();
+                ([d_tw, d_tf], c.area * 0.5 * tau.max(0.0))
+            }));
     }
 
-    /// y += K·v with K's factors `t`.
+    /// y += K·v with K's factors `t`, in one band of connectors per rayon thread on a large
+    /// grid (each band summing into its own buffer of `parts`, added to y in band order: the
+    /// sums differ from one thread's by round-off, as the forces' do).
+    pub(crate) fn add_tangent_product_banded(
+        &self,
+        t: &KesTangent,
+        v: &[Vec3],
+        y: &mut [Vec3],
+        parts: &mut Vec<Vec<Vec3>>,
+    ) {
+        let threads = rayon::current_num_threads();
+        if threads < 2 || self.len() < PARALLEL_CONNECTORS {
+            self.add_band_tangent_product(&self.band(0, 1), t, v, y);
+            return;
+        }
+        let n = y.len();
+        parts.resize_with(threads - 1, Vec::new);
+        for p in parts.iter_mut() {
+            p.clear();
+            p.resize(n, Vec3::zeros());
+        }
+        let mut outs: Vec<&mut [Vec3]> = std::iter::once(&mut *y)
+            .chain(parts.iter_mut().map(|p| p.as_mut_slice()))
+            .collect();
+        outs.par_iter_mut()
+            .enumerate()
+            .for_each(|(b, out)| self.add_band_tangent_product(&self.band(b, threads), t, v, out));
+        let parts = &*parts;
+        y.par_chunks_mut(1024).enumerate().for_each(|(c, yc)| {
+            for p in parts {
+                for (yk, pk) in yc.iter_mut().zip(&p[c * 1024..]) {
+                    *yk += pk;
+                }
+            }
+        });
+    }
+
+    /// y += K·v with K's factors `t` (serially).
+    #[cfg(test)]
     pub(crate) fn add_tangent_product(&self, t: &KesTangent, v: &[Vec3], y: &mut [Vec3]) {
-        for (c, &(dir, axial, lateral)) in self.traction.iter().zip(&t.traction) {
+        self.add_band_tangent_product(&self.band(0, 1), t, v, y);
+    }
+
+    /// y += K·v over the connectors of `band`.
+    #[inline]
+    fn add_band_tangent_product(&self, band: &Band, t: &KesTangent, v: &[Vec3], y: &mut [Vec3]) {
+        for (c, &(dir, axial, lateral)) in self.traction[band.traction.clone()]
+            .iter()
+            .zip(t.traction.get(band.traction.clone()).unwrap_or_default())
+        {
             let (a, b) = (c.a as usize, c.b as usize);
             let u = v[b] - v[a];
             let along = dir.dot(&u);
@@ -81,22 +127,36 @@ impl KesConnectors {
             y[a] -= f;
             y[b] += f;
         }
-        for (c, (g, k)) in self.bending.iter().zip(&t.bending) {
-            let p = [c.a, c.c, c.b, c.e_plus, c.e_minus];
-            let s: f64 = p.iter().zip(g).map(|(&i, gi)| gi.dot(&v[i as usize])).sum();
-            for (&i, gi) in p.iter().zip(g) {
-                y[i as usize] += gi * (k * s);
-            }
+        for (c, &([d_a, d_b, d_e], k)) in self.bending[band.bending.clone()]
+            .iter()
+            // a partial K (the tests' traction-only one) has no factors of the other kinds
+            .zip(t.bending.get(band.bending.clone()).unwrap_or_default())
+        {
+            let (a, m, b) = (c.a as usize, c.c as usize, c.b as usize);
+            let (ep, em) = (c.e_plus as usize, c.e_minus as usize);
+            // ∇φ·v with ∇φ = (−∂_a, ∂_a − ∂_b, ∂_b, ∂_e, −∂_e), then y += ∇φ·(k·s)
+            let s =
+                k * (d_a.dot(&(v[m] - v[a])) + d_b.dot(&(v[b] - v[m])) + d_e.dot(&(v[ep] - v[em])));
+            let (fa, fb, fe) = (d_a * s, d_b * s, d_e * s);
+            y[a] -= fa;
+            y[m] += fa - fb;
+            y[b] += fb;
+            y[ep] += fe;
+            y[em] -= fe;
         }
-        for (c, (g, k)) in self.shear.iter().zip(&t.shear) {
-            let s: f64 =
-                c.p.iter()
-                    .zip(g)
-                    .map(|(&i, gi)| gi.dot(&v[i as usize]))
-                    .sum();
-            for (&i, gi) in c.p.iter().zip(g) {
-                y[i as usize] += gi * (k * s);
-            }
+        for (c, &([d_w, d_f], k)) in self.shear[band.shear.clone()]
+            .iter()
+            .zip(t.shear.get(band.shear.clone()).unwrap_or_default())
+        {
+            let [p00, p10, p01, p11] = c.p.map(|i| i as usize);
+            // ∇θ = ½(−∂_w − ∂_f, ∂_w − ∂_f, ∂_f − ∂_w, ∂_w + ∂_f) at p00, p10, p01, p11
+            let (u, w) = (v[p11] - v[p00], v[p10] - v[p01]);
+            let s = 0.25 * k * (d_w.dot(&(u + w)) + d_f.dot(&(u - w)));
+            let (plus, minus) = (d_w + d_f, d_w - d_f);
+            y[p00] -= plus * s;
+            y[p10] += minus * s;
+            y[p01] -= minus * s;
+            y[p11] += plus * s;
         }
     }
 
@@ -114,17 +174,35 @@ impl KesConnectors {
             diag[c.b as usize] += blk;
             edge(c.a as usize, c.b as usize, blk);
         }
-        for (c, (g, k)) in self.bending.iter().zip(&t.bending) {
-            for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus].iter().zip(g) {
+        for (c, (d, k)) in self.bending.iter().zip(&t.bending) {
+            for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus]
+                .iter()
+                .zip(&bending_gradient(d))
+            {
                 diag[i as usize] += gi * gi.transpose() * *k;
             }
         }
-        for (c, (g, k)) in self.shear.iter().zip(&t.shear) {
-            for (&i, gi) in c.p.iter().zip(g) {
+        for (c, (d, k)) in self.shear.iter().zip(&t.shear) {
+            for (&i, gi) in c.p.iter().zip(&shear_gradient(d)) {
                 diag[i as usize] += gi * gi.transpose() * *k;
             }
         }
     }
+}
+
+/// ∇φ at p_a, p_c, p_b, p_{e+}, p_{e−} from ∂φ/∂r_a, ∂φ/∂r_b, ∂φ/∂e [1/m].
+fn bending_gradient(&[d_a, d_b, d_e]: &[Vec3; 3]) -> [Vec3; 5] {
+    [-d_a, d_a - d_b, d_b, d_e, -d_e]
+}
+
+/// ∇θ at p00, p10, p01, p11 from ∂θ/∂(warp), ∂θ/∂(weft) [1/m].
+fn shear_gradient(&[d_w, d_f]: &[Vec3; 2]) -> [Vec3; 4] {
+    [
+        -(d_w + d_f) * 0.5,
+        (d_w - d_f) * 0.5,
+        (d_f - d_w) * 0.5,
+        (d_w + d_f) * 0.5,
+    ]
 }
 
 #[cfg(test)]
@@ -253,15 +331,16 @@ pub(crate) mod tests {
             kes.add_tangent_product(&only, &v, &mut kv_traction);
             // the blocks hold the traction part whole and the bending/shear diagonal only
             let mut rest = diag[k] * 0.0;
-            for (c, (g, kb)) in kes.bending.iter().zip(&t.bending) {
-                for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus].iter().zip(g) {
+            for (c, (d, kb)) in kes.bending.iter().zip(&t.bending) {
+                let g = bending_gradient(d);
+                for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus].iter().zip(&g) {
                     if i as usize == k {
                         rest += gi * gi.transpose() * *kb;
                     }
                 }
             }
-            for (c, (g, ks)) in kes.shear.iter().zip(&t.shear) {
-                for (&i, gi) in c.p.iter().zip(g) {
+            for (c, (d, ks)) in kes.shear.iter().zip(&t.shear) {
+                for (&i, gi) in c.p.iter().zip(&shear_gradient(d)) {
                     if i as usize == k {
                         rest += gi * gi.transpose() * *ks;
                     }

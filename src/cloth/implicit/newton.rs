@@ -2,6 +2,8 @@
 //! solved by conjugate gradients to a relative `forcing`, preconditioned by line solves of the
 //! same matrix's traction couplings; a step that does not lower ‖D⁻¹g‖₂ is halved (≤ 5 times).
 
+use rayon::prelude::*;
+
 use super::residual::{dot, BackwardEuler};
 use super::SolveOutcome;
 use crate::cloth::connectors::KesTangent;
@@ -32,6 +34,8 @@ pub(crate) struct NewtonScratch {
     edges: Vec<(usize, usize, Mat3)>,
     tangent: KesTangent,
     lines: LinePreconditioner,
+    /// One buffer per rayon thread but the first for the banded tangent product.
+    parts: Vec<Vec<Vec3>>,
     /// Conjugate-gradient iterations of the last solve.
     pub cg_iterations: usize,
 }
@@ -66,13 +70,38 @@ fn residual(be: &mut BackwardEuler<'_>, x: &[Vec3], r: &mut [Vec3]) -> (f64, f64
     }
 }
 
+/// Particles per rayon task of the conjugate gradients' vector operations; their partial
+/// sums are added in chunk order, so a dot product does not depend on the thread count.
+const CHUNK: usize = 1024;
+
+/// a·b summed per chunk of `CHUNK` particles on rayon's threads, then over the chunks in order.
+fn par_dot(a: &[Vec3], b: &[Vec3]) -> f64 {
+    let parts: Vec<f64> = a
+        .par_chunks(CHUNK)
+        .zip(b.par_chunks(CHUNK))
+        .map(|(a, b)| dot(a, b))
+        .collect();
+    parts.iter().sum()
+}
+
 /// y = A·v, A = diag(inertia) + K (pinned rows and columns: the identity).
-fn product(be: &BackwardEuler<'_>, sc_inertia: &[f64], t: &KesTangent, v: &[Vec3], y: &mut [Vec3]) {
-    for ((yk, vk), s) in y.iter_mut().zip(v).zip(sc_inertia) {
-        *yk = vk * *s;
-    }
+fn product(
+    be: &BackwardEuler<'_>,
+    sc_inertia: &[f64],
+    t: &KesTangent,
+    parts: &mut Vec<Vec<Vec3>>,
+    v: &[Vec3],
+    y: &mut [Vec3],
+) {
+    y.par_chunks_mut(CHUNK)
+        .zip(v.par_chunks(CHUNK).zip(sc_inertia.par_chunks(CHUNK)))
+        .for_each(|(y, (v, s))| {
+            for ((yk, vk), s) in y.iter_mut().zip(v).zip(s) {
+                *yk = vk * *s;
+            }
+        });
     if let Material::Kes(k) = &be.world.material {
-        k.add_tangent_product(t, v, y);
+        k.add_tangent_product_banded(t, v, y, parts);
     }
     for (k, &p) in be.world.pinned().iter().enumerate() {
         if p {
@@ -155,39 +184,59 @@ pub(crate) fn newton_solve(
         for (res, r) in sc.res.iter_mut().zip(&sc.r) {
             *res = -r;
         }
-        let b_norm = dot(&sc.res, &sc.res).sqrt();
+        let b_norm = par_dot(&sc.res, &sc.res).sqrt();
         sc.lines.apply(&sc.res, &mut sc.z);
         sc.p.copy_from_slice(&sc.z);
-        let mut rz = dot(&sc.res, &sc.z);
+        let mut rz = par_dot(&sc.res, &sc.z);
         for _ in 0..MAX_CG_ITERATIONS {
-            product(be, &sc.inertia, &sc.tangent, &sc.p, &mut sc.q);
-            let pq = dot(&sc.p, &sc.q);
+            product(
+                be,
+                &sc.inertia,
+                &sc.tangent,
+                &mut sc.parts,
+                &sc.p,
+                &mut sc.q,
+            );
+            let pq = par_dot(&sc.p, &sc.q);
             // a direction of no or negative curvature: K is semi-definite, stop here
             if pq.is_nan() || pq <= 0.0 {
                 break;
             }
             let alpha = rz / pq;
-            for ((d, res), (p, q)) in sc
+            // δ += αp, res −= αq, and ‖res‖² per chunk
+            let res_sq: Vec<f64> = sc
                 .delta
-                .iter_mut()
-                .zip(sc.res.iter_mut())
-                .zip(sc.p.iter().zip(&sc.q))
-            {
-                *d += p * alpha;
-                *res -= q * alpha;
-            }
+                .par_chunks_mut(CHUNK)
+                .zip(sc.res.par_chunks_mut(CHUNK))
+                .zip(sc.p.par_chunks(CHUNK).zip(sc.q.par_chunks(CHUNK)))
+                .map(|((delta, res), (p, q))| {
+                    let mut sq = 0.0;
+                    for ((d, r), (p, q)) in
+                        delta.iter_mut().zip(res.iter_mut()).zip(p.iter().zip(q))
+                    {
+                        *d += p * alpha;
+                        *r -= q * alpha;
+                        sq += r.norm_squared();
+                    }
+                    sq
+                })
+                .collect();
             sc.cg_iterations += 1;
             out.linear_iterations += 1;
-            if dot(&sc.res, &sc.res).sqrt() <= params.forcing * b_norm {
+            if res_sq.iter().sum::<f64>().sqrt() <= params.forcing * b_norm {
                 break;
             }
             sc.lines.apply(&sc.res, &mut sc.z);
-            let rz_new = dot(&sc.res, &sc.z);
+            let rz_new = par_dot(&sc.res, &sc.z);
             let beta = rz_new / rz;
             rz = rz_new;
-            for (p, z) in sc.p.iter_mut().zip(&sc.z) {
-                *p = z + *p * beta;
-            }
+            sc.p.par_chunks_mut(CHUNK)
+                .zip(sc.z.par_chunks(CHUNK))
+                .for_each(|(p, z)| {
+                    for (p, z) in p.iter_mut().zip(z) {
+                        *p = z + *p * beta;
+                    }
+                });
         }
         // halve the step until ‖D⁻¹g‖₂ goes down (at most 5 times)
         let mut lambda = 1.0;
