@@ -62,6 +62,9 @@ struct DrapeArgs {
     /// Air damping [1/s] (force −γ·m·v): speeds the settling, no force at rest.
     #[arg(long, default_value_t = 1.0, value_name = "PER_S")]
     damping: f64,
+    /// Gravity ramped from 0 to g over this time [s]: the specimen is lowered, not dropped.
+    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    ramp: f64,
     /// Longest simulated time [s] before the test gives up unsettled.
     #[arg(long, default_value_t = 8.0, value_name = "S")]
     max_time: f64,
@@ -173,6 +176,7 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
         max_time: args.max_time,
         dt: args.dt,
         damping: args.damping,
+        ramp: args.ramp,
     };
     let result = with_bar(args.json, "draping (simulated time)", |progress| {
         run_drape(&card, &opts, progress, None)

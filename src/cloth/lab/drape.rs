@@ -2,6 +2,7 @@
 //! between 18 cm discs drapes under gravity; drape coefficient DC = (A_s − A_d)/(A_D − A_d)
 //! [%] from the shadow's area A_s, the specimen's A_D and the disc's A_d, and the folds.
 
+use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -25,10 +26,61 @@ pub const DISC_DIAMETER_M: f64 = 0.18;
 const MIN_FOLD_RANGE: f64 = 0.03;
 /// Shadow raster pixel \[m\].
 const PIXEL_M: f64 = 0.5e-3;
-/// The specimen counts as settled when no particle moves faster than this [m/s]...
-const SETTLED_SPEED: f64 = 5e-3;
-/// ... after at least this simulated time \[s\].
+/// The specimen counts as settled when its drape coefficient has stayed within this span
+/// [points] over the last `SETTLE_WINDOW_S` (a tenth of the 2-point mesh tolerance)...
+const SETTLED_DC_SPAN: f64 = 0.2;
+/// ... [s], read every `READ_INTERVAL_S` [s]...
+const SETTLE_WINDOW_S: f64 = 1.0;
+const READ_INTERVAL_S: f64 = 0.1;
+/// ... and the RMS speed of its free particles is below this [m/s]...
+const SETTLED_RMS_SPEED: f64 = 5e-3;
+/// ... reading from this simulated time after the end of the gravity ramp \[s\].
 const MIN_TIME_S: f64 = 0.5;
+
+/// The largest and the RMS speed [m/s] of the free particles.
+#[derive(Debug, Clone, Copy)]
+struct Speeds {
+    max: f64,
+    rms: f64,
+}
+
+impl Default for Speeds {
+    fn default() -> Self {
+        Self {
+            max: f64::INFINITY,
+            rms: f64::INFINITY,
+        }
+    }
+}
+
+impl Speeds {
+    fn of(v: &[Vec3], free: &[bool]) -> Self {
+        let (mut max, mut sum2, mut n) = (0.0f64, 0.0, 0usize);
+        for (vk, _) in v.iter().zip(free).filter(|(_, f)| **f) {
+            let s = vk.norm();
+            max = max.max(s);
+            sum2 += s * s;
+            n += 1;
+        }
+        Self {
+            max,
+            rms: if n > 0 { (sum2 / n as f64).sqrt() } else { 0.0 },
+        }
+    }
+}
+
+/// Standard gravity [m/s²].
+const STANDARD_GRAVITY: f64 = 9.806_65;
+
+/// The fraction of g applied at time `t` \[s\] of a ramp over `ramp` \[s\]: 3τ² − 2τ³,
+/// τ = t/ramp clamped to [0, 1] (1 when `ramp` is 0).
+fn gravity_fraction(t: f64, ramp: f64) -> f64 {
+    if ramp <= 0.0 {
+        return 1.0;
+    }
+    let tau = (t / ramp).clamp(0.0, 1.0);
+    tau * tau * (3.0 - 2.0 * tau)
+}
 
 /// What to test.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,6 +95,9 @@ pub struct DrapeOptions {
     pub max_time: f64,
     /// Air damping γ [1/s] (default 1): speeds the settling, no force at rest.
     pub damping: f64,
+    /// Gravity is ramped from 0 to g over this time \[s\] (smoothstep 3τ² − 2τ³, τ = t/T):
+    /// the specimen is lowered, not dropped (0: the full weight at once).
+    pub ramp: f64,
 }
 
 impl Default for DrapeOptions {
@@ -53,6 +108,7 @@ impl Default for DrapeOptions {
             dt: 0.002,
             max_time: 8.0,
             damping: 1.0,
+            ramp: 0.0,
         }
     }
 }
@@ -130,8 +186,10 @@ pub struct DrapeResult {
     pub steps: u64,
     pub dt_s: f64,
     pub sim_time_s: f64,
-    /// Fastest particle at the end [m/s].
+    /// Fastest free particle at the end [m/s].
     pub final_speed: f64,
+    /// RMS speed of the free particles at the end [m/s] (all have the same mass: √(2K/M)).
+    pub rms_speed: f64,
     pub wall_s: f64,
     /// The draped mesh, for rendering.
     #[serde(skip)]
@@ -248,10 +306,14 @@ pub fn run_drape(
     let dt_ok = opts.dt.is_finite() && opts.dt > 0.0 && opts.dt <= 0.05;
     let time_ok = opts.max_time.is_finite() && opts.max_time > 0.0 && opts.max_time <= 600.0;
     let damping_ok = opts.damping.is_finite() && opts.damping >= 0.0;
-    if !(dt_ok && time_ok && damping_ok) {
+    let ramp_ok = opts.ramp.is_finite()
+        && opts.ramp >= 0.0
+        && opts.ramp + MIN_TIME_S + SETTLE_WINDOW_S <= opts.max_time;
+    if !(dt_ok && time_ok && damping_ok && ramp_ok) {
         return Err(LabError::Option(format!(
-            "dt = {} s, max time = {} s, damping = {} 1/s: need 0 < dt <= 0.05 s, 0 < max time <= 600 s, damping >= 0",
-            opts.dt, opts.max_time, opts.damping
+            "dt = {} s, max time = {} s, damping = {} 1/s, ramp = {} s: need 0 < dt <= 0.05 s, \
+             0 < max time <= 600 s, damping >= 0, 0 <= ramp <= max time - 1.5 s (the settling is read over 1 s from 0.5 s after the ramp)",
+            opts.dt, opts.max_time, opts.damping, opts.ramp
         )));
     }
     let laws = card_laws(card, opts.friction)?;
@@ -271,7 +333,11 @@ pub fn run_drape(
             *m = density * h * h;
         }
     }
-    world.loads.gravity = [0.0, -9.806_65, 0.0];
+    world.loads.gravity = [
+        0.0,
+        -STANDARD_GRAVITY * gravity_fraction(opts.dt, opts.ramp),
+        0.0,
+    ];
     world.loads.damping = opts.damping;
     for (k, p) in specimen.flat.iter().enumerate() {
         if !specimen.kept[k] || specimen.on_disc[k] {
@@ -291,10 +357,19 @@ pub fn run_drape(
     };
     let mut pipeline = ClothPipeline::new();
     let max_steps = (opts.max_time / opts.dt).ceil() as u64;
-    let mut final_speed = f64::INFINITY;
+    let read_every = ((READ_INTERVAL_S / opts.dt).round() as u64).max(1);
+    let free: Vec<bool> = (0..kept.len())
+        .map(|k| kept[k] && !specimen.on_disc[k])
+        .collect();
+    let mut speeds = Speeds::default();
+    // the readings (time [s], DC [%]) of the last SETTLE_WINDOW_S
+    let mut window: VecDeque<(f64, f64)> = VecDeque::new();
     let mut settled = false;
     for step in 1..=max_steps {
         check_cancel(cancel)?;
+        // backward Euler takes the forces at the end of the step
+        world.loads.gravity[1] =
+            -STANDARD_GRAVITY * gravity_fraction(world.time + opts.dt, opts.ramp);
         let report = pipeline.step(&params, &mut world)?;
         if !report.solve.converged {
             return Err(LabError::NotReached(format!(
@@ -302,23 +377,39 @@ pub fn run_drape(
                 world.time, report.halvings
             )));
         }
-        final_speed = world
-            .velocities()
-            .iter()
-            .map(|v| v.norm())
-            .fold(0.0, f64::max);
         if step % 25 == 0 {
             progress(step as f64 / max_steps as f64);
         }
-        if world.time >= MIN_TIME_S && final_speed < SETTLED_SPEED {
+        if world.time < MIN_TIME_S + opts.ramp || step % read_every != 0 {
+            continue;
+        }
+        speeds = Speeds::of(world.velocities(), &free);
+        let dc = drape_reading(&specimen, world.positions()).drape_coefficient;
+        window.push_back((world.time, dc));
+        while window
+            .front()
+            .is_some_and(|(t, _)| *t < world.time - SETTLE_WINDOW_S - 1e-9)
+        {
+            window.pop_front();
+        }
+        let (lo, hi) = window
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, d)| {
+                (lo.min(*d), hi.max(*d))
+            });
+        let spans_window = window
+            .front()
+            .is_some_and(|(t, _)| *t <= world.time - SETTLE_WINDOW_S + 1e-9);
+        if spans_window && hi - lo <= SETTLED_DC_SPAN && speeds.rms < SETTLED_RMS_SPEED {
             settled = true;
             break;
         }
     }
     if !settled {
         return Err(LabError::NotReached(format!(
-            "the specimen did not settle in {} s (fastest particle {:.3} m/s; raise the longest time)",
-            opts.max_time, final_speed
+            "the specimen did not settle in {} s (RMS speed {:.4} m/s, fastest particle {:.3} m/s; \
+             raise the longest time)",
+            opts.max_time, speeds.rms, speeds.max
         )));
     }
     progress(1.0);
@@ -339,7 +430,8 @@ pub fn run_drape(
         steps: world.steps,
         dt_s: opts.dt,
         sim_time_s: world.time,
-        final_speed,
+        final_speed: speeds.max,
+        rms_speed: speeds.rms,
         wall_s: start.elapsed().as_secs_f64(),
         mesh: DrapedMesh {
             grid: world.grid,
