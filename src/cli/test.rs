@@ -63,10 +63,10 @@ struct DrapeArgs {
     #[arg(long, default_value_t = 1.0, value_name = "PER_S")]
     damping: f64,
     /// Gravity ramped from 0 to g over this time [s]: the specimen is lowered, not dropped.
-    #[arg(long, default_value_t = 0.0, value_name = "S")]
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
     ramp: f64,
     /// Longest simulated time [s] before the test gives up unsettled.
-    #[arg(long, default_value_t = 8.0, value_name = "S")]
+    #[arg(long, default_value_t = 20.0, value_name = "S")]
     max_time: f64,
     /// Folder for the renders `drape_top.png` and `drape_side.png` (feature `render`).
     #[arg(long, value_name = "DIR")]

@@ -24,6 +24,9 @@ pub const DISC_DIAMETER_M: f64 = 0.18;
 /// Folds are counted when the outline's radius relative to the flat specimen's varies by more
 /// than this (smoothed over ±5°) around the circle.
 const MIN_FOLD_RANGE: f64 = 0.03;
+/// An implicit step still unconverged at Δt/8 is kept when its residual, a displacement
+/// max_i |D_i⁻¹g_i|, is below this \[m\]: 1/500 of the shadow's pixel; above, the test fails.
+const ACCEPTED_RESIDUAL_M: f64 = 1e-6;
 /// Shadow raster pixel \[m\].
 const PIXEL_M: f64 = 0.5e-3;
 /// The specimen counts as settled when its drape coefficient has stayed within this span
@@ -91,12 +94,12 @@ pub struct DrapeOptions {
     pub cell: f64,
     /// Time step \[s\] (default 2 ms).
     pub dt: f64,
-    /// Longest simulated time \[s\] before the test gives up (default 8 s).
+    /// Longest simulated time \[s\] before the test gives up (default 20 s).
     pub max_time: f64,
     /// Air damping γ [1/s] (default 1): speeds the settling, no force at rest.
     pub damping: f64,
-    /// Gravity is ramped from 0 to g over this time \[s\] (smoothstep 3τ² − 2τ³, τ = t/T):
-    /// the specimen is lowered, not dropped (0: the full weight at once).
+    /// Gravity is ramped from 0 to g over this time \[s\] (default 1 s; smoothstep 3τ² − 2τ³,
+    /// τ = t/T): the specimen is lowered, not dropped (0: the full weight at once).
     pub ramp: f64,
 }
 
@@ -106,9 +109,9 @@ impl Default for DrapeOptions {
             friction: true,
             cell: 0.01,
             dt: 0.002,
-            max_time: 8.0,
+            max_time: 20.0,
             damping: 1.0,
-            ramp: 0.0,
+            ramp: 1.0,
         }
     }
 }
@@ -184,6 +187,9 @@ pub struct DrapeResult {
     pub cell_mm: f64,
     pub particles: usize,
     pub steps: u64,
+    /// Implicit steps left unconverged (after halving down to Δt/8) with a residual below
+    /// the accepted 1 µm.
+    pub unconverged_steps: u64,
     pub dt_s: f64,
     pub sim_time_s: f64,
     /// Fastest free particle at the end [m/s].
@@ -365,6 +371,7 @@ pub fn run_drape(
     // the readings (time [s], DC [%]) of the last SETTLE_WINDOW_S
     let mut window: VecDeque<(f64, f64)> = VecDeque::new();
     let mut settled = false;
+    let mut unconverged_steps = 0u64;
     for step in 1..=max_steps {
         check_cancel(cancel)?;
         // backward Euler takes the forces at the end of the step
@@ -372,10 +379,14 @@ pub fn run_drape(
             -STANDARD_GRAVITY * gravity_fraction(world.time + opts.dt, opts.ramp);
         let report = pipeline.step(&params, &mut world)?;
         if !report.solve.converged {
-            return Err(LabError::NotReached(format!(
-                "the implicit step at t = {:.3} s did not converge (after {} halvings): the drape is not trustworthy",
-                world.time, report.halvings
-            )));
+            if report.solve.residual > ACCEPTED_RESIDUAL_M {
+                return Err(LabError::NotReached(format!(
+                    "the implicit step at t = {:.3} s did not converge (after {} halvings, residual \
+                     {:.1e} m > {:.0e} m): the drape is not trustworthy",
+                    world.time, report.halvings, report.solve.residual, ACCEPTED_RESIDUAL_M
+                )));
+            }
+            unconverged_steps += 1;
         }
         if step % 25 == 0 {
             progress(step as f64 / max_steps as f64);
@@ -428,6 +439,7 @@ pub fn run_drape(
         cell_mm: h * 1e3,
         particles,
         steps: world.steps,
+        unconverged_steps,
         dt_s: opts.dt,
         sim_time_s: world.time,
         final_speed: speeds.max,
@@ -439,4 +451,31 @@ pub fn run_drape(
             kept: specimen.kept,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gravity_fraction;
+
+    /// The ramp 3τ² − 2τ³ runs from 0 to 1 with zero rate at both ends (the specimen starts and
+    /// ends its lowering at rest), is monotone, and is the full weight without a ramp.
+    #[test]
+    fn gravity_ramp_is_a_smoothstep_from_rest_to_rest() {
+        let ramp = 1.5;
+        assert_eq!(gravity_fraction(0.0, ramp), 0.0);
+        assert!((gravity_fraction(0.75, ramp) - 0.5).abs() < 1e-15);
+        assert_eq!(gravity_fraction(1.5, ramp), 1.0);
+        assert_eq!(gravity_fraction(7.0, ramp), 1.0);
+        assert_eq!(gravity_fraction(0.0, 0.0), 1.0);
+        let h = 1e-6;
+        // rate at the ends: 6τ(1 − τ)/T → 0, against 1.5/T in the middle
+        assert!(gravity_fraction(h, ramp) / h < 1e-5);
+        assert!((1.0 - gravity_fraction(ramp - h, ramp)) / h < 1e-5);
+        let mid = (gravity_fraction(0.75 + h, ramp) - gravity_fraction(0.75 - h, ramp)) / (2.0 * h);
+        assert!((mid - 1.5 / ramp).abs() < 1e-6, "{mid}");
+        let samples: Vec<f64> = (0..=100)
+            .map(|k| gravity_fraction(k as f64 * ramp / 100.0, ramp))
+            .collect();
+        assert!(samples.windows(2).all(|w| w[1] >= w[0]));
+    }
 }
