@@ -205,6 +205,12 @@ fn print_drape(r: &DrapeResult) {
         "  mesh               {:.2} mm cells, {} particles, {} steps of {} s ({:.2} s simulated)",
         r.cell_mm, r.particles, r.steps, r.dt_s, r.sim_time_s
     );
+    println!(
+        "  settled            RMS speed {:.1} mm/s, fastest particle {:.1} mm/s, {} steps unconverged (< 1 um)",
+        r.rms_speed * 1e3,
+        r.final_speed * 1e3,
+        r.unconverged_steps
+    );
     println!("  wall time          {:.2} s", r.wall_s);
 }
 
