@@ -62,8 +62,11 @@ struct DrapeArgs {
     /// Air damping [1/s] (force −γ·m·v): speeds the settling, no force at rest.
     #[arg(long, default_value_t = 1.0, value_name = "PER_S")]
     damping: f64,
+    /// Gravity ramped from 0 to g over this time [s]: the specimen is lowered, not dropped.
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    ramp: f64,
     /// Longest simulated time [s] before the test gives up unsettled.
-    #[arg(long, default_value_t = 8.0, value_name = "S")]
+    #[arg(long, default_value_t = 20.0, value_name = "S")]
     max_time: f64,
     /// Folder for the renders `drape_top.png` and `drape_side.png` (feature `render`).
     #[arg(long, value_name = "DIR")]
@@ -173,6 +176,7 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
         max_time: args.max_time,
         dt: args.dt,
         damping: args.damping,
+        ramp: args.ramp,
     };
     let result = with_bar(args.json, "draping (simulated time)", |progress| {
         run_drape(&card, &opts, progress, None)
@@ -200,6 +204,12 @@ fn print_drape(r: &DrapeResult) {
     println!(
         "  mesh               {:.2} mm cells, {} particles, {} steps of {} s ({:.2} s simulated)",
         r.cell_mm, r.particles, r.steps, r.dt_s, r.sim_time_s
+    );
+    println!(
+        "  settled            RMS speed {:.1} mm/s, fastest particle {:.1} mm/s, {} steps unconverged (< 1 um)",
+        r.rms_speed * 1e3,
+        r.final_speed * 1e3,
+        r.unconverged_steps
     );
     println!("  wall time          {:.2} s", r.wall_s);
 }

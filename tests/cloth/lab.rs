@@ -217,3 +217,22 @@ fn drape_coefficient_runs_from_stiff_to_limp() {
         stiff.drape_coefficient
     );
 }
+
+/// The gravity ramp and the settling window must fit in the longest time: a ramp of 19 s in
+/// 20 s, or a negative one, is an option out of range (exit 2), refused before any step.
+#[test]
+fn drape_refuses_a_ramp_that_leaves_no_time_to_settle() {
+    let card = fitted_cotton();
+    for ramp in [19.0, -1.0, f64::NAN] {
+        let opts = DrapeOptions {
+            ramp,
+            ..DrapeOptions::default()
+        };
+        match run_drape(&card, &opts, &mut |_| {}, None) {
+            Err(kestrel::cloth::lab::LabError::Option(m)) => {
+                assert!(m.contains("ramp"), "{m}")
+            }
+            other => panic!("ramp {ramp}: {other:?}"),
+        }
+    }
+}
