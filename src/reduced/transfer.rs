@@ -5,6 +5,7 @@
 mod nrbf;
 mod raycast;
 mod sh;
+mod shade;
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -17,6 +18,8 @@ use super::basis::{frobenius_error, reduce};
 use super::ReducedError;
 
 pub use sh::{axis_rotation, clamped_cosine, sh_basis, sky_rotation, ShLight, SH_BANDS, SH_COEFFS};
+
+pub use shade::{frame_transfer, light_in_model_frame, radiance_of, TransferSource, CLOTH_ALBEDO};
 
 use raycast::Occluders;
 
