@@ -8,7 +8,7 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use kestrel::plot::reduced::error_vs_rank_image;
+use kestrel::plot::reduced::{error_vs_rank_image, transfer_error_vs_rank_image};
 use kestrel::plot::{write_image, ImageFormat, PlotSize};
 use kestrel::reduced::transfer::TransferOptions;
 use kestrel::reduced::{
@@ -63,16 +63,16 @@ pub struct TransferArgs {
     #[arg(long)]
     pub transfer: bool,
     /// Representative states N_a (k-means clusters of the reduced coordinates).
-    #[arg(long, value_name = "N_A", default_value_t = 24, requires = "transfer")]
+    #[arg(long, value_name = "N_A", default_value_t = 48, requires = "transfer")]
     pub transfer_states: usize,
     /// Shadow rays per vertex (rounded up to a square).
     #[arg(long, value_name = "RAYS", default_value_t = 64, requires = "transfer")]
     pub transfer_samples: usize,
     /// Held-out states whose transfer is computed directly to measure the interpolation.
-    #[arg(long, value_name = "N", default_value_t = 6, requires = "transfer")]
+    #[arg(long, value_name = "N", default_value_t = 8, requires = "transfer")]
     pub held_out: usize,
     /// ε_a: keep transfer rank r_a with σ_r ≥ ε_a·σ₁.
-    #[arg(long, value_name = "E", default_value_t = 0.02, requires = "transfer")]
+    #[arg(long, value_name = "E", default_value_t = 0.1, requires = "transfer")]
     pub transfer_epsilon: f64,
     /// Keep exactly this transfer rank r_a instead.
     #[arg(long, value_name = "R_A", requires = "transfer")]
@@ -352,14 +352,27 @@ impl Written<'_> {
             .map_err(CliError::written)?;
         if let Some((p, format)) = self.error_plot {
             let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
-            let image = error_vs_rank_image(
-                self.scene,
-                &sigma,
-                model.rank,
-                model.info.rank_tolerance,
-                PlotSize::SINGLE,
-                format,
-            )
+            let image = match (&model.transfer, &stats.transfer) {
+                (Some(t), Some(ts)) => {
+                    let sigma_a: Vec<f64> = t.sigma.iter().map(|&s| f64::from(s)).collect();
+                    transfer_error_vs_rank_image(
+                        self.scene,
+                        (&sigma, model.rank),
+                        (&sigma_a, t.info.rank as usize),
+                        &ts.transfer_held_out_error_by_rank,
+                        PlotSize::SINGLE,
+                        format,
+                    )
+                }
+                _ => error_vs_rank_image(
+                    self.scene,
+                    &sigma,
+                    model.rank,
+                    model.info.rank_tolerance,
+                    PlotSize::SINGLE,
+                    format,
+                ),
+            }
             .map_err(CliError::failed)?;
             write_image(p, &image, self.force).map_err(CliError::written)?;
         }

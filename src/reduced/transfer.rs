@@ -26,14 +26,14 @@ use raycast::Occluders;
 /// Settings of a transfer precomputation (`precompute --transfer`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TransferOptions {
-    /// Representative states N_a (k-means clusters of q_u); default 24.
+    /// Representative states N_a (k-means clusters of q_u); default 48.
     pub states: usize,
     /// Shadow rays per vertex (rounded up to a square: stratified m × m); default 64.
     pub samples: usize,
     /// Held-out states (not among the N_a) whose transfer is computed directly to measure
-    /// the interpolation error; default 6.
+    /// the interpolation error; default 8.
     pub held_out: usize,
-    /// ε_a: keep σ_r ≥ ε_a·σ₁ of the transfer matrix (default 0.02), unless `rank` is given.
+    /// ε_a: keep σ_r ≥ ε_a·σ₁ of the transfer matrix (default 0.1), unless `rank` is given.
     pub epsilon: f64,
     pub rank: Option<usize>,
     /// Seed of the ray directions and of the k-means start.
@@ -43,10 +43,10 @@ pub struct TransferOptions {
 impl Default for TransferOptions {
     fn default() -> Self {
         Self {
-            states: 24,
+            states: 48,
             samples: 64,
-            held_out: 6,
-            epsilon: 0.02,
+            held_out: 8,
+            epsilon: 0.1,
             rank: None,
             seed: 1,
         }

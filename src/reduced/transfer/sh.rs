@@ -139,11 +139,11 @@ pub fn axis_rotation(axis: [f64; 3], angle: f64) -> Rotation3<f64> {
 fn sh_rotation(r: &Rotation3<f64>) -> [[f64; SH_COEFFS]; SH_COEFFS] {
     // generic directions: Y restricted to each band is invertible on them
     const DIRS: [[f64; 3]; 5] = [
-        [1.0, 0.0, 0.0],
-        [0.0, 1.0, 0.0],
-        [0.0, 0.0, 1.0],
-        [0.6, 0.8, 0.0],
-        [0.0, 0.6, 0.8],
+        [1.0, 1.0, 1.0],
+        [1.0, -1.0, 0.5],
+        [0.3, 0.2, -1.0],
+        [-0.7, 0.4, 0.6],
+        [0.1, -0.9, 0.4],
     ];
     let rt: Matrix3<f64> = r.matrix().transpose();
     let mut out = [[0.0; SH_COEFFS]; SH_COEFFS];
