@@ -32,7 +32,9 @@ pub use play::{
     MAX_PLAY_FRAMES, PLAYBACK_ERROR_WARNING,
 };
 pub use precompute::{precompute, precompute_reporting, PrecomputeOptions, PrecomputeStats};
-pub use shard::{merge, merge_reporting, precompute_shard, scene_fingerprint, Shard, ShardHeader, SHARD_MAGIC};
+pub use shard::{
+    merge, merge_reporting, precompute_shard, scene_fingerprint, Shard, ShardHeader, SHARD_MAGIC,
+};
 
 #[derive(Debug, Error)]
 pub enum ReducedError {

@@ -60,7 +60,10 @@ fn the_clamped_cosine_lobe_has_its_funk_hecke_coefficients() {
     let white = ShLight::project(64, |_| [1.0; 3]);
     let tf: Vec<f32> = t.iter().map(|&x| x as f32).collect();
     let l = white.radiance([0.5, 1.0, 0.25], &tf);
-    assert!((l[0] - 0.5).abs() < 1e-4 && (l[1] - 1.0).abs() < 1e-4 && (l[2] - 0.25).abs() < 1e-4, "{l:?}");
+    assert!(
+        (l[0] - 0.5).abs() < 1e-4 && (l[1] - 1.0).abs() < 1e-4 && (l[2] - 0.25).abs() < 1e-4,
+        "{l:?}"
+    );
 }
 
 #[test]
@@ -99,7 +102,11 @@ fn occluders_remove_their_share_of_the_lobe() {
     let t = setup(&wall, 4096).transfer_at(&x);
     let exact = clamped_cosine([0.0, 0.0, 1.0]);
     let p = 8; // the corner next to the wall
-    assert!((f64::from(t[p * SH_COEFFS]) - 0.5 * exact[0]).abs() < 3e-3, "{}", t[p * SH_COEFFS]);
+    assert!(
+        (f64::from(t[p * SH_COEFFS]) - 0.5 * exact[0]).abs() < 3e-3,
+        "{}",
+        t[p * SH_COEFFS]
+    );
     assert!((f64::from(t[p * SH_COEFFS + 2]) - 0.5 * exact[2]).abs() < 3e-3);
     // a ball right above the centre vertex shadows it, not as much the corners
     let ball = [ObstacleShape::Sphere {
@@ -207,7 +214,14 @@ fn the_transfer_model_round_trips_merges_byte_for_byte_and_its_errors_fall_with_
     let (sha, path) = ("0123abcd", "door.toml");
     let parts: Vec<(PathBuf, Shard)> = (1..=2)
         .map(|k| {
-            let s = precompute_shard(&scene, (path, sha), &PrecomputeOptions::default(), (k, 2), &|_| {}).unwrap();
+            let s = precompute_shard(
+                &scene,
+                (path, sha),
+                &PrecomputeOptions::default(),
+                (k, 2),
+                &|_| {},
+            )
+            .unwrap();
             (PathBuf::from(format!("p{k}.krp")), s)
         })
         .collect();

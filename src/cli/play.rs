@@ -8,14 +8,14 @@ use clap::Args;
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use kestrel::reduced::{
-    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
-    ReducedModel,
-};
 #[cfg(feature = "render")]
 use kestrel::reduced::transfer::{
     frame_transfer, light_in_model_frame, radiance_of, sky_rotation, ShLight, Transfer,
     TransferSource, CLOTH_ALBEDO,
+};
+use kestrel::reduced::{
+    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
+    ReducedModel,
 };
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
@@ -221,7 +221,11 @@ fn shading_of<'m>(args: &PlayArgs, model: &'m ReducedModel) -> Result<Shading<'m
     let kind = args
         .shading
         .as_deref()
-        .unwrap_or(if model.transfer.is_some() { "transfer" } else { "shadow" });
+        .unwrap_or(if model.transfer.is_some() {
+            "transfer"
+        } else {
+            "shadow"
+        });
     let source = match kind {
         "shadow" => return Ok(Shading::Shadow),
         "direct" => TransferSource::Direct,

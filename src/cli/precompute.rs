@@ -12,8 +12,8 @@ use kestrel::plot::reduced::{error_vs_rank_image, transfer_error_vs_rank_image};
 use kestrel::plot::{write_image, ImageFormat, PlotSize};
 use kestrel::reduced::transfer::TransferOptions;
 use kestrel::reduced::{
-    merge_reporting, precompute_reporting, precompute_shard, scene_fingerprint,
-    PrecomputeOptions, PrecomputeStats, ReducedError, ReducedModel, Shard,
+    merge_reporting, precompute_reporting, precompute_shard, scene_fingerprint, PrecomputeOptions,
+    PrecomputeStats, ReducedError, ReducedModel, Shard,
 };
 
 use super::CliError;
@@ -249,7 +249,11 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         });
     }
     let t0 = Instant::now();
-    let tb = super::progress_bar(1000, args.output.json || opts.transfer.is_none(), TRANSFER_BAR);
+    let tb = super::progress_bar(
+        1000,
+        args.output.json || opts.transfer.is_none(),
+        TRANSFER_BAR,
+    );
     let transfer_progress = |f: f64| {
         pb.finish_and_clear();
         tb.set_position((f * 1000.0) as u64)
@@ -309,7 +313,11 @@ fn run_merge(args: MergeArgs) -> Result<(), CliError> {
         transfer: args.transfer.options()?,
         ..PrecomputeOptions::default()
     };
-    let tb = super::progress_bar(1000, args.output.json || opts.transfer.is_none(), TRANSFER_BAR);
+    let tb = super::progress_bar(
+        1000,
+        args.output.json || opts.transfer.is_none(),
+        TRANSFER_BAR,
+    );
     let progress = |f: f64| tb.set_position((f * 1000.0) as u64);
     let (model, stats) = merge_reporting(&scene, &sha, shards, &opts, &progress)
         .inspect_err(|_| tb.abandon())

@@ -146,9 +146,21 @@ pub fn transfer_error_vs_rank_image(
         let red = rgb(UNLOADING_RGB);
         let green = RGBColor(40, 140, 60);
         let series = [
-            (curve(sigma_u), blue, format!("displacement σ(r+1)/σ₁ (r_u = {rank_u})")),
-            (curve(sigma_a), red, format!("transfer σ(r+1)/σ₁ (r_a = {rank_a})")),
-            (held, green, "transfer, held-out states ‖T − T̃‖/‖T‖".to_string()),
+            (
+                curve(sigma_u),
+                blue,
+                format!("displacement σ(r+1)/σ₁ (r_u = {rank_u})"),
+            ),
+            (
+                curve(sigma_a),
+                red,
+                format!("transfer σ(r+1)/σ₁ (r_a = {rank_a})"),
+            ),
+            (
+                held,
+                green,
+                "transfer, held-out states ‖T − T̃‖/‖T‖".to_string(),
+            ),
         ];
         for (points, color, label) in series {
             chart

@@ -327,7 +327,9 @@ impl ReducedModel {
             .transfer;
         match (version, &transfer_info) {
             (MODEL_VERSION_TRANSFER, None) => {
-                return Err(bad("version 2 without a transfer entry in the header".into()))
+                return Err(bad(
+                    "version 2 without a transfer entry in the header".into()
+                ))
             }
             (MODEL_VERSION, Some(_)) => {
                 return Err(bad("version 1 with a transfer entry in the header".into()))
@@ -474,7 +476,10 @@ impl ReducedModel {
 /// side ±1, finite obstacles.
 fn validate_transfer(t: &TransferInfo, states: u64) -> Result<(), String> {
     if t.bands as usize != SH_BANDS {
-        return Err(format!("{} SH bands (this kestrel uses {SH_BANDS})", t.bands));
+        return Err(format!(
+            "{} SH bands (this kestrel uses {SH_BANDS})",
+            t.bands
+        ));
     }
     if t.states == 0 || u64::from(t.states) > states || t.rank == 0 || t.rank > t.states {
         return Err(format!(
@@ -482,7 +487,7 @@ fn validate_transfer(t: &TransferInfo, states: u64) -> Result<(), String> {
             t.states, t.rank
         ));
     }
-    if !(t.width.is_finite() && t.width > 0.0) || !t.regularisation.is_finite() {
+    if !(t.width.is_finite() && t.width > 0.0 && t.regularisation.is_finite()) {
         return Err(format!(
             "NRBF width {} m and regularisation {}: must be finite, the width > 0",
             t.width, t.regularisation

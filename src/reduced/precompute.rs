@@ -382,7 +382,11 @@ fn seen_side(model: &ReducedModel) -> f32 {
     let facing: f64 = vertex_normals(g.nu, g.nv, &x)
         .iter()
         .zip(&x)
-        .map(|(n, p)| (0..3).map(|k| f64::from(n[k]) * (cam.eye[k] - f64::from(p[k]))).sum::<f64>())
+        .map(|(n, p)| {
+            (0..3)
+                .map(|k| f64::from(n[k]) * (cam.eye[k] - f64::from(p[k])))
+                .sum::<f64>()
+        })
         .sum();
     if facing >= 0.0 {
         1.0

@@ -61,16 +61,25 @@ impl TransferOptions {
     pub fn validate(&self) -> Result<(), String> {
         let (s, r, h) = TRANSFER_LIMITS;
         if !(2..=s).contains(&self.states) {
-            return Err(format!("transfer states N_a = {}: must be 2 to {s}", self.states));
+            return Err(format!(
+                "transfer states N_a = {}: must be 2 to {s}",
+                self.states
+            ));
         }
         if !(1..=r).contains(&self.samples) {
-            return Err(format!("transfer samples = {}: must be 1 to {r} rays per vertex", self.samples));
+            return Err(format!(
+                "transfer samples = {}: must be 1 to {r} rays per vertex",
+                self.samples
+            ));
         }
         if self.held_out > h {
             return Err(format!("held-out states = {}: at most {h}", self.held_out));
         }
         if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
-            return Err(format!("transfer epsilon = {}: must be in (0, 1)", self.epsilon));
+            return Err(format!(
+                "transfer epsilon = {}: must be in (0, 1)",
+                self.epsilon
+            ));
         }
         if self.rank == Some(0) {
             return Err("transfer rank must be >= 1".into());
@@ -222,8 +231,10 @@ impl TransferSetup<'_> {
                         let e1 = (a as f32 + rng.random::<f32>()) / m as f32;
                         let e2 = (b as f32 + rng.random::<f32>()) / m as f32;
                         let (r, phi) = (e1.sqrt(), std::f32::consts::TAU * e2);
-                        let (lx, ly, lz) = (r * phi.cos(), r * phi.sin(), (1.0 - e1).max(0.0).sqrt());
-                        let d: [f32; 3] = std::array::from_fn(|k| lx * u[k] + ly * w[k] + lz * n[k]);
+                        let (lx, ly, lz) =
+                            (r * phi.cos(), r * phi.sin(), (1.0 - e1).max(0.0).sqrt());
+                        let d: [f32; 3] =
+                            std::array::from_fn(|k| lx * u[k] + ly * w[k] + lz * n[k]);
                         if !occ.occluded(o, d, p as u32) {
                             let y = sh_basis(d.map(f64::from));
                             for (s, yk) in acc.iter_mut().zip(y) {
@@ -245,7 +256,11 @@ impl TransferSetup<'_> {
 fn tangent_frame(n: [f32; 3]) -> ([f32; 3], [f32; 3]) {
     use nalgebra::Vector3;
     let n = Vector3::from(n);
-    let a = if n.x.abs() < 0.9 { Vector3::x() } else { Vector3::y() };
+    let a = if n.x.abs() < 0.9 {
+        Vector3::x()
+    } else {
+        Vector3::y()
+    };
     let u = a.cross(&n).normalize();
     let w = n.cross(&u);
     (u.into(), w.into())
@@ -258,7 +273,9 @@ pub(crate) fn representatives(points: &[f32], dim: usize, k: usize, seed: u64) -
     let n = points.len() / dim;
     let k = k.min(n);
     let pt = |j: usize| &points[j * dim..(j + 1) * dim];
-    let d2 = |a: &[f32], b: &[f32]| -> f64 { a.iter().zip(b).map(|(x, y)| f64::from(x - y).powi(2)).sum() };
+    let d2 = |a: &[f32], b: &[f32]| -> f64 {
+        a.iter().zip(b).map(|(x, y)| f64::from(x - y).powi(2)).sum()
+    };
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut means: Vec<Vec<f32>> = Vec::with_capacity(k);
     if n == 0 || k == 0 {
@@ -304,7 +321,8 @@ pub(crate) fn representatives(points: &[f32], dim: usize, k: usize, seed: u64) -
                 continue;
             }
             for (i, v) in mean.iter_mut().enumerate() {
-                *v = (members.iter().map(|&j| f64::from(pt(j)[i])).sum::<f64>() / members.len() as f64) as f32;
+                *v = (members.iter().map(|&j| f64::from(pt(j)[i])).sum::<f64>()
+                    / members.len() as f64) as f32;
             }
         }
     }
@@ -360,7 +378,9 @@ pub(crate) fn build_transfer(
     let r = input.rank.max(1);
     let n = input.q.len() / r;
     if n < 2 {
-        return Err(ReducedError::Invalid(format!("{n} recorded states: the transfer needs at least 2")));
+        return Err(ReducedError::Invalid(format!(
+            "{n} recorded states: the transfer needs at least 2"
+        )));
     }
     let centers = representatives(input.q, r, opts.states, opts.seed);
     let held = held_out_states(n, opts.held_out, &centers);
@@ -393,7 +413,10 @@ pub(crate) fn build_transfer(
         ));
     }
     // NRBF on q_u of the representatives: q_a of each (N_a × r_a, row-major)
-    let cq: Vec<f32> = centers.iter().flat_map(|&j| input.q[j * r..(j + 1) * r].iter().copied()).collect();
+    let cq: Vec<f32> = centers
+        .iter()
+        .flat_map(|&j| input.q[j * r..(j + 1) * r].iter().copied())
+        .collect();
     let width = nrbf::kernel_width(&cq, r);
     let regularisation = 1e-8;
     let weights = nrbf::fit(&cq, r, width, &red.coords, ra, regularisation)
@@ -441,7 +464,9 @@ pub(crate) fn build_transfer(
         transfer_held_out: held.len(),
         transfer_held_out_error: transfer.info.held_out_error,
         transfer_held_out_projection_error: proj,
-        transfer_error_by_rank: (0..red.sigma.len()).map(|k| red.spectral_error(k)).collect(),
+        transfer_error_by_rank: (0..red.sigma.len())
+            .map(|k| red.spectral_error(k))
+            .collect(),
         transfer_held_out_error_by_rank: by_rank,
         transfer_s: t0.elapsed().as_secs_f64(),
     };
@@ -449,7 +474,12 @@ pub(crate) fn build_transfer(
 }
 
 /// ‖T − T̃_r‖/‖T‖ over the held-out states for r = 0 … r_a (NRBF coefficients cut to r).
-fn held_out_by_rank(t: &Transfer, held: &[usize], held_t: &[Vec<f32>], input: &TransferInput<'_>) -> Vec<f64> {
+fn held_out_by_rank(
+    t: &Transfer,
+    held: &[usize],
+    held_t: &[Vec<f32>],
+    input: &TransferInput<'_>,
+) -> Vec<f64> {
     let ra = t.info.rank as usize;
     let r = input.rank.max(1);
     let mut num = vec![0.0f64; ra + 1];
@@ -459,7 +489,11 @@ fn held_out_by_rank(t: &Transfer, held: &[usize], held_t: &[Vec<f32>], input: &T
         t.coefficients(input.q, r, &input.q[j * r..(j + 1) * r], &mut c);
         let mut approx: Vec<f64> = t.mean.iter().map(|&x| f64::from(x)).collect();
         let err = |approx: &[f64]| -> f64 {
-            approx.iter().zip(direct).map(|(a, &d)| (a - f64::from(d)).powi(2)).sum()
+            approx
+                .iter()
+                .zip(direct)
+                .map(|(a, &d)| (a - f64::from(d)).powi(2))
+                .sum()
         };
         num[0] += err(&approx);
         for k in 0..ra {
@@ -471,7 +505,9 @@ fn held_out_by_rank(t: &Transfer, held: &[usize], held_t: &[Vec<f32>], input: &T
         }
         den += direct.iter().map(|&d| f64::from(d).powi(2)).sum::<f64>();
     }
-    num.iter().map(|e| if den > 0.0 { (e / den).sqrt() } else { 0.0 }).collect()
+    num.iter()
+        .map(|e| if den > 0.0 { (e / den).sqrt() } else { 0.0 })
+        .collect()
 }
 
 /// ‖T − (mean + U_a U_aᵀ(T − mean))‖/‖T‖ over the held-out transfers.
@@ -479,7 +515,11 @@ fn projection_error(t: &Transfer, held_t: &[Vec<f32>]) -> f64 {
     let m = t.mean.len();
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for direct in held_t {
-        let d: Vec<f64> = direct.iter().zip(&t.mean).map(|(&x, &mu)| f64::from(x - mu)).collect();
+        let d: Vec<f64> = direct
+            .iter()
+            .zip(&t.mean)
+            .map(|(&x, &mu)| f64::from(x - mu))
+            .collect();
         let mut resid = d.clone();
         for col in t.basis.chunks_exact(m) {
             let c: f64 = col.iter().zip(&d).map(|(&u, x)| f64::from(u) * x).sum();
@@ -506,12 +546,18 @@ impl Transfer {
         let cq: Vec<f32> = self
             .centers
             .iter()
-            .flat_map(|&j| states_q[j as usize * rank..(j as usize + 1) * rank].iter().copied())
+            .flat_map(|&j| {
+                states_q[j as usize * rank..(j as usize + 1) * rank]
+                    .iter()
+                    .copied()
+            })
             .collect();
         let mut psi = vec![0.0f64; na];
         nrbf::normalized_weights(&cq, rank, self.info.width, q, &mut psi);
         for (i, o) in out.iter_mut().enumerate().take(ra) {
-            *o = (0..na).map(|k| psi[k] * f64::from(self.weights[k * ra + i])).sum::<f64>() as f32;
+            *o = (0..na)
+                .map(|k| psi[k] * f64::from(self.weights[k * ra + i]))
+                .sum::<f64>() as f32;
         }
     }
 

@@ -5,15 +5,17 @@ use nalgebra::DMatrix;
 
 /// Normalised weights ψ_k(q) of the `centers` (each `dim` values), width `sigma`, into `out`;
 /// computed relative to the nearest centre so that no weight underflows to 0/0.
-pub(crate) fn normalized_weights(centers: &[f32], dim: usize, sigma: f64, q: &[f32], out: &mut [f64]) {
+pub(crate) fn normalized_weights(
+    centers: &[f32],
+    dim: usize,
+    sigma: f64,
+    q: &[f32],
+    out: &mut [f64],
+) {
     let dim = dim.max(1);
     let mut d2min = f64::INFINITY;
     for (o, c) in out.iter_mut().zip(centers.chunks_exact(dim)) {
-        let d2: f64 = c
-            .iter()
-            .zip(q)
-            .map(|(a, b)| f64::from(a - b).powi(2))
-            .sum();
+        let d2: f64 = c.iter().zip(q).map(|(a, b)| f64::from(a - b).powi(2)).sum();
         *o = d2;
         d2min = d2min.min(d2);
     }
@@ -70,7 +72,13 @@ pub(crate) fn fit(
     let mut psi = DMatrix::<f64>::zeros(n, n);
     let mut row = vec![0.0; n];
     for j in 0..n {
-        normalized_weights(centers, dim, sigma, &centers[j * dim..(j + 1) * dim], &mut row);
+        normalized_weights(
+            centers,
+            dim,
+            sigma,
+            &centers[j * dim..(j + 1) * dim],
+            &mut row,
+        );
         for k in 0..n {
             psi[(j, k)] = row[k];
         }
@@ -83,7 +91,12 @@ pub(crate) fn fit(
     }
     let rhs = psi.tr_mul(&f);
     let w = normal.cholesky()?.solve(&rhs);
-    Some((0..n).flat_map(|k| (0..outputs).map(move |i| (k, i))).map(|(k, i)| w[(k, i)]).collect())
+    Some(
+        (0..n)
+            .flat_map(|k| (0..outputs).map(move |i| (k, i)))
+            .map(|(k, i)| w[(k, i)])
+            .collect(),
+    )
 }
 
 #[cfg(test)]

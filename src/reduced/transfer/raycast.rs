@@ -229,7 +229,12 @@ mod tests {
 
     #[test]
     fn a_ray_meets_the_triangle_in_its_path_and_misses_the_one_beside() {
-        let x = [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [5.0, 5.0, 1.0]];
+        let x = [
+            [0.0, 0.0, 1.0],
+            [1.0, 0.0, 1.0],
+            [0.0, 1.0, 1.0],
+            [5.0, 5.0, 1.0],
+        ];
         let occ = Occluders::new(&x, vec![[0, 1, 2]], &[]);
         assert!(occ.occluded([0.2, 0.2, 0.0], [0.0, 0.0, 1.0], 99));
         assert!(!occ.occluded([0.2, 0.2, 0.0], [0.0, 0.0, -1.0], 99));

@@ -87,7 +87,8 @@ impl ShLight {
         let sun = Vector3::new(0.5, 0.8, 0.6).normalize();
         Self::project(48, |s| {
             let up = s[1];
-            let (zenith, horizon, ground) = ([0.45, 0.62, 0.95], [0.95, 0.95, 0.92], [0.35, 0.31, 0.27]);
+            let (zenith, horizon, ground) =
+                ([0.45, 0.62, 0.95], [0.95, 0.95, 0.92], [0.35, 0.31, 0.27]);
             let base = if up >= 0.0 {
                 let t = up.sqrt();
                 std::array::from_fn(|c| horizon[c] + (zenith[c] - horizon[c]) * t)

@@ -21,7 +21,10 @@ pub fn light_in_model_frame(light: &ShLight, door: Option<&DoorSpec>, angle: f64
 /// Exit radiance per vertex of transfer vectors `t` (9 per vertex) under `light`.
 pub fn radiance_of(light: &ShLight, albedo: [f32; 3], t: &[f32], out: &mut Vec<[f32; 3]>) {
     out.clear();
-    out.extend(t.chunks_exact(SH_COEFFS).map(|tv| light.radiance(albedo, tv)));
+    out.extend(
+        t.chunks_exact(SH_COEFFS)
+            .map(|tv| light.radiance(albedo, tv)),
+    );
 }
 
 /// How a frame's transfer is obtained.
