@@ -382,6 +382,16 @@ pub(crate) fn build_transfer(
             "{n} recorded states: the transfer needs at least 2"
         )));
     }
+    // the transfer matrix and its Gram matrix in f64, as the snapshot SVD's budget
+    let na = opts.states.min(n) as u64;
+    let bytes = 8 * na * (na + (SH_COEFFS * v) as u64);
+    if bytes > crate::input::MEMORY_BUDGET {
+        return Err(ReducedError::Invalid(format!(
+            "transfer: {na} states of {v} vertices need about {}, more than the budget of {}; lower --transfer-states",
+            crate::input::bytes_label(bytes),
+            crate::input::bytes_label(crate::input::MEMORY_BUDGET)
+        )));
+    }
     let centers = representatives(input.q, r, opts.states, opts.seed);
     let held = held_out_states(n, opts.held_out, &centers);
     let total = (centers.len() + held.len()) as f64;
