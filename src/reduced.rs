@@ -13,6 +13,7 @@ mod play;
 mod precompute;
 mod sample;
 mod shard;
+pub mod transfer;
 
 use std::path::PathBuf;
 
@@ -22,13 +23,18 @@ use crate::atomic::WriteError;
 use crate::cloth::ClothError;
 
 pub use basis::{frobenius_error, reduce, relative_error, Reduction};
-pub use model::{ModelInfo, Orbit, ReducedModel, FRAME_DT_RANGE_S, MODEL_MAGIC, MODEL_VERSION};
+pub use model::{
+    ModelInfo, Orbit, ReducedModel, FRAME_DT_RANGE_S, MODEL_MAGIC, MODEL_VERSION,
+    MODEL_VERSION_TRANSFER,
+};
 pub use play::{
     compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, Refusal,
     MAX_PLAY_FRAMES, PLAYBACK_ERROR_WARNING,
 };
-pub use precompute::{precompute, PrecomputeOptions, PrecomputeStats};
-pub use shard::{merge, precompute_shard, scene_fingerprint, Shard, ShardHeader, SHARD_MAGIC};
+pub use precompute::{precompute, precompute_reporting, PrecomputeOptions, PrecomputeStats};
+pub use shard::{
+    merge, merge_reporting, precompute_shard, scene_fingerprint, Shard, ShardHeader, SHARD_MAGIC,
+};
 
 #[derive(Debug, Error)]
 pub enum ReducedError {

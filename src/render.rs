@@ -1,6 +1,7 @@
 //! Offline frames of a cloth with headless wgpu: a [`Renderer`] made once and called per
 //! frame (on any thread) returns RGBA images, written as PNG; docs/render.md.
 
+mod door;
 mod fields;
 mod gpu;
 mod legend;
@@ -19,6 +20,7 @@ use crate::cloth::{ClothWorld, Grid, Obstacle};
 use crate::reduced::ReducedModel;
 use crate::scene::DoorSpec;
 
+pub use door::DoorPanel;
 pub use fields::{colormap, energy, friction, strain, world_field, ColorBy, Field};
 pub use gpu::AdapterSummary;
 pub use runtime_dir::{runtime_dir_is_valid, RuntimeDir};
@@ -59,67 +61,6 @@ pub struct SceneView {
     pub camera: Option<Camera>,
     /// A door leaf turning about its hinge ([`Renderer::set_door_angle`]), drawn as a thin box.
     pub door: Option<DoorPanel>,
-}
-
-/// A door leaf as a box at door angle 0 (a corner and three edges \[m\]) turning about a hinge.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DoorPanel {
-    pub hinge: [f64; 3],
-    /// Unit hinge axis; positive angles turn right-handed about it.
-    pub axis: [f64; 3],
-    pub corner: [f64; 3],
-    pub edges: [[f64; 3]; 3],
-}
-
-impl DoorPanel {
-    /// Thickness of the leaf drawn behind its plane \[m\].
-    pub(crate) const THICKNESS: f64 = 0.03;
-    /// How far the leaf reaches past the cloth's far edge and top \[m\].
-    pub(crate) const MARGIN: f64 = 0.1;
-
-    /// The leaf of `door` in the plane (point, normal) in front of which the cloth `x` hangs
-    /// (at angle 0): from the hinge to past the cloth, from the hinge point's height (or the
-    /// cloth's bottom, if lower) to past its top, `THICKNESS` behind the plane. `None` when
-    /// the normal lies along the axis.
-    pub(crate) fn around(
-        door: &DoorSpec,
-        plane: ([f64; 3], [f64; 3]),
-        x: &[[f32; 3]],
-    ) -> Option<Self> {
-        let h = Vector3::from(door.hinge);
-        let a = Vector3::from(door.axis).try_normalize(1e-12)?;
-        let n0 = Vector3::from(plane.1);
-        let mut n = (n0 - a * n0.dot(&a)).try_normalize(1e-12)?;
-        let rel =
-            |p: &[f32; 3]| Vector3::new(f64::from(p[0]), f64::from(p[1]), f64::from(p[2])) - h;
-        let mean = x.iter().map(rel).sum::<Vector3<f64>>() / x.len().max(1) as f64;
-        if mean.dot(&n) < 0.0 {
-            n = -n;
-        }
-        let mut w = a.cross(&n);
-        if mean.dot(&w) < 0.0 {
-            w = -w;
-        }
-        let (mut lo, mut hi, mut far) = (0.0f64, 0.0f64, 0.0f64);
-        for p in x {
-            let d = rel(p);
-            lo = lo.min(d.dot(&a));
-            hi = hi.max(d.dot(&a));
-            far = far.max(d.dot(&w));
-        }
-        let off = (Vector3::from(plane.0) - h).dot(&n);
-        let corner = h + a * lo + n * (off - Self::THICKNESS);
-        Some(Self {
-            hinge: door.hinge,
-            axis: a.into(),
-            corner: corner.into(),
-            edges: [
-                (w * (far + Self::MARGIN)).into(),
-                (a * (hi + Self::MARGIN - lo)).into(),
-                (n * Self::THICKNESS).into(),
-            ],
-        })
-    }
 }
 
 impl SceneView {
@@ -333,7 +274,40 @@ impl Renderer {
             }
         }
         let colors = field.map(fields::colors);
-        mesh::cloth_mesh(&stage.view, x, colors.as_deref(), &mut self.cloth);
+        let mapped = colors.as_deref().map(|c| (c, mesh::CLOTH_MAPPED));
+        self.draw(x, mapped, field)
+    }
+
+    /// Draws positions `x` with each vertex's exit radiance `radiance` (linear RGB, e.g. from
+    /// precomputed radiance transfer) as the cloth's colour, unlit by the key light and its
+    /// shadow map, and reads the image back.
+    pub fn render_radiance(
+        &mut self,
+        x: &[[f32; 3]],
+        radiance: &[[f32; 3]],
+    ) -> Result<(Image, FrameTimings), RenderError> {
+        if radiance.len() != x.len() || radiance.iter().flatten().any(|c| !c.is_finite()) {
+            return Err(RenderError::Input(format!(
+                "{} radiance values for {} particles (all finite)",
+                radiance.len(),
+                x.len()
+            )));
+        }
+        self.draw(x, Some((radiance, mesh::CLOTH_RADIANCE)), None)
+    }
+
+    fn draw(
+        &mut self,
+        x: &[[f32; 3]],
+        colors: Option<(&[[f32; 3]], u32)>,
+        field: Option<&Field>,
+    ) -> Result<(Image, FrameTimings), RenderError> {
+        let stage = self
+            .stage
+            .as_ref()
+            .ok_or_else(|| RenderError::Input("no scene set (call set_scene first)".into()))?;
+        check_positions(&stage.view, x)?;
+        mesh::cloth_mesh(&stage.view, x, colors, &mut self.cloth);
         if let Some(d) = &stage.view.door {
             mesh::door_panel(d, self.door_angle, &mut self.cloth);
         }
@@ -357,6 +331,15 @@ impl Renderer {
                 encode: Duration::ZERO,
             },
         ))
+    }
+
+    /// [`Renderer::render_radiance`] encoded as a PNG.
+    pub fn render_radiance_png(
+        &mut self,
+        x: &[[f32; 3]],
+        radiance: &[[f32; 3]],
+    ) -> Result<Vec<u8>, RenderError> {
+        encode_png(&self.render_radiance(x, radiance)?.0)
     }
 
     /// Renders and encodes a PNG; the timings include the encoding.

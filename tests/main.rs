@@ -14,6 +14,7 @@ mod reliability;
 #[cfg(feature = "render")]
 mod render;
 mod terzopoulos;
+mod transfer;
 #[cfg(feature = "tui")]
 mod tui;
 mod validate;

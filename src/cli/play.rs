@@ -8,6 +8,11 @@ use clap::Args;
 use indicatif::ProgressBar;
 use serde::Serialize;
 
+#[cfg(feature = "render")]
+use kestrel::reduced::transfer::{
+    frame_transfer, light_in_model_frame, radiance_of, sky_rotation, ShLight, Transfer,
+    TransferSource, CLOTH_ALBEDO,
+};
 use kestrel::reduced::{
     compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
     ReducedModel,
@@ -34,6 +39,14 @@ pub struct PlayArgs {
     /// Image size in pixels.
     #[arg(long, default_value = "960x720", value_name = "WxH")]
     pub size: String,
+    /// Shading of rendered frames: `transfer` (the model's reduced radiance transfer under
+    /// the SH sky), `direct` (transfer computed on each rendered frame's mesh), `shadow` (the
+    /// renderer's key light and shadow map); default: transfer when the model has one.
+    #[arg(long, value_name = "KIND", value_parser = ["transfer", "direct", "shadow"])]
+    pub shading: Option<String>,
+    /// Turn the SH sky by AZ degrees about +y, then tilt it by EL degrees about +x.
+    #[arg(long, value_name = "AZ[,EL]", default_value = "0")]
+    pub sky_rotation: String,
     /// Also run the full simulation of this scene under the same sequence and report the
     /// relative l2 error of the playback.
     #[arg(long, value_name = "SCENE")]
@@ -94,7 +107,7 @@ struct Pass {
 fn play(
     model: &ReducedModel,
     seq: &[(usize, f64)],
-    mut frame: impl FnMut(usize, &[[f32; 3]], f64) -> Result<(), CliError>,
+    mut frame: impl FnMut(usize, &[[f32; 3]], &Player, &[f32]) -> Result<(), CliError>,
 ) -> Result<Pass, CliError> {
     let mut player = Player::new(model);
     let mut local = vec![0f32; 3 * model.vertices];
@@ -114,7 +127,7 @@ fn play(
             player.advance();
             player.shape(&mut local);
             player.to_world(&local, &mut world);
-            frame(n, &world, player.angle())?;
+            frame(n, &world, &player, &local)?;
             n += 1;
         }
     }
@@ -157,10 +170,12 @@ fn render_frames(
 ) -> Result<usize, CliError> {
     let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
     let view = SceneView::of_model(model);
+    let shading = shading_of(args, model)?;
     let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
     let mut first = true;
     let mut rendered = 0;
-    let r = play(model, seq, |n, world, angle| {
+    let (mut t, mut radiance) = (Vec::new(), Vec::new());
+    let r = play(model, seq, |n, world, player, local| {
         pb.set_position(n as u64 + 1);
         if n % args.every != 0 {
             return Ok(());
@@ -169,8 +184,17 @@ fn render_frames(
             renderer.set_scene(&view, world).map_err(CliError::failed)?;
             first = false;
         }
-        renderer.set_door_angle(angle);
-        let (png, _) = renderer.render_png(world, None).map_err(CliError::failed)?;
+        renderer.set_door_angle(player.angle());
+        let png = match &shading {
+            Shading::Shadow => renderer.render_png(world, None).map(|(png, _)| png),
+            Shading::Transfer(transfer, source, sky) => {
+                frame_transfer(model, transfer, *source, player.q(), local, &mut t);
+                let light = light_in_model_frame(sky, model.info.door.as_ref(), player.angle());
+                radiance_of(&light, CLOTH_ALBEDO, &t, &mut radiance);
+                renderer.render_radiance_png(world, &radiance)
+            }
+        }
+        .map_err(CliError::failed)?;
         kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.output.force)
             .map_err(CliError::written)?;
         rendered += 1;
@@ -179,6 +203,60 @@ fn render_frames(
     pb.finish_and_clear();
     r?;
     Ok(rendered)
+}
+
+/// How rendered frames are shaded.
+#[cfg(feature = "render")]
+enum Shading<'m> {
+    Shadow,
+    /// The model's transfer (reduced or computed per frame) under the turned sky.
+    Transfer(&'m Transfer, TransferSource, ShLight),
+}
+
+/// `--shading` and `--sky-rotation` checked against the model.
+#[cfg(feature = "render")]
+fn shading_of<'m>(args: &PlayArgs, model: &'m ReducedModel) -> Result<Shading<'m>, CliError> {
+    let (az, el) = parse_sky_rotation(&args.sky_rotation)?;
+    let sky = ShLight::sky().rotated(&sky_rotation(az.to_radians(), el.to_radians()));
+    let kind = args
+        .shading
+        .as_deref()
+        .unwrap_or(if model.transfer.is_some() {
+            "transfer"
+        } else {
+            "shadow"
+        });
+    let source = match kind {
+        "shadow" => return Ok(Shading::Shadow),
+        "direct" => TransferSource::Direct,
+        _ => TransferSource::Reduced,
+    };
+    let transfer = model.transfer.as_ref().ok_or_else(|| {
+        CliError::input(format!(
+            "--shading {kind}: {} holds no radiance transfer (precompute it with --transfer)",
+            args.model.display()
+        ))
+    })?;
+    Ok(Shading::Transfer(transfer, source, sky))
+}
+
+/// `AZ` or `AZ,EL` in degrees, finite.
+fn parse_sky_rotation(text: &str) -> Result<(f64, f64), CliError> {
+    let bad = || {
+        CliError::input(format!(
+            "--sky-rotation `{text}`: expected AZ or AZ,EL in degrees, e.g. 90,20"
+        ))
+    };
+    let mut parts = text.split(',').map(|p| p.trim().parse::<f64>());
+    let az = parts.next().and_then(Result::ok).ok_or_else(bad)?;
+    let el = match parts.next() {
+        Some(p) => p.map_err(|_| bad())?,
+        None => 0.0,
+    };
+    if parts.next().is_some() || !az.is_finite() || !el.is_finite() {
+        return Err(bad());
+    }
+    Ok((az, el))
 }
 
 #[cfg(not(feature = "render"))]
@@ -202,6 +280,14 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     if args.every == 0 {
         return Err(CliError::input("--every must be >= 1"));
     }
+    parse_sky_rotation(&args.sky_rotation)?;
+    if args.shading.as_deref().is_some_and(|k| k != "shadow") && model.transfer.is_none() {
+        return Err(CliError::input(format!(
+            "--shading {}: {} holds no radiance transfer (precompute it with --transfer)",
+            args.shading.as_deref().unwrap_or_default(),
+            args.model.display()
+        )));
+    }
     // The frames' folder and size are checked before any work.
     let size = match &args.out {
         Some(dir) => Some(prepare_frames(&args, dir, frames.div_ceil(args.every))?),
@@ -215,7 +301,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut sink = 0f32;
     let mut first = None;
     while passes == 0 || t0.elapsed().as_secs_f64() < 0.5 {
-        let pass = play(&model, &seq, |_, w, _| {
+        let pass = play(&model, &seq, |_, w, _, _| {
             sink += w[0][0];
             Ok(())
         })?;

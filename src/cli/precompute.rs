@@ -8,11 +8,12 @@ use std::time::Instant;
 use clap::Args;
 use serde::Serialize;
 
-use kestrel::plot::reduced::error_vs_rank_image;
+use kestrel::plot::reduced::{error_vs_rank_image, transfer_error_vs_rank_image};
 use kestrel::plot::{write_image, ImageFormat, PlotSize};
+use kestrel::reduced::transfer::TransferOptions;
 use kestrel::reduced::{
-    merge, precompute, precompute_shard, scene_fingerprint, PrecomputeOptions, PrecomputeStats,
-    ReducedError, ReducedModel, Shard,
+    merge_reporting, precompute_reporting, precompute_shard, scene_fingerprint, PrecomputeOptions,
+    PrecomputeStats, ReducedError, ReducedModel, Shard,
 };
 
 use super::CliError;
@@ -50,8 +51,57 @@ pub struct PrecomputeArgs {
     #[arg(long, value_name = "PNG|SVG")]
     pub error_plot: Option<PathBuf>,
     #[command(flatten)]
+    pub transfer: TransferArgs,
+    #[command(flatten)]
     pub output: super::OutputArgs,
 }
+
+/// The reduced radiance transfer's options (precompute and merge).
+#[derive(Debug, Args)]
+pub struct TransferArgs {
+    /// Also precompute the reduced radiance transfer (SH, 3 bands; docs/reduced.md).
+    #[arg(long)]
+    pub transfer: bool,
+    /// Representative states N_a (k-means clusters of the reduced coordinates).
+    #[arg(long, value_name = "N_A", default_value_t = 48, requires = "transfer")]
+    pub transfer_states: usize,
+    /// Shadow rays per vertex (rounded up to a square).
+    #[arg(long, value_name = "RAYS", default_value_t = 64, requires = "transfer")]
+    pub transfer_samples: usize,
+    /// Held-out states whose transfer is computed directly to measure the interpolation.
+    #[arg(long, value_name = "N", default_value_t = 8, requires = "transfer")]
+    pub held_out: usize,
+    /// ε_a: keep transfer rank r_a with σ_r ≥ ε_a·σ₁.
+    #[arg(long, value_name = "E", default_value_t = 0.1, requires = "transfer")]
+    pub transfer_epsilon: f64,
+    /// Keep exactly this transfer rank r_a instead.
+    #[arg(long, value_name = "R_A", requires = "transfer")]
+    pub transfer_rank: Option<usize>,
+    /// Seed of the ray directions and of k-means.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "transfer")]
+    pub transfer_seed: u64,
+}
+
+impl TransferArgs {
+    fn options(&self) -> Result<Option<TransferOptions>, CliError> {
+        if !self.transfer {
+            return Ok(None);
+        }
+        let t = TransferOptions {
+            states: self.transfer_states,
+            samples: self.transfer_samples,
+            held_out: self.held_out,
+            epsilon: self.transfer_epsilon,
+            rank: self.transfer_rank,
+            seed: self.transfer_seed,
+        };
+        t.validate().map_err(CliError::input)?;
+        Ok(Some(t))
+    }
+}
+
+/// The bar of the transfer's states.
+const TRANSFER_BAR: &str = "{bar:40} {percent:>3}% transfer   {elapsed_precise} (eta {eta})";
 
 #[derive(Debug, clap::Subcommand)]
 pub enum MergeCommand {
@@ -79,6 +129,8 @@ pub struct MergeArgs {
     /// Also write the relative error against rank as a PNG or SVG (by the extension).
     #[arg(long, value_name = "PNG|SVG")]
     pub error_plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub transfer: TransferArgs,
     #[command(flatten)]
     pub output: super::OutputArgs,
 }
@@ -145,7 +197,13 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         duration: args.duration,
         seed: args.seed,
         chains: args.chains,
+        transfer: args.transfer.options()?,
     };
+    if args.shard.is_some() && opts.transfer.is_some() {
+        return Err(CliError::input(
+            "--transfer is computed from all the states: give it to `precompute merge`, not to a shard",
+        ));
+    }
     let pb = super::progress_bar(
         1000,
         args.output.json,
@@ -191,9 +249,24 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         });
     }
     let t0 = Instant::now();
-    let result = precompute(&scene, &opts, &progress);
-    let (model, stats) = result.inspect_err(|_| pb.abandon()).map_err(failed)?;
+    let tb = super::progress_bar(
+        1000,
+        args.output.json || opts.transfer.is_none(),
+        TRANSFER_BAR,
+    );
+    let transfer_progress = |f: f64| {
+        pb.finish_and_clear();
+        tb.set_position((f * 1000.0) as u64)
+    };
+    let result = precompute_reporting(&scene, &opts, &progress, &transfer_progress);
+    let (model, stats) = result
+        .inspect_err(|_| {
+            pb.abandon();
+            tb.abandon()
+        })
+        .map_err(failed)?;
     pb.finish_and_clear();
+    tb.finish_and_clear();
     let written = Written {
         scene: &scene.name,
         scene_arg: scene_path.display().to_string(),
@@ -237,12 +310,22 @@ fn run_merge(args: MergeArgs) -> Result<(), CliError> {
     let opts = PrecomputeOptions {
         epsilon: args.epsilon,
         rank: args.rank,
+        transfer: args.transfer.options()?,
         ..PrecomputeOptions::default()
     };
-    let (model, stats) = merge(&scene, &sha, shards, &opts).map_err(|e| match e {
-        ReducedError::Invalid(_) => CliError::input(e),
-        e => CliError::failed(e),
-    })?;
+    let tb = super::progress_bar(
+        1000,
+        args.output.json || opts.transfer.is_none(),
+        TRANSFER_BAR,
+    );
+    let progress = |f: f64| tb.set_position((f * 1000.0) as u64);
+    let (model, stats) = merge_reporting(&scene, &sha, shards, &opts, &progress)
+        .inspect_err(|_| tb.abandon())
+        .map_err(|e| match e {
+            ReducedError::Invalid(_) => CliError::input(e),
+            e => CliError::failed(e),
+        })?;
+    tb.finish_and_clear();
     let written = Written {
         scene: &scene.name,
         scene_arg: scene_path.display().to_string(),
@@ -277,14 +360,27 @@ impl Written<'_> {
             .map_err(CliError::written)?;
         if let Some((p, format)) = self.error_plot {
             let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
-            let image = error_vs_rank_image(
-                self.scene,
-                &sigma,
-                model.rank,
-                model.info.rank_tolerance,
-                PlotSize::SINGLE,
-                format,
-            )
+            let image = match (&model.transfer, &stats.transfer) {
+                (Some(t), Some(ts)) => {
+                    let sigma_a: Vec<f64> = t.sigma.iter().map(|&s| f64::from(s)).collect();
+                    transfer_error_vs_rank_image(
+                        self.scene,
+                        (&sigma, model.rank),
+                        (&sigma_a, t.info.rank as usize),
+                        &ts.transfer_held_out_error_by_rank,
+                        PlotSize::SINGLE,
+                        format,
+                    )
+                }
+                _ => error_vs_rank_image(
+                    self.scene,
+                    &sigma,
+                    model.rank,
+                    model.info.rank_tolerance,
+                    PlotSize::SINGLE,
+                    format,
+                ),
+            }
             .map_err(CliError::failed)?;
             write_image(p, &image, self.force).map_err(CliError::written)?;
         }
@@ -325,6 +421,23 @@ fn print_table(s: &Summary, json: bool) -> Result<(), CliError> {
             "time         {:.2} s ({:.2} s simulating, {:.2} s SVD)",
             s.precompute_s, st.simulate_s, st.svd_s
         );
+        if let Some(t) = &st.transfer {
+            println!(
+                "transfer     rank {} of N_a = {} states, {} rays per vertex (relative l2 error {:.4}, Frobenius {:.4})",
+                t.transfer_rank,
+                t.transfer_states,
+                t.transfer_samples,
+                t.transfer_rel_error,
+                t.transfer_frobenius_error
+            );
+            println!(
+                "held out     {} states: interpolated transfer error {:.4} (projection on U_a {:.4}), {:.2} s",
+                t.transfer_held_out,
+                t.transfer_held_out_error,
+                t.transfer_held_out_projection_error,
+                t.transfer_s
+            );
+        }
         if let Some(p) = &s.error_plot {
             println!("error plot   {p}");
         }

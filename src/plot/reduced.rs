@@ -94,3 +94,94 @@ pub fn error_vs_rank_image(
         Ok(())
     })
 }
+
+/// Fig. 12 with the appearance model: σ_{r+1}/σ₁ of the displacement snapshots (`sigma_u`)
+/// and of the transfer matrix (`sigma_a`) against rank, with the held-out interpolation error
+/// ‖T − T̃_r‖/‖T‖ at each transfer rank r (`held_out`, r = 0, 1, …); the ranks kept are marked.
+pub fn transfer_error_vs_rank_image(
+    name: &str,
+    (sigma_u, rank_u): (&[f64], usize),
+    (sigma_a, rank_a): (&[f64], usize),
+    held_out: &[f64],
+    size: PlotSize,
+    format: ImageFormat,
+) -> Result<Vec<u8>, PlotError> {
+    if sigma_u.len() < 2 || sigma_a.len() < 2 || sigma_u[0] <= 0.0 || sigma_a[0] <= 0.0 {
+        return Err(PlotError::Empty("error vs rank".into()));
+    }
+    let max_r = (sigma_u.len() - 1).min(sigma_a.len().max(rank_u * 3).max(40));
+    let floor = 1e-4;
+    let curve = |sigma: &[f64]| -> Vec<(i64, f64)> {
+        (0..sigma.len().min(max_r + 1))
+            .map(|r| (r as i64, relative_error(sigma, r).max(floor)))
+            .collect()
+    };
+    let held: Vec<(i64, f64)> = held_out
+        .iter()
+        .enumerate()
+        .take(max_r + 1)
+        .map(|(r, &e)| (r as i64, e.max(floor)))
+        .collect();
+    render(size, format, |root| {
+        let area = title(
+            root,
+            &format!("Relative l₂ error against rank: {name}"),
+            size,
+        )?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0..max_r as i64, (floor..1.5f64).log_scale())
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .x_desc("rank r_u, r_a")
+            .y_desc("relative error")
+            .label_style((FAMILY, 16))
+            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .draw()
+            .map_err(draw_err)?;
+        let blue = rgb(LOADING_RGB);
+        let red = rgb(UNLOADING_RGB);
+        let green = RGBColor(40, 140, 60);
+        let series = [
+            (
+                curve(sigma_u),
+                blue,
+                format!("displacement σ(r+1)/σ₁ (r_u = {rank_u})"),
+            ),
+            (
+                curve(sigma_a),
+                red,
+                format!("transfer σ(r+1)/σ₁ (r_a = {rank_a})"),
+            ),
+            (
+                held,
+                green,
+                "transfer, held-out states ‖T − T̃‖/‖T‖".to_string(),
+            ),
+        ];
+        for (points, color, label) in series {
+            chart
+                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                .map_err(draw_err)?
+                .label(label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(draw_err)?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FAMILY, 16))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(draw_err)?;
+        Ok(())
+    })
+}

@@ -9,12 +9,30 @@ use crate::atomic::write_atomic;
 use crate::cloth::record::{Camera, Reader, Truncated};
 use crate::scene::{validate_palette, DoorSpec, IrfEnd, OffsetBlend, PaletteEntrySpec};
 
+use super::transfer::{Transfer, TransferInfo, SH_BANDS, SH_COEFFS};
 use super::{ReducedError, Reduction};
 
 /// First eight bytes of a model file.
 pub const MODEL_MAGIC: &[u8; 8] = b"KESTRELD";
-/// Version of the model format.
+/// Version of the model format without a transfer section.
 pub const MODEL_VERSION: u32 = 1;
+/// Version of a model with a reduced radiance transfer section (`precompute --transfer`).
+pub const MODEL_VERSION_TRANSFER: u32 = 2;
+
+/// The header of a version-2 model: the version-1 header and the transfer's entry.
+#[derive(Serialize)]
+struct TransferHeader<'a> {
+    #[serde(flatten)]
+    info: &'a ModelInfo,
+    transfer: &'a TransferInfo,
+}
+
+/// The transfer's entry of a header, read apart from the rest.
+#[derive(Deserialize)]
+struct TransferEntry {
+    #[serde(default)]
+    transfer: Option<TransferInfo>,
+}
 
 /// One impulse response (IRF) of the library: recorded states `start..=end` under palette
 /// entry `entry`; state `start` is the one before the impulse (x⁰ of eq. 10).
@@ -154,6 +172,8 @@ pub struct ReducedModel {
     pub qdot: Vec<f32>,
     /// The IRF library (kept orbits).
     pub orbits: Vec<Orbit>,
+    /// The reduced radiance transfer, when precomputed (`precompute --transfer`).
+    pub transfer: Option<Transfer>,
     /// A_e of each entry for `OffsetBlend::Linear` (derived from q, q̇ and the IRFs; 2r × 2r
     /// row-major; None: that entry blends by e^(−λt)).
     pub(crate) offset_dynamics: Vec<Option<Vec<f32>>>,
@@ -180,6 +200,7 @@ impl ReducedModel {
             q,
             qdot,
             orbits,
+            transfer: None,
             offset_dynamics: Vec::new(),
         }
         .with_offset_dynamics()
@@ -224,14 +245,25 @@ impl ReducedModel {
 
     /// The file's bytes (layout in docs/reduced.md).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ReducedError> {
-        let json = serde_json::to_vec(&self.info)
-            .map_err(|e| ReducedError::Invalid(format!("cannot encode the header: {e}")))?;
+        let json = match &self.transfer {
+            None => serde_json::to_vec(&self.info),
+            Some(t) => serde_json::to_vec(&TransferHeader {
+                info: &self.info,
+                transfer: &t.info,
+            }),
+        }
+        .map_err(|e| ReducedError::Invalid(format!("cannot encode the header: {e}")))?;
+        let version = if self.transfer.is_some() {
+            MODEL_VERSION_TRANSFER
+        } else {
+            MODEL_VERSION
+        };
         let floats =
             self.sigma.len() + self.mean.len() + self.basis.len() + self.q.len() + self.qdot.len();
         let mut out = Vec::with_capacity(36 + json.len() + 4 * floats + 12 * self.orbits.len());
         out.extend_from_slice(MODEL_MAGIC);
         for v in [
-            MODEL_VERSION,
+            version,
             self.vertices as u32,
             self.rank as u32,
             self.states() as u32,
@@ -252,6 +284,16 @@ impl ReducedModel {
                 out.extend_from_slice(&v.to_le_bytes());
             }
         }
+        if let Some(t) = &self.transfer {
+            for c in &t.centers {
+                out.extend_from_slice(&c.to_le_bytes());
+            }
+            for block in [&t.sigma, &t.mean, &t.basis, &t.weights] {
+                for x in block.iter() {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
         Ok(out)
     }
 
@@ -267,9 +309,9 @@ impl ReducedModel {
             return Err(bad("bad magic (expected KESTRELD)".into()));
         }
         let version = r.u32().map_err(cut)?;
-        if version != MODEL_VERSION {
+        if version != MODEL_VERSION && version != MODEL_VERSION_TRANSFER {
             return Err(bad(format!(
-                "version {version} (this kestrel reads {MODEL_VERSION})"
+                "version {version} (this kestrel reads {MODEL_VERSION} and {MODEL_VERSION_TRANSFER})"
             )));
         }
         let mut h = [0u64; 6];
@@ -277,8 +319,23 @@ impl ReducedModel {
             *v = u64::from(r.u32().map_err(cut)?);
         }
         let [vertices, rank, states, orbits, singular, json_len] = h;
-        let info: ModelInfo = serde_json::from_slice(r.take(json_len as usize).map_err(cut)?)
-            .map_err(|e| bad(format!("header: {e}")))?;
+        let json = r.take(json_len as usize).map_err(cut)?;
+        let info: ModelInfo =
+            serde_json::from_slice(json).map_err(|e| bad(format!("header: {e}")))?;
+        let transfer_info = serde_json::from_slice::<TransferEntry>(json)
+            .map_err(|e| bad(format!("header: transfer: {e}")))?
+            .transfer;
+        match (version, &transfer_info) {
+            (MODEL_VERSION_TRANSFER, None) => {
+                return Err(bad(
+                    "version 2 without a transfer entry in the header".into()
+                ))
+            }
+            (MODEL_VERSION, Some(_)) => {
+                return Err(bad("version 1 with a transfer entry in the header".into()))
+            }
+            _ => {}
+        }
         if u64::from(info.nu) * u64::from(info.nv) != vertices || vertices == 0 {
             return Err(bad(format!(
                 "header grid {}x{} for {vertices} vertices",
@@ -298,9 +355,22 @@ impl ReducedModel {
             .checked_mul(rank)
             .and_then(|b| states.checked_mul(rank)?.checked_mul(2)?.checked_add(b))
             .and_then(|f| f.checked_add(singular + m));
+        let transfer_bytes = match &transfer_info {
+            None => Some(0),
+            Some(t) => {
+                validate_transfer(t, states).map_err(|m| bad(format!("transfer: {m}")))?;
+                let (na, ra) = (u64::from(t.states), u64::from(t.rank));
+                let tv = SH_COEFFS as u64 * vertices;
+                tv.checked_mul(ra + 1)
+                    .and_then(|f| f.checked_add(na * ra + na))
+                    .and_then(|f| f.checked_mul(4))
+                    .and_then(|b| b.checked_add(4 * na))
+            }
+        };
         let need = floats
             .and_then(|f| f.checked_mul(4))
-            .and_then(|b| b.checked_add(12 * orbits));
+            .and_then(|b| b.checked_add(12 * orbits))
+            .and_then(|b| b.checked_add(transfer_bytes?));
         if need != Some(r.remaining() as u64) {
             return Err(bad(format!(
                 "{} bytes after the header for {vertices} vertices, rank {rank}, {states} states, {orbits} IRFs",
@@ -311,17 +381,17 @@ impl ReducedModel {
         let [vertices, rank, states, orbits, singular] =
             [vertices, rank, states, orbits, singular].map(|v| v as usize);
         let m = 3 * vertices;
-        let mut floats = |n: usize| -> Result<Vec<f32>, ReducedError> {
+        let floats = |r: &mut Reader, n: usize| -> Result<Vec<f32>, ReducedError> {
             let s = r.take(4 * n).map_err(cut)?;
             Ok(s.chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect())
         };
-        let sigma = floats(singular)?;
-        let mean = floats(m)?;
-        let basis = floats(m * rank)?;
-        let q = floats(states * rank)?;
-        let qdot = floats(states * rank)?;
+        let sigma = floats(&mut r, singular)?;
+        let mean = floats(&mut r, m)?;
+        let basis = floats(&mut r, m * rank)?;
+        let q = floats(&mut r, states * rank)?;
+        let qdot = floats(&mut r, states * rank)?;
         let mut list = Vec::with_capacity(orbits);
         for _ in 0..orbits {
             let o = Orbit {
@@ -338,6 +408,39 @@ impl ReducedModel {
         if info.start as usize >= info.palette.len() {
             return Err(bad("start entry out of range".into()));
         }
+        let transfer = match transfer_info {
+            None => None,
+            Some(t) => {
+                let (na, ra) = (t.states as usize, t.rank as usize);
+                let mut centers = Vec::with_capacity(na);
+                for _ in 0..na {
+                    let c = r.u32().map_err(cut)?;
+                    if c as usize >= states {
+                        return Err(bad(format!("transfer: centre state {c} of {states}")));
+                    }
+                    centers.push(c);
+                }
+                let tv = SH_COEFFS * vertices;
+                let sigma = floats(&mut r, na)?;
+                let mean = floats(&mut r, tv)?;
+                let basis = floats(&mut r, tv * ra)?;
+                let weights = floats(&mut r, na * ra)?;
+                if [&sigma, &mean, &basis, &weights]
+                    .iter()
+                    .any(|b| b.iter().any(|x| !x.is_finite()))
+                {
+                    return Err(bad("transfer: a value is not finite".into()));
+                }
+                Some(Transfer {
+                    info: t,
+                    centers,
+                    sigma,
+                    mean,
+                    basis,
+                    weights,
+                })
+            }
+        };
         Ok(Self {
             info,
             vertices,
@@ -348,6 +451,7 @@ impl ReducedModel {
             q,
             qdot,
             orbits: list,
+            transfer,
             offset_dynamics: Vec::new(),
         }
         .with_offset_dynamics())
@@ -366,4 +470,42 @@ impl ReducedModel {
         write_atomic(path, &bytes, force)?;
         Ok(bytes.len())
     }
+}
+
+/// Checks a transfer entry: 3 bands, 1 ≤ r_a ≤ N_a ≤ `states`, a finite kernel width > 0,
+/// side ±1, finite obstacles.
+fn validate_transfer(t: &TransferInfo, states: u64) -> Result<(), String> {
+    if t.bands as usize != SH_BANDS {
+        return Err(format!(
+            "{} SH bands (this kestrel uses {SH_BANDS})",
+            t.bands
+        ));
+    }
+    if t.states == 0 || u64::from(t.states) > states || t.rank == 0 || t.rank > t.states {
+        return Err(format!(
+            "N_a = {} and r_a = {} for {states} states: need 1 <= r_a <= N_a <= states",
+            t.states, t.rank
+        ));
+    }
+    if !(t.width.is_finite() && t.width > 0.0 && t.regularisation.is_finite()) {
+        return Err(format!(
+            "NRBF width {} m and regularisation {}: must be finite, the width > 0",
+            t.width, t.regularisation
+        ));
+    }
+    if t.side != 1.0 && t.side != -1.0 {
+        return Err(format!("side {}: must be 1 or -1", t.side));
+    }
+    let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
+    let ok = t.obstacles.iter().all(|o| match o {
+        crate::cloth::ObstacleShape::Plane { point, normal } => finite(point) && finite(normal),
+        crate::cloth::ObstacleShape::Sphere { center, radius } => {
+            finite(center) && radius.is_finite()
+        }
+        crate::cloth::ObstacleShape::Box { min, max } => finite(min) && finite(max),
+    });
+    if !ok {
+        return Err("an obstacle is not finite".into());
+    }
+    Ok(())
 }

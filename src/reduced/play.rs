@@ -311,6 +311,11 @@ impl<'m> Player<'m> {
         }
     }
 
+    /// Reduced coordinates q of the frame shown \[m\].
+    pub fn q(&self) -> &[f32] {
+        &self.q
+    }
+
     /// The shape in the model's frame (door frame), mean + U·q, into `out` (3v values) \[m\].
     #[inline]
     pub fn shape(&self, out: &mut [f32]) {

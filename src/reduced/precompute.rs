@@ -13,6 +13,9 @@ use super::basis::{frobenius_error, reduce, Reduction};
 use super::drive::stop_entry;
 use super::model::{ModelInfo, Orbit, ReducedModel};
 use super::sample::{plan, sample_chains, Chain};
+use super::transfer::{
+    build_transfer, vertex_normals, TransferInput, TransferOptions, TransferSetup, TransferStats,
+};
 use super::ReducedError;
 
 /// Overrides of the scene's `[reduced]` settings.
@@ -27,6 +30,8 @@ pub struct PrecomputeOptions {
     pub seed: Option<u64>,
     /// Independent chains the sampling is split into.
     pub chains: Option<usize>,
+    /// Also precompute the reduced radiance transfer (§4) from the unreduced states.
+    pub transfer: Option<TransferOptions>,
 }
 
 /// Recorded states of a palette sequence.
@@ -66,6 +71,9 @@ pub struct PrecomputeStats {
     pub missing: Vec<String>,
     pub simulate_s: f64,
     pub svd_s: f64,
+    /// The transfer's figures (`transfer_rank`, `transfer_rel_error`, …) with `--transfer`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub transfer: Option<TransferStats>,
 }
 
 pub(crate) fn spec_of(scene: &DynamicScene) -> Result<&ReducedSpec, ReducedError> {
@@ -146,13 +154,28 @@ pub fn precompute(
     opts: &PrecomputeOptions,
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
+    precompute_reporting(scene, opts, progress, &|_| {})
+}
+
+/// [`precompute`], reporting the fraction of the simulation done to `simulated` and of the
+/// transfer's states to `transfer`.
+pub fn precompute_reporting(
+    scene: &DynamicScene,
+    opts: &PrecomputeOptions,
+    simulated: &(dyn Fn(f64) + Sync),
+    transfer: &(dyn Fn(f64) + Sync),
+) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
+    if let Some(t) = &opts.transfer {
+        t.validate().map_err(ReducedError::Invalid)?;
+    }
     let plan = plan(scene, opts)?;
     let m = 3 * scene.world.len();
-    let (chains, simulate_s) = sample_chains(scene, &plan, 0..plan.units.len(), progress)?;
+    let (chains, simulate_s) = sample_chains(scene, &plan, 0..plan.units.len(), simulated)?;
     build(
         scene,
         Sampled::of_chains(chains, m, plan.frame_dt, simulate_s),
         opts,
+        transfer,
     )
 }
 
@@ -161,6 +184,7 @@ pub(crate) fn build(
     scene: &DynamicScene,
     sampled: Sampled,
     opts: &PrecomputeOptions,
+    transfer_progress: &(dyn Fn(f64) + Sync),
 ) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
     let spec = spec_of(scene)?;
     let t0 = Instant::now();
@@ -298,7 +322,7 @@ pub(crate) fn build(
         irf_end: spec.irf_end,
         offset: spec.offset,
     };
-    let stats = PrecomputeStats {
+    let mut stats = PrecomputeStats {
         snapshots: n,
         svd_states,
         coordinates: m,
@@ -312,7 +336,61 @@ pub(crate) fn build(
         missing,
         simulate_s: sampled.simulate_s,
         svd_s,
+        transfer: None,
     };
-    let model = ReducedModel::from_reduction(info, &red, q, qdot, orbits);
+    let mut model = ReducedModel::from_reduction(info, &red, q, qdot, orbits);
+    if let Some(t) = &opts.transfer {
+        let obstacles: Vec<_> = world
+            .obstacles
+            .iter()
+            .map(|o| o.shape)
+            .chain(world.potentials.iter().map(|p| p.obstacle().shape))
+            .collect();
+        let setup = TransferSetup {
+            nu: world.grid.nu,
+            nv: world.grid.nv,
+            spacing: world.grid.h_warp.min(world.grid.h_weft),
+            side: seen_side(&model),
+            obstacles: &obstacles,
+            samples: t.samples,
+            seed: t.seed,
+        };
+        let input = TransferInput {
+            data: &sampled.data,
+            q: &model.q,
+            rank: r,
+        };
+        let (transfer, tstats) = build_transfer(&setup, &input, t, transfer_progress)?;
+        model.transfer = Some(transfer);
+        stats.transfer = Some(tstats);
+    }
     Ok((model, stats))
+}
+
+/// The side of the cloth the camera sees at the mean shape: +1 where the mesh normals
+/// (warp × weft) point towards the eye on the whole, else −1 (+1 without a camera).
+fn seen_side(model: &ReducedModel) -> f32 {
+    let Some(cam) = model.info.camera else {
+        return 1.0;
+    };
+    let x: Vec<[f32; 3]> = model
+        .mean
+        .chunks_exact(3)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect();
+    let g = model.info.grid();
+    let facing: f64 = vertex_normals(g.nu, g.nv, &x)
+        .iter()
+        .zip(&x)
+        .map(|(n, p)| {
+            (0..3)
+                .map(|k| f64::from(n[k]) * (cam.eye[k] - f64::from(p[k])))
+                .sum::<f64>()
+        })
+        .sum();
+    if facing >= 0.0 {
+        1.0
+    } else {
+        -1.0
+    }
 }

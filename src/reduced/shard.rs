@@ -243,8 +243,19 @@ impl Shard {
 pub fn merge(
     scene: &DynamicScene,
     scene_sha256: &str,
+    shards: Vec<(PathBuf, Shard)>,
+    opts: &PrecomputeOptions,
+) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
+    merge_reporting(scene, scene_sha256, shards, opts, &|_| {})
+}
+
+/// [`merge`], reporting the fraction of the transfer's states done (with `opts.transfer`).
+pub fn merge_reporting(
+    scene: &DynamicScene,
+    scene_sha256: &str,
     mut shards: Vec<(PathBuf, Shard)>,
     opts: &PrecomputeOptions,
+    transfer_progress: &(dyn Fn(f64) + Sync),
 ) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
     let invalid = |m: String| Err(ReducedError::Invalid(m));
     let Some((first_path, first)) = shards.first() else {
@@ -346,5 +357,5 @@ pub fn merge(
         chains.extend(s.chains);
     }
     let sampled = Sampled::of_chains(chains, h0.coordinates as usize, p.frame_dt, simulate_s);
-    build(scene, sampled, opts)
+    build(scene, sampled, opts, transfer_progress)
 }

@@ -17,6 +17,8 @@ pub(crate) const GROUND: u32 = 1;
 pub(crate) const OBSTACLE: u32 = 2;
 pub(crate) const PIN: u32 = 3;
 pub(crate) const CLOTH_MAPPED: u32 = 4;
+/// Cloth coloured by its exit radiance, unlit by the shader (linear RGB per vertex).
+pub(crate) const CLOTH_RADIANCE: u32 = 5;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
@@ -268,7 +270,7 @@ fn add_obstacle(m: &mut Mesh, o: &Obstacle, ground: (V3, V3), extent: f32) {
 pub(crate) fn cloth_mesh(
     view: &SceneView,
     x: &[[f32; 3]],
-    colors: Option<&[[f32; 3]]>,
+    colors: Option<(&[[f32; 3]], u32)>,
     out: &mut Mesh,
 ) {
     let (nu, nv) = (view.grid.nu, view.grid.nv);
@@ -293,7 +295,7 @@ pub(crate) fn cloth_mesh(
             }
             let n = n.try_normalize(1e-20).unwrap_or(V3::y());
             let (color, material) = match colors {
-                Some(cs) => (cs[j * nu + i], CLOTH_MAPPED),
+                Some((cs, material)) => (cs[j * nu + i], material),
                 None => ([1.0; 3], CLOTH),
             };
             out.vertices.push(Vertex {

@@ -51,6 +51,8 @@ const GROUND: u32 = 1u;
 const OBSTACLE: u32 = 2u;
 const PIN: u32 = 3u;
 const CLOTH_MAPPED: u32 = 4u;
+// Cloth whose vertex colour is its exit radiance (precomputed radiance transfer).
+const CLOTH_RADIANCE: u32 = 5u;
 
 const SKY_TOP: vec3<f32> = vec3<f32>(0.30, 0.45, 0.68);
 const SKY_HORIZON: vec3<f32> = vec3<f32>(0.80, 0.84, 0.88);
@@ -268,6 +270,9 @@ fn fs_main(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) ve
     // Derivatives first, in uniform control flow.
     let cells = in.uv * g.grid.xy;
     let cells_w = fwidth(cells);
+    if (in.material == CLOTH_RADIANCE) {
+        return encode(in.color * (1.0 - 0.22 * lattice(cells, cells_w, 1.2)));
+    }
     let cloth = in.material == CLOTH || in.material == CLOTH_MAPPED;
     if (cloth) {
         // The side seen decides the normal and, without a colour map, the colour.

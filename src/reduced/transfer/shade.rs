@@ -1,0 +1,71 @@
+//! Shading with precomputed transfer: exit radiance albedo·Σ L_i T_i per vertex under an SH
+//! light given in the world and turned into the model's (door) frame.
+
+use crate::scene::DoorSpec;
+
+use super::{axis_rotation, ShLight, Transfer, TransferSetup, SH_COEFFS};
+use crate::reduced::ReducedModel;
+
+/// Diffuse albedo of the cloth in frames shaded by transfer (linear RGB).
+pub const CLOTH_ALBEDO: [f32; 3] = [0.78, 0.30, 0.16];
+
+/// The world light seen from the door's frame when the door has turned by `angle` \[rad\]:
+/// the frame turns by R(angle) about the hinge axis, so L_door(s) = L(R·s).
+pub fn light_in_model_frame(light: &ShLight, door: Option<&DoorSpec>, angle: f64) -> ShLight {
+    match door {
+        Some(d) => light.rotated(&axis_rotation(d.axis, -angle)),
+        None => *light,
+    }
+}
+
+/// Exit radiance per vertex of transfer vectors `t` (9 per vertex) under `light`.
+pub fn radiance_of(light: &ShLight, albedo: [f32; 3], t: &[f32], out: &mut Vec<[f32; 3]>) {
+    out.clear();
+    out.extend(
+        t.chunks_exact(SH_COEFFS)
+            .map(|tv| light.radiance(albedo, tv)),
+    );
+}
+
+/// How a frame's transfer is obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransferSource {
+    /// mean + U_a·q_a(q_u), q_a by the NRBF (the reduced model).
+    Reduced,
+    /// Shadow rays on the frame's own mesh (the full transfer, as in the precomputation).
+    Direct,
+}
+
+/// Transfer vectors of a played frame of `model` (which must hold a transfer): reduced at
+/// reduced coordinates `q`, or computed directly on the shape `local` (model frame, 3v \[m\]).
+pub fn frame_transfer(
+    model: &ReducedModel,
+    transfer: &Transfer,
+    source: TransferSource,
+    q: &[f32],
+    local: &[f32],
+    out: &mut Vec<f32>,
+) {
+    match source {
+        TransferSource::Reduced => {
+            let mut qa = vec![0f32; transfer.info.rank as usize];
+            transfer.coefficients(&model.q, model.rank, q, &mut qa);
+            out.resize(transfer.mean.len(), 0.0);
+            transfer.vectors(&qa, out);
+        }
+        TransferSource::Direct => {
+            let g = model.info.grid();
+            let setup = TransferSetup {
+                nu: g.nu,
+                nv: g.nv,
+                spacing: g.h_warp.min(g.h_weft),
+                side: transfer.info.side,
+                obstacles: &transfer.info.obstacles,
+                samples: transfer.info.samples as usize,
+                seed: transfer.info.seed,
+            };
+            let x: Vec<[f32; 3]> = local.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect();
+            *out = setup.transfer_at(&x);
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! Reduced radiance transfer: SH projection against closed forms, the rotation of an SH
+//! light, shadow rays against known occluders, the transfer SVD, the model file (version 2)
+//! and the merge of shards with the transfer, the CLI's `--transfer` keys.
+
+use std::f64::consts::PI;
+use std::path::PathBuf;
+
+use kestrel::cloth::ObstacleShape;
+use kestrel::reduced::transfer::{
+    axis_rotation, clamped_cosine, sh_basis, ShLight, TransferOptions, TransferSetup, SH_COEFFS,
+};
+use kestrel::reduced::{
+    merge, precompute, precompute_shard, PrecomputeOptions, ReducedModel, Shard, MODEL_VERSION,
+    MODEL_VERSION_TRANSFER,
+};
+use kestrel::scene::Sampling;
+
+/// A flat n × n grid of spacing h in the plane z = 0; warp +x, weft +y: normals +z.
+fn flat_grid(n: usize, h: f32) -> Vec<[f32; 3]> {
+    (0..n * n)
+        .map(|k| [(k % n) as f32 * h, (k / n) as f32 * h, 0.0])
+        .collect()
+}
+
+fn setup(obstacles: &[ObstacleShape], samples: usize) -> TransferSetup<'_> {
+    TransferSetup {
+        nu: 3,
+        nv: 3,
+        spacing: 0.01,
+        side: 1.0,
+        obstacles,
+        samples,
+        seed: 7,
+    }
+}
+
+#[test]
+fn the_clamped_cosine_lobe_has_its_funk_hecke_coefficients() {
+    // closed form: T_00 = (1/π)·∫_{n·s>0} (n·s)·Y00 ds = Y00 = 1/(2√π); bands 1 and 2 are
+    // (A_l/π)·Y_lm(n) with A_1 = 2π/3, A_2 = π/4
+    let n = [0.36, -0.48, 0.8];
+    let t = clamped_cosine(n);
+    assert!((t[0] - 0.5 / PI.sqrt()).abs() < 1e-12);
+    let y = sh_basis(n);
+    assert!((t[2] - 2.0 / 3.0 * y[2]).abs() < 1e-12);
+    assert!((t[6] - 0.25 * y[6]).abs() < 1e-12);
+    // against a quadrature of max(0, n·s)/π on a fine latitude-longitude grid
+    let q = ShLight::project(400, |s| {
+        let c = (s[0] * n[0] + s[1] * n[1] + s[2] * n[2]).max(0.0) / PI;
+        [c, c, c]
+    });
+    for (i, &ti) in t.iter().enumerate() {
+        assert!(
+            (f64::from(q.rgb[0][i]) - ti).abs() < 2e-4,
+            "coefficient {i}: quadrature {} against {ti}",
+            q.rgb[0][i]
+        );
+    }
+    // a white environment of 1 gives exit radiance = albedo (the white furnace)
+    let white = ShLight::project(64, |_| [1.0; 3]);
+    let tf: Vec<f32> = t.iter().map(|&x| x as f32).collect();
+    let l = white.radiance([0.5, 1.0, 0.25], &tf);
+    assert!(
+        (l[0] - 0.5).abs() < 1e-4 && (l[1] - 1.0).abs() < 1e-4 && (l[2] - 0.25).abs() < 1e-4,
+        "{l:?}"
+    );
+}
+
+#[test]
+fn an_unoccluded_vertex_ray_traces_to_the_clamped_cosine_lobe() {
+    let x = flat_grid(3, 0.01);
+    let t = setup(&[], 4096).transfer_at(&x);
+    let exact = clamped_cosine([0.0, 0.0, 1.0]);
+    for p in 0..9 {
+        for i in 0..SH_COEFFS {
+            let got = f64::from(t[p * SH_COEFFS + i]);
+            assert!(
+                (got - exact[i]).abs() < 4e-3,
+                "vertex {p}, coefficient {i}: {got} against {}",
+                exact[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn occluders_remove_their_share_of_the_lobe() {
+    let x = flat_grid(3, 0.01);
+    // a ceiling: everything above z = 0.1 is solid, nothing reaches the upper side
+    let ceiling = [ObstacleShape::Plane {
+        point: [0.0, 0.0, 0.1],
+        normal: [0.0, 0.0, -1.0],
+    }];
+    let t = setup(&ceiling, 256).transfer_at(&x);
+    assert!(t.iter().all(|&v| v == 0.0));
+    // a wall just past the grid (x > 0.0201 solid): half the hemisphere is left, by symmetry
+    // half of T_00 and of T_10 (the z lobe)
+    let wall = [ObstacleShape::Plane {
+        point: [0.0201, 0.0, 0.0],
+        normal: [-1.0, 0.0, 0.0],
+    }];
+    let t = setup(&wall, 4096).transfer_at(&x);
+    let exact = clamped_cosine([0.0, 0.0, 1.0]);
+    let p = 8; // the corner next to the wall
+    assert!(
+        (f64::from(t[p * SH_COEFFS]) - 0.5 * exact[0]).abs() < 3e-3,
+        "{}",
+        t[p * SH_COEFFS]
+    );
+    assert!((f64::from(t[p * SH_COEFFS + 2]) - 0.5 * exact[2]).abs() < 3e-3);
+    // a ball right above the centre vertex shadows it, not as much the corners
+    let ball = [ObstacleShape::Sphere {
+        center: [0.01, 0.01, 0.02],
+        radius: 0.01,
+    }];
+    let t = setup(&ball, 1024).transfer_at(&x);
+    assert!(t[4 * SH_COEFFS] < t[0]);
+}
+
+#[test]
+fn a_rotated_sh_light_is_the_light_at_the_rotated_direction() {
+    let sky = ShLight::sky();
+    let r = axis_rotation([0.3, 1.0, -0.4], 1.1);
+    let turned = sky.rotated(&r);
+    let eval = |l: &ShLight, s: [f64; 3]| -> f64 {
+        sh_basis(s)
+            .iter()
+            .zip(&l.rgb[0])
+            .map(|(y, c)| y * f64::from(*c))
+            .sum()
+    };
+    for s in [[0.0, 1.0, 0.0], [0.6, 0.0, 0.8], [-0.48, 0.6, -0.64]] {
+        let rs: [f64; 3] = (r * nalgebra::Vector3::from(s)).into();
+        // L'(R s) = L(s)
+        let (a, b) = (eval(&turned, rs), eval(&sky, s));
+        assert!((a - b).abs() < 1e-5, "{s:?}: {a} against {b}");
+    }
+    // irradiance is invariant when light and normal turn together
+    let n = [0.0, 0.6, 0.8];
+    let rn: [f64; 3] = (r * nalgebra::Vector3::from(n)).into();
+    let lobe = |n: [f64; 3]| -> Vec<f32> { clamped_cosine(n).iter().map(|&x| x as f32).collect() };
+    let a = sky.radiance([1.0; 3], &lobe(n));
+    let b = turned.radiance([1.0; 3], &lobe(rn));
+    for c in 0..3 {
+        assert!((a[c] - b[c]).abs() < 1e-5, "{a:?} against {b:?}");
+    }
+    // and turning back restores the coefficients
+    let back = turned.rotated(&r.inverse());
+    for c in 0..3 {
+        for i in 0..SH_COEFFS {
+            assert!((back.rgb[c][i] - sky.rgb[c][i]).abs() < 1e-5);
+        }
+    }
+}
+
+/// The small tree door of the shard test (8 × 9), with a transfer of few states and rays.
+fn small_transfer_scene() -> kestrel::scene::DynamicScene {
+    let mut scene = crate::common::small_door(8, 9, 3.0);
+    let spec = scene.reduced.as_mut().unwrap();
+    spec.chains = 3;
+    spec.sampling = Sampling::Tree;
+    spec.branch_every = vec![0.3];
+    spec.t_max = 0.61;
+    spec.settle = 0.5;
+    scene
+}
+
+fn transfer_options() -> PrecomputeOptions {
+    PrecomputeOptions {
+        transfer: Some(TransferOptions {
+            states: 8,
+            samples: 16,
+            held_out: 3,
+            ..TransferOptions::default()
+        }),
+        ..PrecomputeOptions::default()
+    }
+}
+
+#[test]
+fn the_transfer_model_round_trips_merges_byte_for_byte_and_its_errors_fall_with_rank() {
+    let scene = small_transfer_scene();
+    let opts = transfer_options();
+    let (model, stats) = precompute(&scene, &opts, &|_| {}).unwrap();
+    let t = model.transfer.as_ref().unwrap();
+    let ts = stats.transfer.as_ref().unwrap();
+    assert_eq!(t.centers.len(), 8);
+    assert!(ts.transfer_rank >= 1 && ts.transfer_rank <= 8);
+    // σ_{r+1}/σ₁ cannot grow with r, and is 1 at r = 0
+    let e = &ts.transfer_error_by_rank;
+    assert_eq!(e[0], 1.0);
+    assert!(e.windows(2).all(|w| w[1] <= w[0]), "{e:?}");
+    assert!((ts.transfer_rel_error - e[ts.transfer_rank]).abs() < 1e-12);
+    assert!(ts.transfer_held_out_error.is_finite() && ts.transfer_held_out_error < 1.0);
+    assert!(ts.transfer_held_out_projection_error <= ts.transfer_held_out_error + 1e-9);
+    // the file: version 2, read back equal; the plain model stays version 1
+    let bytes = model.to_bytes().unwrap();
+    assert_eq!(bytes[8..12], MODEL_VERSION_TRANSFER.to_le_bytes());
+    let back = ReducedModel::from_bytes(&bytes, &PathBuf::from("t.krd")).unwrap();
+    assert_eq!(back, model);
+    let cut = ReducedModel::from_bytes(&bytes[..bytes.len() - 4], &PathBuf::from("t.krd"));
+    assert!(cut.unwrap_err().to_string().contains("t.krd"));
+    let mut plain = model.clone();
+    plain.transfer = None;
+    let plain_bytes = plain.to_bytes().unwrap();
+    assert_eq!(plain_bytes[8..12], MODEL_VERSION.to_le_bytes());
+    assert!(ReducedModel::from_bytes(&plain_bytes, &PathBuf::from("p.krd")).is_ok());
+    // a version-1 file with a transfer section's bytes is refused, naming the file
+    let mut v1 = bytes.clone();
+    v1[8..12].copy_from_slice(&MODEL_VERSION.to_le_bytes());
+    let e = ReducedModel::from_bytes(&v1, &PathBuf::from("v1.krd")).unwrap_err();
+    assert!(e.to_string().contains("v1.krd"), "{e}");
+    // the merge computes the transfer after gathering the shards: the same bytes
+    let (sha, path) = ("0123abcd", "door.toml");
+    let parts: Vec<(PathBuf, Shard)> = (1..=2)
+        .map(|k| {
+            let s = precompute_shard(
+                &scene,
+                (path, sha),
+                &PrecomputeOptions::default(),
+                (k, 2),
+                &|_| {},
+            )
+            .unwrap();
+            (PathBuf::from(format!("p{k}.krp")), s)
+        })
+        .collect();
+    let (merged, _) = merge(&scene, sha, parts, &opts).unwrap();
+    assert_eq!(merged.to_bytes().unwrap(), bytes);
+}
+
+#[test]
+fn precompute_transfer_prints_its_rank_and_error() {
+    use crate::common::{assert_success, kestrel};
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(crate::common::repo("scenes/reduced_door_cloth.toml"))
+        .unwrap()
+        .replace("nu = 55", "nu = 6")
+        .replace("nv = 60", "nv = 7")
+        .replace("duration = 40.0", "duration = 2.0")
+        .replace("settle = 2.0", "settle = 0.2");
+    let scene = dir.path().join("door.toml");
+    std::fs::write(&scene, text).unwrap();
+    let out = dir.path().join("t.krd");
+    let run = kestrel(&[
+        "precompute",
+        &scene.display().to_string(),
+        "--out",
+        &out.display().to_string(),
+        "--transfer",
+        "--transfer-states",
+        "6",
+        "--transfer-samples",
+        "16",
+        "--held-out",
+        "2",
+        "--json",
+    ]);
+    assert_success(&run);
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let rank = v["transfer_rank"].as_u64().unwrap();
+    assert!((1..=6).contains(&rank), "{v}");
+    let e = v["transfer_rel_error"].as_f64().unwrap();
+    assert!((0.0..1.0).contains(&e), "{v}");
+    assert!(v["transfer_held_out_error"].as_f64().unwrap().is_finite());
+    // bad input: no file, exit 2, the option named
+    let bad = kestrel(&[
+        "precompute",
+        &scene.display().to_string(),
+        "--out",
+        &dir.path().join("b.krd").display().to_string(),
+        "--transfer",
+        "--transfer-states",
+        "1",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("N_a"));
+    assert!(!dir.path().join("b.krd").exists());
+}
