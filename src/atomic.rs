@@ -12,6 +12,8 @@ use thiserror::Error;
 pub enum WriteError {
     #[error("{path} exists; pass --force to overwrite it")]
     Exists { path: PathBuf },
+    #[error("{path} is a folder; name a file to write (the folder is never replaced)")]
+    Folder { path: PathBuf },
     #[error("cannot write {path}: {source}")]
     Io {
         path: PathBuf,
@@ -20,8 +22,14 @@ pub enum WriteError {
     },
 }
 
-/// Fails early, before any work is done, when `path` exists and `force` is off.
+/// Fails early, before any work is done, when `path` is a folder, or exists and `force` is
+/// off.
 pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
+    if path.is_dir() {
+        return Err(WriteError::Folder {
+            path: path.to_path_buf(),
+        });
+    }
     if !force && path.exists() {
         return Err(WriteError::Exists {
             path: path.to_path_buf(),
@@ -171,6 +179,20 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"two");
         // no temporary file left behind
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_folder_is_never_replaced_also_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("cards");
+        fs::create_dir(&folder).unwrap();
+        fs::write(folder.join("kept.toml"), b"kept").unwrap();
+        for force in [false, true] {
+            let e = write_atomic(&folder, b"card", force).unwrap_err();
+            assert!(matches!(e, WriteError::Folder { .. }), "{e}");
+            assert!(e.to_string().contains("is a folder"), "{e}");
+        }
+        assert_eq!(fs::read(folder.join("kept.toml")).unwrap(), b"kept");
     }
 
     #[test]

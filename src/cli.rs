@@ -155,11 +155,11 @@ impl CliError {
         }
     }
 
-    /// A failed write: bad usage (2) when the target exists and `--force` is off (also one
-    /// that appeared while working), else the work failed (1).
+    /// A failed write: bad usage (2) when the target is a folder, or exists and `--force` is
+    /// off (also one that appeared while working), else the work failed (1).
     pub fn written(e: impl WriteFailure) -> Self {
         match e.write_error() {
-            Some(WriteError::Exists { .. }) => Self::input(e),
+            Some(WriteError::Exists { .. } | WriteError::Folder { .. }) => Self::input(e),
             _ => Self::failed(e),
         }
     }

@@ -733,6 +733,17 @@ fn a_curve_that_cannot_be_fitted_writes_no_file_and_exits_2() {
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("--force"));
     assert!(run.stdout.is_empty(), "fitted before refusing the output");
+    // so is a folder given for one fabric's card, also with --force
+    let run = kestrel(&[
+        "fit",
+        &ok,
+        "-o",
+        &dir.path().display().to_string(),
+        "--force",
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("is a folder"));
+    assert!(run.stdout.is_empty(), "fitted before refusing the output");
 }
 
 #[test]
