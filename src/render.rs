@@ -259,11 +259,6 @@ impl Renderer {
         x: &[[f32; 3]],
         field: Option<&Field>,
     ) -> Result<(Image, FrameTimings), RenderError> {
-        let stage = self
-            .stage
-            .as_ref()
-            .ok_or_else(|| RenderError::Input("no scene set (call set_scene first)".into()))?;
-        check_positions(&stage.view, x)?;
         if let Some(f) = field {
             if f.values.len() != x.len() {
                 return Err(RenderError::Input(format!(
@@ -296,6 +291,7 @@ impl Renderer {
         self.draw(x, Some((radiance, mesh::CLOTH_RADIANCE)), None)
     }
 
+    /// The one path of both: the scene and the positions checked, the mesh built, drawn.
     fn draw(
         &mut self,
         x: &[[f32; 3]],

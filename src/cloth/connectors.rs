@@ -13,7 +13,7 @@ mod forces;
 mod tangent;
 
 #[cfg(test)]
-pub(crate) use tangent::tests::laws as tangent_test_laws;
+pub(crate) use tangent::tests::flat_sheet as tangent_test_sheet;
 pub(crate) use tangent::KesTangent;
 
 /// Warp (0) or weft (1), indexing the per-direction laws.

@@ -324,8 +324,7 @@ impl LinePreconditioner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloth::connectors::tangent_test_laws;
-    use crate::cloth::KesConnectors;
+    use crate::cloth::connectors::tangent_test_sheet;
     use crate::material::LawState;
 
     /// One line against the dense solve of the same block tridiagonal.
@@ -378,19 +377,9 @@ mod tests {
     /// z₃ = z₂ + P_warp⁻¹(r − Pz₂), P = D − ΣK_ab over the line couplings.
     #[test]
     fn sweeps_match_their_dense_definition() {
-        use crate::cloth::{ClothWorld, Grid};
         let (nu, nv, h) = (5, 4, 0.01);
-        let grid = Grid::new(nu, nv, h, h).unwrap();
-        let kes = KesConnectors::new(&grid, tangent_test_laws());
-        let mut world = ClothWorld::flat(
-            grid,
-            Vec3::zeros(),
-            Vec3::x(),
-            Vec3::y(),
-            0.12,
-            Material::Kes(Box::new(kes)),
-        )
-        .unwrap();
+        let mut world = tangent_test_sheet(nu, nv, h);
+        let grid = world.grid;
         world.pin(0, 0).unwrap();
         let n = nu * nv;
         let x: Vec<Vec3> = (0..n)

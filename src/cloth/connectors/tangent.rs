@@ -213,6 +213,22 @@ pub(crate) mod tests {
     use crate::friction::FrictionShape;
     use crate::material::{BendingLaw, FrictionLaw, ShearLaw, ToeShape, TractionLaw};
 
+    /// A flat nu × nv sheet of [`laws`] in the xy plane, spacing h [m], 0.12 kg/m², no pins.
+    pub(crate) fn flat_sheet(nu: usize, nv: usize, h: f64) -> crate::cloth::ClothWorld {
+        use crate::cloth::{ClothWorld, Grid};
+        let grid = Grid::new(nu, nv, h, h).unwrap();
+        let kes = KesConnectors::new(&grid, laws());
+        ClothWorld::flat(
+            grid,
+            Vec3::zeros(),
+            Vec3::x(),
+            Vec3::y(),
+            0.12,
+            crate::cloth::world::Material::Kes(Box::new(kes)),
+        )
+        .unwrap()
+    }
+
     /// Six laws with Dahl friction (level growing with load, μ = 0.3), quadratic toes.
     pub(crate) fn laws() -> KesLaws {
         let fr = |level, eps_f| FrictionLaw {

@@ -268,9 +268,9 @@ pub(crate) fn newton_solve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloth::connectors::tangent_test_laws;
+    use crate::cloth::connectors::tangent_test_sheet;
     use crate::cloth::implicit::residual::{block_scaling, Workspace};
-    use crate::cloth::{ClothWorld, Grid, Integrator, KesConnectors, Loads};
+    use crate::cloth::{ClothWorld, Integrator, Loads};
     use crate::material::LawState;
 
     /// A strip 9 × 2 in the xy plane hanging from its two i = 0 particles with gravity along
@@ -279,17 +279,7 @@ mod tests {
     /// quadratically once close (the friction states switch branch on the way).
     #[test]
     fn newton_converges_quadratically_on_a_smooth_step() {
-        let grid = Grid::new(9, 2, 0.01, 0.01).unwrap();
-        let kes = KesConnectors::new(&grid, tangent_test_laws());
-        let mut world = ClothWorld::flat(
-            grid,
-            Vec3::zeros(),
-            Vec3::x(),
-            Vec3::y(),
-            0.12,
-            Material::Kes(Box::new(kes)),
-        )
-        .unwrap();
+        let mut world = tangent_test_sheet(9, 2, 0.01);
         world.loads = Loads {
             gravity: [9.81 * 5.0, 0.0, 0.0],
             ..Loads::none()
@@ -347,17 +337,8 @@ mod tests {
     fn cyclic_strip_dissipates_its_loop_area() {
         use crate::cloth::pipeline::ClothPipeline;
         let (nu, h) = (6, 0.01);
-        let grid = Grid::new(nu, 2, h, h).unwrap();
-        let kes = KesConnectors::new(&grid, tangent_test_laws());
-        let mut world = ClothWorld::flat(
-            grid,
-            Vec3::zeros(),
-            Vec3::x(),
-            Vec3::y(),
-            0.12,
-            Material::Kes(Box::new(kes)),
-        )
-        .unwrap();
+        let mut world = tangent_test_sheet(nu, 2, h);
+        let grid = world.grid;
         world.loads = Loads::none();
         for j in 0..2 {
             world.pin(0, j).unwrap();
