@@ -133,12 +133,17 @@ impl<'a> PathProblem<'a> {
 
     /// Jacobian of the scaled residuals with respect to the free coordinates q (not θ).
     pub(crate) fn jacobian_q(&self) -> DMatrix<f64> {
-        self.jacobian_scaled(None)
+        self.jacobian_scaled(None, None)
     }
 
     /// The Jacobian of the scaled residuals, each column c of the curve rows times
-    /// `column_scale[c]` when given (dq/dθ: the Jacobian in θ), in one pass over the path.
-    fn jacobian_scaled(&self, column_scale: Option<&[f64]>) -> DMatrix<f64> {
+    /// `column_scale[c]` when given (dq/dθ: the Jacobian in θ), in one pass over the path;
+    /// the forces of that pass give the scaled curve residuals into `curve_rows` when asked.
+    fn jacobian_scaled(
+        &self,
+        column_scale: Option<&[f64]>,
+        mut curve_rows: Option<&mut [f64]>,
+    ) -> DMatrix<f64> {
         let p = self.coords.physical(&self.coords.q);
         let cols = self.coords.dp_dq();
         let nz: Vec<Vec<(usize, f64)>> = cols
@@ -168,6 +173,11 @@ impl<'a> PathProblem<'a> {
                 &mut jp[..m * idx::N],
             );
             let inv_scale = 1.0 / s.y_range;
+            if let Some(rows) = curve_rows.as_deref_mut() {
+                for ((r, fk), y) in rows[at..at + m].iter_mut().zip(&f[..m]).zip(s.y) {
+                    *r = (fk - y) * inv_scale;
+                }
+            }
             // column-major storage: column c of the segment is one contiguous run of rows
             let storage = j.as_mut_slice();
             for (c, nz) in nz.iter().enumerate() {
@@ -284,12 +294,11 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
 
     fn residuals(&self) -> Option<DVector<f64>> {
         let p = self.coords.physical(&self.coords.q);
-        let extra = self.value_rows(&p);
-        let mut r = DVector::zeros(self.rows + extra.len());
+        let mut curve = vec![0.0; self.rows];
         let mut at = 0;
         for s in &self.segments {
             let m = s.x.len();
-            let rows = &mut r.as_mut_slice()[at..at + m];
+            let rows = &mut curve[at..at + m];
             simulate(self.coords.kind, &p, s.x, rows);
             let inv = 1.0 / s.y_range;
             for (v, y) in rows.iter_mut().zip(s.y) {
@@ -297,11 +306,7 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for PathProblem<'_> {
             }
             at += m;
         }
-        r.as_mut_slice()[self.rows..].copy_from_slice(&extra);
-        let curve_rss = r.rows(0, self.rows).norm_squared();
-        self.last_nrmse
-            .set((curve_rss / self.rows.max(1) as f64).sqrt());
-        r.iter().all(|v| v.is_finite()).then_some(r)
+        self.with_value_rows(curve)
     }
 
     fn jacobian(&self) -> Option<DMatrix<f64>> {
@@ -324,13 +329,37 @@ impl PathProblem<'_> {
         }
     }
 
+    /// The scaled curve residuals followed by the value rows; records the curve's NRMSE.
+    /// None where any is not finite.
+    fn with_value_rows(&self, curve: Vec<f64>) -> Option<DVector<f64>> {
+        let extra = self.value_rows(&self.coords.physical(&self.coords.q));
+        let curve_rss: f64 = curve.iter().map(|v| v * v).sum();
+        self.last_nrmse
+            .set((curve_rss / self.rows.max(1) as f64).sqrt());
+        let r = DVector::from_iterator(curve.len() + extra.len(), curve.into_iter().chain(extra));
+        r.iter().all(|v| v.is_finite()).then_some(r)
+    }
+
+    /// dq/dθ of each free coordinate at the current θ.
+    fn dq_dtheta(&self) -> Vec<f64> {
+        (0..self.coords.free.len())
+            .map(|c| self.coords.dq_dtheta(c, self.theta[c]))
+            .collect()
+    }
+
     /// The Jacobian of the residuals in θ; None where it is not finite.
     fn jacobian_theta(&self) -> Option<DMatrix<f64>> {
-        let dq: Vec<f64> = (0..self.coords.free.len())
-            .map(|c| self.coords.dq_dtheta(c, self.theta[c]))
-            .collect();
-        let j = self.jacobian_scaled(Some(&dq));
+        let j = self.jacobian_scaled(Some(&self.dq_dtheta()), None);
         j.iter().all(|v| v.is_finite()).then_some(j)
+    }
+
+    /// The residuals and their Jacobian in θ from one drive of the law with its
+    /// sensitivities (the residuals are that drive's forces); None where either is not finite.
+    pub(crate) fn residuals_and_jacobian_theta(&self) -> Option<(DVector<f64>, DMatrix<f64>)> {
+        let mut curve = vec![0.0; self.rows];
+        let j = self.jacobian_scaled(Some(&self.dq_dtheta()), Some(&mut curve));
+        let r = self.with_value_rows(curve)?;
+        j.iter().all(|v| v.is_finite()).then_some((r, j))
     }
 }
 

@@ -13,8 +13,8 @@ use super::PathProblem;
 /// ‖r‖, xtol, gtol on Jᵀr and the column norms of J) and its pivoted QR see exactly the
 /// full problem's quantities (up to rounding), the QR on (n + 1) × n rows. The basis Q is
 /// that of the Jacobian at the point where the residuals are taken, so every residual
-/// evaluation also drives the law's sensitivities; the Jacobian of an accepted point is then
-/// the one already computed there.
+/// evaluation drives the law once with its sensitivities (the residuals are that drive's
+/// forces); the Jacobian of an accepted point is then the one already computed there.
 pub(crate) struct Compressed<'a> {
     pub problem: PathProblem<'a>,
     /// θ of the last residual evaluation and the compressed Jacobian there.
@@ -31,8 +31,7 @@ impl<'a> Compressed<'a> {
 
     /// The compressed residuals and Jacobian at the current θ; None where either is not finite.
     fn compress(&self) -> Option<(DVector<f64>, DMatrix<f64>)> {
-        let r = self.problem.residuals()?;
-        let j = self.problem.jacobian_theta()?;
+        let (r, j) = self.problem.residuals_and_jacobian_theta()?;
         let n = j.ncols();
         let qr = j.qr();
         let mut qtr = r;
