@@ -2,7 +2,7 @@
 //! states by SVD and writes the reduced model; `--shard K/N` and `merge` split the sampling
 //! over processes (docs/reduced.md).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
@@ -35,25 +35,45 @@ pub struct PrecomputeArgs {
     /// Independent sampling chains (default: the scene's `chains`).
     #[arg(long)]
     pub chains: Option<usize>,
-    /// ε: keep rank r with σ_r ≥ ε·σ₁ (default: the scene's rank_tolerance).
-    #[arg(long)]
-    pub epsilon: Option<f64>,
-    /// Keep exactly this rank instead.
-    #[arg(long, conflicts_with = "epsilon")]
-    pub rank: Option<usize>,
+    #[command(flatten)]
+    pub basis: BasisArgs,
     /// Simulated time of the random palette sequence [s] (default: the scene's).
     #[arg(long, value_name = "SECONDS")]
     pub duration: Option<f64>,
     /// Seed of the random sequence (default: the scene's).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Also write the relative error against rank as a PNG or SVG (by the extension).
-    #[arg(long, value_name = "PNG|SVG")]
-    pub error_plot: Option<PathBuf>,
     #[command(flatten)]
     pub transfer: TransferArgs,
     #[command(flatten)]
     pub output: super::OutputArgs,
+}
+
+/// The basis' rank and its error plot (precompute and merge).
+#[derive(Debug, Args)]
+pub struct BasisArgs {
+    /// ε: keep rank r with σ_r ≥ ε·σ₁ (default: the scene's rank_tolerance).
+    #[arg(long)]
+    pub epsilon: Option<f64>,
+    /// Keep exactly this rank instead.
+    #[arg(long, conflicts_with = "epsilon")]
+    pub rank: Option<usize>,
+    /// Also write the relative error against rank as a PNG or SVG (by the extension).
+    #[arg(long, value_name = "PNG|SVG")]
+    pub error_plot: Option<PathBuf>,
+}
+
+impl BasisArgs {
+    /// Checks `out` and the error plot's path before any work; the plot's format.
+    fn check_outputs(&self, out: &Path, force: bool) -> Result<Option<ImageFormat>, CliError> {
+        for p in std::iter::once(out).chain(self.error_plot.as_deref()) {
+            super::check_output(p, force)?;
+        }
+        self.error_plot
+            .as_deref()
+            .map(|p| ImageFormat::of_path(p).map_err(CliError::input))
+            .transpose()
+    }
 }
 
 /// The reduced radiance transfer's options (precompute and merge).
@@ -120,15 +140,8 @@ pub struct MergeArgs {
     /// The scene file (default: the path stored in the shards).
     #[arg(long)]
     pub scene: Option<PathBuf>,
-    /// ε: keep rank r with σ_r ≥ ε·σ₁ (default: the scene's rank_tolerance).
-    #[arg(long)]
-    pub epsilon: Option<f64>,
-    /// Keep exactly this rank instead.
-    #[arg(long, conflicts_with = "epsilon")]
-    pub rank: Option<usize>,
-    /// Also write the relative error against rank as a PNG or SVG (by the extension).
-    #[arg(long, value_name = "PNG|SVG")]
-    pub error_plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub basis: BasisArgs,
     #[command(flatten)]
     pub transfer: TransferArgs,
     #[command(flatten)]
@@ -180,20 +193,14 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     let (Some(scene_path), Some(out)) = (args.scene, args.out) else {
         return Err(CliError::input("precompute needs SCENE and --out MODEL"));
     };
-    for p in std::iter::once(&out).chain(args.error_plot.as_ref()) {
-        super::check_output(p, args.output.force)?;
-    }
-    let plot_format = match &args.error_plot {
-        Some(p) => Some(ImageFormat::of_path(p).map_err(CliError::input)?),
-        None => None,
-    };
+    let plot_format = args.basis.check_outputs(&out, args.output.force)?;
     let scene = super::load_dynamic(
         &scene_path,
         "is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
     )?;
     let opts = PrecomputeOptions {
-        epsilon: args.epsilon,
-        rank: args.rank,
+        epsilon: args.basis.epsilon,
+        rank: args.basis.rank,
         duration: args.duration,
         seed: args.seed,
         chains: args.chains,
@@ -271,7 +278,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         scene: &scene.name,
         scene_arg: scene_path.display().to_string(),
         out: &out,
-        error_plot: args.error_plot.as_deref().zip(plot_format),
+        error_plot: args.basis.error_plot.as_deref().zip(plot_format),
         force: args.output.force,
         json: args.output.json,
     };
@@ -280,13 +287,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
 
 /// `kestrel precompute merge PART… --out MODEL`.
 fn run_merge(args: MergeArgs) -> Result<(), CliError> {
-    for p in std::iter::once(&args.out).chain(args.error_plot.as_ref()) {
-        super::check_output(p, args.output.force)?;
-    }
-    let plot_format = match &args.error_plot {
-        Some(p) => Some(ImageFormat::of_path(p).map_err(CliError::input)?),
-        None => None,
-    };
+    let plot_format = args.basis.check_outputs(&args.out, args.output.force)?;
     let t0 = Instant::now();
     let mut shards = Vec::with_capacity(args.parts.len());
     for p in &args.parts {
@@ -308,8 +309,8 @@ fn run_merge(args: MergeArgs) -> Result<(), CliError> {
     })?;
     let sha = scene_fingerprint(&scene_path).map_err(CliError::input)?;
     let opts = PrecomputeOptions {
-        epsilon: args.epsilon,
-        rank: args.rank,
+        epsilon: args.basis.epsilon,
+        rank: args.basis.rank,
         transfer: args.transfer.options()?,
         ..PrecomputeOptions::default()
     };
@@ -330,7 +331,7 @@ fn run_merge(args: MergeArgs) -> Result<(), CliError> {
         scene: &scene.name,
         scene_arg: scene_path.display().to_string(),
         out: &args.out,
-        error_plot: args.error_plot.as_deref().zip(plot_format),
+        error_plot: args.basis.error_plot.as_deref().zip(plot_format),
         force: args.output.force,
         json: args.output.json,
     };

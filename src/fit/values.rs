@@ -354,27 +354,20 @@ pub(crate) fn fit_values(
     direction: Direction,
     values: &DirectionValues,
 ) -> ValuesFit {
+    let no_law = |note: String| ValuesFit {
+        test,
+        direction,
+        law: None,
+        matches: Vec::new(),
+        iterations: 0,
+        note: Some(note),
+    };
     let t = targets(test, values);
     if t.is_empty() {
-        return ValuesFit {
-            test,
-            direction,
-            law: None,
-            matches: Vec::new(),
-            iterations: 0,
-            note: Some(format!("no {test} values given")),
-        };
+        return no_law(format!("no {test} values given"));
     }
-    let needs_emt = test == KesTest::Tensile && !t.iter().any(|(n, _)| *n == "EMT");
-    if needs_emt {
-        return ValuesFit {
-            test,
-            direction,
-            law: None,
-            matches: Vec::new(),
-            iterations: 0,
-            note: Some("tensile values need EMT".into()),
-        };
+    if test == KesTest::Tensile && !t.iter().any(|(n, _)| *n == "EMT") {
+        return no_law("tensile values need EMT".into());
     }
     let u0 = initial(test, &t);
     let problem = ValuesProblem {
