@@ -199,22 +199,9 @@ fn playback_of_an_unsampled_sequence_stays_near_the_full_simulation() {
     assert_eq!(c.warning, None);
 }
 
-/// The small door sampled as 3 random chains of 1 s and a two-level tree of 0.6 s IRFs
-/// branching every 0.3 s.
-fn small_tree_door() -> DynamicScene {
-    let mut scene = crate::common::small_door(8, 9, 3.0);
-    let spec = scene.reduced.as_mut().unwrap();
-    spec.chains = 3;
-    spec.sampling = Sampling::Tree;
-    spec.branch_every = vec![0.3];
-    spec.t_max = 0.61;
-    spec.settle = 0.5;
-    scene
-}
-
 #[test]
 fn shards_merge_into_the_one_process_model_byte_for_byte() {
-    let scene = small_tree_door();
+    let scene = crate::common::small_tree_door();
     let opts = PrecomputeOptions::default();
     let (model, stats) = precompute(&scene, &opts, &|_| {}).unwrap();
     // one thread gives the same bytes as all of them
@@ -296,7 +283,7 @@ fn shards_merge_into_the_one_process_model_byte_for_byte() {
 
 #[test]
 fn a_model_that_comes_to_rest_holds_the_last_state_of_its_irf() {
-    let mut scene = small_tree_door();
+    let mut scene = crate::common::small_tree_door();
     scene.reduced.as_mut().unwrap().irf_end = IrfEnd::Rest;
     scene.reduced.as_mut().unwrap().sampling = Sampling::Random;
     let (model, _) = precompute(&scene, &PrecomputeOptions::default(), &|_| {}).unwrap();

@@ -13,7 +13,6 @@ use kestrel::reduced::{
     merge, precompute, precompute_shard, PrecomputeOptions, ReducedModel, Shard, MODEL_VERSION,
     MODEL_VERSION_TRANSFER,
 };
-use kestrel::scene::Sampling;
 
 /// A flat n × n grid of spacing h in the plane z = 0; warp +x, weft +y: normals +z.
 fn flat_grid(n: usize, h: f32) -> Vec<[f32; 3]> {
@@ -153,18 +152,6 @@ fn a_rotated_sh_light_is_the_light_at_the_rotated_direction() {
     }
 }
 
-/// The small tree door of the shard test (8 × 9), with a transfer of few states and rays.
-fn small_transfer_scene() -> kestrel::scene::DynamicScene {
-    let mut scene = crate::common::small_door(8, 9, 3.0);
-    let spec = scene.reduced.as_mut().unwrap();
-    spec.chains = 3;
-    spec.sampling = Sampling::Tree;
-    spec.branch_every = vec![0.3];
-    spec.t_max = 0.61;
-    spec.settle = 0.5;
-    scene
-}
-
 fn transfer_options() -> PrecomputeOptions {
     PrecomputeOptions {
         transfer: Some(TransferOptions {
@@ -179,7 +166,7 @@ fn transfer_options() -> PrecomputeOptions {
 
 #[test]
 fn the_transfer_model_round_trips_merges_byte_for_byte_and_its_errors_fall_with_rank() {
-    let scene = small_transfer_scene();
+    let scene = crate::common::small_tree_door();
     let opts = transfer_options();
     let (model, stats) = precompute(&scene, &opts, &|_| {}).unwrap();
     let t = model.transfer.as_ref().unwrap();
