@@ -32,17 +32,49 @@ impl<'a> Compressed<'a> {
     /// The compressed residuals and Jacobian at the current θ; None where either is not finite.
     fn compress(&self) -> Option<(DVector<f64>, DMatrix<f64>)> {
         let (r, j) = self.problem.residuals_and_jacobian_theta()?;
-        let n = j.ncols();
-        let qr = j.qr();
-        let mut qtr = r;
-        qr.q_tr_mul(&mut qtr);
-        let mut rc = DVector::zeros(n + 1);
-        rc.rows_mut(0, n).copy_from(&qtr.rows(0, n));
-        rc[n] = qtr.rows(n, qtr.len() - n).norm();
-        let mut jc = DMatrix::zeros(n + 1, n);
-        jc.view_mut((0, 0), (n, n)).copy_from(&qr.r());
+        let (rc, jc) = householder_compress(j, r);
         (rc.iter().chain(jc.iter()).all(|v| v.is_finite())).then_some((rc, jc))
     }
+}
+
+/// Householder QR of the augmented m × (n + 1) matrix [J | r] (m > n): its triangle holds R
+/// (J = QR) in the first n columns and Qᵀr in the last, whose rows below n have the norm
+/// ‖(I − QQᵀ)r‖. Returns ([Qᵀr; ‖(I − QQᵀ)r‖], [R; 0]). Each reflection works on contiguous
+/// columns of the column-major storage.
+fn householder_compress(j: DMatrix<f64>, r: DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
+    let (m, n) = j.shape();
+    let mut a = j.insert_column(n, 0.0);
+    a.column_mut(n).copy_from(&r);
+    let storage = a.as_mut_slice();
+    for k in 0..n.min(m) {
+        let (head, tail) = storage.split_at_mut((k + 1) * m);
+        let v = &mut head[k * m + k..];
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if norm == 0.0 {
+            continue;
+        }
+        // x → α e₁ with α = −sign(x₀)‖x‖; v = x − α e₁, and H = I − 2vvᵀ/‖v‖²
+        let x0 = v[0];
+        let alpha = if x0 > 0.0 { -norm } else { norm };
+        v[0] = x0 - alpha;
+        let v_norm2 = 2.0 * norm * (norm + x0.abs());
+        for column in tail.chunks_exact_mut(m) {
+            let c = &mut column[k..];
+            let s = 2.0 * v.iter().zip(c.iter()).map(|(a, b)| a * b).sum::<f64>() / v_norm2;
+            c.iter_mut().zip(v.iter()).for_each(|(b, a)| *b -= s * a);
+        }
+        v[0] = alpha;
+    }
+    let mut rc = DVector::zeros(n + 1);
+    let mut jc = DMatrix::zeros(n + 1, n);
+    for c in 0..n {
+        for row in 0..=c {
+            jc[(row, c)] = a[(row, c)];
+        }
+        rc[c] = a[(c, n)];
+    }
+    rc[n] = a.view((n, n), (m - n, 1)).norm();
+    (rc, jc)
 }
 
 impl LeastSquaresProblem<f64, Dyn, Dyn> for Compressed<'_> {
