@@ -49,7 +49,7 @@ fn householder_compress(j: DMatrix<f64>, r: DVector<f64>) -> (DVector<f64>, DMat
     for k in 0..n.min(m) {
         let (head, tail) = storage.split_at_mut((k + 1) * m);
         let v = &mut head[k * m + k..];
-        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let norm = dot(v, v).sqrt();
         if norm == 0.0 {
             continue;
         }
@@ -60,7 +60,7 @@ fn householder_compress(j: DMatrix<f64>, r: DVector<f64>) -> (DVector<f64>, DMat
         let v_norm2 = 2.0 * norm * (norm + x0.abs());
         for column in tail.chunks_exact_mut(m) {
             let c = &mut column[k..];
-            let s = 2.0 * v.iter().zip(c.iter()).map(|(a, b)| a * b).sum::<f64>() / v_norm2;
+            let s = 2.0 * dot(v, c) / v_norm2;
             c.iter_mut().zip(v.iter()).for_each(|(b, a)| *b -= s * a);
         }
         v[0] = alpha;
@@ -75,6 +75,25 @@ fn householder_compress(j: DMatrix<f64>, r: DVector<f64>) -> (DVector<f64>, DMat
     }
     rc[n] = a.view((n, n), (m - n, 1)).norm();
     (rc, jc)
+}
+
+/// aᵀb over slices of equal length, in four independent partial sums (a sequential sum waits
+/// on each addition; this one pipelines and vectorises).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let (a4, b4) = (a.chunks_exact(4), b.chunks_exact(4));
+    let tail: f64 = a4
+        .remainder()
+        .iter()
+        .zip(b4.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a4.zip(b4) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 impl LeastSquaresProblem<f64, Dyn, Dyn> for Compressed<'_> {
