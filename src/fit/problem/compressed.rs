@@ -199,6 +199,46 @@ mod tests {
     }
 
     #[test]
+    fn the_augmented_householder_qr_keeps_every_steps_residual_norm_with_a_zero_column() {
+        // 7 × 3 with a zero middle column (a coordinate the curve does not change)
+        let j = DMatrix::from_fn(7, 3, |r, c| {
+            if c == 1 {
+                0.0
+            } else {
+                ((r * 3 + c * 5) as f64 * 0.9).sin() + if r == c { 2.0 } else { 0.0 }
+            }
+        });
+        let r = DVector::from_fn(7, |i, _| (i as f64 * 1.3).cos());
+        let (rc, jc) = householder_compress(j.clone(), r.clone());
+        assert_eq!((rc.len(), jc.shape()), (4, (4, 3)));
+        // [R; 0]: nothing below the diagonal
+        for c in 0..3 {
+            for row in c + 1..4 {
+                assert_eq!(jc[(row, c)], 0.0);
+            }
+        }
+        for s in [0.0, 0.5, 3.0] {
+            let p = DVector::from_fn(3, |c, _| s * (2.0 + c as f64).cos());
+            let (a, b) = ((&r + &j * &p).norm(), (&rc + &jc * &p).norm());
+            assert!((a - b).abs() <= 1e-13 * a, "step {s}: {a} vs {b}");
+        }
+        // the least-squares minimum (the part of r the columns cannot explain) is the same
+        let minimum = |a: &DMatrix<f64>, b: &DVector<f64>| {
+            let step = a.clone().svd(true, true).solve(b, 1e-12).unwrap();
+            (b - a * step).norm()
+        };
+        let (full, compressed) = (minimum(&j, &r), minimum(&jc, &rc));
+        assert!(
+            (full - compressed).abs() <= 1e-13 * r.norm(),
+            "{full} vs {compressed}"
+        );
+        assert!(
+            full < 0.99 * r.norm(),
+            "the test's columns explain part of r"
+        );
+    }
+
+    #[test]
     fn the_crate_takes_the_same_steps_on_the_compressed_problem() {
         let x = cycles();
         let mut y = Vec::new();
