@@ -2,7 +2,7 @@
 //! (one per specimen, stacked), over θ with q = lo + (hi − lo)(1 + sin θ)/2; Jacobian
 //! J = ∂F/∂p · ∂p/∂q · dq/dθ, analytic.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
 use nalgebra::{DMatrix, DVector, Dyn, Owned};
@@ -85,6 +85,9 @@ pub(crate) struct PathProblem<'a> {
     pub jacobian_evaluations: Cell<usize>,
     /// NRMSE at the last residual evaluation (for progress reports).
     last_nrmse: Cell<f64>,
+    /// Scratch of the drive with sensitivities: forces and ∂F/∂p of the longest segment
+    /// (kept between evaluations, so that none allocates them).
+    drive_scratch: RefCell<(Vec<f64>, Vec<f64>)>,
     progress: Option<(ProgressSink<'a>, &'a str)>,
 }
 
@@ -107,6 +110,7 @@ impl<'a> PathProblem<'a> {
             theta: theta.clone(),
             jacobian_evaluations: Cell::new(0),
             last_nrmse: Cell::new(f64::NAN),
+            drive_scratch: RefCell::new((Vec::new(), Vec::new())),
             progress: None,
         };
         p.set_params(&theta);
@@ -160,8 +164,10 @@ impl<'a> PathProblem<'a> {
         let total_rows = self.rows + value_rows;
         let mut j = DMatrix::zeros(total_rows, cols.len());
         let longest = self.segments.iter().map(|s| s.x.len()).max().unwrap_or(0);
-        let mut f = vec![0.0; longest];
-        let mut jp = vec![0.0; longest * idx::N];
+        let mut scratch = self.drive_scratch.borrow_mut();
+        let (f, jp) = &mut *scratch;
+        f.resize(longest, 0.0);
+        jp.resize(longest * idx::N, 0.0);
         let mut at = 0;
         for s in &self.segments {
             let m = s.x.len();

@@ -43,8 +43,10 @@ impl<'a> Compressed<'a> {
 /// columns of the column-major storage.
 fn householder_compress(j: DMatrix<f64>, r: DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
     let (m, n) = j.shape();
-    let mut a = j.insert_column(n, 0.0);
-    a.column_mut(n).copy_from(&r);
+    let mut storage = Vec::with_capacity(m * (n + 1));
+    storage.extend_from_slice(j.as_slice());
+    storage.extend_from_slice(r.as_slice());
+    let mut a = DMatrix::from_vec(m, n + 1, storage);
     let storage = a.as_mut_slice();
     for k in 0..n.min(m) {
         let (head, tail) = storage.split_at_mut((k + 1) * m);
