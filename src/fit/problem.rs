@@ -2,7 +2,7 @@
 //! (one per specimen, stacked), over θ with q = lo + (hi − lo)(1 + sin θ)/2; Jacobian
 //! J = ∂F/∂p · ∂p/∂q · dq/dθ, analytic.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
 use nalgebra::{DMatrix, DVector, Dyn, Owned};
@@ -85,6 +85,9 @@ pub(crate) struct PathProblem<'a> {
     pub jacobian_evaluations: Cell<usize>,
     /// NRMSE at the last residual evaluation (for progress reports).
     last_nrmse: Cell<f64>,
+    /// Scratch of the drive with sensitivities: forces and ∂F/∂p of the longest segment
+    /// (kept between evaluations, so that none allocates them).
+    drive_scratch: RefCell<(Vec<f64>, Vec<f64>)>,
     progress: Option<(ProgressSink<'a>, &'a str)>,
 }
 
@@ -107,6 +110,7 @@ impl<'a> PathProblem<'a> {
             theta: theta.clone(),
             jacobian_evaluations: Cell::new(0),
             last_nrmse: Cell::new(f64::NAN),
+            drive_scratch: RefCell::new((Vec::new(), Vec::new())),
             progress: None,
         };
         p.set_params(&theta);
@@ -160,8 +164,10 @@ impl<'a> PathProblem<'a> {
         let total_rows = self.rows + value_rows;
         let mut j = DMatrix::zeros(total_rows, cols.len());
         let longest = self.segments.iter().map(|s| s.x.len()).max().unwrap_or(0);
-        let mut f = vec![0.0; longest];
-        let mut jp = vec![0.0; longest * idx::N];
+        let mut scratch = self.drive_scratch.borrow_mut();
+        let (f, jp) = &mut *scratch;
+        f.resize(longest, 0.0);
+        jp.resize(longest * idx::N, 0.0);
         let mut at = 0;
         for s in &self.segments {
             let m = s.x.len();
@@ -180,19 +186,31 @@ impl<'a> PathProblem<'a> {
             }
             // column-major storage: column c of the segment is one contiguous run of rows
             let storage = j.as_mut_slice();
+            let rows = jp[..m * idx::N].chunks_exact(idx::N);
             for (c, nz) in nz.iter().enumerate() {
                 let column = &mut storage[c * total_rows + at..c * total_rows + at + m];
-                let scale = column_scale.map(|d| d[c]);
-                for (out, row) in column.iter_mut().zip(jp.chunks_exact(idx::N)) {
-                    let mut sum = 0.0;
-                    for &(k, v) in nz {
-                        sum += row[k] * v;
+                let scale = column_scale.map_or(1.0, |d| d[c]);
+                let scaled = column_scale.is_some();
+                match nz.as_slice() {
+                    // most coordinates are one physical parameter: a strided copy
+                    &[(k, v)] => {
+                        for (out, row) in column.iter_mut().zip(rows.clone()) {
+                            let sum = 0.0 + row[k] * v;
+                            *out = sum * inv_scale;
+                        }
                     }
-                    let scaled = sum * inv_scale;
-                    *out = match scale {
-                        Some(d) => scaled * d,
-                        None => scaled,
-                    };
+                    _ => {
+                        for (out, row) in column.iter_mut().zip(rows.clone()) {
+                            let mut sum = 0.0;
+                            for &(k, v) in nz {
+                                sum += row[k] * v;
+                            }
+                            *out = sum * inv_scale;
+                        }
+                    }
+                }
+                if scaled {
+                    column.iter_mut().for_each(|v| *v *= scale);
                 }
             }
             at += m;
@@ -332,12 +350,16 @@ impl PathProblem<'_> {
     /// The scaled curve residuals followed by the value rows; records the curve's NRMSE.
     /// None where any is not finite.
     fn with_value_rows(&self, curve: Vec<f64>) -> Option<DVector<f64>> {
-        let extra = self.value_rows(&self.coords.physical(&self.coords.q));
         let curve_rss: f64 = curve.iter().map(|v| v * v).sum();
         self.last_nrmse
             .set((curve_rss / self.rows.max(1) as f64).sqrt());
-        let r = DVector::from_iterator(curve.len() + extra.len(), curve.into_iter().chain(extra));
-        r.iter().all(|v| v.is_finite()).then_some(r)
+        let mut rows = curve;
+        if self.values.is_some() {
+            rows.extend(self.value_rows(&self.coords.physical(&self.coords.q)));
+        }
+        rows.iter()
+            .all(|v| v.is_finite())
+            .then(|| DVector::from_vec(rows))
     }
 
     /// dq/dθ of each free coordinate at the current θ.
@@ -350,7 +372,7 @@ impl PathProblem<'_> {
     /// The Jacobian of the residuals in θ; None where it is not finite.
     fn jacobian_theta(&self) -> Option<DMatrix<f64>> {
         let j = self.jacobian_scaled(Some(&self.dq_dtheta()), None);
-        j.iter().all(|v| v.is_finite()).then_some(j)
+        all_finite(&j).then_some(j)
     }
 
     /// The residuals and their Jacobian in θ from one drive of the law with its
@@ -359,8 +381,14 @@ impl PathProblem<'_> {
         let mut curve = vec![0.0; self.rows];
         let j = self.jacobian_scaled(Some(&self.dq_dtheta()), Some(&mut curve));
         let r = self.with_value_rows(curve)?;
-        j.iter().all(|v| v.is_finite()).then_some((r, j))
+        all_finite(&j).then_some((r, j))
     }
+}
+
+/// Whether every entry of a matrix is finite (over its contiguous storage: the matrix
+/// iterator's stride logic cost as much as assembling the Jacobian).
+fn all_finite(j: &DMatrix<f64>) -> bool {
+    j.as_slice().iter().all(|v| v.is_finite())
 }
 
 /// An eigenvalue of the scaled JᵀJ (unit diagonal) below this is a direction the curve does

@@ -140,6 +140,41 @@ fn relative_error(coords: &Coordinates, j: Param, se: f64) -> f64 {
     }
 }
 
+/// The free coordinate with the largest standard error relative to its scale
+/// ([`relative_error`], scaled to every sample by `thinning`), if that exceeds 100 % (or is
+/// not finite).
+fn worst_determined(problem: &PathProblem<'_>, thinning: f64) -> Option<(Param, f64)> {
+    let coords = &problem.coords;
+    let cov = problem.covariance()?;
+    coords
+        .free
+        .iter()
+        .enumerate()
+        .filter_map(|(c, &j)| {
+            let se = cov[(c, c)].max(0.0).sqrt();
+            let relative = relative_error(coords, j, thinning * se);
+            (relative > 1.0 || !relative.is_finite()).then_some((j, relative))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// Pins `j` at its value as not identified (relative standard error `rel`), saying so.
+fn pin_not_identified(
+    coords: &mut Coordinates,
+    j: Param,
+    rel: f64,
+    pinned: &mut Vec<(Param, String)>,
+) {
+    coords.pin(j);
+    pinned.push((
+        j,
+        format!(
+            "not identified by this curve (standard error {:.0} % of its scale): pinned at its value",
+            rel * 100.0
+        ),
+    ));
+}
+
 /// What every run of one candidate shares.
 pub(super) struct Runs<'a, 's> {
     pub segments: &'s [Segment<'a>],
@@ -289,34 +324,19 @@ pub(super) fn refine<'a>(
                 }
                 continue;
             }
+            // a coordinate the curve does not determine is pinned as soon as a refining run
+            // shows it: the run after it no longer drifts along the flat direction
+            if let Some((j, rel)) = worst_determined(&problem, thinning) {
+                pin_not_identified(&mut coords, j, rel, pinned);
+                continue;
+            }
             if evaluations < run.max_evaluations {
                 continue;
             }
         }
         // pin the worst-determined coordinate and refit
-        let worst = problem.covariance().and_then(|cov| {
-            coords
-                .free
-                .iter()
-                .enumerate()
-                .filter_map(|(c, &j)| {
-                    let se = cov[(c, c)].max(0.0).sqrt();
-                    let relative = relative_error(&coords, j, thinning * se);
-                    (relative > 1.0 || !relative.is_finite()).then_some((j, relative))
-                })
-                .max_by(|a, b| a.1.total_cmp(&b.1))
-        });
-        match worst {
-            Some((j, rel)) => {
-                coords.pin(j);
-                pinned.push((
-                    j,
-                    format!(
-                        "not identified by this curve (standard error {:.0} % of its scale): pinned at its value",
-                        rel * 100.0
-                    ),
-                ));
-            }
+        match worst_determined(&problem, thinning) {
+            Some((j, rel)) => pin_not_identified(&mut coords, j, rel, pinned),
             None => break,
         }
     }
