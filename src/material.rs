@@ -85,10 +85,8 @@ pub trait MaterialLaw {
     /// (F_el, dF_el/dx) at `strain`: `elastic` and `elastic_slope` together.
     #[inline]
     fn elastic_and_slope(&self, state: &LawState, strain: f64) -> (f64, f64) {
-        (
-            self.elastic(state, strain),
-            self.elastic_slope(state, strain),
-        )
+        let slope = self.elastic_slope(state, strain);
+        (self.elastic(state, strain), slope)
     }
 
     /// (dF/dx, F) of `trial(state, strain)` at `strain` (the trial state `next`): the elastic
