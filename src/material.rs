@@ -82,17 +82,25 @@ pub trait MaterialLaw {
         (next, f)
     }
 
-    /// dF/dx of `trial(state, strain)` at `strain` (the trial state `next`): the elastic
-    /// slope times 1 + μ·sgn(F_el)·z plus level·dz/dx, the step's direction held (rate
-    /// independent: exact away from a reversal).
+    /// (F_el, dF_el/dx) at `strain`: `elastic` and `elastic_slope` together.
     #[inline]
-    fn tangent(&self, state: &LawState, next: &LawState, strain: f64) -> f64 {
-        let f_el = self.elastic(next, strain);
+    fn elastic_and_slope(&self, state: &LawState, strain: f64) -> (f64, f64) {
+        let slope = self.elastic_slope(state, strain);
+        (self.elastic(state, strain), slope)
+    }
+
+    /// (dF/dx, F) of `trial(state, strain)` at `strain` (the trial state `next`): the elastic
+    /// slope times 1 + μ·sgn(F_el)·z plus level·dz/dx, the step's direction held (rate
+    /// independent: exact away from a reversal), and the force.
+    #[inline]
+    fn tangent(&self, state: &LawState, next: &LawState, strain: f64) -> (f64, f64) {
+        let (f_el, slope) = self.elastic_and_slope(next, strain);
         let fr = self.friction();
         let z = next.friction.z();
-        let slope = self.elastic_slope(next, strain);
-        slope * (1.0 + fr.mu * f_el.signum() * z)
-            + fr.level_at(f_el) * next.friction.slope(&fr.shape, strain - state.strain)
+        let level = fr.level_at(f_el);
+        let tau = slope * (1.0 + fr.mu * f_el.signum() * z)
+            + level * next.friction.slope(&fr.shape, strain - state.strain);
+        (tau, f_el + level * z)
     }
 
     /// Force in `state` (total, elastic plus friction).
@@ -286,6 +294,17 @@ impl MaterialLaw for TractionLaw {
     fn elastic_slope(&self, state: &LawState, strain: f64) -> f64 {
         let (eps1, f1) = self.toe_end(state);
         Self::toe_and_line_slope(self.toe, self.k_t, eps1, f1, strain)
+    }
+    /// The power toe's slope from its force, n·F_el/ε (one power instead of two).
+    #[inline]
+    fn elastic_and_slope(&self, state: &LawState, strain: f64) -> (f64, f64) {
+        let f = self.elastic(state, strain);
+        let (eps1, f1) = self.toe_end(state);
+        if self.toe == ToeShape::Power && strain > 0.0 && strain < eps1 {
+            (f, self.k_t * eps1 / f1 * f / strain)
+        } else {
+            (f, self.elastic_slope(state, strain))
+        }
     }
     fn friction(&self) -> &FrictionLaw {
         &self.friction

@@ -207,6 +207,38 @@ fn power_toe_meets_the_line_and_matches_the_quadratic_at_the_bounds() {
     assert_eq!(pow.validate().unwrap_err().field, "f1");
 }
 
+/// The slope the cloth's tangent takes with the force, n·F_el/ε on the power toe, against the
+/// closed form of F₁(ε/ε₁)³ (n = 3): dF/dε = 3F₁ε²/ε₁³; k_t on the line, 0 in compression.
+/// The tangent's force is the trial's.
+#[test]
+fn power_toe_slope_from_the_force_is_the_closed_form() {
+    use kestrel::material::ToeShape;
+    let s = LawState::default();
+    let mut law = traction(0.3, None);
+    law.toe = ToeShape::Power;
+    law.f1 = 20.0;
+    law.validate().unwrap();
+    let e1 = law.eps1;
+    for eps in [1e-6, 0.003, 0.015, 0.0299] {
+        let (f, slope) = law.elastic_and_slope(&s, eps);
+        let (f_exact, slope_exact) = (20.0 * (eps / e1).powi(3), 60.0 * eps * eps / e1.powi(3));
+        assert!((f - f_exact).abs() <= 1e-13 * f_exact, "{eps}: {f}");
+        assert!(
+            (slope - slope_exact).abs() <= 1e-13 * slope_exact,
+            "{eps}: {slope}"
+        );
+    }
+    assert_eq!(
+        law.elastic_and_slope(&s, 0.04),
+        (20.0 + 2000.0 * 0.01, 2000.0)
+    );
+    assert_eq!(law.elastic_and_slope(&s, -0.01), (0.0, 0.0));
+    let (next, force) = law.trial(&s, 0.02);
+    let (tau, f) = law.tangent(&s, &next, 0.02);
+    assert_eq!(f, force);
+    assert!(tau > 0.0, "{tau}");
+}
+
 #[test]
 fn friction_part_of_a_laws_own_curve_is_its_friction_force() {
     for (law, test) in known_laws(true, 0.2) {

@@ -33,27 +33,119 @@ struct LineFactor {
     next: Vec<Mat3>,
 }
 
-/// Factors one line: D's blocks `d` with the couplings `next`; false when a pivot is singular.
-fn factor_line(d: &[Mat3], next: &[Mat3], m_inv: &mut [Mat3], g: &mut [Mat3]) -> bool {
-    for k in 0..d.len() {
-        let mut m = d[k];
-        if k > 0 {
-            // M_k = A_k − Bᵀ_{k−1} G_{k−1}
-            m -= next[k - 1].transpose() * g[k - 1];
+/// Lines worked side by side in one substitution: each line's recurrence is a chain of
+/// dependent 3 × 3 products, so interleaving `LANES` independent lines lets one line's latency
+/// overlap the others' (every line still takes the same operations in the same order).
+const LANES: usize = 4;
+
+/// Factors `L` lines of `len` particles stored one after the other: D's blocks `d` with the
+/// couplings `next`; false when a pivot is singular.
+fn factor_lines<const L: usize>(
+    len: usize,
+    d: &[Mat3],
+    next: &[Mat3],
+    m_inv: &mut [Mat3],
+    g: &mut [Mat3],
+) -> bool {
+    let mut g_prev = [Mat3::zeros(); L];
+    for k in 0..len {
+        for (j, g_prev) in g_prev.iter_mut().enumerate() {
+            let i = j * len + k;
+            let mut m = d[i];
+            if k > 0 {
+                // M_k = A_k − Bᵀ_{k−1} G_{k−1}
+                m -= next[i - 1].transpose() * *g_prev;
+            }
+            let Some(inv) = m.try_inverse() else {
+                return false;
+            };
+            m_inv[i] = inv;
+            g[i] = inv * next[i];
+            *g_prev = g[i];
         }
-        let Some(inv) = m.try_inverse() else {
-            return false;
-        };
-        m_inv[k] = inv;
-        g[k] = inv * next[k];
     }
     m_inv.iter().all(|m| m.iter().all(|v| v.is_finite()))
 }
 
+/// The back substitution z_k −= G_k z_{k+1} of `L` lines of `len` particles.
+#[inline]
+fn back_substitute<const L: usize>(len: usize, g: &[Mat3], z: &mut [Vec3]) {
+    let mut after: [Vec3; L] = std::array::from_fn(|j| z[j * len + len - 1]);
+    for k in (0..len - 1).rev() {
+        for (j, after) in after.iter_mut().enumerate() {
+            let i = j * len + k;
+            z[i] -= g[i] * *after;
+            *after = z[i];
+        }
+    }
+}
+
+/// z ← P_L⁻¹ r over `L` lines of `len` particles (forward then backward substitution); the
+/// slices hold those lines only.
+fn solve_lines<const L: usize>(
+    len: usize,
+    [m_inv, g, next]: [&[Mat3]; 3],
+    r: &[Vec3],
+    z: &mut [Vec3],
+) {
+    let mut prev = [Vec3::zeros(); L];
+    for (j, prev) in prev.iter_mut().enumerate() {
+        *prev = m_inv[j * len] * r[j * len];
+        z[j * len] = *prev;
+    }
+    for k in 1..len {
+        for (j, prev) in prev.iter_mut().enumerate() {
+            let i = j * len + k;
+            *prev = m_inv[i] * (r[i] - next[i - 1].tr_mul(prev));
+            z[i] = *prev;
+        }
+    }
+    back_substitute::<L>(len, g, z);
+}
+
+/// dz ← P_L⁻¹(−C·z) over `L` lines of `len` particles, C the couplings of their family
+/// (both triangles), and `acc` += dz when given; the slices hold those lines only. The
+/// coupling product is taken inside the forward substitution (C·z at particle k needs z at
+/// its two neighbours of the same line).
+fn solve_line_couplings<const L: usize>(
+    len: usize,
+    [m_inv, g, next]: [&[Mat3]; 3],
+    z: &[Vec3],
+    dz: &mut [Vec3],
+    acc: Option<&mut [Vec3]>,
+) {
+    // forward: y_k = M_k⁻¹(−C_{k,k+1}z_{k+1} − C_{k−1,k}ᵀ(z_{k−1} + y_{k−1}))
+    let mut prev = [Vec3::zeros(); L];
+    for k in 0..len {
+        for (j, prev) in prev.iter_mut().enumerate() {
+            let i = j * len + k;
+            let mut rk = Vec3::zeros();
+            if k > 0 {
+                rk -= next[i - 1].tr_mul(&(z[i - 1] + *prev));
+            }
+            if k + 1 < len {
+                rk -= next[i] * z[i + 1];
+            }
+            *prev = m_inv[i] * rk;
+            dz[i] = *prev;
+        }
+    }
+    back_substitute::<L>(len, g, dz);
+    if let Some(acc) = acc {
+        acc.iter_mut().zip(dz.iter()).for_each(|(a, d)| *a += d);
+    }
+}
+
 impl LineFactor {
-    /// Lines per rayon task.
-    fn lines_per_task(&self) -> usize {
-        (TASK_PARTICLES / self.len.max(1)).max(1)
+    /// Groups of `LANES` lines per rayon task (at least one).
+    fn groups_per_task(&self) -> usize {
+        (TASK_PARTICLES / (LANES * self.len.max(1))).max(1)
+    }
+
+    /// The factor's blocks of the `lines` lines from particle `o`.
+    fn lines(&self, o: usize, lines: usize) -> [&[Mat3]; 3] {
+        let r = o..o + lines * self.len;
+        [&self.m_inv[r.clone()], &self.g[r.clone()], &self.next[r]]
     }
 
     /// Factors D (`d`, in this family's order) with the couplings `next`; false when a
@@ -62,86 +154,84 @@ impl LineFactor {
         let (n, len) = (d.len(), self.len);
         self.m_inv.resize(n, Mat3::zeros());
         self.g.resize(n, Mat3::zeros());
-        let per_task = self.lines_per_task();
+        let group = LANES * len;
+        let per_task = self.groups_per_task();
         self.m_inv
-            .par_chunks_mut(len)
-            .zip(self.g.par_chunks_mut(len))
-            .zip(d.par_chunks(len).zip(self.next.par_chunks(len)))
+            .par_chunks_mut(group)
+            .zip(self.g.par_chunks_mut(group))
+            .zip(d.par_chunks(group).zip(self.next.par_chunks(group)))
             .with_min_len(per_task)
-            .all(|((m_inv, g), (d, next))| factor_line(d, next, m_inv, g))
+            .all(|((m_inv, g), (d, next))| {
+                if m_inv.len() == group {
+                    factor_lines::<LANES>(len, d, next, m_inv, g)
+                } else {
+                    (0..m_inv.len() / len).all(|l| {
+                        let r = l * len..(l + 1) * len;
+                        factor_lines::<1>(
+                            len,
+                            &d[r.clone()],
+                            &next[r.clone()],
+                            &mut m_inv[r.clone()],
+                            &mut g[r],
+                        )
+                    })
+                }
+            })
     }
 
     /// z ← P_L⁻¹ r over every line (forward then backward substitution).
     fn solve(&self, r: &[Vec3], z: &mut [Vec3]) {
         let len = self.len;
-        z.par_chunks_mut(len)
+        z.par_chunks_mut(LANES * len)
             .enumerate()
-            .with_min_len(self.lines_per_task())
-            .for_each(|(l, z)| {
-                let o = l * len;
-                let (m_inv, g, next) = (
-                    &self.m_inv[o..o + len],
-                    &self.g[o..o + len],
-                    &self.next[o..o + len],
-                );
-                let r = &r[o..o + len];
-                z[0] = m_inv[0] * r[0];
-                for k in 1..len {
-                    z[k] = m_inv[k] * (r[k] - next[k - 1].tr_mul(&z[k - 1]));
-                }
-                for k in (0..len - 1).rev() {
-                    let after = z[k + 1];
-                    z[k] -= g[k] * after;
+            .with_min_len(self.groups_per_task())
+            .for_each(|(t, z)| {
+                let o = t * LANES * len;
+                if z.len() == LANES * len {
+                    let r = &r[o..o + LANES * len];
+                    solve_lines::<LANES>(len, self.lines(o, LANES), r, z);
+                } else {
+                    for (l, z) in z.chunks_exact_mut(len).enumerate() {
+                        let o = o + l * len;
+                        solve_lines::<1>(len, self.lines(o, 1), &r[o..o + len], z);
+                    }
                 }
             });
     }
 
     /// dz ← P_L⁻¹(−C·z) over every line, C the couplings of this family (both triangles),
     /// and `acc` += dz when given: the correction of a sweep after a sweep of the other
-    /// family left the residual −C·z. The coupling product is taken inside the forward
-    /// substitution (C·z at particle k needs z at its two neighbours of the same line).
+    /// family left the residual −C·z.
     fn solve_couplings(&self, z: &[Vec3], dz: &mut [Vec3], acc: Option<&mut [Vec3]>) {
         let len = self.len;
-        let line = |l: usize, dz: &mut [Vec3], acc: Option<&mut [Vec3]>| {
-            let o = l * len;
-            let (m_inv, g, next) = (
-                &self.m_inv[o..o + len],
-                &self.g[o..o + len],
-                &self.next[o..o + len],
-            );
-            let z = &z[o..o + len];
-            // forward: y_k = M_k⁻¹(−C_{k,k+1}z_{k+1} − C_{k−1,k}ᵀ(z_{k−1} + y_{k−1}))
-            for k in 0..len {
-                let mut rk = Vec3::zeros();
-                if k > 0 {
-                    rk -= next[k - 1].tr_mul(&(z[k - 1] + dz[k - 1]));
+        let group = LANES * len;
+        let run = |t: usize, dz: &mut [Vec3], mut acc: Option<&mut [Vec3]>| {
+            let o = t * group;
+            if dz.len() == group {
+                let f = self.lines(o, LANES);
+                solve_line_couplings::<LANES>(len, f, &z[o..o + group], dz, acc);
+            } else {
+                for (l, dz) in dz.chunks_exact_mut(len).enumerate() {
+                    let (o, r) = (o + l * len, l * len..(l + 1) * len);
+                    let f = self.lines(o, 1);
+                    let acc = acc.as_deref_mut().map(|a| &mut a[r]);
+                    solve_line_couplings::<1>(len, f, &z[o..o + len], dz, acc);
                 }
-                if k + 1 < len {
-                    rk -= next[k] * z[k + 1];
-                }
-                dz[k] = m_inv[k] * rk;
-            }
-            for k in (0..len - 1).rev() {
-                let after = dz[k + 1];
-                dz[k] -= g[k] * after;
-            }
-            if let Some(acc) = acc {
-                acc.iter_mut().zip(dz.iter()).for_each(|(a, d)| *a += d);
             }
         };
-        let per_task = self.lines_per_task();
+        let per_task = self.groups_per_task();
         match acc {
             Some(acc) => dz
-                .par_chunks_mut(len)
-                .zip(acc.par_chunks_mut(len))
+                .par_chunks_mut(group)
+                .zip(acc.par_chunks_mut(group))
                 .enumerate()
                 .with_min_len(per_task)
-                .for_each(|(l, (dz, acc))| line(l, dz, Some(acc))),
+                .for_each(|(t, (dz, acc))| run(t, dz, Some(acc))),
             None => dz
-                .par_chunks_mut(len)
+                .par_chunks_mut(group)
                 .enumerate()
                 .with_min_len(per_task)
-                .for_each(|(l, dz)| line(l, dz, None)),
+                .for_each(|(t, dz)| run(t, dz, None)),
         }
     }
 }

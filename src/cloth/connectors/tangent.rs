@@ -36,8 +36,8 @@ impl KesConnectors {
                 let law = &self.laws.traction[c.dir as usize];
                 let strain = l / c.rest - 1.0;
                 let next = &trial[k];
-                let tau = law.tangent(&self.states[k], next, strain).max(0.0);
-                let force = law.force(next);
+                let (tau, force) = law.tangent(&self.states[k], next, strain);
+                let tau = tau.max(0.0);
                 let (dir, lateral) = if l > 0.0 {
                     (d / l, c.width * force.max(0.0) / l)
                 } else {
@@ -54,6 +54,7 @@ impl KesConnectors {
                 let law = &self.laws.bending[c.dir as usize];
                 let tau = law
                     .tangent(&self.states[nt + k], &trial[nt + k], phi / c.rest)
+                    .0
                     .max(0.0);
                 ([d_ra, d_rb, d_e], c.width * tau / c.rest)
             }));
@@ -64,7 +65,11 @@ impl KesConnectors {
                 let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
                 let s = base + 2 * k;
                 let tau: f64 = (0..2)
-                    .map(|d| self.laws.shear[d].tangent(&self.states[s + d], &trial[s + d], theta))
+                    .map(|d| {
+                        self.laws.shear[d]
+                            .tangent(&self.states[s + d], &trial[s + d], theta)
+                            .0
+                    })
                     .sum();
                 ([d_tw, d_tf], c.area * 0.5 * tau.max(0.0))
             }));
