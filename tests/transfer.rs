@@ -154,7 +154,7 @@ fn a_rotated_sh_light_is_the_light_at_the_rotated_direction() {
 }
 
 /// The small tree door of the shard test (8 × 9), with a transfer of few states and rays.
-fn small_transfer_scene() -> kestrel::scene::DynamicScene {
+pub(crate) fn small_transfer_scene() -> kestrel::scene::DynamicScene {
     let mut scene = crate::common::small_door(8, 9, 3.0);
     let spec = scene.reduced.as_mut().unwrap();
     spec.chains = 3;
@@ -165,7 +165,7 @@ fn small_transfer_scene() -> kestrel::scene::DynamicScene {
     scene
 }
 
-fn transfer_options() -> PrecomputeOptions {
+pub(crate) fn transfer_options() -> PrecomputeOptions {
     PrecomputeOptions {
         transfer: Some(TransferOptions {
             states: 8,

@@ -27,6 +27,24 @@ pub fn radiance_of(light: &ShLight, albedo: [f32; 3], t: &[f32], out: &mut Vec<[
     );
 }
 
+/// Linear RGB radiance encoded as 8-bit sRGB (IEC 61966-2-1: 12.92·c below 0.0031308, else
+/// 1.055·c^(1/2.4) − 0.055), each channel clamped to \[0, 1\] first.
+pub fn srgb8(c: [f32; 3]) -> [u8; 3] {
+    c.map(|v| {
+        let x = if v.is_finite() {
+            v.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let s = if x <= 0.003_130_8 {
+            12.92 * x
+        } else {
+            1.055 * x.powf(1.0 / 2.4) - 0.055
+        };
+        (255.0 * s).round().clamp(0.0, 255.0) as u8
+    })
+}
+
 /// How a frame's transfer is obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransferSource {
