@@ -104,14 +104,10 @@ impl<'m> Shading<'m> {
     fn shade(&mut self, pb: &Playback) {
         let (model, player) = (pb.model, &pb.player);
         let q = player.q();
-        frame_transfer(
-            model,
-            self.transfer,
-            TransferSource::Reduced,
-            q,
-            &pb.local,
-            &mut self.t,
-        );
+        let all = TransferSource::Reduced {
+            modes: self.transfer.info.rank as usize,
+        };
+        frame_transfer(model, self.transfer, all, q, &pb.local, &mut self.t);
         let light = light_in_model_frame(&self.sky, model.info.door.as_ref(), player.angle());
         radiance_of(&light, CLOTH_ALBEDO, &self.t, &mut self.radiance);
     }
