@@ -20,6 +20,8 @@ use kestrel::reduced::{
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
 
+use kestrel::scene::OffsetBlend;
+
 use super::CliError;
 
 #[derive(Debug, Args)]
@@ -54,6 +56,10 @@ pub struct PlayArgs {
     /// on a diverging scale, blue −, grey 0, orange + (Fig. 13).
     #[arg(long, value_name = "K", conflicts_with_all = ["transfer_rank", "shading"])]
     pub transfer_mode: Option<usize>,
+    /// Play with this offset rule instead of the model's: `exponential` (eq. 12), `linear`
+    /// (fitted offset dynamics) or `flow` (every frame from the nearest recorded frame).
+    #[arg(long, value_name = "RULE", value_parser = ["exponential", "linear", "flow"])]
+    pub offset: Option<String>,
     /// Also run the full simulation of this scene under the same sequence and report the
     /// relative l2 error of the playback.
     #[arg(long, value_name = "SCENE")]
@@ -333,7 +339,14 @@ fn render_frames(
 }
 
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
-    let model = ReducedModel::read(&args.model).map_err(CliError::input)?;
+    let mut model = ReducedModel::read(&args.model).map_err(CliError::input)?;
+    if let Some(rule) = args.offset.as_deref() {
+        model = model.with_offset(match rule {
+            "linear" => OffsetBlend::Linear,
+            "flow" => OffsetBlend::Flow,
+            _ => OffsetBlend::Exponential,
+        });
+    }
     let seq = parse_sequence(&model.info.palette, &args.impulses).map_err(CliError::input)?;
     let frames = sequence_frames(&seq, model.info.frame_dt).map_err(CliError::input)?;
     if args.every == 0 {
