@@ -38,7 +38,13 @@ fn run(csv: &Path, out: &Path, force: bool) -> Result<usize, String> {
     let mut order: Vec<String> = Vec::new();
     for (n, line) in text.lines().enumerate().skip(1) {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let bad = || format!("{} line {}: expected 7 fields, numbers in 2, 6", csv.display(), n + 1);
+        let bad = || {
+            format!(
+                "{} line {}: expected 7 fields, numbers in 2, 6",
+                csv.display(),
+                n + 1
+            )
+        };
         if f.len() != 7 {
             return Err(bad());
         }
