@@ -7,6 +7,7 @@
 
 mod basis;
 mod drive;
+mod flow;
 mod model;
 mod offset;
 mod play;

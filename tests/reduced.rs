@@ -200,6 +200,36 @@ fn playback_of_an_unsampled_sequence_stays_near_the_full_simulation() {
 }
 
 #[test]
+fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequence() {
+    use kestrel::scene::OffsetBlend;
+    let (scene, model, _) = door_model();
+    let flow = model.clone().with_offset(OffsetBlend::Flow);
+    // The first chain's first IRF starts in the settled state (q̇ = 0): each frame's nearest
+    // recorded frame is the one played (distance 0), so x′ = x_{j+1} + A_e·0 — the recording
+    // itself, frame for frame, through the cached nearest frames and past the IRF's end.
+    let o = flow
+        .orbits
+        .iter()
+        .find(|o| o.start == 0 && o.entry != flow.info.start)
+        .expect("the first chain starts with an impulse");
+    let mut player = Player::new(&flow);
+    assert!(player.impulse(o.entry as usize));
+    for j in 1..=(o.end - o.start) as usize {
+        player.advance();
+        assert_eq!(player.q(), flow.q_of(j), "frame {j}");
+    }
+    // the unsampled sequence of the test above: as close as the blends
+    let seq = parse_sequence(
+        &flow.info.palette,
+        "open:0.7,stop:0.9,open:0.6,stop:0.5,close:1.1,stop:1.2",
+    )
+    .unwrap();
+    let c = compare(scene, &flow, &seq, &mut |_| {}).unwrap();
+    assert!(c.playback_error < 0.3, "{c:?}");
+    assert!(c.playback_error >= c.projection_error * 0.5, "{c:?}");
+}
+
+#[test]
 fn shards_merge_into_the_one_process_model_byte_for_byte() {
     let scene = crate::common::small_tree_door();
     let opts = PrecomputeOptions::default();

@@ -60,7 +60,7 @@ fn cloth_share(rgba: &[u8]) -> f64 {
     cloth as f64 / n as f64
 }
 
-fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+pub(crate) fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
     let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
     let mut reader = decoder.read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];

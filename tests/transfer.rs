@@ -152,7 +152,7 @@ fn a_rotated_sh_light_is_the_light_at_the_rotated_direction() {
     }
 }
 
-fn transfer_options() -> PrecomputeOptions {
+pub(crate) fn transfer_options() -> PrecomputeOptions {
     PrecomputeOptions {
         transfer: Some(TransferOptions {
             states: 8,
@@ -214,6 +214,58 @@ fn the_transfer_model_round_trips_merges_byte_for_byte_and_its_errors_fall_with_
         .collect();
     let (merged, _) = merge(&scene, sha, parts, &opts).unwrap();
     assert_eq!(merged.to_bytes().unwrap(), bytes);
+    the_first_modes_and_each_mode_alone(&model);
+}
+
+/// `--transfer-rank`: the transfer with the first k modes is mean + Σ_{j<k} q_a,j·u_j, so its
+/// components on the orthonormal U_a are q_a,j for j < k and 0 beyond (0 modes: the mean).
+/// `--transfer-mode`: the colour of a mode reaches its scale's end at the vertex of largest
+/// |irradiance| and nowhere passes it.
+fn the_first_modes_and_each_mode_alone(model: &ReducedModel) {
+    use kestrel::reduced::transfer::{frame_transfer, mode_colours, TransferSource};
+    let t = model.transfer.as_ref().unwrap();
+    let ra = t.info.rank as usize;
+    let m = t.mean.len();
+    let q = model.q_of(model.q.len() / model.rank / 2).to_vec();
+    let mut qa = vec![0f32; ra];
+    t.coefficients(&model.q, model.rank, &q, &mut qa);
+    let mut out = Vec::new();
+    for k in 0..=ra {
+        let source = TransferSource::Reduced { modes: k };
+        frame_transfer(model, t, source, &q, &[], &mut out);
+        assert_eq!(out.len(), m);
+        for (j, col) in t.basis.chunks_exact(m).enumerate() {
+            let c: f64 = col
+                .iter()
+                .zip(out.iter().zip(&t.mean))
+                .map(|(&u, (&x, &mu))| f64::from(u) * f64::from(x - mu))
+                .sum();
+            let want = if j < k { f64::from(qa[j]) } else { 0.0 };
+            let scale = qa.iter().fold(1e-6f64, |a, &v| a.max(f64::from(v).abs()));
+            assert!(
+                (c - want).abs() < 1e-4 * scale,
+                "k {k} j {j}: {c} vs {want}"
+            );
+        }
+    }
+    let sky = ShLight::sky();
+    for k in 0..ra {
+        let c = mode_colours(&sky, t, k).unwrap();
+        assert_eq!(c.len(), m / SH_COEFFS);
+        let reach = |end: [f32; 3]| {
+            c.iter()
+                .any(|v| (0..3).all(|i| (v[i] - end[i]).abs() < 1e-6))
+        };
+        assert!(
+            reach([0.85, 0.25, 0.05]) || reach([0.05, 0.25, 0.85]),
+            "mode {k}"
+        );
+        assert!(c
+            .iter()
+            .flatten()
+            .all(|&v| (0.05 - 1e-6..=0.85 + 1e-6).contains(&v)));
+    }
+    assert!(mode_colours(&sky, t, ra).is_none());
 }
 
 #[test]
@@ -250,6 +302,33 @@ fn precompute_transfer_prints_its_rank_and_error() {
     let e = v["transfer_rel_error"].as_f64().unwrap();
     assert!((0.0..1.0).contains(&e), "{v}");
     assert!(v["transfer_held_out_error"].as_f64().unwrap().is_finite());
+    // modes beyond r_a, or of a model without transfer: refused before any frame, exit 2
+    let frames = dir.path().join("frames");
+    let model = out.display().to_string();
+    let frames_arg = frames.display().to_string();
+    let play = |extra: &[&str]| {
+        let mut args = vec![
+            "play",
+            &model,
+            "--impulses",
+            "open:0.2",
+            "--out",
+            &frames_arg,
+        ];
+        args.extend_from_slice(extra);
+        kestrel(&args)
+    };
+    let over = (rank + 1).to_string();
+    let bad = play(&["--transfer-rank", &over]);
+    assert_eq!(bad.status.code(), Some(2));
+    let why = String::from_utf8_lossy(&bad.stderr).to_string();
+    assert!(why.contains(&format!("r_a = {rank}")), "{why}");
+    let bad = play(&["--transfer-mode", "1", "--shading", "direct"]);
+    assert_eq!(bad.status.code(), Some(2));
+    let bad = play(&["--transfer-rank", "1", "--shading", "shadow"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--shading transfer"));
+    assert!(!frames.exists());
     // bad input: no file, exit 2, the option named
     let bad = kestrel(&[
         "precompute",

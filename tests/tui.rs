@@ -597,6 +597,11 @@ fn snapshot_of_the_cloth_tab_playing_a_model() {
             door_deg: Some(42.5),
             jumps: 3,
             ignored: 0,
+            shading: Some(kestrel::tui::message::TransferShade {
+                rank: 10,
+                sky_deg: 30,
+                colours: vec![[200, 120, 90]; nu * nv],
+            }),
         }),
     };
     a.update(Action::Event(Event::ClothFrame(Box::new(frame))));
@@ -680,6 +685,162 @@ fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
     assert!(moved > 0.01, "the cloth turned with the door: {moved} m");
     a.update(Action::Event(Event::ClothFrame(after)));
     assert_screen_shows(&a, &["entry: open", "Alt-o open"]);
+}
+
+/// The cells of the drawn screen whose foreground is an RGB colour.
+fn rgb_cells(app: &App, w: u16, h: u16) -> usize {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| f.render_widget(app, f.area())).unwrap();
+    t.backend()
+        .buffer()
+        .content()
+        .iter()
+        .filter(|c| matches!(c.fg, ratatui::style::Color::Rgb(..)))
+        .count()
+}
+
+#[test]
+fn a_model_with_transfer_is_shaded_in_the_cloth_tab_under_a_sky_the_l_key_turns() {
+    use kestrel::reduced::precompute;
+    use kestrel::reduced::transfer::srgb8;
+    use kestrel::tui::message::{ClothControl, ClothFrame};
+    // sRGB of the standard's anchors: 0 → 0, 1 → 255, 0.5 → 188 (1.055·0.5^(1/2.4) − 0.055)
+    assert_eq!(srgb8([0.0, 1.0, 0.5]), [0, 255, 188]);
+    assert_eq!(srgb8([0.002, 2.0, f32::NAN]), [7, 255, 0]);
+    let scene = crate::common::small_tree_door();
+    let (model, _) = precompute(&scene, &crate::transfer::transfer_options(), &|_| {}).unwrap();
+    let r_a = model.transfer.as_ref().unwrap().info.rank as usize;
+    let dir = tempfile::tempdir().unwrap();
+    let krd = dir.path().join("door_t.krd");
+    model.write(&krd, false).unwrap();
+
+    let mut a = App::new(sample_curves().0, "sample loaded".into(), false);
+    a.update(Action::GoTab(Tab::Cloth));
+    // no model: the key says why it does nothing
+    press(&mut a, KeyCode::Char('l'));
+    assert!(a.status.contains("load a .krd"), "{}", a.status);
+    assert!(a.jobs.is_empty());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (control, _thread) = kestrel::tui::worker::playback::start(krd.clone(), tx);
+    a.cloth.loaded = Some(krd.clone());
+    let next_frame = |after: u64| loop {
+        match rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("no event from the playback worker")
+        {
+            Event::Failed(e) => panic!("{e}"),
+            Event::ClothFrame(f) if f.steps >= after => break f,
+            _ => {}
+        }
+    };
+    control.send(ClothControl::Step).unwrap();
+    let shade_of = |f: &ClothFrame| f.reduced.as_ref().unwrap().shading.clone().unwrap();
+    let f0 = next_frame(1);
+    let s0 = shade_of(&f0);
+    assert_eq!((s0.rank, s0.sky_deg, s0.colours.len()), (r_a, 0, 72));
+    // every vertex sees some of the sky (a red cloth: its red channel is never black)
+    assert!(s0.colours.iter().all(|c| c[0] > 0), "{:?}", s0.colours);
+    a.update(Action::Event(Event::ClothFrame(f0.clone())));
+    assert_screen_shows(&a, &[&format!("transfer r_a {r_a}  sky 0 deg")]);
+    assert!(
+        rgb_cells(&a, 120, 40) > 20,
+        "the wireframe is coloured by the radiance"
+    );
+    // l turns the sky by 30 deg: a job for the worker, and the next frame is lit otherwise
+    let turn = |a: &mut App, key: char, control: &std::sync::mpsc::Sender<ClothControl>| {
+        press(a, KeyCode::Char(key));
+        match a.jobs.pop() {
+            Some(Job::Cloth(c @ ClothControl::SkyAzimuth(_))) => control.send(c).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let mut seen = Vec::new();
+    for k in 1..=6 {
+        turn(&mut a, 'l', &control);
+        assert_eq!(a.cloth.sky_deg, 30 * k);
+        let f = loop {
+            let f = next_frame(1);
+            if shade_of(&f).sky_deg == 30 * k {
+                break f;
+            }
+        };
+        // the played state did not move (paused): only the light did
+        assert_eq!(f.positions, f0.positions);
+        seen.push(shade_of(&f).colours);
+        a.update(Action::Event(Event::ClothFrame(f)));
+    }
+    assert_ne!(
+        seen[5], s0.colours,
+        "the sky turned by 180 deg lights the cloth otherwise"
+    );
+    // L turns it back: after -180 deg the frame is the first one, colour for colour
+    for _ in 0..6 {
+        turn(&mut a, 'L', &control);
+    }
+    assert_eq!(a.cloth.sky_deg, 0);
+    let back = loop {
+        let f = next_frame(1);
+        let s = shade_of(&f);
+        if s.sky_deg == 0 && a.jobs.is_empty() {
+            break s;
+        }
+    };
+    assert_eq!(back.colours, s0.colours);
+    // the frame export shades with the transfer too: the sky turned, the image changes
+    if crate::common::gpu_or_skip(16, 16).is_some() {
+        use kestrel::tui::message::ExportKind;
+        let render = |name: &str, sky: i32| {
+            control.send(ClothControl::SkyAzimuth(sky)).unwrap();
+            let path = dir.path().join(name);
+            let kind = ExportKind::ClothFrame;
+            let force = false;
+            control
+                .send(ClothControl::Render {
+                    kind,
+                    path: path.clone(),
+                    force,
+                })
+                .unwrap();
+            loop {
+                match rx
+                    .recv_timeout(std::time::Duration::from_secs(120))
+                    .unwrap()
+                {
+                    Event::Written(p) => break assert_eq!(p, path),
+                    Event::Failed(e) => panic!("{e}"),
+                    _ => {}
+                }
+            }
+            crate::render::decode(&std::fs::read(&path).unwrap())
+        };
+        let (lit, turned) = (render("a.png", 0), render("b.png", 180));
+        assert_eq!((lit.0, lit.1), (turned.0, turned.1));
+        assert_ne!(lit.2, turned.2);
+    }
+    control.send(ClothControl::Stop).unwrap();
+
+    // a model without transfer: the key says so and nothing is sent
+    let mut plain = model.clone();
+    plain.transfer = None;
+    let krd_plain = dir.path().join("door.krd");
+    plain.write(&krd_plain, false).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (control, _thread) = kestrel::tui::worker::playback::start(krd_plain.clone(), tx);
+    control.send(ClothControl::Step).unwrap();
+    let f = loop {
+        if let Event::ClothFrame(f) = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {
+            break f;
+        }
+    };
+    control.send(ClothControl::Stop).unwrap();
+    assert!(f.reduced.as_ref().unwrap().shading.is_none());
+    a.cloth.loaded = Some(krd_plain);
+    a.update(Action::Event(Event::ClothFrame(f)));
+    press(&mut a, KeyCode::Char('l'));
+    assert!(a.status.contains("no radiance transfer"), "{}", a.status);
+    assert!(a.jobs.is_empty());
+    assert_screen_shows(&a, &["no radiance transfer"]);
+    assert_eq!(rgb_cells(&a, 120, 40), 0);
 }
 
 #[test]

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 #[cfg(feature = "render")]
 use kestrel::reduced::transfer::{
-    frame_transfer, light_in_model_frame, radiance_of, sky_rotation, ShLight, Transfer,
-    TransferSource, CLOTH_ALBEDO,
+    frame_transfer, light_in_model_frame, mode_colours, radiance_of, sky_rotation, ShLight,
+    Transfer, TransferSource, CLOTH_ALBEDO,
 };
 use kestrel::reduced::{
     compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
@@ -19,6 +19,8 @@ use kestrel::reduced::{
 };
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
+
+use kestrel::scene::OffsetBlend;
 
 use super::CliError;
 
@@ -47,6 +49,17 @@ pub struct PlayArgs {
     /// Turn the SH sky by AZ degrees about +y, then tilt it by EL degrees about +x.
     #[arg(long, value_name = "AZ[,EL]", default_value = "0")]
     pub sky_rotation: String,
+    /// Shade with the first R of the model's r_a transfer modes only (1 ≤ R ≤ r_a; Fig. 9).
+    #[arg(long, value_name = "R")]
+    pub transfer_rank: Option<usize>,
+    /// Colour the frames by transfer mode K alone (1 ≤ K ≤ r_a): its irradiance under the sky
+    /// on a diverging scale, blue −, grey 0, orange + (Fig. 13).
+    #[arg(long, value_name = "K", conflicts_with_all = ["transfer_rank", "shading"])]
+    pub transfer_mode: Option<usize>,
+    /// Play with this offset rule instead of the model's: `exponential` (eq. 12), `linear`
+    /// (fitted offset dynamics) or `flow` (every frame from the nearest recorded frame).
+    #[arg(long, value_name = "RULE", value_parser = ["exponential", "linear", "flow"])]
+    pub offset: Option<String>,
     /// Also run the full simulation of this scene under the same sequence and report the
     /// relative l2 error of the playback.
     #[arg(long, value_name = "SCENE")]
@@ -187,6 +200,7 @@ fn render_frames(
         renderer.set_door_angle(player.angle());
         let png = match &shading {
             Shading::Shadow => renderer.render_png(world, None).map(|(png, _)| png),
+            Shading::Mode(colours) => renderer.render_radiance_png(world, colours),
             Shading::Transfer(transfer, source, sky) => {
                 frame_transfer(model, transfer, *source, player.q(), local, &mut t);
                 let light = light_in_model_frame(sky, model.info.door.as_ref(), player.angle());
@@ -211,6 +225,8 @@ enum Shading<'m> {
     Shadow,
     /// The model's transfer (reduced or computed per frame) under the turned sky.
     Transfer(&'m Transfer, TransferSource, ShLight),
+    /// One transfer mode's colours (the same on every frame).
+    Mode(Vec<[f32; 3]>),
 }
 
 /// `--shading` and `--sky-rotation` checked against the model.
@@ -226,18 +242,67 @@ fn shading_of<'m>(args: &PlayArgs, model: &'m ReducedModel) -> Result<Shading<'m
         } else {
             "shadow"
         });
-    let source = match kind {
-        "shadow" => return Ok(Shading::Shadow),
-        "direct" => TransferSource::Direct,
-        _ => TransferSource::Reduced,
-    };
+    if kind == "shadow" {
+        return Ok(Shading::Shadow);
+    }
     let transfer = model.transfer.as_ref().ok_or_else(|| {
         CliError::input(format!(
             "--shading {kind}: {} holds no radiance transfer (precompute it with --transfer)",
             args.model.display()
         ))
     })?;
+    let modes = transfer_modes(args, model)?;
+    if let Some(k) = modes.1 {
+        let colours = mode_colours(&sky, transfer, k - 1)
+            .ok_or_else(|| CliError::input(format!("--transfer-mode {k}: no such mode")))?;
+        return Ok(Shading::Mode(colours));
+    }
+    let source = match kind {
+        "direct" => TransferSource::Direct,
+        _ => TransferSource::Reduced { modes: modes.0 },
+    };
     Ok(Shading::Transfer(transfer, source, sky))
+}
+
+/// `--transfer-rank` and `--transfer-mode` checked against the model's transfer rank r_a:
+/// (modes used, mode shown alone).
+fn transfer_modes(
+    args: &PlayArgs,
+    model: &ReducedModel,
+) -> Result<(usize, Option<usize>), CliError> {
+    let asked = args.transfer_rank.or(args.transfer_mode);
+    let Some(n) = asked else {
+        return Ok((usize::MAX, None));
+    };
+    let option = if args.transfer_mode.is_some() {
+        "--transfer-mode"
+    } else {
+        "--transfer-rank"
+    };
+    let ra = match &model.transfer {
+        Some(t) => t.info.rank as usize,
+        None => {
+            return Err(CliError::input(format!(
+                "{option} {n}: {} holds no radiance transfer (precompute it with --transfer)",
+                args.model.display()
+            )))
+        }
+    };
+    if args.shading.as_deref().is_some_and(|k| k != "transfer") {
+        return Err(CliError::input(format!(
+            "{option} needs --shading transfer (the reduced transfer's modes)"
+        )));
+    }
+    if !(1..=ra).contains(&n) {
+        return Err(CliError::input(format!(
+            "{option} {n}: the model's transfer has modes 1 to {ra} (r_a = {ra})"
+        )));
+    }
+    Ok(if args.transfer_mode.is_some() {
+        (ra, Some(n))
+    } else {
+        (n, None)
+    })
 }
 
 /// `AZ` or `AZ,EL` in degrees, finite.
@@ -274,13 +339,21 @@ fn render_frames(
 }
 
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
-    let model = ReducedModel::read(&args.model).map_err(CliError::input)?;
+    let mut model = ReducedModel::read(&args.model).map_err(CliError::input)?;
+    if let Some(rule) = args.offset.as_deref() {
+        model = model.with_offset(match rule {
+            "linear" => OffsetBlend::Linear,
+            "flow" => OffsetBlend::Flow,
+            _ => OffsetBlend::Exponential,
+        });
+    }
     let seq = parse_sequence(&model.info.palette, &args.impulses).map_err(CliError::input)?;
     let frames = sequence_frames(&seq, model.info.frame_dt).map_err(CliError::input)?;
     if args.every == 0 {
         return Err(CliError::input("--every must be >= 1"));
     }
     parse_sky_rotation(&args.sky_rotation)?;
+    transfer_modes(&args, &model)?;
     if args.shading.as_deref().is_some_and(|k| k != "shadow") && model.transfer.is_none() {
         return Err(CliError::input(format!(
             "--shading {}: {} holds no radiance transfer (precompute it with --transfer)",

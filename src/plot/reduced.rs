@@ -185,3 +185,100 @@ pub fn transfer_error_vs_rank_image(
         Ok(())
     })
 }
+
+/// One measured playback: the model's precompute time \[s\], its relative l₂ error against the
+/// full simulation (`compare.playback_error`), and the offset rule it was played with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlaybackErrorPoint {
+    pub rule: String,
+    pub precompute_s: f64,
+    pub error: f64,
+}
+
+/// Playback error against precompute time, one colour per offset rule (in order of first
+/// appearance), with the `target` error as a line.
+pub fn playback_error_vs_precompute_image(
+    name: &str,
+    points: &[PlaybackErrorPoint],
+    target: f64,
+    size: PlotSize,
+    format: ImageFormat,
+) -> Result<Vec<u8>, PlotError> {
+    let finite = |p: &&PlaybackErrorPoint| {
+        p.precompute_s.is_finite() && p.precompute_s > 0.0 && p.error.is_finite()
+    };
+    let points: Vec<&PlaybackErrorPoint> = points.iter().filter(finite).collect();
+    if points.is_empty() {
+        return Err(PlotError::Empty("playback error vs precompute time".into()));
+    }
+    let mut rules: Vec<&str> = Vec::new();
+    for p in &points {
+        if !rules.contains(&p.rule.as_str()) {
+            rules.push(&p.rule);
+        }
+    }
+    let t_max = points.iter().map(|p| p.precompute_s).fold(0.0, f64::max) * 1.15;
+    let e_max = points
+        .iter()
+        .map(|p| p.error)
+        .fold(target, f64::max)
+        .max(0.0)
+        * 1.15;
+    let palette = [
+        rgb(LOADING_RGB),
+        rgb(UNLOADING_RGB),
+        RGBColor(40, 140, 60),
+        RGBColor(120, 60, 160),
+    ];
+    render(size, format, |root| {
+        let area = title(
+            root,
+            &format!("Playback error against precompute time: {name}"),
+            size,
+        )?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..t_max, 0.0..100.0 * e_max)
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .x_desc("precompute time [s]")
+            .y_desc("relative l₂ error vs full simulation [%]")
+            .label_style((FAMILY, 16))
+            .draw()
+            .map_err(draw_err)?;
+        for (k, rule) in rules.iter().enumerate() {
+            let color = palette[k % palette.len()];
+            let mine: Vec<(f64, f64)> = points
+                .iter()
+                .filter(|p| p.rule == *rule)
+                .map(|p| (p.precompute_s, 100.0 * p.error))
+                .collect();
+            chart
+                .draw_series(mine.iter().map(|&p| Circle::new(p, 5, color.filled())))
+                .map_err(draw_err)?
+                .label(rule.to_string())
+                .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
+        }
+        let grey = RGBColor(90, 90, 90);
+        chart
+            .draw_series(LineSeries::new(
+                vec![(0.0, 100.0 * target), (t_max, 100.0 * target)],
+                grey.stroke_width(1),
+            ))
+            .map_err(draw_err)?
+            .label(format!("target {:.0} %", 100.0 * target))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FAMILY, 16))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(draw_err)?;
+        Ok(())
+    })
+}

@@ -177,6 +177,8 @@ pub struct ReducedModel {
     /// A_e of each entry for `OffsetBlend::Linear` (derived from q, q̇ and the IRFs; 2r × 2r
     /// row-major; None: that entry blends by e^(−λt)).
     pub(crate) offset_dynamics: Vec<Option<Vec<f32>>>,
+    /// The frames of each entry's IRFs for `OffsetBlend::Flow` (derived; empty otherwise).
+    pub(crate) flow: super::flow::FlowFrames,
 }
 
 impl ReducedModel {
@@ -202,16 +204,31 @@ impl ReducedModel {
             orbits,
             transfer: None,
             offset_dynamics: Vec::new(),
+            flow: Default::default(),
         }
         .with_offset_dynamics()
     }
 
-    /// Fits A_e when the model blends offsets linearly.
+    /// Fits A_e when the model blends offsets linearly or plays by the flow, and lists the
+    /// flow's frames for the latter.
     fn with_offset_dynamics(mut self) -> Self {
-        if self.info.offset == OffsetBlend::Linear {
-            self.offset_dynamics = super::offset::fit_offset_dynamics(&self);
+        self.offset_dynamics = Vec::new();
+        self.flow = Default::default();
+        if matches!(self.info.offset, OffsetBlend::Linear | OffsetBlend::Flow) {
+            self.offset_dynamics =
+                super::offset::fit_offset_dynamics(&self, self.info.offset == OffsetBlend::Linear);
+        }
+        if self.info.offset == OffsetBlend::Flow {
+            self.flow = super::flow::FlowFrames::of(&self);
         }
         self
+    }
+
+    /// The model played with another offset rule than the one it was precomputed with
+    /// (`kestrel play --offset`); the file's bytes are not changed by it.
+    pub fn with_offset(mut self, offset: OffsetBlend) -> Self {
+        self.info.offset = offset;
+        self.with_offset_dynamics()
     }
 
     /// Recorded states N.
@@ -453,6 +470,7 @@ impl ReducedModel {
             orbits: list,
             transfer,
             offset_dynamics: Vec::new(),
+            flow: Default::default(),
         }
         .with_offset_dynamics())
     }

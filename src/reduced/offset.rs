@@ -11,7 +11,12 @@ const SAMPLES_PER_UNKNOWN: usize = 4;
 
 /// A_e for each palette entry (2r × 2r, row-major), or None where the IRFs are too few for a
 /// fit or A_e is not stable (spectral radius ≥ 1): that entry's offset decays as e^(−λt).
-pub(crate) fn fit_offset_dynamics(model: &ReducedModel) -> Vec<Option<Vec<f32>>> {
+/// With `stable_only` false (flow playback, which applies A_e once per frame to a fresh δ),
+/// an A_e of spectral radius ≥ 1 is kept.
+pub(crate) fn fit_offset_dynamics(
+    model: &ReducedModel,
+    stable_only: bool,
+) -> Vec<Option<Vec<f32>>> {
     (0..model.info.palette.len())
         .map(|e| {
             let frames = model
@@ -25,7 +30,7 @@ pub(crate) fn fit_offset_dynamics(model: &ReducedModel) -> Vec<Option<Vec<f32>>>
                         [model.q_of(j + 1), model.qdot_of(j + 1)],
                     )
                 });
-            fit_linear(model.rank, frames)
+            fit_linear(model.rank, frames, stable_only)
         })
         .collect()
 }
@@ -35,7 +40,11 @@ type Frame<'a> = ([&'a [f32]; 2], [&'a [f32]; 2]);
 
 /// Least squares x_{j+1} = A·x_j + c over `frames` (x = (q, q̇), r values each): A row-major
 /// when there are at least 4 frames per unknown and its spectral radius is below 1.
-fn fit_linear<'a>(r: usize, frames: impl Iterator<Item = Frame<'a>>) -> Option<Vec<f32>> {
+fn fit_linear<'a>(
+    r: usize,
+    frames: impl Iterator<Item = Frame<'a>>,
+    stable_only: bool,
+) -> Option<Vec<f32>> {
     let n2 = 2 * r;
     let d = n2 + 1;
     let mut xtx = DMatrix::<f64>::zeros(d, d);
@@ -71,7 +80,8 @@ fn fit_linear<'a>(r: usize, frames: impl Iterator<Item = Frame<'a>>) -> Option<V
         .iter()
         .map(|z| z.norm())
         .fold(0.0, f64::max);
-    (radius.is_finite() && radius < 1.0).then(|| a.transpose().iter().map(|&v| v as f32).collect())
+    (radius.is_finite() && (radius < 1.0 || !stable_only))
+        .then(|| a.transpose().iter().map(|&v| v as f32).collect())
 }
 
 #[cfg(test)]
@@ -103,7 +113,7 @@ mod tests {
         let frames = data
             .iter()
             .map(|f| ([&f[0..1], &f[1..2]], [&f[2..3], &f[3..4]]));
-        let a = fit_linear(1, frames).expect("stable");
+        let a = fit_linear(1, frames, true).expect("stable");
         let want = [
             rho * theta.cos(),
             -rho * theta.sin(),
@@ -117,10 +127,10 @@ mod tests {
         let frames = growing
             .iter()
             .map(|f| ([&f[0..1], &f[1..2]], [&f[2..3], &f[3..4]]));
-        assert_eq!(fit_linear(1, frames), None);
+        assert_eq!(fit_linear(1, frames, true), None);
         let few = data[..5]
             .iter()
             .map(|f| ([&f[0..1], &f[1..2]], [&f[2..3], &f[3..4]]));
-        assert_eq!(fit_linear(1, few), None);
+        assert_eq!(fit_linear(1, few, true), None);
     }
 }

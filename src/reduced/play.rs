@@ -8,9 +8,12 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::cloth::Vec3;
-use crate::scene::{palette_allows, palette_index, DynamicScene, IrfEnd, PaletteEntrySpec};
+use crate::scene::{
+    palette_allows, palette_index, DynamicScene, IrfEnd, OffsetBlend, PaletteEntrySpec,
+};
 
 use super::drive::Driver;
+use super::flow::flow_frame;
 use super::model::ReducedModel;
 use super::precompute::{dist2, settle_steps};
 use super::ReducedError;
@@ -89,7 +92,7 @@ pub struct Player<'m> {
     playing: bool,
     q_off: Vec<f32>,
     qd_off: Vec<f32>,
-    /// Scratch of A_e·δ (2r values).
+    /// Scratch of A_e·δ and of a flow frame (2r values).
     next_off: Vec<f32>,
     /// Frames since the last jump.
     since: u32,
@@ -255,7 +258,21 @@ impl<'m> Player<'m> {
     /// Advances one recorded frame (frame_dt seconds).
     pub fn advance(&mut self) {
         let m = self.model;
-        if self.playing {
+        if self.playing && m.info.offset == OffsetBlend::Flow {
+            // the frame a velocity kick acts on is matched among the IRF starts only; after
+            // the first frame, among the cached nearest frames of the last match's successor
+            let kicked = self.since == 0 && m.info.palette[self.entry].impulse != [0.0; 3];
+            let previous = (self.since > 0).then_some(self.state);
+            self.since += 1;
+            let (q, qd, scratch) = (&mut self.q, &mut self.qd, &mut self.next_off);
+            match flow_frame(m, self.entry, kicked, previous, q, qd, scratch) {
+                Some(j) => self.state = j,
+                None => {
+                    self.playing = false;
+                    self.qd.fill(0.0);
+                }
+            }
+        } else if self.playing {
             let rest = m.info.irf_end == IrfEnd::Rest;
             if self.state >= self.end && (rest || !self.continue_entry()) {
                 self.playing = false;
@@ -278,7 +295,7 @@ impl<'m> Player<'m> {
                                     .map(|(a, d)| a * d)
                                     .sum::<f32>();
                         }
-                        let (nq, nqd) = self.next_off.split_at(r);
+                        let (nq, nqd) = self.next_off[..2 * r].split_at(r);
                         self.q_off.copy_from_slice(nq);
                         self.qd_off.copy_from_slice(nqd);
                         for k in 0..r {

@@ -59,6 +59,9 @@ pub enum OffsetBlend {
     Exponential,
     /// δ_{k+1} = A_e·δ_k, A_e fitted per entry to the IRFs' frames (e^(−λt) where unstable).
     Linear,
+    /// No offset kept: every frame steps the nearest recorded frame of the entry's IRFs,
+    /// x′ = x_{j+1} + A_e·(x − x_j) (docs/reduced.md).
+    Flow,
 }
 
 /// What playback does at the end of an IRF.

@@ -270,6 +270,7 @@ impl App {
             | Action::ClothRunPause
             | Action::ClothStep
             | Action::ClothImpulse(_)
+            | Action::ClothSky(_)
             | Action::Rotate(_, _) => self.cloth.update(&action, fx),
             Action::Cancel
             | Action::Answer(_)

@@ -172,6 +172,8 @@ pub static BINDINGS: &[Binding] = &[
         (key(KeyCode::PageUp), Action::Rotate(0.0, 0.1)),
         (key(KeyCode::PageDown), Action::Rotate(0.0, -0.1)),
     ]),
+    bind!(CLOTH, "l / L", "turn the sky of a model's transfer shading (+30 / -30 deg)",
+        &[(ch('l'), Action::ClothSky(30)), (ch('L'), Action::ClothSky(-30))]),
     // the palette keys are the model's own: matched in `keymap`, listed here for the help
     bind!(CLOTH, "palette keys", "reduced model (.krd): apply an impulse (Alt+key when taken)", &[]),
     bind!(EXPORT, "Up / Down", "choose what to export", UP_DOWN),

@@ -194,6 +194,9 @@ pub enum ClothControl {
     Stop,
     /// Apply palette entry k of a reduced model (ignored by a full simulation).
     Impulse(usize),
+    /// Turn the SH sky of a reduced model's transfer shading to this azimuth about +y \[deg\]
+    /// (ignored without a transfer).
+    SkyAzimuth(i32),
     /// Render the current state (`ClothFrame`: one PNG at `path`) or run on and render
     /// `ExportKind::frames` frames into the folder `path` (`ClothSequence`), pausing the
     /// simulation; nothing replaced unless `force`.
@@ -243,6 +246,19 @@ pub struct ReducedStats {
     pub jumps: usize,
     /// Impulses refused.
     pub ignored: usize,
+    /// The frame shaded by the model's radiance transfer, when it holds one.
+    pub shading: Option<TransferShade>,
+}
+
+/// A played frame shaded by reduced radiance transfer under the SH sky.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransferShade {
+    /// Transfer rank r_a.
+    pub rank: usize,
+    /// Sky azimuth about +y \[deg\].
+    pub sky_deg: i32,
+    /// Exit radiance per vertex, sRGB-encoded (vertex order as the positions).
+    pub colours: Vec<[u8; 3]>,
 }
 
 /// A curve with its overlay and legend, owned so a worker can draw it.
@@ -406,6 +422,8 @@ pub enum Action {
     ClothImpulse(usize),
     /// Cloth: turn the view (yaw, pitch) \[rad\].
     Rotate(f64, f64),
+    /// Cloth: turn the sky of a model's transfer shading by this many degrees about +y.
+    ClothSky(i32),
     /// A modal question answered.
     Answer(bool),
     Event(Event),

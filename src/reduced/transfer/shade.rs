@@ -27,11 +27,65 @@ pub fn radiance_of(light: &ShLight, albedo: [f32; 3], t: &[f32], out: &mut Vec<[
     );
 }
 
+/// Linear RGB radiance encoded as 8-bit sRGB (IEC 61966-2-1: 12.92·c below 0.0031308, else
+/// 1.055·c^(1/2.4) − 0.055), each channel clamped to \[0, 1\] first.
+pub fn srgb8(c: [f32; 3]) -> [u8; 3] {
+    c.map(|v| {
+        let x = if v.is_finite() {
+            v.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let s = if x <= 0.003_130_8 {
+            12.92 * x
+        } else {
+            1.055 * x.powf(1.0 / 2.4) - 0.055
+        };
+        (255.0 * s).round().clamp(0.0, 255.0) as u8
+    })
+}
+
+/// Diverging colours of a transfer mode's irradiance (linear RGB): −max, 0 and +max.
+const MODE_NEGATIVE: [f32; 3] = [0.05, 0.25, 0.85];
+const MODE_ZERO: [f32; 3] = [0.55, 0.55, 0.55];
+const MODE_POSITIVE: [f32; 3] = [0.85, 0.25, 0.05];
+
+/// The colour of transfer mode `k` (0-based, < r_a) per vertex: its irradiance under `light`,
+/// e_p = Σ_i L̄_i·U_a\[9p + i, k\] with L̄ the light's luminance (Rec. 709 weights 0.2126,
+/// 0.7152, 0.0722), scaled by max_p |e_p| to \[−1, 1\] and shown on a diverging scale (blue
+/// −1, grey 0, orange +1): Fig. 13's images of the transfer modes. None when k ≥ r_a.
+pub fn mode_colours(light: &ShLight, transfer: &Transfer, k: usize) -> Option<Vec<[f32; 3]>> {
+    let m = transfer.mean.len();
+    let col = transfer.basis.chunks_exact(m).nth(k)?;
+    let lum: [f32; SH_COEFFS] = std::array::from_fn(|i| {
+        0.2126 * light.rgb[0][i] + 0.7152 * light.rgb[1][i] + 0.0722 * light.rgb[2][i]
+    });
+    let e: Vec<f32> = col
+        .chunks_exact(SH_COEFFS)
+        .map(|u| u.iter().zip(&lum).map(|(u, l)| u * l).sum())
+        .collect();
+    let top = e.iter().fold(0f32, |a, v| a.max(v.abs()));
+    Some(
+        e.iter()
+            .map(|&v| {
+                let t = if top > 0.0 { v / top } else { 0.0 };
+                let end = if t >= 0.0 {
+                    MODE_POSITIVE
+                } else {
+                    MODE_NEGATIVE
+                };
+                std::array::from_fn(|c| MODE_ZERO[c] + (end[c] - MODE_ZERO[c]) * t.abs())
+            })
+            .collect(),
+    )
+}
+
 /// How a frame's transfer is obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransferSource {
-    /// mean + U_a·q_a(q_u), q_a by the NRBF (the reduced model).
-    Reduced,
+    /// mean + U_a·q_a(q_u), q_a by the NRBF (the reduced model), with the first `modes` of the
+    /// r_a transfer modes (all of them when `modes` ≥ r_a; Fig. 9's frames at increasing r_a).
+    Reduced { modes: usize },
     /// Shadow rays on the frame's own mesh (the full transfer, as in the precomputation).
     Direct,
 }
@@ -47,9 +101,12 @@ pub fn frame_transfer(
     out: &mut Vec<f32>,
 ) {
     match source {
-        TransferSource::Reduced => {
+        TransferSource::Reduced { modes } => {
             let mut qa = vec![0f32; transfer.info.rank as usize];
             transfer.coefficients(&model.q, model.rank, q, &mut qa);
+            // each coefficient's NRBF weights are their own column: the first `modes` of them
+            // are the NRBF of the rank-`modes` basis
+            qa.iter_mut().skip(modes).for_each(|c| *c = 0.0);
             out.resize(transfer.mean.len(), 0.0);
             transfer.vectors(&qa, out);
         }

@@ -1,6 +1,7 @@
 //! The Cloth tab: a fabric card's tests (hang, drape test, cantilever), the scenes and reduced
 //! models found, the one loaded running on a worker (run, pause, step, palette impulses), its
-//! live statistics or the lab test's figures, and an orthographic wireframe.
+//! live statistics or the lab test's figures, and an orthographic wireframe (coloured by the
+//! exit radiance of a model's radiance transfer, when it holds one).
 
 use std::path::PathBuf;
 
@@ -57,6 +58,8 @@ pub struct ClothTabState {
     /// View rotation about the up axis and tilt \[rad\].
     pub yaw: f64,
     pub pitch: f64,
+    /// Azimuth of the SH sky of a model's transfer shading about +y \[deg\], 0..360.
+    pub sky_deg: i32,
 }
 
 impl Default for ClothTabState {
@@ -72,6 +75,7 @@ impl Default for ClothTabState {
             frame: None,
             yaw: 0.0,
             pitch: 0.35,
+            sky_deg: 0,
         }
     }
 }
@@ -132,11 +136,29 @@ impl ClothTabState {
                 }
                 None => fx.status("no reduced model playing: load a .krd first"),
             },
+            Action::ClothSky(step_deg) => self.turn_sky(step_deg, fx),
             Action::Rotate(yaw, pitch) => {
                 self.yaw = (self.yaw + yaw).rem_euclid(std::f64::consts::TAU);
                 self.pitch = (self.pitch + pitch).clamp(-1.5, 1.5);
             }
             _ => {}
+        }
+    }
+
+    /// Turns the sky of the model's transfer shading by `step_deg` about +y (the worker shades
+    /// the next frames under it); says why not without a model or without a transfer.
+    fn turn_sky(&mut self, step_deg: i32, fx: &mut Effects) {
+        let reduced = self.frame.as_ref().and_then(|f| f.reduced.as_ref());
+        match reduced.map(|r| r.shading.is_some()) {
+            Some(true) if self.loaded.is_some() => {
+                self.sky_deg = (self.sky_deg + step_deg).rem_euclid(360);
+                fx.status(format!("sky turned to {} deg about +y", self.sky_deg));
+                fx.job(Job::Cloth(ClothControl::SkyAzimuth(self.sky_deg)));
+            }
+            Some(false) if self.loaded.is_some() => {
+                fx.status("this model holds no radiance transfer: precompute it with --transfer")
+            }
+            _ => fx.status("the sky lights a reduced model's transfer: load a .krd first"),
         }
     }
 
@@ -207,6 +229,8 @@ impl ClothTabState {
         };
         self.frame = None;
         self.palette.clear();
+        // a new worker starts under the default sky
+        self.sky_deg = 0;
         fx.job(Job::ClothStart(source));
     }
 
@@ -313,7 +337,7 @@ impl ClothTabState {
         };
         let [list, stats, legend] = Layout::vertical([
             Constraint::Min(4),
-            Constraint::Length(11),
+            Constraint::Length(12),
             Constraint::Length(legend_rows),
         ])
         .areas(left);
@@ -427,10 +451,25 @@ impl ClothTabState {
         let scale = ((xb[1] - xb[0]) / w).max((yb[1] - yb[0]) / h);
         let (hx, hy) = (0.5 * scale * w, 0.5 * scale * h);
         let (nu, nv) = (frame.nu, frame.nv);
-        let color = if theme.mono {
+        let plain = if theme.mono {
             Color::Reset
         } else {
             Color::Cyan
+        };
+        // a segment takes the mean of its ends' radiance, when the frame is shaded
+        let shade = frame
+            .reduced
+            .as_ref()
+            .and_then(|r| r.shading.as_ref())
+            .map(|s| s.colours.as_slice())
+            .filter(|c| !theme.mono && c.len() == nu * nv);
+        let color = |a: usize, b: usize| match shade {
+            Some(c) => {
+                let (p, q) = (c[a], c[b]);
+                let mean = |k: usize| ((u16::from(p[k]) + u16::from(q[k])) / 2) as u8;
+                Color::Rgb(mean(0), mean(1), mean(2))
+            }
+            None => plain,
         };
         Canvas::default()
             .block(block(title))
@@ -457,7 +496,7 @@ impl ClothTabState {
                                     y1,
                                     x2,
                                     y2,
-                                    color,
+                                    color: color(j * nu + i, (j + dj) * nu + i + di),
                                 });
                             }
                         }
@@ -542,5 +581,9 @@ fn reduced_lines(f: &ClothFrame) -> Vec<Line<'static>> {
         }),
         Line::from(format!("jumps {}  refused {}", r.jumps, r.ignored)),
         Line::from(format!("{} x {} vertices (reduced)", f.nu, f.nv)),
+        Line::from(match &r.shading {
+            Some(s) => format!("transfer r_a {}  sky {} deg", s.rank, s.sky_deg),
+            None => "no radiance transfer".into(),
+        }),
     ]
 }

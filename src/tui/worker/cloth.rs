@@ -83,7 +83,7 @@ fn simulate(source: &SceneSource, control: &Receiver<ClothControl>, events: &Sen
                 single = true;
             }
             Some(ClothControl::Stop) => return,
-            Some(ClothControl::Impulse(_)) => {}
+            Some(ClothControl::Impulse(_) | ClothControl::SkyAzimuth(_)) => {}
             Some(ClothControl::Render { kind, path, force }) => {
                 running = false;
                 let every = steps_per_sequence_frame(params.dt);

@@ -1,5 +1,6 @@
 //! The Cloth tab's playback thread for a reduced model (`.krd`): plays it with the library's
-//! [`Player`] in real time (simulated time no faster than the wall clock), applies palette impulses.
+//! [`Player`] in real time (simulated time no faster than the wall clock), applies palette
+//! impulses, and shades frames with the model's radiance transfer when it holds one.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender};
@@ -9,9 +10,15 @@ use std::time::{Duration, Instant};
 use super::cloth::{
     next_command, render_answer, render_frames, steps_per_sequence_frame, unit_or_y,
 };
+use crate::reduced::transfer::{
+    frame_transfer, light_in_model_frame, radiance_of, sky_rotation, srgb8, ShLight, Transfer,
+    TransferSource, CLOTH_ALBEDO,
+};
 use crate::reduced::{Player, ReducedModel};
 use crate::render::{Renderer, SceneView};
-use crate::tui::message::{ClothControl, ClothFrame, Event, PaletteKey, ReducedStats};
+use crate::tui::message::{
+    ClothControl, ClothFrame, Event, PaletteKey, ReducedStats, TransferShade,
+};
 
 /// Loads the model at `path` and plays it on its own thread, paused; returns its control channel
 /// and the thread.
@@ -64,6 +71,57 @@ impl<'m> Playback<'m> {
     }
 }
 
+/// A model's reduced transfer and the default sky turned by `sky_deg` about +y: the exit
+/// radiance of the played frame, as `kestrel play --out --shading transfer` computes it.
+struct Shading<'m> {
+    transfer: &'m Transfer,
+    sky_deg: i32,
+    sky: ShLight,
+    t: Vec<f32>,
+    radiance: Vec<[f32; 3]>,
+}
+
+impl<'m> Shading<'m> {
+    fn new(transfer: &'m Transfer) -> Self {
+        let mut s = Self {
+            transfer,
+            sky_deg: 0,
+            sky: ShLight::sky(),
+            t: Vec::new(),
+            radiance: Vec::new(),
+        };
+        s.turn_sky(0);
+        s
+    }
+
+    fn turn_sky(&mut self, azimuth_deg: i32) {
+        self.sky_deg = azimuth_deg;
+        let az = f64::from(azimuth_deg).to_radians();
+        self.sky = ShLight::sky().rotated(&sky_rotation(az, 0.0));
+    }
+
+    /// The radiance of `pb`'s current frame (in `self.radiance`).
+    fn shade(&mut self, pb: &Playback) {
+        let (model, player) = (pb.model, &pb.player);
+        let q = player.q();
+        let all = TransferSource::Reduced {
+            modes: self.transfer.info.rank as usize,
+        };
+        frame_transfer(model, self.transfer, all, q, &pb.local, &mut self.t);
+        let light = light_in_model_frame(&self.sky, model.info.door.as_ref(), player.angle());
+        radiance_of(&light, CLOTH_ALBEDO, &self.t, &mut self.radiance);
+    }
+
+    fn shade_of(&mut self, pb: &Playback) -> TransferShade {
+        self.shade(pb);
+        TransferShade {
+            rank: self.transfer.info.rank as usize,
+            sky_deg: self.sky_deg,
+            colours: self.radiance.iter().map(|&c| srgb8(c)).collect(),
+        }
+    }
+}
+
 fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<Event>) {
     let info = &model.info;
     let palette = info
@@ -79,6 +137,7 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
     }
     let up = unit_or_y(info.door.map(|d| d.axis).unwrap_or([0.0, 1.0, 0.0]));
     let mut pb = Playback::new(model);
+    let mut shading = model.transfer.as_ref().map(Shading::new);
     let mut renderer: Option<Renderer> = None;
     let mut running = false;
     let mut frames_since = 0u32;
@@ -110,6 +169,12 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
                 pb.player.impulse(k);
                 send_now = true;
             }
+            Some(ClothControl::SkyAzimuth(deg)) => {
+                if let Some(s) = shading.as_mut() {
+                    s.turn_sky(deg);
+                }
+                send_now = true;
+            }
             Some(ClothControl::Render { kind, path, force }) => {
                 running = false;
                 let every = steps_per_sequence_frame(info.frame_dt);
@@ -122,7 +187,13 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
                         }
                     }
                     r.set_door_angle(pb.player.angle());
-                    Ok(r.render_png(&pb.world, None)?.0)
+                    match shading.as_mut() {
+                        Some(s) => {
+                            s.shade(&pb);
+                            r.render_radiance_png(&pb.world, &s.radiance)
+                        }
+                        None => Ok(r.render_png(&pb.world, None)?.0),
+                    }
                 });
                 let event = render_answer(&info.name, kind, path, outcome);
                 let _ = events.send(event);
@@ -179,6 +250,7 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
                         .map(|d| d.range_deg[0] + pb.player.angle().to_degrees()),
                     jumps: pb.player.jumps,
                     ignored: pb.player.ignored,
+                    shading: shading.as_mut().map(|s| s.shade_of(&pb)),
                 }),
             };
             if events.send(Event::ClothFrame(Box::new(frame))).is_err() {

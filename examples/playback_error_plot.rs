@@ -1,0 +1,84 @@
+//! Playback error against precompute time (docs/reduced.md, issue 18): reads the CSV written by
+//! `scripts/playback_error_matrix.sh` (model, precompute_s, rule, sequence, rank,
+//! playback_error, projection_error) and plots each (model, rule)'s mean error over its
+//! sequences against the model's precompute time, with the 5 % target.
+//! `cargo run --release --example playback_error_plot -- MATRIX.csv OUT.png [--force]`
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+
+use kestrel::plot::reduced::{playback_error_vs_precompute_image, PlaybackErrorPoint};
+use kestrel::plot::{write_image, ImageFormat, PlotSize};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let force = args.iter().any(|a| a == "--force");
+    let files: Vec<&String> = args.iter().filter(|a| *a != "--force").collect();
+    let [csv, out] = files.as_slice() else {
+        eprintln!("usage: playback_error_plot MATRIX.csv OUT.png [--force]");
+        return ExitCode::from(2);
+    };
+    match run(Path::new(csv), Path::new(out), force) {
+        Ok(n) => {
+            println!("{n} points written to {out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(csv: &Path, out: &Path, force: bool) -> Result<usize, String> {
+    let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
+    // (model, rule) → (precompute s, errors); rules in order of first appearance
+    let mut groups: BTreeMap<(String, String), (f64, Vec<f64>)> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for (n, line) in text.lines().enumerate().skip(1) {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        let bad = || {
+            format!(
+                "{} line {}: expected 7 fields, numbers in 2, 6",
+                csv.display(),
+                n + 1
+            )
+        };
+        if f.len() != 7 {
+            return Err(bad());
+        }
+        let t: f64 = f[1].parse().map_err(|_| bad())?;
+        let e: f64 = f[5].parse().map_err(|_| bad())?;
+        if !order.iter().any(|r| r == f[2]) {
+            order.push(f[2].to_string());
+        }
+        let g = groups
+            .entry((f[0].to_string(), f[2].to_string()))
+            .or_insert((t, Vec::new()));
+        g.1.push(e);
+    }
+    let mut points = Vec::new();
+    for rule in &order {
+        for ((_, r), (t, errors)) in &groups {
+            if r == rule {
+                points.push(PlaybackErrorPoint {
+                    rule: format!("offset = {rule}"),
+                    precompute_s: *t,
+                    error: errors.iter().sum::<f64>() / errors.len() as f64,
+                });
+            }
+        }
+    }
+    let format = ImageFormat::of_path(out).map_err(|e| e.to_string())?;
+    let png = playback_error_vs_precompute_image(
+        "door cloth, mean over H1–H3",
+        &points,
+        0.05,
+        PlotSize::new(1000, 650).map_err(|e| e.to_string())?,
+        format,
+    )
+    .map_err(|e| e.to_string())?;
+    write_image(out, &png, force).map_err(|e| e.to_string())?;
+    Ok(points.len())
+}

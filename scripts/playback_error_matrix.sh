@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Playback against the full simulation of the door scene on the held-out sequences H1–H3
+# (docs/reduced.md) for each model and offset rule; one CSV row per run:
+#   model,precompute_s,rule,sequence,rank,playback_error,projection_error
+# precompute_s is read from MODEL.json (the `kestrel precompute --json` output beside it).
+# Usage: scripts/playback_error_matrix.sh OUT.csv MODEL.krd...   (KESTREL: the binary)
+set -euo pipefail
+out="$1"; shift
+kestrel="${KESTREL:-target/release/kestrel}"
+scene="$(dirname "$0")/../scenes/reduced_door_cloth.toml"
+declare -A seqs=(
+  [H1]=open:1.3,stop:0.7,close:0.9,stop:1.1,open:0.5,stop:0.6,open:0.8,stop:1.5,close:1.2,stop:2
+  [H2]=open:0.9,stop:1.2,open:0.4,stop:0.8,close:1.0,stop:1.6,open:1.1,stop:1.0
+  [H3]=open:0.6,stop:0.5,open:0.6,stop:2.0,close:0.7,stop:0.4,open:1.4,stop:1.3
+)
+field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+echo "model,precompute_s,rule,sequence,rank,playback_error,projection_error" > "$out.tmp"
+for model in "$@"; do
+  t=$(field "${model%.krd}.json" "d['precompute_s']")
+  for rule in exponential linear flow; do
+    for h in H1 H2 H3; do
+      "$kestrel" play "$model" --json --offset "$rule" --compare "$scene" --impulses "${seqs[$h]}" \
+        > "$out.run.json"
+      row=$(field "$out.run.json" "f\"{d['rank']},{d['compare']['playback_error']},{d['compare']['projection_error']}\"")
+      echo "$(basename "$model" .krd),$t,$rule,$h,$row" >> "$out.tmp"
+    done
+  done
+done
+rm -f "$out.run.json"
+mv "$out.tmp" "$out"

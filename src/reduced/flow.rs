@@ -1,0 +1,201 @@
+//! Flow playback (`offset = "flow"`): each frame, the nearest recorded frame x_j (eq. 9) of
+//! the entry's IRFs is stepped by its successor, x′ = x_{j+1} + A_e·(x − x_j), x = (q, q̇)
+//! \[m, m/s\] (A_e fitted as for linear offsets; the identity where it cannot be fitted).
+
+use rayon::prelude::*;
+
+use super::model::ReducedModel;
+
+/// Frames kept in the cache of each frame's nearest frames (§5.2's nearest-IRF table).
+const NEAR: usize = 24;
+
+/// Most frames of one entry for which the cache is built (it costs frames² distances).
+const MAX_CACHED: usize = 20_000;
+
+/// The frames j of entry e's IRFs whose successor j + 1 is in the same IRF (samples of the
+/// entry's one-frame flow map x_j → x_{j+1}): `starts[e]` those that are an IRF's start (the
+/// frame the impulse acts on), `inner[e]` the others; and for each successor s = j + 1
+/// (`covered[e]`, sorted) its [`NEAR`] nearest frames of `inner[e]` (and `starts[e]` when the
+/// entry has no velocity kick), in `near[e]`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct FlowFrames {
+    starts: Vec<Vec<u32>>,
+    inner: Vec<Vec<u32>>,
+    covered: Vec<Vec<u32>>,
+    near: Vec<Vec<u32>>,
+}
+
+impl FlowFrames {
+    pub(crate) fn of(model: &ReducedModel) -> Self {
+        let n = model.info.palette.len();
+        let mut f = Self {
+            starts: vec![Vec::new(); n],
+            inner: vec![Vec::new(); n],
+            covered: vec![Vec::new(); n],
+            near: vec![Vec::new(); n],
+        };
+        for o in &model.orbits {
+            let e = o.entry as usize;
+            if e >= n || o.end <= o.start {
+                continue;
+            }
+            f.starts[e].push(o.start);
+            f.inner[e].extend(o.start + 1..o.end);
+        }
+        for e in 0..n {
+            let candidates: Vec<u32> = f.candidates(model, e, false).copied().collect();
+            if candidates.is_empty() || candidates.len() > MAX_CACHED {
+                continue;
+            }
+            let mut covered: Vec<u32> = f.starts[e]
+                .iter()
+                .chain(&f.inner[e])
+                .map(|j| j + 1)
+                .collect();
+            covered.sort_unstable();
+            covered.dedup();
+            f.near[e] = covered
+                .par_iter()
+                .flat_map_iter(|&s| {
+                    let (q, qd) = (model.q_of(s as usize), model.qdot_of(s as usize));
+                    let mut d: Vec<(f32, u32)> = candidates
+                        .iter()
+                        .map(|&j| (distance(model, q, qd, j as usize, f32::INFINITY), j))
+                        .collect();
+                    let k = NEAR.min(d.len());
+                    d.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0));
+                    d.truncate(k);
+                    d.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    d.resize(NEAR, (f32::INFINITY, u32::MAX));
+                    d.into_iter().map(|(_, j)| j)
+                })
+                .collect();
+            f.covered[e] = covered;
+        }
+        f
+    }
+
+    /// The frames a flow frame of entry `e` is matched among: the IRF starts only on the frame
+    /// a velocity kick acts on (`kicked`), else the inner frames, and the starts too when the
+    /// entry has no kick (its flow is autonomous from the start on).
+    fn candidates<'a>(
+        &'a self,
+        model: &ReducedModel,
+        e: usize,
+        kicked: bool,
+    ) -> impl Iterator<Item = &'a u32> {
+        let kick = model
+            .info
+            .palette
+            .get(e)
+            .is_some_and(|p| p.impulse != [0.0; 3]);
+        let starts = if kicked || !kick {
+            &self.starts[e][..]
+        } else {
+            &[][..]
+        };
+        let inner = if kicked { &[][..] } else { &self.inner[e][..] };
+        starts.iter().chain(inner)
+    }
+
+    /// The cached nearest frames of successor `s` under entry `e`, if cached.
+    fn near_of(&self, e: usize, s: usize) -> Option<&[u32]> {
+        let at = self.covered.get(e)?.binary_search(&(s as u32)).ok()?;
+        self.near.get(e)?.get(at * NEAR..(at + 1) * NEAR)
+    }
+}
+
+/// Eq. 9's distance² from (q, q̇) to frame j, or at least `bound` once its q part reaches it.
+#[inline]
+fn distance(model: &ReducedModel, q: &[f32], qd: &[f32], j: usize, bound: f32) -> f32 {
+    let dq: f32 = q
+        .iter()
+        .zip(model.q_of(j))
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
+    if dq >= bound {
+        return dq;
+    }
+    let dqd: f32 = qd
+        .iter()
+        .zip(model.qdot_of(j))
+        .map(|(a, b)| (a - b) * (a - b))
+        .sum();
+    dq + model.info.beta as f32 * dqd
+}
+
+/// One frame of flow playback under entry `entry`: (q, q̇) stepped in place; the frame matched,
+/// or None when the entry has no frames. `kicked`: the frame a velocity kick (α^I ≠ 0) acts on.
+/// `previous`: the frame matched one frame earlier under the same entry, whose successor's
+/// cached nearest frames are searched (the first frame after an impulse searches them all).
+/// `scratch`: 2r values. A_e need not be stable here: it maps one frame's fresh δ, never a δ
+/// carried along.
+pub(crate) fn flow_frame(
+    model: &ReducedModel,
+    entry: usize,
+    kicked: bool,
+    previous: Option<usize>,
+    q: &mut [f32],
+    qd: &mut [f32],
+    scratch: &mut [f32],
+) -> Option<usize> {
+    let f = &model.flow;
+    if entry >= f.starts.len() {
+        return None;
+    }
+    let cached = previous.and_then(|p| f.near_of(entry, p + 1));
+    let mut best = (f32::INFINITY, usize::MAX);
+    let mut consider = |j: u32| {
+        if j != u32::MAX {
+            let d = distance(model, q, qd, j as usize, best.0);
+            if d < best.0 {
+                best = (d, j as usize);
+            }
+        }
+    };
+    match cached.filter(|_| !kicked) {
+        Some(near) => near.iter().for_each(|&j| consider(j)),
+        None => f
+            .candidates(model, entry, kicked)
+            .for_each(|&j| consider(j)),
+    }
+    let j = best.1;
+    if j == usize::MAX {
+        return None;
+    }
+    let r = model.rank;
+    // δ = x − x_j
+    let (dq, rest) = scratch.split_at_mut(r);
+    let dqd = &mut rest[..r];
+    for k in 0..r {
+        dq[k] = q[k] - model.q_of(j)[k];
+        dqd[k] = qd[k] - model.qdot_of(j)[k];
+    }
+    let (q1, qd1) = (model.q_of(j + 1), model.qdot_of(j + 1));
+    match model.offset_dynamics.get(entry).and_then(Option::as_ref) {
+        Some(a) => {
+            let (q_rows, qd_rows) = a.split_at(r * 2 * r);
+            for (k, row) in q_rows.chunks_exact(2 * r).enumerate() {
+                q[k] = q1[k] + row_times(row, dq, dqd);
+            }
+            for (k, row) in qd_rows.chunks_exact(2 * r).enumerate() {
+                qd[k] = qd1[k] + row_times(row, dq, dqd);
+            }
+        }
+        None => {
+            for k in 0..r {
+                q[k] = q1[k] + dq[k];
+                qd[k] = qd1[k] + dqd[k];
+            }
+        }
+    }
+    Some(j)
+}
+
+/// A row of A (2r values) times δ = (δq, δq̇).
+#[inline]
+fn row_times(row: &[f32], dq: &[f32], dqd: &[f32]) -> f32 {
+    let (aq, aqd) = row.split_at(dq.len());
+    aq.iter().zip(dq).map(|(a, d)| a * d).sum::<f32>()
+        + aqd.iter().zip(dqd).map(|(a, d)| a * d).sum::<f32>()
+}
