@@ -155,7 +155,7 @@ impl<'a> PathProblem<'a> {
     }
 
     /// Curve rows and value rows.
-    fn total_rows(&self) -> usize {
+    pub(crate) fn total_rows(&self) -> usize {
         self.rows + self.values.as_ref().map_or(0, |v| v.names.len())
     }
 
@@ -398,10 +398,33 @@ impl PathProblem<'_> {
     /// kept by the caller between evaluations); returns (m, n), None where any entry is not
     /// finite.
     pub(crate) fn augmented_theta(&self, storage: &mut Vec<f64>) -> Option<(usize, usize)> {
+        self.augmented(Some(&self.dq_dtheta()), storage)
+    }
+
+    /// The least-squares minimum of the problem linearised where it stands: ‖(I − QQᵀ)r‖²,
+    /// J = QR the Jacobian in the coordinates q (not θ: a coordinate on its bound keeps its
+    /// column), every step unbounded; None where r or J is not finite.
+    pub(crate) fn linearised_minimum(&self) -> Option<f64> {
+        let mut storage = Vec::new();
+        let (m, n) = self.augmented(None, &mut storage)?;
+        if m <= n {
+            return Some(0.0);
+        }
+        let (rc, _) = compressed::householder_compress(&mut storage, m, n);
+        Some(rc[n] * rc[n])
+    }
+
+    /// [J | r] as in [`Self::augmented_theta`], J's curve columns times `column_scale` when
+    /// given.
+    fn augmented(
+        &self,
+        column_scale: Option<&[f64]>,
+        storage: &mut Vec<f64>,
+    ) -> Option<(usize, usize)> {
         let (m, n) = (self.total_rows(), self.coords.free.len());
         storage.resize(m * (n + 1), 0.0);
         let (j, r) = storage.split_at_mut(m * n);
-        self.fill_jacobian(Some(&self.dq_dtheta()), Some(&mut r[..self.rows]), j, m);
+        self.fill_jacobian(column_scale, Some(&mut r[..self.rows]), j, m);
         let curve_rss: f64 = r[..self.rows].iter().map(|v| v * v).sum();
         self.last_nrmse
             .set((curve_rss / self.rows.max(1) as f64).sqrt());

@@ -45,7 +45,11 @@ impl<'a> Compressed<'a> {
 /// in `storage`): its triangle holds R (J = QR) in the first n columns and Qᵀr in the last,
 /// whose rows below n have the norm ‖(I − QQᵀ)r‖. Returns ([Qᵀr; ‖(I − QQᵀ)r‖], [R; 0]). Each
 /// reflection works on contiguous columns of the storage.
-fn householder_compress(storage: &mut [f64], m: usize, n: usize) -> (DVector<f64>, DMatrix<f64>) {
+pub(super) fn householder_compress(
+    storage: &mut [f64],
+    m: usize,
+    n: usize,
+) -> (DVector<f64>, DMatrix<f64>) {
     debug_assert_eq!(storage.len(), m * (n + 1));
     for k in 0..n.min(m) {
         let (head, tail) = storage.split_at_mut((k + 1) * m);
