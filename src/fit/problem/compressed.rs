@@ -175,6 +175,25 @@ mod tests {
     }
 
     #[test]
+    fn the_linearised_minimum_is_the_least_squares_minimum_of_the_problem_in_q() {
+        let x = cycles();
+        let mut y = Vec::new();
+        let (coords, range) = shear_problem(&x, &mut y);
+        let problem = PathProblem::new(coords, &x, &y, range);
+        let (r, j) = (problem.residuals().unwrap(), problem.jacobian_q());
+        // min over p of ‖r + J p‖², by the SVD's least-squares solution
+        let step = j.clone().svd(true, true).solve(&(-&r), 1e-14).unwrap();
+        let minimum = (&r + &j * &step).norm_squared();
+        let linearised = problem.linearised_minimum().unwrap();
+        assert!(
+            (linearised - minimum).abs() <= 1e-9 * r.norm_squared(),
+            "{linearised} vs {minimum}"
+        );
+        // the start is off the law: the columns explain most of r, not all
+        assert!(minimum > 0.0 && minimum < 0.5 * r.norm_squared());
+    }
+
+    #[test]
     fn the_compressed_problem_has_the_full_problems_linear_model() {
         let x = cycles();
         let mut y = Vec::new();
