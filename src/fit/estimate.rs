@@ -242,6 +242,12 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power
 
 /// Initial physical parameters for `kind` on the curve (x, y).
 pub(crate) fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
+    with_friction_length(kind, elastic_estimate(kind.elastic, x, y), x, y)
+}
+
+/// The part of the initial estimate every friction shape shares: the elastic parameters, the
+/// saturated friction's level and μ, the offset, and the shapes' default α, η, f₂/f₁.
+pub(crate) fn elastic_estimate(elastic: ElasticKind, x: &[f64], y: &[f64]) -> P {
     let ranges = CurveRanges::of(x, y);
     let path = Path::new(x);
     let v: Vec<f64> = path
@@ -262,7 +268,7 @@ pub(crate) fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
     } else {
         keep
     };
-    match kind.elastic {
+    match elastic {
         ElasticKind::Linear => {
             // y ≈ k x + F_c0 v + μ k |x| v + c  (saturated friction)
             let rows: Vec<Vec<f64>> = keep
@@ -280,14 +286,16 @@ pub(crate) fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
                 p[idx::OFFSET] = c[3];
             }
         }
-        ElasticKind::ToeLine | ElasticKind::PowerToeLine => tensile_estimate(
-            &mut p,
-            x,
-            y,
-            &ranges,
-            kind.elastic == ElasticKind::PowerToeLine,
-        ),
+        ElasticKind::ToeLine | ElasticKind::PowerToeLine => {
+            tensile_estimate(&mut p, x, y, &ranges, elastic == ElasticKind::PowerToeLine)
+        }
     }
+    p
+}
+
+/// The estimate `p` of [`elastic_estimate`] completed for `kind`'s friction shape.
+pub(crate) fn with_friction_length(kind: LawKind, mut p: P, x: &[f64], y: &[f64]) -> P {
+    let ranges = CurveRanges::of(x, y);
     // ε_f: the distance to saturate after a reversal, by a 1-D search on the full law
     // (on the thinned path, exact at the samples kept: `thinned_samples`)
     let (xs, ys) = super::thinning::thinned_path(x, y, super::thinning::FIT_SAMPLES);

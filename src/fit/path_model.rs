@@ -241,8 +241,8 @@ pub(crate) fn simulate_with_jacobian(
                 }
             }
         }
+        // every entry of the row is written below (no zeroing first: it was a memset a sample)
         let row = &mut jac[i * n..(i + 1) * n];
-        row.fill(0.0);
         let (fel, gel) = match kind.elastic {
             ElasticKind::Linear => {
                 let mut g = [0.0; 4];
@@ -271,9 +271,12 @@ pub(crate) fn simulate_with_jacobian(
             ShapeKind::Dahl => {
                 row[EPSF] = level * dz1[0];
                 row[ALPHA] = level * dz1[1];
+                row[ETA] = 0.0;
+                row[RATIO] = 0.0;
             }
             ShapeKind::Bs2 => {
                 row[EPSF] = level * (dz1[0] + dz2[0]);
+                row[ALPHA] = 0.0;
                 row[ETA] = level * dz1[1];
                 row[RATIO] = level * dz2[2];
             }

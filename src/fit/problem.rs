@@ -146,8 +146,28 @@ impl<'a> PathProblem<'a> {
     fn jacobian_scaled(
         &self,
         column_scale: Option<&[f64]>,
-        mut curve_rows: Option<&mut [f64]>,
+        curve_rows: Option<&mut [f64]>,
     ) -> DMatrix<f64> {
+        let mut j = DMatrix::zeros(self.total_rows(), self.coords.free.len());
+        let total_rows = j.nrows();
+        self.fill_jacobian(column_scale, curve_rows, j.as_mut_slice(), total_rows);
+        j
+    }
+
+    /// Curve rows and value rows.
+    pub(crate) fn total_rows(&self) -> usize {
+        self.rows + self.values.as_ref().map_or(0, |v| v.names.len())
+    }
+
+    /// [`Self::jacobian_scaled`] written into `storage`, column-major with `total_rows` rows
+    /// (every entry of the first n columns is written: no zeroing needed).
+    fn fill_jacobian(
+        &self,
+        column_scale: Option<&[f64]>,
+        mut curve_rows: Option<&mut [f64]>,
+        storage: &mut [f64],
+        total_rows: usize,
+    ) {
         let p = self.coords.physical(&self.coords.q);
         let cols = self.coords.dp_dq();
         let nz: Vec<Vec<(usize, f64)>> = cols
@@ -160,9 +180,8 @@ impl<'a> PathProblem<'a> {
                     .collect()
             })
             .collect();
-        let value_rows = self.values.as_ref().map_or(0, |v| v.names.len());
-        let total_rows = self.rows + value_rows;
-        let mut j = DMatrix::zeros(total_rows, cols.len());
+        debug_assert_eq!(total_rows, self.total_rows());
+        debug_assert!(storage.len() >= total_rows * cols.len());
         let longest = self.segments.iter().map(|s| s.x.len()).max().unwrap_or(0);
         let mut scratch = self.drive_scratch.borrow_mut();
         let (f, jp) = &mut *scratch;
@@ -185,7 +204,6 @@ impl<'a> PathProblem<'a> {
                 }
             }
             // column-major storage: column c of the segment is one contiguous run of rows
-            let storage = j.as_mut_slice();
             let rows = jp[..m * idx::N].chunks_exact(idx::N);
             for (c, nz) in nz.iter().enumerate() {
                 let column = &mut storage[c * total_rows + at..c * total_rows + at + m];
@@ -215,7 +233,7 @@ impl<'a> PathProblem<'a> {
             }
             at += m;
         }
-        if value_rows > 0 {
+        if total_rows > self.rows {
             // the values are read from a simulated protocol curve: forward differences in q
             // (backward at the upper bound: the law stays inside its range)
             let r0 = self.value_rows(&self.coords.physical(&self.coords.q));
@@ -233,11 +251,11 @@ impl<'a> PathProblem<'a> {
                 let d = column_scale.map_or(1.0, |d| d[c]);
                 for (k, (a, b)) in rs.iter().zip(&r0).enumerate() {
                     let g = if step != 0.0 { (a - b) / step } else { 0.0 };
-                    j[(self.rows + k, c)] = if column_scale.is_some() { g * d } else { g };
+                    storage[c * total_rows + self.rows + k] =
+                        if column_scale.is_some() { g * d } else { g };
                 }
             }
         }
-        j
     }
 
     /// Covariance of the free coordinates q, s²(JᵀJ)⁻¹ with s² = RSS/(m − n); None if JᵀJ is
@@ -375,20 +393,59 @@ impl PathProblem<'_> {
         all_finite(&j).then_some(j)
     }
 
-    /// The residuals and their Jacobian in θ from one drive of the law with its
-    /// sensitivities (the residuals are that drive's forces); None where either is not finite.
-    pub(crate) fn residuals_and_jacobian_theta(&self) -> Option<(DVector<f64>, DMatrix<f64>)> {
-        let mut curve = vec![0.0; self.rows];
-        let j = self.jacobian_scaled(Some(&self.dq_dtheta()), Some(&mut curve));
-        let r = self.with_value_rows(curve)?;
-        all_finite(&j).then_some((r, j))
+    /// The Jacobian in θ and the residuals from one drive of the law with its sensitivities,
+    /// as the column-major m × (n + 1) matrix [J | r] written into `storage` (grown as needed,
+    /// kept by the caller between evaluations); returns (m, n), None where any entry is not
+    /// finite.
+    pub(crate) fn augmented_theta(&self, storage: &mut Vec<f64>) -> Option<(usize, usize)> {
+        self.augmented(Some(&self.dq_dtheta()), storage)
+    }
+
+    /// The least-squares minimum of the problem linearised where it stands: ‖(I − QQᵀ)r‖²,
+    /// J = QR the Jacobian in the coordinates q (not θ: a coordinate on its bound keeps its
+    /// column), every step unbounded; None where r or J is not finite.
+    pub(crate) fn linearised_minimum(&self) -> Option<f64> {
+        let mut storage = Vec::new();
+        let (m, n) = self.augmented(None, &mut storage)?;
+        if m <= n {
+            return Some(0.0);
+        }
+        let (rc, _) = compressed::householder_compress(&mut storage, m, n);
+        Some(rc[n] * rc[n])
+    }
+
+    /// [J | r] as in [`Self::augmented_theta`], J's curve columns times `column_scale` when
+    /// given.
+    fn augmented(
+        &self,
+        column_scale: Option<&[f64]>,
+        storage: &mut Vec<f64>,
+    ) -> Option<(usize, usize)> {
+        let (m, n) = (self.total_rows(), self.coords.free.len());
+        storage.resize(m * (n + 1), 0.0);
+        let (j, r) = storage.split_at_mut(m * n);
+        self.fill_jacobian(column_scale, Some(&mut r[..self.rows]), j, m);
+        let curve_rss: f64 = r[..self.rows].iter().map(|v| v * v).sum();
+        self.last_nrmse
+            .set((curve_rss / self.rows.max(1) as f64).sqrt());
+        if self.values.is_some() {
+            let values = self.value_rows(&self.coords.physical(&self.coords.q));
+            r[self.rows..].copy_from_slice(&values);
+        }
+        all_finite_slice(storage).then_some((m, n))
     }
 }
 
 /// Whether every entry of a matrix is finite (over its contiguous storage: the matrix
 /// iterator's stride logic cost as much as assembling the Jacobian).
 fn all_finite(j: &DMatrix<f64>) -> bool {
-    j.as_slice().iter().all(|v| v.is_finite())
+    all_finite_slice(j.as_slice())
+}
+
+/// Whether every value is finite: an OR over the whole slice without an early exit, which
+/// vectorises (the finite case, by far the common one, reads every value anyway).
+fn all_finite_slice(v: &[f64]) -> bool {
+    !v.iter().fold(false, |bad, x| bad | !x.is_finite())
 }
 
 /// An eigenvalue of the scaled JᵀJ (unit diagonal) below this is a direction the curve does

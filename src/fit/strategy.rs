@@ -4,17 +4,19 @@
 use std::time::Instant;
 
 use super::coords::{law_kind, Coordinates, Param};
-use super::estimate::{initial_estimate, CurveRanges};
+use super::estimate::CurveRanges;
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
-use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
+use super::path_model::{ElasticKind, LawKind, ShapeKind, P};
 use super::problem::{PathProblem, Segment, Solution, ValueTargets};
 use super::report::{self, CurveFit, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
 
 mod bounds;
+mod estimates;
 mod rounds;
 use bounds::explain_bounds;
+use estimates::{joint_estimate, model_estimate};
 use rounds::Leader;
 
 /// Where a candidate's fit starts: its initial estimate (None: from the curve's shape) and,
@@ -70,34 +72,6 @@ fn joint_ranges(specimens: &[&Curve]) -> CurveRanges {
     all
 }
 
-/// The initial estimate of the law: from the curve's shape; with several specimens, the
-/// specimen estimate whose law is closest to all of them (stacked scaled residuals).
-fn joint_estimate(kind: LawKind, specimens: &[&Curve], segments: &[Segment<'_>]) -> P {
-    let estimates = specimens.iter().map(|c| initial_estimate(kind, &c.x, &c.y));
-    if specimens.len() == 1 {
-        return estimates.into_iter().next().unwrap_or([0.0; idx::N]);
-    }
-    let misfit = |p: &P| -> f64 {
-        segments
-            .iter()
-            .map(|s| {
-                let mut f = vec![0.0; s.x.len()];
-                simulate(kind, p, s.x, &mut f);
-                let r: f64 = f.iter().zip(s.y).map(|(a, b)| (a - b) * (a - b)).sum();
-                r / (s.y_range * s.y_range)
-            })
-            .sum::<f64>()
-    };
-    estimates
-        .map(|p| (misfit(&p), p))
-        .filter(|(m, _)| m.is_finite())
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .map_or_else(
-            || initial_estimate(kind, &specimens[0].x, &specimens[0].y),
-            |(_, p)| p,
-        )
-}
-
 /// The measured KES values a value-weighted fit pulls toward (the specimens' mean); None
 /// without `--weight-values` or for a generic loop.
 fn value_targets(specimens: &[&Curve], options: &FitOptions) -> Option<ValueTargets> {
@@ -142,13 +116,6 @@ fn segments_of(thinned: &[(Vec<f64>, Vec<f64>, f64)]) -> Vec<Segment<'_>> {
         .iter()
         .map(|(x, y, r)| Segment { x, y, y_range: *r })
         .collect()
-}
-
-/// The initial estimate of `model`'s law (μ free or zero start from the same one).
-fn model_estimate(specimens: &[&Curve], model: FitModel, power: bool) -> P {
-    let (kind, _) = model_kind(specimens[0].test, model, power);
-    let thinned = thin(specimens);
-    joint_estimate(kind, specimens, &segments_of(&thinned))
 }
 
 /// Fits one friction model (not `Auto`) with μ free or zero to every specimen jointly (one
@@ -406,11 +373,13 @@ pub fn fit_specimens_with_progress(
         )
     };
     let start = Instant::now();
-    // the estimate depends on the law's kind only: μ free and μ = 0 share it
+    // the estimate depends on the law's kind only: μ free and μ = 0 share it, and the
+    // friction shapes of one elastic law share its elastic part
+    let mut elastic = Vec::new();
     let estimates: Vec<(FitModel, bool, P)> = models
         .iter()
         .flat_map(|&m| toes.iter().map(move |&t| (m, t)))
-        .map(|(m, t)| (m, t, model_estimate(specimens, m, t)))
+        .map(|(m, t)| (m, t, model_estimate(specimens, m, t, &mut elastic)))
         .collect();
     // candidates in listing order (the order of the report and of a full tie)
     let listed: Vec<(FitModel, MuMode, bool)> = models

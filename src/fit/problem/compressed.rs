@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 
 use levenberg_marquardt::LeastSquaresProblem;
-use nalgebra::{DMatrix, DVector, Dyn, Owned};
+use nalgebra::{DMatrix, DVector, DVectorView, Dyn, Owned};
 
 use super::PathProblem;
 
@@ -19,6 +19,8 @@ pub(crate) struct Compressed<'a> {
     pub problem: PathProblem<'a>,
     /// θ of the last residual evaluation and the compressed Jacobian there.
     last: RefCell<Option<(DVector<f64>, DMatrix<f64>)>>,
+    /// The augmented m × (n + 1) matrix [J | r], kept between evaluations (none allocates it).
+    augmented: RefCell<Vec<f64>>,
 }
 
 impl<'a> Compressed<'a> {
@@ -26,28 +28,29 @@ impl<'a> Compressed<'a> {
         Self {
             problem,
             last: RefCell::new(None),
+            augmented: RefCell::new(Vec::new()),
         }
     }
 
     /// The compressed residuals and Jacobian at the current θ; None where either is not finite.
     fn compress(&self) -> Option<(DVector<f64>, DMatrix<f64>)> {
-        let (r, j) = self.problem.residuals_and_jacobian_theta()?;
-        let (rc, jc) = householder_compress(j, r);
+        let mut a = self.augmented.borrow_mut();
+        let (m, n) = self.problem.augmented_theta(&mut a)?;
+        let (rc, jc) = householder_compress(&mut a[..m * (n + 1)], m, n);
         (rc.iter().chain(jc.iter()).all(|v| v.is_finite())).then_some((rc, jc))
     }
 }
 
-/// Householder QR of the augmented m × (n + 1) matrix [J | r] (m > n): its triangle holds R
-/// (J = QR) in the first n columns and Qᵀr in the last, whose rows below n have the norm
-/// ‖(I − QQᵀ)r‖. Returns ([Qᵀr; ‖(I − QQᵀ)r‖], [R; 0]). Each reflection works on contiguous
-/// columns of the column-major storage.
-fn householder_compress(j: DMatrix<f64>, r: DVector<f64>) -> (DVector<f64>, DMatrix<f64>) {
-    let (m, n) = j.shape();
-    let mut storage = Vec::with_capacity(m * (n + 1));
-    storage.extend_from_slice(j.as_slice());
-    storage.extend_from_slice(r.as_slice());
-    let mut a = DMatrix::from_vec(m, n + 1, storage);
-    let storage = a.as_mut_slice();
+/// Householder QR, in place, of the augmented m × (n + 1) matrix [J | r] (m > n, column-major
+/// in `storage`): its triangle holds R (J = QR) in the first n columns and Qᵀr in the last,
+/// whose rows below n have the norm ‖(I − QQᵀ)r‖. Returns ([Qᵀr; ‖(I − QQᵀ)r‖], [R; 0]). Each
+/// reflection works on contiguous columns of the storage.
+pub(super) fn householder_compress(
+    storage: &mut [f64],
+    m: usize,
+    n: usize,
+) -> (DVector<f64>, DMatrix<f64>) {
+    debug_assert_eq!(storage.len(), m * (n + 1));
     for k in 0..n.min(m) {
         let (head, tail) = storage.split_at_mut((k + 1) * m);
         let v = &mut head[k * m + k..];
@@ -69,13 +72,14 @@ fn householder_compress(j: DMatrix<f64>, r: DVector<f64>) -> (DVector<f64>, DMat
     }
     let mut rc = DVector::zeros(n + 1);
     let mut jc = DMatrix::zeros(n + 1, n);
+    let r = &storage[n * m..];
     for c in 0..n {
         for row in 0..=c {
-            jc[(row, c)] = a[(row, c)];
+            jc[(row, c)] = storage[c * m + row];
         }
-        rc[c] = a[(c, n)];
+        rc[c] = r[c];
     }
-    rc[n] = a.view((n, n), (m - n, 1)).norm();
+    rc[n] = DVectorView::from_slice(&r[n..], m - n).norm();
     (rc, jc)
 }
 
@@ -171,6 +175,25 @@ mod tests {
     }
 
     #[test]
+    fn the_linearised_minimum_is_the_least_squares_minimum_of_the_problem_in_q() {
+        let x = cycles();
+        let mut y = Vec::new();
+        let (coords, range) = shear_problem(&x, &mut y);
+        let problem = PathProblem::new(coords, &x, &y, range);
+        let (r, j) = (problem.residuals().unwrap(), problem.jacobian_q());
+        // min over p of ‖r + J p‖², by the SVD's least-squares solution
+        let step = j.clone().svd(true, true).solve(&(-&r), 1e-14).unwrap();
+        let minimum = (&r + &j * &step).norm_squared();
+        let linearised = problem.linearised_minimum().unwrap();
+        assert!(
+            (linearised - minimum).abs() <= 1e-9 * r.norm_squared(),
+            "{linearised} vs {minimum}"
+        );
+        // the start is off the law: the columns explain most of r, not all
+        assert!(minimum > 0.0 && minimum < 0.5 * r.norm_squared());
+    }
+
+    #[test]
     fn the_compressed_problem_has_the_full_problems_linear_model() {
         let x = cycles();
         let mut y = Vec::new();
@@ -211,7 +234,8 @@ mod tests {
             }
         });
         let r = DVector::from_fn(7, |i, _| (i as f64 * 1.3).cos());
-        let (rc, jc) = householder_compress(j.clone(), r.clone());
+        let mut augmented: Vec<f64> = j.iter().chain(r.iter()).copied().collect();
+        let (rc, jc) = householder_compress(&mut augmented, 7, 3);
         assert_eq!((rc.len(), jc.shape()), (4, (4, 3)));
         // [R; 0]: nothing below the diagonal
         for c in 0..3 {

@@ -52,29 +52,13 @@ pub(crate) struct Leader {
 impl Leader {
     /// The lowest AIC the candidate at `problem` could still reach, when even that cannot beat
     /// the leader: its RSS at a [`OUTRANKED_MARGIN`]-th of the minimum of its Gauss–Newton model
-    /// (every free coordinate unbounded, J linearised where the candidate stands), and k = 0.
+    /// (every free coordinate unbounded, J linearised where the candidate stands: the part of
+    /// the residuals outside J's column space, from a Householder QR of [J | r]), and k = 0.
     /// With RSS/N = NRMSE²·c (c the squared force range, or 1 for replicates) for both, the
     /// candidate cannot win when N ln(NRMSE_min² / NRMSE_leader²) > 2 k_leader.
     fn outranks(&self, problem: &PathProblem<'_>) -> Option<f64> {
-        let r = problem.residuals()?;
-        let rows = r.len();
-        let j = problem.jacobian_q();
-        let rss = r.norm_squared();
-        let explained = if j.ncols() == 0 {
-            0.0
-        } else {
-            let svd = j.svd(true, false);
-            let u = svd.u.as_ref()?;
-            let largest = svd.singular_values.max();
-            let tol = largest * 1e-12 * rows as f64;
-            svd.singular_values
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| **s > tol)
-                .map(|(c, _)| u.column(c).dot(&r).powi(2))
-                .sum()
-        };
-        let minimum = (rss - explained).max(0.0) / OUTRANKED_MARGIN;
+        let rows = problem.total_rows();
+        let minimum = problem.linearised_minimum()? / OUTRANKED_MARGIN;
         let nrmse2 = minimum / rows.max(1) as f64;
         let leader2 = self.nrmse * self.nrmse;
         let n = self.samples as f64;
