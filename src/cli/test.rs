@@ -65,6 +65,10 @@ struct DrapeArgs {
     /// Gravity ramped from 0 to g over this time [s]: the specimen is lowered, not dropped.
     #[arg(long, default_value_t = 1.0, value_name = "S")]
     ramp: f64,
+    /// No kinetic damping: let the specimen vibrate freely (air damping only) instead of
+    /// stopping it at every peak of its kinetic energy.
+    #[arg(long)]
+    free_vibration: bool,
     /// Longest simulated time [s] before the test gives up unsettled.
     #[arg(long, default_value_t = 20.0, value_name = "S")]
     max_time: f64,
@@ -177,6 +181,7 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
         dt: args.dt,
         damping: args.damping,
         ramp: args.ramp,
+        kinetic_damping: !args.free_vibration,
     };
     let result = with_bar(args.json, "draping (simulated time)", |progress| {
         run_drape(&card, &opts, progress, None)
@@ -211,6 +216,14 @@ fn print_drape(r: &DrapeResult) {
         r.final_speed * 1e3,
         r.unconverged_steps
     );
+    if r.kinetic_damping {
+        println!(
+            "  kinetic damping    {} stops at kinetic energy peaks",
+            r.kinetic_stops
+        );
+    } else {
+        println!("  kinetic damping    off (free vibration)");
+    }
     println!("  wall time          {:.2} s", r.wall_s);
 }
 

@@ -72,6 +72,32 @@ impl Speeds {
     }
 }
 
+/// Barnes' kinetic damping: the motion is stopped (every velocity set to zero) at each peak
+/// of the kinetic energy, i.e. at the first step whose kinetic energy is below the previous
+/// step's. A mode released from rest is stopped near its equilibrium, a quarter period later.
+#[derive(Debug, Clone, Copy, Default)]
+struct KineticDamping {
+    /// Kinetic energy after the previous step \[J\] (0 after a stop).
+    previous: f64,
+    /// Stops so far.
+    stops: u64,
+}
+
+impl KineticDamping {
+    /// Whether the motion must be stopped after a step that ends with kinetic energy
+    /// `energy` \[J\].
+    fn stop(&mut self, energy: f64) -> bool {
+        if energy < self.previous {
+            self.previous = 0.0;
+            self.stops += 1;
+            true
+        } else {
+            self.previous = energy;
+            false
+        }
+    }
+}
+
 /// Standard gravity [m/s²].
 const STANDARD_GRAVITY: f64 = 9.806_65;
 
@@ -101,6 +127,10 @@ pub struct DrapeOptions {
     /// Gravity is ramped from 0 to g over this time \[s\] (default 1 s; smoothstep 3τ² − 2τ³,
     /// τ = t/T): the specimen is lowered, not dropped (0: the full weight at once).
     pub ramp: f64,
+    /// Kinetic damping (Barnes' dynamic relaxation, the default): every free particle is
+    /// stopped whenever the free particles' kinetic energy has passed a peak, so the specimen
+    /// follows its static equilibrium under the rising load instead of vibrating about it.
+    pub kinetic_damping: bool,
 }
 
 impl Default for DrapeOptions {
@@ -112,6 +142,7 @@ impl Default for DrapeOptions {
             max_time: 20.0,
             damping: 1.0,
             ramp: 1.0,
+            kinetic_damping: true,
         }
     }
 }
@@ -190,6 +221,9 @@ pub struct DrapeResult {
     /// Implicit steps left unconverged (after halving down to Δt/8) with a residual below
     /// the accepted 1 µm.
     pub unconverged_steps: u64,
+    /// Kinetic damping on, and how often it stopped the specimen (kinetic energy peaks).
+    pub kinetic_damping: bool,
+    pub kinetic_stops: u64,
     pub dt_s: f64,
     pub sim_time_s: f64,
     /// Fastest free particle at the end [m/s].
@@ -372,6 +406,7 @@ pub fn run_drape(
     let mut window: VecDeque<(f64, f64)> = VecDeque::new();
     let mut settled = false;
     let mut unconverged_steps = 0u64;
+    let mut kinetic = KineticDamping::default();
     for step in 1..=max_steps {
         check_cancel(cancel)?;
         // backward Euler takes the forces at the end of the step
@@ -391,10 +426,18 @@ pub fn run_drape(
         if step % 25 == 0 {
             progress(step as f64 / max_steps as f64);
         }
-        if world.time < MIN_TIME_S + opts.ramp || step % read_every != 0 {
+        let reads = world.time >= MIN_TIME_S + opts.ramp && step % read_every == 0;
+        if reads {
+            // the speeds the specimen reached, before any kinetic stop below
+            speeds = Speeds::of(world.velocities(), &free);
+        }
+        // pinned particles do not move: this is the free particles' kinetic energy
+        if opts.kinetic_damping && kinetic.stop(world.kinetic_energy()) {
+            world.v.iter_mut().for_each(|v| *v = Vec3::zeros());
+        }
+        if !reads {
             continue;
         }
-        speeds = Speeds::of(world.velocities(), &free);
         let dc = drape_reading(&specimen, world.positions()).drape_coefficient;
         window.push_back((world.time, dc));
         while window
@@ -440,6 +483,8 @@ pub fn run_drape(
         particles,
         steps: world.steps,
         unconverged_steps,
+        kinetic_damping: opts.kinetic_damping,
+        kinetic_stops: kinetic.stops,
         dt_s: opts.dt,
         sim_time_s: world.time,
         final_speed: speeds.max,
@@ -455,7 +500,42 @@ pub fn run_drape(
 
 #[cfg(test)]
 mod tests {
-    use super::gravity_fraction;
+    use super::{gravity_fraction, KineticDamping};
+
+    /// An undamped oscillator x'' = −ω²x released from rest at x = A (exact: A·cos ωt, kinetic
+    /// energy peaks at x = 0 after a quarter period) is stopped by kinetic damping at its
+    /// equilibrium to within the travel of one step, A·ω·Δt, and stays there; without kinetic
+    /// damping it keeps its energy (symplectic Euler).
+    #[test]
+    fn kinetic_damping_stops_a_mode_at_its_equilibrium() {
+        let (omega, amplitude, dt) = (2.0 * std::f64::consts::PI, 0.01, 1e-3);
+        let run = |damped: bool| {
+            let (mut x, mut v) = (amplitude, 0.0f64);
+            let mut kd = KineticDamping::default();
+            let mut first_stop = None;
+            for step in 1..=3000 {
+                v -= omega * omega * x * dt;
+                x += v * dt;
+                if damped && kd.stop(0.5 * v * v) {
+                    v = 0.0;
+                    first_stop.get_or_insert(step);
+                }
+            }
+            (x, v, kd.stops, first_stop)
+        };
+        let (x, v, stops, first) = run(true);
+        let travel = amplitude * omega * dt;
+        assert!(
+            x.abs() < travel && v.abs() < omega * travel,
+            "x = {x} m, v = {v} m/s"
+        );
+        // the first stop comes at the quarter period (250 steps), one step late at most
+        assert!(first.is_some_and(|s| (250..=252).contains(&s)), "{first:?}");
+        assert!(stops >= 1);
+        let (x, v, stops, _) = run(false);
+        let energy = 0.5 * (v * v + omega * omega * x * x) / (0.5 * (omega * amplitude).powi(2));
+        assert!((energy - 1.0).abs() < 0.01 && stops == 0, "{energy}");
+    }
 
     /// The ramp 3τ² − 2τ³ runs from 0 to 1 with zero rate at both ends (the specimen starts and
     /// ends its lowering at rest), is monotone, and is the full weight without a ramp.
