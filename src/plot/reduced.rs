@@ -3,7 +3,10 @@
 
 use plotters::prelude::*;
 
-use super::canvas::{draw_err, render, title};
+use plotters::coord::ranged1d::AsRangedCoord;
+
+use super::canvas::{draw_err, render, title, Area};
+use super::page::Page;
 use super::style::{rgb, FAMILY, LOADING_RGB, UNLOADING_RGB};
 use super::{ImageFormat, PlotError, PlotSize};
 use crate::reduced::{frobenius_error, relative_error};
@@ -38,12 +41,7 @@ pub fn error_vs_rank_image(
             &format!("Relative l₂ error against rank: {name}"),
             size,
         )?;
-        let mut chart = ChartBuilder::on(&area)
-            .margin(20)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0..rank_of(max_r), (floor..1.5f64).log_scale())
-            .map_err(draw_err)?;
+        let mut chart = chart_on(&area, 0..rank_of(max_r), (floor..1.5f64).log_scale())?;
         chart
             .configure_mesh()
             .x_desc("rank r")
@@ -83,14 +81,7 @@ pub fn error_vs_rank_image(
             .map_err(draw_err)?
             .label(format!("r = {rank} kept"))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FAMILY, 16))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(draw_err)?;
+        draw_legend(&mut chart)?;
         Ok(())
     })
 }
@@ -128,12 +119,7 @@ pub fn transfer_error_vs_rank_image(
             &format!("Relative l₂ error against rank: {name}"),
             size,
         )?;
-        let mut chart = ChartBuilder::on(&area)
-            .margin(20)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0..max_r as i64, (floor..1.5f64).log_scale())
-            .map_err(draw_err)?;
+        let mut chart = chart_on(&area, 0..max_r as i64, (floor..1.5f64).log_scale())?;
         chart
             .configure_mesh()
             .x_desc("rank r_u, r_a")
@@ -174,14 +160,7 @@ pub fn transfer_error_vs_rank_image(
                 .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(draw_err)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FAMILY, 16))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(draw_err)?;
+        draw_legend(&mut chart)?;
         Ok(())
     })
 }
@@ -236,12 +215,7 @@ pub fn playback_error_vs_precompute_image(
             &format!("Playback error against precompute time: {name}"),
             size,
         )?;
-        let mut chart = ChartBuilder::on(&area)
-            .margin(20)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..t_max, 0.0..100.0 * e_max)
-            .map_err(draw_err)?;
+        let mut chart = chart_on(&area, 0.0..t_max, 0.0..100.0 * e_max)?;
         chart
             .configure_mesh()
             .x_desc("precompute time [s]")
@@ -271,14 +245,36 @@ pub fn playback_error_vs_precompute_image(
             .map_err(draw_err)?
             .label(format!("target {:.0} %", 100.0 * target))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FAMILY, 16))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .map_err(draw_err)?;
+        draw_legend(&mut chart)?;
         Ok(())
     })
+}
+
+/// The chart of these plots on `area`: 20 px margin, label areas for the axis titles.
+fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
+    area: &'b Area<'a>,
+    x: X,
+    y: Y,
+) -> Result<ChartContext<'b, Page<'a>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>, PlotError>
+{
+    ChartBuilder::on(area)
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x, y)
+        .map_err(draw_err)
+}
+
+/// The series' legend, boxed in the upper right corner.
+fn draw_legend<'b, 'a: 'b, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'b, Page<'a>, Cartesian2d<X, Y>>,
+) -> Result<(), PlotError> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FAMILY, 16))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(draw_err)
 }
