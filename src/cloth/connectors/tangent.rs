@@ -165,8 +165,9 @@ impl KesConnectors {
         }
     }
 
-    /// K's diagonal blocks added to `diag`, and its traction couplings −K_ab passed to
-    /// `edge(a, b, K_aa)` (the blocks a line preconditioner keeps).
+    /// K's diagonal blocks added to `diag`, and its couplings of neighbours along a line
+    /// passed to `edge(a, b, −K_ab)` (the blocks a line preconditioner keeps): each traction
+    /// connector's (symmetric), and those of each shear cell's four sides (a < b).
     pub(crate) fn tangent_blocks(
         &self,
         t: &KesTangent,
@@ -188,8 +189,14 @@ impl KesConnectors {
             }
         }
         for (c, (d, k)) in self.shear.iter().zip(&t.shear) {
-            for (&i, gi) in c.p.iter().zip(&shear_gradient(d)) {
+            let g = shear_gradient(d);
+            for (&i, gi) in c.p.iter().zip(&g) {
                 diag[i as usize] += gi * gi.transpose() * *k;
+            }
+            // the cell's sides (p00–p10, p01–p11 along the warp, p00–p01, p10–p11 along the
+            // weft), lower index first; its diagonals p00–p11, p10–p01 lie on no line
+            for (a, b) in SHEAR_CELL_SIDES {
+                edge(c.p[a] as usize, c.p[b] as usize, -(g[a] * g[b].transpose() * *k));
             }
         }
     }
@@ -199,6 +206,9 @@ impl KesConnectors {
 fn bending_gradient(&[d_a, d_b, d_e]: &[Vec3; 3]) -> [Vec3; 5] {
     [-d_a, d_a - d_b, d_b, d_e, -d_e]
 }
+
+/// The corner pairs (indices into p00, p10, p01, p11) of a shear cell's sides.
+const SHEAR_CELL_SIDES: [(usize, usize); 4] = [(0, 1), (2, 3), (0, 2), (1, 3)];
 
 /// ∇θ at p00, p10, p01, p11 from ∂θ/∂(warp), ∂θ/∂(weft) [1/m].
 fn shear_gradient(&[d_w, d_f]: &[Vec3; 2]) -> [Vec3; 4] {
@@ -341,7 +351,7 @@ pub(crate) mod tests {
                 if a == k {
                     y -= m * v[b];
                 } else if b == k {
-                    y -= m * v[a];
+                    y -= m.transpose() * v[a];
                 }
             }
             let mut kv_traction = vec![Vec3::zeros(); n];
@@ -350,8 +360,10 @@ pub(crate) mod tests {
                 ..KesTangent::default()
             };
             kes.add_tangent_product(&only, &v, &mut kv_traction);
-            // the blocks hold the traction part whole and the bending/shear diagonal only
+            // the blocks hold the traction part whole, the bending and shear diagonal, and the
+            // shear couplings of each cell's sides: k·∇θ_a∇θ_bᵀ (not its diagonals')
             let mut rest = diag[k] * 0.0;
+            let mut sides = Vec3::zeros();
             for (c, (d, kb)) in kes.bending.iter().zip(&t.bending) {
                 let g = bending_gradient(d);
                 for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus].iter().zip(&g) {
@@ -361,13 +373,27 @@ pub(crate) mod tests {
                 }
             }
             for (c, (d, ks)) in kes.shear.iter().zip(&t.shear) {
-                for (&i, gi) in c.p.iter().zip(&shear_gradient(d)) {
+                let g = shear_gradient(d);
+                for (&i, gi) in c.p.iter().zip(&g) {
                     if i as usize == k {
                         rest += gi * gi.transpose() * *ks;
                     }
                 }
+                let [p00, p10, p01, p11] = c.p.map(|i| i as usize);
+                for (a, b, ga, gb) in [
+                    (p00, p10, g[0], g[1]),
+                    (p01, p11, g[2], g[3]),
+                    (p00, p01, g[0], g[2]),
+                    (p10, p11, g[1], g[3]),
+                ] {
+                    if a == k {
+                        sides += ga * gb.dot(&v[b]) * *ks;
+                    } else if b == k {
+                        sides += gb * ga.dot(&v[a]) * *ks;
+                    }
+                }
             }
-            let expect = kv_traction[k] + rest * v[k];
+            let expect = kv_traction[k] + rest * v[k] + sides;
             assert!((y - expect).norm() < 1e-9 * scale, "{k}");
         }
     }
