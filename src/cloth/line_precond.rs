@@ -498,8 +498,10 @@ mod tests {
         }));
         // dense P, P_warp, P_weft with the pinned row and column the identity
         let pinned = world.pinned();
+        // a pair can have several couplings (a traction connector and shear cell sides)
         let block = |m: &mut nalgebra::DMatrix<f64>, a: usize, b: usize, v: &Mat3| {
-            m.view_mut((3 * a, 3 * b), (3, 3)).copy_from(v);
+            let mut blk = m.view_mut((3 * a, 3 * b), (3, 3));
+            blk += v;
         };
         let mut p_warp = nalgebra::DMatrix::<f64>::zeros(3 * n, 3 * n);
         for (k, dk) in d.iter().enumerate() {
