@@ -196,7 +196,11 @@ impl KesConnectors {
             // the cell's sides (p00–p10, p01–p11 along the warp, p00–p01, p10–p11 along the
             // weft), lower index first; its diagonals p00–p11, p10–p01 lie on no line
             for (a, b) in SHEAR_CELL_SIDES {
-                edge(c.p[a] as usize, c.p[b] as usize, -(g[a] * g[b].transpose() * *k));
+                edge(
+                    c.p[a] as usize,
+                    c.p[b] as usize,
+                    -(g[a] * g[b].transpose() * *k),
+                );
             }
         }
     }
@@ -341,7 +345,7 @@ pub(crate) mod tests {
         assert!(worst_of[1] < 1e-5, "{worst_of:?}");
         assert!(worst_of[1] < 0.2 * worst_of[0], "{worst_of:?}");
         let scale = kv.iter().map(|p| p.norm()).fold(0.0, f64::max);
-        // K's blocks: the diagonal and the traction couplings give the same product
+        // K's blocks: the diagonal and the couplings along lines give the same product
         let mut diag = vec![Mat3::zeros(); n];
         let mut edges = Vec::new();
         kes.tangent_blocks(&t, &mut diag, |a, b, m| edges.push((a, b, m)));

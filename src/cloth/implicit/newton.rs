@@ -1,6 +1,7 @@
 //! Newton on the backward-Euler residual with the analytic tangent: (M/Δt² + C/Δt + K)δ = −g
 //! solved by conjugate gradients to a relative `forcing`, preconditioned by line solves of the
-//! same matrix's traction couplings; a step that does not lower ‖D⁻¹g‖₂ is halved (≤ 5 times).
+//! same matrix's traction and shear-side couplings; a step that does not lower ‖D⁻¹g‖₂ is
+//! halved (≤ 5 times).
 
 use rayon::prelude::*;
 
@@ -30,7 +31,7 @@ pub(crate) struct NewtonScratch {
     /// Per particle m/Δt² + (γm + cA)/Δt [N/m].
     inertia: Vec<f64>,
     diag: Vec<Mat3>,
-    /// K's traction couplings (a, b, K_aa) for the line preconditioner.
+    /// K's couplings along the lines (a, b, −K_ab) for the line preconditioner.
     edges: Vec<(usize, usize, Mat3)>,
     tangent: KesTangent,
     lines: LinePreconditioner,
@@ -288,7 +289,11 @@ mod tests {
             .map(|k| {
                 let (i, j) = grid.coords(k);
                 let (i, j) = (i as f64, j as f64);
-                Vec3::new(h * (1.03 * i + 0.15 * j), h * 1.02 * j, 2e-3 * (i * j).sin())
+                Vec3::new(
+                    h * (1.03 * i + 0.15 * j),
+                    h * 1.02 * j,
+                    2e-3 * (i * j).sin(),
+                )
             })
             .collect();
         let Material::Kes(kes) = &world.material else {
@@ -303,7 +308,9 @@ mod tests {
         let mut edges = Vec::new();
         kes.tangent_blocks(&t, &mut d, |a, b, m| edges.push((a, b, m)));
         // the shear sides are among the couplings, and they are not symmetric blocks
-        assert!(edges.iter().any(|(_, _, m)| (m - m.transpose()).norm() > 0.0));
+        assert!(edges
+            .iter()
+            .any(|(_, _, m)| (m - m.transpose()).norm() > 0.0));
         let mut lines = LinePreconditioner::default();
         assert!(lines.build(&world, &d, |edge| {
             for &(a, b, m) in &edges {
