@@ -188,20 +188,27 @@ impl KesConnectors {
                 diag[i as usize] += gi * gi.transpose() * *k;
             }
         }
-        for (c, (d, k)) in self.shear.iter().zip(&t.shear) {
-            let g = shear_gradient(d);
-            for (&i, gi) in c.p.iter().zip(&g) {
-                diag[i as usize] += gi * gi.transpose() * *k;
-            }
-            // the cell's sides (p00–p10, p01–p11 along the warp, p00–p01, p10–p11 along the
-            // weft), lower index first; its diagonals p00–p11, p10–p01 lie on no line
-            for (a, b) in SHEAR_CELL_SIDES {
-                edge(
-                    c.p[a] as usize,
-                    c.p[b] as usize,
-                    -(g[a] * g[b].transpose() * *k),
-                );
-            }
+        for (c, &([d_w, d_f], k)) in self.shear.iter().zip(&t.shear) {
+            // ∇θ = ½(−P, M, −M, P) at p00, p10, p01, p11 (P = ∂_w + ∂_f, M = ∂_w − ∂_f), so
+            // K's blocks k·∇θ_a∇θ_bᵀ are ±¼k·PPᵀ, MMᵀ, PMᵀ or MPᵀ: three outer products
+            let (p, m) = (d_w + d_f, d_w - d_f);
+            let q = 0.25 * k;
+            let (pp, mm, pm) = (
+                p * p.transpose() * q,
+                m * m.transpose() * q,
+                p * m.transpose() * q,
+            );
+            let [p00, p10, p01, p11] = c.p.map(|i| i as usize);
+            diag[p00] += pp;
+            diag[p11] += pp;
+            diag[p10] += mm;
+            diag[p01] += mm;
+            // −K_ab of the cell's sides (p00–p10, p01–p11 along the warp, p00–p01, p10–p11
+            // along the weft), lower index first; its diagonals p00–p11, p10–p01 lie on no line
+            edge(p00, p10, pm);
+            edge(p01, p11, pm.transpose());
+            edge(p00, p01, -pm);
+            edge(p10, p11, -pm.transpose());
         }
     }
 }
@@ -211,9 +218,7 @@ fn bending_gradient(&[d_a, d_b, d_e]: &[Vec3; 3]) -> [Vec3; 5] {
     [-d_a, d_a - d_b, d_b, d_e, -d_e]
 }
 
-/// The corner pairs (indices into p00, p10, p01, p11) of a shear cell's sides.
-const SHEAR_CELL_SIDES: [(usize, usize); 4] = [(0, 1), (2, 3), (0, 2), (1, 3)];
-
+#[cfg(test)]
 /// ∇θ at p00, p10, p01, p11 from ∂θ/∂(warp), ∂θ/∂(weft) [1/m].
 fn shear_gradient(&[d_w, d_f]: &[Vec3; 2]) -> [Vec3; 4] {
     [
