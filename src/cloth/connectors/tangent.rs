@@ -39,7 +39,8 @@ impl KesConnectors {
                 let (tau, force) = law.tangent(&self.states[k], next, strain);
                 let tau = tau.max(0.0);
                 let (dir, lateral) = if l > 0.0 {
-                    (d / l, c.width * force.max(0.0) / l)
+                    let inv_l = 1.0 / l;
+                    (d * inv_l, c.width * force.max(0.0) * inv_l)
                 } else {
                     (Vec3::zeros(), 0.0)
                 };
