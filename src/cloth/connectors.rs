@@ -127,11 +127,9 @@ fn turning_angle(xa: Vec3, xc: Vec3, xb: Vec3, e: Vec3) -> (f64, Vec3, Vec3, Vec
     let ra = xc - xa;
     let rb = xb - xc;
     let le = e.norm();
-    let eh = if le > 0.0 {
-        e * (1.0 / le)
-    } else {
-        Vec3::zeros()
-    };
+    // one division for the axis (1/|e|), one for the gradients (1/(x² + y²))
+    let inv_le = if le > 0.0 { 1.0 / le } else { 0.0 };
+    let eh = e * inv_le;
     let rab = ra.cross(&rb);
     let y = rab.dot(&eh);
     let x = ra.dot(&rb);
@@ -143,7 +141,7 @@ fn turning_angle(xa: Vec3, xc: Vec3, xb: Vec3, e: Vec3) -> (f64, Vec3, Vec3, Vec
     let inv = 1.0 / den;
     let d_ra = (rb.cross(&eh) * x - rb * y) * inv;
     let d_rb = (eh.cross(&ra) * x - ra * y) * inv;
-    let d_e = (rab - eh * rab.dot(&eh)) * (x * inv / le);
+    let d_e = (rab - eh * rab.dot(&eh)) * (x * inv * inv_le);
     (phi, d_ra, d_rb, d_e)
 }
 
