@@ -127,7 +127,9 @@ fn turning_angle(xa: Vec3, xc: Vec3, xb: Vec3, e: Vec3) -> (f64, Vec3, Vec3, Vec
     let ra = xc - xa;
     let rb = xb - xc;
     let le = e.norm();
-    let eh = if le > 0.0 { e / le } else { Vec3::zeros() };
+    // one division for the axis (1/|e|), one for the gradients (1/(x² + y²))
+    let inv_le = if le > 0.0 { 1.0 / le } else { 0.0 };
+    let eh = e * inv_le;
     let rab = ra.cross(&rb);
     let y = rab.dot(&eh);
     let x = ra.dot(&rb);
@@ -139,7 +141,7 @@ fn turning_angle(xa: Vec3, xc: Vec3, xb: Vec3, e: Vec3) -> (f64, Vec3, Vec3, Vec
     let inv = 1.0 / den;
     let d_ra = (rb.cross(&eh) * x - rb * y) * inv;
     let d_rb = (eh.cross(&ra) * x - ra * y) * inv;
-    let d_e = (rab - eh * rab.dot(&eh)) * (x * inv / le);
+    let d_e = (rab - eh * rab.dot(&eh)) * (x * inv * inv_le);
     (phi, d_ra, d_rb, d_e)
 }
 
@@ -153,12 +155,14 @@ fn shear_angle(p: [Vec3; 4]) -> (f64, Vec3, Vec3) {
     if lw == 0.0 || lf == 0.0 {
         return (0.0, Vec3::zeros(), Vec3::zeros());
     }
-    let (uw, uf) = (tw / lw, tf / lf);
+    // reciprocals once: two divisions per cell instead of twelve
+    let (inv_lw, inv_lf) = (1.0 / lw, 1.0 / lf);
+    let (uw, uf) = (tw * inv_lw, tf * inv_lf);
     let c = uw.dot(&uf).clamp(-1.0, 1.0);
-    let s = (1.0 - c * c).sqrt().max(1e-12);
+    let inv_s = 1.0 / (1.0 - c * c).sqrt().max(1e-12);
     let theta = c.asin();
-    let d_tw = (uf - uw * c) / (lw * s);
-    let d_tf = (uw - uf * c) / (lf * s);
+    let d_tw = (uf - uw * c) * (inv_lw * inv_s);
+    let d_tf = (uw - uf * c) * (inv_lf * inv_s);
     (theta, d_tw, d_tf)
 }
 

@@ -198,7 +198,7 @@ pub struct BroydenStepper {
 }
 
 /// Backward Euler stepped by Newton's method with the analytic tangent (conjugate gradients
-/// preconditioned by line solves of the tangent's traction couplings).
+/// preconditioned by line solves of the tangent's traction and shear-side couplings).
 #[derive(Debug, Default, Clone)]
 pub struct NewtonTangentStepper {
     be: BackwardEulerScratch,

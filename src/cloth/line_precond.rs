@@ -1,10 +1,11 @@
-//! The line preconditioner: the stretch matrix P = D − Σ k·d̂d̂ᵀ [N/m] (off the diagonal, per
-//! traction connector) applied by exact block-tridiagonal solves along the warp lines, the
-//! weft lines, then the warp lines again (z += P_L⁻¹(r − Pz)); O(n) to build and to apply.
+//! The line preconditioner: a matrix P [N/m] of diagonal blocks D and couplings of neighbours
+//! along the lines (the stretch matrix: −k·d̂d̂ᵀ per traction connector or spring; the tangent's
+//! traction and shear-side blocks) applied by exact block-tridiagonal solves along the warp
+//! lines, the weft lines, then the warp lines again (z += P_L⁻¹(r − Pz)); O(n) to build and apply.
 //!
 //! P_warp keeps D and the couplings of consecutive particles along each warp line (i, i+1),
-//! P_weft those along each weft line (j, j+1); couplings across lines (bending, shear,
-//! diagonal springs) stay in D only. After a sweep with one family the residual r − Pz is
+//! P_weft those along each weft line (j, j+1); couplings across lines (bending, shear cells'
+//! diagonals, diagonal springs) stay in D only. After a sweep with one family the residual r − Pz is
 //! minus the other family's couplings times that sweep's correction, so a sweep costs one
 //! forward and one backward substitution plus one coupling product. The lines of a family
 //! are independent: each sweep runs them on rayon's threads (the weft family kept in
@@ -498,8 +499,10 @@ mod tests {
         }));
         // dense P, P_warp, P_weft with the pinned row and column the identity
         let pinned = world.pinned();
+        // a pair can have several couplings (a traction connector and shear cell sides)
         let block = |m: &mut nalgebra::DMatrix<f64>, a: usize, b: usize, v: &Mat3| {
-            m.view_mut((3 * a, 3 * b), (3, 3)).copy_from(v);
+            let mut blk = m.view_mut((3 * a, 3 * b), (3, 3));
+            blk += v;
         };
         let mut p_warp = nalgebra::DMatrix::<f64>::zeros(3 * n, 3 * n);
         for (k, dk) in d.iter().enumerate() {

@@ -39,7 +39,8 @@ impl KesConnectors {
                 let (tau, force) = law.tangent(&self.states[k], next, strain);
                 let tau = tau.max(0.0);
                 let (dir, lateral) = if l > 0.0 {
-                    (d / l, c.width * force.max(0.0) / l)
+                    let inv_l = 1.0 / l;
+                    (d * inv_l, c.width * force.max(0.0) * inv_l)
                 } else {
                     (Vec3::zeros(), 0.0)
                 };
@@ -165,8 +166,9 @@ impl KesConnectors {
         }
     }
 
-    /// K's diagonal blocks added to `diag`, and its traction couplings −K_ab passed to
-    /// `edge(a, b, K_aa)` (the blocks a line preconditioner keeps).
+    /// K's diagonal blocks added to `diag`, and its couplings of neighbours along a line
+    /// passed to `edge(a, b, −K_ab)` (the blocks a line preconditioner keeps): each traction
+    /// connector's (symmetric), and those of each shear cell's four sides (a < b).
     pub(crate) fn tangent_blocks(
         &self,
         t: &KesTangent,
@@ -187,10 +189,27 @@ impl KesConnectors {
                 diag[i as usize] += gi * gi.transpose() * *k;
             }
         }
-        for (c, (d, k)) in self.shear.iter().zip(&t.shear) {
-            for (&i, gi) in c.p.iter().zip(&shear_gradient(d)) {
-                diag[i as usize] += gi * gi.transpose() * *k;
-            }
+        for (c, &([d_w, d_f], k)) in self.shear.iter().zip(&t.shear) {
+            // ∇θ = ½(−P, M, −M, P) at p00, p10, p01, p11 (P = ∂_w + ∂_f, M = ∂_w − ∂_f), so
+            // K's blocks k·∇θ_a∇θ_bᵀ are ±¼k·PPᵀ, MMᵀ, PMᵀ or MPᵀ: three outer products
+            let (p, m) = (d_w + d_f, d_w - d_f);
+            let q = 0.25 * k;
+            let (pp, mm, pm) = (
+                p * p.transpose() * q,
+                m * m.transpose() * q,
+                p * m.transpose() * q,
+            );
+            let [p00, p10, p01, p11] = c.p.map(|i| i as usize);
+            diag[p00] += pp;
+            diag[p11] += pp;
+            diag[p10] += mm;
+            diag[p01] += mm;
+            // −K_ab of the cell's sides (p00–p10, p01–p11 along the warp, p00–p01, p10–p11
+            // along the weft), lower index first; its diagonals p00–p11, p10–p01 lie on no line
+            edge(p00, p10, pm);
+            edge(p01, p11, pm.transpose());
+            edge(p00, p01, -pm);
+            edge(p10, p11, -pm.transpose());
         }
     }
 }
@@ -200,6 +219,7 @@ fn bending_gradient(&[d_a, d_b, d_e]: &[Vec3; 3]) -> [Vec3; 5] {
     [-d_a, d_a - d_b, d_b, d_e, -d_e]
 }
 
+#[cfg(test)]
 /// ∇θ at p00, p10, p01, p11 from ∂θ/∂(warp), ∂θ/∂(weft) [1/m].
 fn shear_gradient(&[d_w, d_f]: &[Vec3; 2]) -> [Vec3; 4] {
     [
@@ -331,7 +351,7 @@ pub(crate) mod tests {
         assert!(worst_of[1] < 1e-5, "{worst_of:?}");
         assert!(worst_of[1] < 0.2 * worst_of[0], "{worst_of:?}");
         let scale = kv.iter().map(|p| p.norm()).fold(0.0, f64::max);
-        // K's blocks: the diagonal and the traction couplings give the same product
+        // K's blocks: the diagonal and the couplings along lines give the same product
         let mut diag = vec![Mat3::zeros(); n];
         let mut edges = Vec::new();
         kes.tangent_blocks(&t, &mut diag, |a, b, m| edges.push((a, b, m)));
@@ -341,7 +361,7 @@ pub(crate) mod tests {
                 if a == k {
                     y -= m * v[b];
                 } else if b == k {
-                    y -= m * v[a];
+                    y -= m.transpose() * v[a];
                 }
             }
             let mut kv_traction = vec![Vec3::zeros(); n];
@@ -350,8 +370,10 @@ pub(crate) mod tests {
                 ..KesTangent::default()
             };
             kes.add_tangent_product(&only, &v, &mut kv_traction);
-            // the blocks hold the traction part whole and the bending/shear diagonal only
+            // the blocks hold the traction part whole, the bending and shear diagonal, and the
+            // shear couplings of each cell's sides: k·∇θ_a∇θ_bᵀ (not its diagonals')
             let mut rest = diag[k] * 0.0;
+            let mut sides = Vec3::zeros();
             for (c, (d, kb)) in kes.bending.iter().zip(&t.bending) {
                 let g = bending_gradient(d);
                 for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus].iter().zip(&g) {
@@ -361,13 +383,27 @@ pub(crate) mod tests {
                 }
             }
             for (c, (d, ks)) in kes.shear.iter().zip(&t.shear) {
-                for (&i, gi) in c.p.iter().zip(&shear_gradient(d)) {
+                let g = shear_gradient(d);
+                for (&i, gi) in c.p.iter().zip(&g) {
                     if i as usize == k {
                         rest += gi * gi.transpose() * *ks;
                     }
                 }
+                let [p00, p10, p01, p11] = c.p.map(|i| i as usize);
+                for (a, b, ga, gb) in [
+                    (p00, p10, g[0], g[1]),
+                    (p01, p11, g[2], g[3]),
+                    (p00, p01, g[0], g[2]),
+                    (p10, p11, g[1], g[3]),
+                ] {
+                    if a == k {
+                        sides += ga * gb.dot(&v[b]) * *ks;
+                    } else if b == k {
+                        sides += gb * ga.dot(&v[a]) * *ks;
+                    }
+                }
             }
-            let expect = kv_traction[k] + rest * v[k];
+            let expect = kv_traction[k] + rest * v[k] + sides;
             assert!((y - expect).norm() < 1e-9 * scale, "{k}");
         }
     }
