@@ -38,6 +38,16 @@ pub struct SolveOutcome {
     pub linear_iterations: usize,
 }
 
+impl SolveOutcome {
+    /// Records the residual norm of the iterate \[m\]; whether the Newton-type iteration
+    /// ends there: converged, not finite, or out of iterations.
+    fn ends_at(&mut self, norm: f64, tolerance: f64, max_iterations: usize) -> bool {
+        self.residual = norm;
+        self.converged = norm <= tolerance;
+        self.converged || !norm.is_finite() || self.iterations >= max_iterations
+    }
+}
+
 /// Scratch of a backward-Euler step: the scaling, the step-start state and the iterate.
 #[derive(Debug, Default, Clone)]
 struct BackwardEulerScratch {

@@ -44,12 +44,7 @@ pub(crate) fn newton_krylov_solve(
     loop {
         let norm = res.eval(x, &mut sc.g);
         out.evaluations += 1;
-        out.residual = norm;
-        if norm <= params.tolerance {
-            out.converged = true;
-            break;
-        }
-        if !norm.is_finite() || out.iterations >= params.max_iterations {
+        if out.ends_at(norm, params.tolerance, params.max_iterations) {
             break;
         }
         out.iterations += 1;

@@ -148,12 +148,7 @@ pub(crate) fn newton_solve(
     let (mut norm, mut merit) = residual(be, x, &mut sc.r);
     out.evaluations = 1;
     loop {
-        out.residual = norm;
-        if norm <= params.tolerance {
-            out.converged = true;
-            break;
-        }
-        if !norm.is_finite() || out.iterations >= params.max_iterations {
+        if out.ends_at(norm, params.tolerance, params.max_iterations) {
             break;
         }
         out.iterations += 1;
