@@ -250,13 +250,15 @@ pub fn playback_error_vs_precompute_image(
     })
 }
 
+/// A chart of these plots, on a page's area.
+type Chart<'a, 'b, X, Y> = ChartContext<'b, Page<'a>, Cartesian2d<X, Y>>;
+
 /// The chart of these plots on `area`: 20 px margin, label areas for the axis titles.
 fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
     area: &'b Area<'a>,
     x: X,
     y: Y,
-) -> Result<ChartContext<'b, Page<'a>, Cartesian2d<X::CoordDescType, Y::CoordDescType>>, PlotError>
-{
+) -> Result<Chart<'a, 'b, X::CoordDescType, Y::CoordDescType>, PlotError> {
     ChartBuilder::on(area)
         .margin(20)
         .x_label_area_size(50)
@@ -267,7 +269,7 @@ fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
 
 /// The series' legend, boxed in the upper right corner.
 fn draw_legend<'b, 'a: 'b, X: Ranged, Y: Ranged>(
-    chart: &mut ChartContext<'b, Page<'a>, Cartesian2d<X, Y>>,
+    chart: &mut Chart<'a, 'b, X, Y>,
 ) -> Result<(), PlotError> {
     chart
         .configure_series_labels()
