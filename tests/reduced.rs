@@ -206,7 +206,7 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     let flow = model.clone().with_offset(OffsetBlend::Flow);
     // The first chain's first IRF starts in the settled state (q̇ = 0): each frame's nearest
     // recorded frame is the one played (distance 0), so x′ = x_{j+1} + A_e·0 — the recording
-    // itself, frame for frame, through the cached nearest frames and past the IRF's end.
+    // itself, frame for frame, through the cached nearest frames, to the IRF's end.
     let o = flow
         .orbits
         .iter()

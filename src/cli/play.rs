@@ -50,11 +50,11 @@ pub struct PlayArgs {
     #[arg(long, value_name = "AZ[,EL]", default_value = "0")]
     pub sky_rotation: String,
     /// Shade with the first R of the model's r_a transfer modes only (1 ≤ R ≤ r_a; Fig. 9).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", requires = "out")]
     pub transfer_rank: Option<usize>,
     /// Colour the frames by transfer mode K alone (1 ≤ K ≤ r_a): its irradiance under the sky
     /// on a diverging scale, blue −, grey 0, orange + (Fig. 13).
-    #[arg(long, value_name = "K", conflicts_with_all = ["transfer_rank", "shading"])]
+    #[arg(long, value_name = "K", requires = "out", conflicts_with_all = ["transfer_rank", "shading"])]
     pub transfer_mode: Option<usize>,
     /// Play with this offset rule instead of the model's: `exponential` (eq. 12), `linear`
     /// (fitted offset dynamics) or `flow` (every frame from the nearest recorded frame).
@@ -74,6 +74,8 @@ struct Summary {
     frames: usize,
     vertices: usize,
     rank: usize,
+    /// The offset rule played: the model's, or `--offset`'s.
+    offset: OffsetBlend,
     /// Played frames per second, shape reconstruction (mean + U·q, door turn) included, one
     /// thread.
     frames_per_s: f64,
@@ -200,7 +202,11 @@ fn render_frames(
         renderer.set_door_angle(player.angle());
         let png = match &shading {
             Shading::Shadow => renderer.render_png(world, None).map(|(png, _)| png),
-            Shading::Mode(colours) => renderer.render_radiance_png(world, colours),
+            Shading::Mode(transfer, k, sky) => {
+                let light = light_in_model_frame(sky, model.info.door.as_ref(), player.angle());
+                let colours = mode_colours(&light, transfer, *k).unwrap_or_default();
+                renderer.render_radiance_png(world, &colours)
+            }
             Shading::Transfer(transfer, source, sky) => {
                 frame_transfer(model, transfer, *source, player.q(), local, &mut t);
                 let light = light_in_model_frame(sky, model.info.door.as_ref(), player.angle());
@@ -225,8 +231,9 @@ enum Shading<'m> {
     Shadow,
     /// The model's transfer (reduced or computed per frame) under the turned sky.
     Transfer(&'m Transfer, TransferSource, ShLight),
-    /// One transfer mode's colours (the same on every frame).
-    Mode(Vec<[f32; 3]>),
+    /// Transfer mode k's irradiance under the turned sky (in the door's frame, as the
+    /// transfer's shading).
+    Mode(&'m Transfer, usize, ShLight),
 }
 
 /// `--shading` and `--sky-rotation` checked against the model.
@@ -253,9 +260,9 @@ fn shading_of<'m>(args: &PlayArgs, model: &'m ReducedModel) -> Result<Shading<'m
     })?;
     let modes = transfer_modes(args, model)?;
     if let Some(k) = modes.1 {
-        let colours = mode_colours(&sky, transfer, k - 1)
+        mode_colours(&sky, transfer, k - 1)
             .ok_or_else(|| CliError::input(format!("--transfer-mode {k}: no such mode")))?;
-        return Ok(Shading::Mode(colours));
+        return Ok(Shading::Mode(transfer, k - 1, sky));
     }
     let source = match kind {
         "direct" => TransferSource::Direct,
@@ -422,6 +429,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         frames,
         vertices: model.vertices,
         rank: model.rank,
+        offset: model.info.offset,
         frames_per_s,
         frame_us: 1e6 / frames_per_s,
         jumps,

@@ -179,7 +179,8 @@ struct Summary {
     out: String,
     #[serde(flatten)]
     stats: PrecomputeStats,
-    /// Wall time of sampling, SVD and library [s].
+    /// Wall time of the whole precompute: sampling, SVD, library and, with --transfer, the
+    /// transfer (its own share is `transfer_s`) [s].
     precompute_s: f64,
     /// Size of the model file [bytes].
     bytes: usize,

@@ -169,8 +169,11 @@ pub fn transfer_error_vs_rank_image(
 /// full simulation (`compare.playback_error`), and the offset rule it was played with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlaybackErrorPoint {
+    /// The offset rule (`exponential`, `linear`, `flow`).
     pub rule: String,
+    /// The model's precompute time \[s\].
     pub precompute_s: f64,
+    /// Relative l₂ error of the playback against the full simulation (a fraction).
     pub error: f64,
 }
 

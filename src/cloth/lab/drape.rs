@@ -223,6 +223,7 @@ pub struct DrapeResult {
     pub unconverged_steps: u64,
     /// Kinetic damping on, and how often it stopped the specimen (kinetic energy peaks).
     pub kinetic_damping: bool,
+    /// Kinetic-energy peaks at which every velocity was set to zero.
     pub kinetic_stops: u64,
     pub dt_s: f64,
     pub sim_time_s: f64,
