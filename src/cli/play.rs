@@ -10,8 +10,8 @@ use serde::Serialize;
 
 #[cfg(feature = "render")]
 use kestrel::reduced::transfer::{
-    frame_transfer, light_in_model_frame, mode_colours, radiance_of, sky_rotation, ShLight,
-    Transfer, TransferSource, CLOTH_ALBEDO,
+    light_in_model_frame, mode_colours, sky_rotation, FrameShader, ShLight, Transfer,
+    TransferSource,
 };
 use kestrel::reduced::{
     compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
@@ -185,11 +185,10 @@ fn render_frames(
 ) -> Result<usize, CliError> {
     let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
     let view = SceneView::of_model(model);
-    let shading = shading_of(args, model)?;
+    let mut shading = shading_of(args, model)?;
     let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
     let mut first = true;
     let mut rendered = 0;
-    let (mut t, mut radiance) = (Vec::new(), Vec::new());
     let r = play(model, seq, |n, world, player, local| {
         pb.set_position(n as u64 + 1);
         if n % args.every != 0 {
@@ -200,18 +199,16 @@ fn render_frames(
             first = false;
         }
         renderer.set_door_angle(player.angle());
-        let png = match &shading {
+        let png = match &mut shading {
             Shading::Shadow => renderer.render_png(world, None).map(|(png, _)| png),
             Shading::Mode(transfer, k, sky) => {
                 let light = light_in_model_frame(sky, model.info.door.as_ref(), player.angle());
                 let colours = mode_colours(&light, transfer, *k).unwrap_or_default();
                 renderer.render_radiance_png(world, &colours)
             }
-            Shading::Transfer(transfer, source, sky) => {
-                frame_transfer(model, transfer, *source, player.q(), local, &mut t);
-                let light = light_in_model_frame(sky, model.info.door.as_ref(), player.angle());
-                radiance_of(&light, CLOTH_ALBEDO, &t, &mut radiance);
-                renderer.render_radiance_png(world, &radiance)
+            Shading::Transfer(transfer, shader) => {
+                let radiance = shader.shade(model, transfer, player.q(), local, player.angle());
+                renderer.render_radiance_png(world, radiance)
             }
         }
         .map_err(CliError::failed)?;
@@ -230,7 +227,7 @@ fn render_frames(
 enum Shading<'m> {
     Shadow,
     /// The model's transfer (reduced or computed per frame) under the turned sky.
-    Transfer(&'m Transfer, TransferSource, ShLight),
+    Transfer(&'m Transfer, FrameShader),
     /// Transfer mode k's irradiance under the turned sky (in the door's frame, as the
     /// transfer's shading).
     Mode(&'m Transfer, usize, ShLight),
@@ -268,7 +265,7 @@ fn shading_of<'m>(args: &PlayArgs, model: &'m ReducedModel) -> Result<Shading<'m
         "direct" => TransferSource::Direct,
         _ => TransferSource::Reduced { modes: modes.0 },
     };
-    Ok(Shading::Transfer(transfer, source, sky))
+    Ok(Shading::Transfer(transfer, FrameShader::new(source, sky)))
 }
 
 /// `--transfer-rank` and `--transfer-mode` checked against the model's transfer rank r_a:

@@ -194,7 +194,7 @@ pub(crate) fn flow_frame(
 
 /// A row of A (2r values) times δ = (δq, δq̇).
 #[inline]
-fn row_times(row: &[f32], dq: &[f32], dqd: &[f32]) -> f32 {
+pub(crate) fn row_times(row: &[f32], dq: &[f32], dqd: &[f32]) -> f32 {
     let (aq, aqd) = row.split_at(dq.len());
     aq.iter().zip(dq).map(|(a, d)| a * d).sum::<f32>()
         + aqd.iter().zip(dqd).map(|(a, d)| a * d).sum::<f32>()

@@ -227,6 +227,10 @@ impl ReducedModel {
     /// The model played with another offset rule than the one it was precomputed with
     /// (`kestrel play --offset`); the file's bytes are not changed by it.
     pub fn with_offset(mut self, offset: OffsetBlend) -> Self {
+        if offset == self.info.offset {
+            // A_e and the flow's frames were derived for this rule when the model was read
+            return self;
+        }
         self.info.offset = offset;
         self.with_offset_dynamics()
     }

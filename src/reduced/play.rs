@@ -13,7 +13,7 @@ use crate::scene::{
 };
 
 use super::drive::Driver;
-use super::flow::flow_frame;
+use super::flow::{flow_frame, row_times};
 use super::model::ReducedModel;
 use super::precompute::{dist2, settle_steps};
 use super::ReducedError;
@@ -287,13 +287,7 @@ impl<'m> Player<'m> {
                         // δ ← A_e·δ, then the IRF's state plus δ
                         let r = m.rank;
                         for (row, out) in a.chunks_exact(2 * r).zip(self.next_off.iter_mut()) {
-                            let (aq, aqd) = row.split_at(r);
-                            *out = aq.iter().zip(&self.q_off).map(|(a, d)| a * d).sum::<f32>()
-                                + aqd
-                                    .iter()
-                                    .zip(&self.qd_off)
-                                    .map(|(a, d)| a * d)
-                                    .sum::<f32>();
+                            *out = row_times(row, &self.q_off, &self.qd_off);
                         }
                         let (nq, nqd) = self.next_off[..2 * r].split_at(r);
                         self.q_off.copy_from_slice(nq);

@@ -20,8 +20,8 @@ use super::ReducedError;
 pub use sh::{axis_rotation, clamped_cosine, sh_basis, sky_rotation, ShLight, SH_BANDS, SH_COEFFS};
 
 pub use shade::{
-    frame_transfer, light_in_model_frame, mode_colours, radiance_of, srgb8, TransferSource,
-    CLOTH_ALBEDO,
+    frame_transfer, light_in_model_frame, mode_colours, radiance_of, srgb8, FrameShader,
+    TransferSource, CLOTH_ALBEDO,
 };
 
 use raycast::Occluders;

@@ -9,6 +9,44 @@ use crate::reduced::ReducedModel;
 /// Diffuse albedo of the cloth in frames shaded by transfer (linear RGB).
 pub const CLOTH_ALBEDO: [f32; 3] = [0.78, 0.30, 0.16];
 
+/// Exit radiance of played frames under a light given in the world (linear RGB per vertex):
+/// the shading of `kestrel play --out` and of the Cloth tab.
+#[derive(Debug, Clone)]
+pub struct FrameShader {
+    pub source: TransferSource,
+    /// The light in the world frame.
+    pub sky: ShLight,
+    t: Vec<f32>,
+    radiance: Vec<[f32; 3]>,
+}
+
+impl FrameShader {
+    pub fn new(source: TransferSource, sky: ShLight) -> Self {
+        Self {
+            source,
+            sky,
+            t: Vec::new(),
+            radiance: Vec::new(),
+        }
+    }
+
+    /// The radiance of `model`'s frame at reduced coordinates `q`, shape `local` (model frame,
+    /// 3v \[m\]) and door angle `angle` \[rad\].
+    pub fn shade(
+        &mut self,
+        model: &ReducedModel,
+        transfer: &Transfer,
+        q: &[f32],
+        local: &[f32],
+        angle: f64,
+    ) -> &[[f32; 3]] {
+        frame_transfer(model, transfer, self.source, q, local, &mut self.t);
+        let light = light_in_model_frame(&self.sky, model.info.door.as_ref(), angle);
+        radiance_of(&light, CLOTH_ALBEDO, &self.t, &mut self.radiance);
+        &self.radiance
+    }
+}
+
 /// The world light seen from the door's frame when the door has turned by `angle` \[rad\]:
 /// the frame turns by R(angle) about the hinge axis, so L_door(s) = L(R·s).
 pub fn light_in_model_frame(light: &ShLight, door: Option<&DoorSpec>, angle: f64) -> ShLight {

@@ -11,8 +11,7 @@ use super::cloth::{
     next_command, render_answer, render_frames, steps_per_sequence_frame, unit_or_y,
 };
 use crate::reduced::transfer::{
-    frame_transfer, light_in_model_frame, radiance_of, sky_rotation, srgb8, ShLight, Transfer,
-    TransferSource, CLOTH_ALBEDO,
+    sky_rotation, srgb8, FrameShader, ShLight, Transfer, TransferSource,
 };
 use crate::reduced::{Player, ReducedModel};
 use crate::render::{Renderer, SceneView};
@@ -76,48 +75,41 @@ impl<'m> Playback<'m> {
 struct Shading<'m> {
     transfer: &'m Transfer,
     sky_deg: i32,
-    sky: ShLight,
-    t: Vec<f32>,
-    radiance: Vec<[f32; 3]>,
+    shader: FrameShader,
 }
 
 impl<'m> Shading<'m> {
     fn new(transfer: &'m Transfer) -> Self {
-        let mut s = Self {
+        let all = TransferSource::Reduced {
+            modes: transfer.info.rank as usize,
+        };
+        Self {
             transfer,
             sky_deg: 0,
-            sky: ShLight::sky(),
-            t: Vec::new(),
-            radiance: Vec::new(),
-        };
-        s.turn_sky(0);
-        s
+            shader: FrameShader::new(all, ShLight::sky()),
+        }
     }
 
     fn turn_sky(&mut self, azimuth_deg: i32) {
         self.sky_deg = azimuth_deg;
         let az = f64::from(azimuth_deg).to_radians();
-        self.sky = ShLight::sky().rotated(&sky_rotation(az, 0.0));
+        self.shader.sky = ShLight::sky().rotated(&sky_rotation(az, 0.0));
     }
 
-    /// The radiance of `pb`'s current frame (in `self.radiance`).
-    fn shade(&mut self, pb: &Playback) {
-        let (model, player) = (pb.model, &pb.player);
-        let q = player.q();
-        let all = TransferSource::Reduced {
-            modes: self.transfer.info.rank as usize,
-        };
-        frame_transfer(model, self.transfer, all, q, &pb.local, &mut self.t);
-        let light = light_in_model_frame(&self.sky, model.info.door.as_ref(), player.angle());
-        radiance_of(&light, CLOTH_ALBEDO, &self.t, &mut self.radiance);
+    /// The radiance of `pb`'s current frame.
+    fn shade(&mut self, pb: &Playback) -> &[[f32; 3]] {
+        let player = &pb.player;
+        let (q, angle) = (player.q(), player.angle());
+        self.shader
+            .shade(pb.model, self.transfer, q, &pb.local, angle)
     }
 
     fn shade_of(&mut self, pb: &Playback) -> TransferShade {
-        self.shade(pb);
+        let colours = self.shade(pb).iter().map(|&c| srgb8(c)).collect();
         TransferShade {
             rank: self.transfer.info.rank as usize,
             sky_deg: self.sky_deg,
-            colours: self.radiance.iter().map(|&c| srgb8(c)).collect(),
+            colours,
         }
     }
 }
@@ -188,10 +180,7 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
                     }
                     r.set_door_angle(pb.player.angle());
                     match shading.as_mut() {
-                        Some(s) => {
-                            s.shade(&pb);
-                            r.render_radiance_png(&pb.world, &s.radiance)
-                        }
+                        Some(s) => r.render_radiance_png(&pb.world, s.shade(&pb)),
                         None => Ok(r.render_png(&pb.world, None)?.0),
                     }
                 });
