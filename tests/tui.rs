@@ -78,6 +78,39 @@ fn save_card_to(a: &mut App, file: &std::path::Path) {
     a.update(Action::Event(event));
 }
 
+/// A cloth worker started by a test, stopped and joined when the test ends (also on a
+/// failed assertion): a renderer still alive in a thread when the process exits can crash the
+/// graphics driver (NVIDIA's does).
+struct JoinedAtEnd {
+    control: std::sync::mpsc::Sender<kestrel::tui::message::ClothControl>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for JoinedAtEnd {
+    fn drop(&mut self) {
+        let _ = self.control.send(kestrel::tui::message::ClothControl::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn joined_at_end(
+    (control, thread): (
+        std::sync::mpsc::Sender<kestrel::tui::message::ClothControl>,
+        std::thread::JoinHandle<()>,
+    ),
+) -> (
+    std::sync::mpsc::Sender<kestrel::tui::message::ClothControl>,
+    JoinedAtEnd,
+) {
+    let guard = JoinedAtEnd {
+        control: control.clone(),
+        thread: Some(thread),
+    };
+    (control, guard)
+}
+
 #[test]
 fn keymap_maps_keys_to_actions_per_mode() {
     let mut a = app();
@@ -319,10 +352,10 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
     // the worker really steps the scene and sends frames
     let (tx, rx) = std::sync::mpsc::channel();
     let path = a.cloth.loaded.clone().unwrap();
-    let (control, _thread) = kestrel::tui::worker::cloth::start(
+    let (control, _worker) = joined_at_end(kestrel::tui::worker::cloth::start(
         kestrel::tui::worker::cloth::SceneSource::File(path),
         tx,
-    );
+    ));
     control.send(ClothControl::Step).unwrap();
     let frame = loop {
         match rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {
@@ -369,10 +402,10 @@ fn export_tab_renders_the_cloth_frame_and_a_sequence_with_a_gauge() {
     assert!(a.prompt.is_some());
 
     let (tx, rx) = std::sync::mpsc::channel();
-    let (control, _thread) = kestrel::tui::worker::cloth::start(
+    let (control, _worker) = joined_at_end(kestrel::tui::worker::cloth::start(
         kestrel::tui::worker::cloth::SceneSource::File(scene),
         tx,
-    );
+    ));
     let wait_written = |a: &mut App| loop {
         match rx
             .recv_timeout(std::time::Duration::from_secs(120))
@@ -625,7 +658,7 @@ fn a_playback_worker_plays_a_small_model_and_takes_an_impulse() {
     let mut a = app();
     a.update(Action::GoTab(Tab::Cloth));
     let (tx, rx) = std::sync::mpsc::channel();
-    let (control, _thread) = kestrel::tui::worker::playback::start(krd.clone(), tx);
+    let (control, _worker) = joined_at_end(kestrel::tui::worker::playback::start(krd.clone(), tx));
     a.cloth.loaded = Some(krd);
     let wait = |pred: &dyn Fn(&Event) -> bool| loop {
         let e = rx
@@ -721,7 +754,7 @@ fn a_model_with_transfer_is_shaded_in_the_cloth_tab_under_a_sky_the_l_key_turns(
     assert!(a.status.contains("load a .krd"), "{}", a.status);
     assert!(a.jobs.is_empty());
     let (tx, rx) = std::sync::mpsc::channel();
-    let (control, _thread) = kestrel::tui::worker::playback::start(krd.clone(), tx);
+    let (control, _worker) = joined_at_end(kestrel::tui::worker::playback::start(krd.clone(), tx));
     a.cloth.loaded = Some(krd.clone());
     let next_frame = |after: u64| loop {
         match rx
@@ -825,7 +858,8 @@ fn a_model_with_transfer_is_shaded_in_the_cloth_tab_under_a_sky_the_l_key_turns(
     let krd_plain = dir.path().join("door.krd");
     plain.write(&krd_plain, false).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
-    let (control, _thread) = kestrel::tui::worker::playback::start(krd_plain.clone(), tx);
+    let (control, _worker) =
+        joined_at_end(kestrel::tui::worker::playback::start(krd_plain.clone(), tx));
     control.send(ClothControl::Step).unwrap();
     let f = loop {
         if let Event::ClothFrame(f) = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap() {

@@ -11,7 +11,7 @@ mod passes;
 
 use super::mesh::{Mesh, StaticParts};
 use super::RenderError;
-use adapter::pick_adapter;
+use adapter::open_first;
 use buffers::{MeshBuffers, Targets};
 use passes::Passes;
 
@@ -57,8 +57,12 @@ pub(crate) struct Gpu {
 }
 
 impl Gpu {
+    /// Device, pipelines and targets on the best adapter that opens.
     pub(crate) fn new(width: u32, height: u32) -> Result<Self, RenderError> {
-        let adapter = pick_adapter()?;
+        open_first(|adapter| Self::open(&adapter, width, height))
+    }
+
+    fn open(adapter: &wgpu::Adapter, width: u32, height: u32) -> Result<Self, RenderError> {
         let summary = AdapterSummary::of(&adapter.get_info());
         let limits = adapter.limits();
         if width.max(height) > limits.max_texture_dimension_2d {

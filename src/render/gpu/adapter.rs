@@ -1,6 +1,8 @@
 //! The adapter a renderer runs on: every one wgpu can see without a window, ranked (a real
 //! GPU first, Vulkan before GL), the software fallback last.
 
+use std::sync::Mutex;
+
 use crate::render::RenderError;
 
 /// The adapter a renderer runs on.
@@ -70,36 +72,87 @@ fn rank(info: &wgpu::AdapterInfo) -> u32 {
     2 * kind + backend
 }
 
-/// Every adapter wgpu can see, best first; the fallback (software) adapter is asked for
-/// when enumeration finds none.
-pub(super) fn pick_adapter() -> Result<wgpu::Adapter, RenderError> {
+/// Opens the best adapter that works: every adapter wgpu can see, best first, is handed to
+/// `open` until one succeeds (a driver may list an adapter whose device then fails: wgpu's GL
+/// backend on NVIDIA's driver says "Parent device is lost"); the fallback (software) adapter
+/// is asked for when enumeration finds none.
+pub(super) fn open_first<T>(
+    mut open: impl FnMut(wgpu::Adapter) -> Result<T, RenderError>,
+) -> Result<T, RenderError> {
     let allowed = wgpu::Backends::from_env().unwrap_or(wgpu::Backends::all());
-    // Vulkan (Metal, DX12) first; GL only when they find nothing, which keeps EGL's probing
-    // quiet on machines with lavapipe.
+    let mut failures: Vec<RenderError> = Vec::new();
+    // Vulkan (Metal, DX12) first; GL only when they find nothing or fail, which keeps EGL's
+    // probing quiet on machines with lavapipe.
     let tiers = [allowed - wgpu::Backends::GL, allowed & wgpu::Backends::GL];
     for backends in tiers.into_iter().filter(|b| !b.is_empty()) {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-        desc.backends = backends;
-        let instance = wgpu::Instance::new(desc);
+        let instance = instance(backends);
         let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
         adapters.sort_by_key(|a| rank(&a.get_info()));
-        if let Some(a) = adapters.into_iter().next() {
-            return Ok(a);
+        for adapter in adapters {
+            match open(adapter) {
+                Ok(opened) => return Ok(opened),
+                Err(e) => failures.push(e),
+            }
         }
+    }
+    if failures.is_empty() {
+        let instance = instance(allowed);
+        for force_fallback_adapter in [false, true] {
+            let options = wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter,
+                compatible_surface: None,
+                ..Default::default()
+            };
+            if let Ok(adapter) = pollster::block_on(instance.request_adapter(&options)) {
+                match open(adapter) {
+                    Ok(opened) => return Ok(opened),
+                    Err(e) => failures.push(e),
+                }
+            }
+        }
+    }
+    Err(none_opened(failures, allowed))
+}
+
+/// The instance of `backends`, made once and kept for the life of the process: dropping the
+/// last instance unloads the driver, and NVIDIA's keeps threads running in it, which crashes
+/// the process when one renderer is dropped while another starts (seen on an H100).
+fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    static INSTANCES: Mutex<Vec<(wgpu::Backends, wgpu::Instance)>> = Mutex::new(Vec::new());
+    let mut made = INSTANCES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, instance)) = made.iter().find(|(b, _)| *b == backends) {
+        return instance.clone();
     }
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = allowed;
+    desc.backends = backends;
     let instance = wgpu::Instance::new(desc);
-    for force_fallback_adapter in [false, true] {
-        let options = wgpu::RequestAdapterOptions {
-            power_preference: wgpu::PowerPreference::HighPerformance,
-            force_fallback_adapter,
-            compatible_surface: None,
-            ..Default::default()
-        };
-        if let Ok(a) = pollster::block_on(instance.request_adapter(&options)) {
-            return Ok(a);
+    made.push((backends, instance.clone()));
+    instance
+}
+
+/// The error when no adapter opened: none found, the one failure as it is, or every failure
+/// in order (with a hint when the GL backend was forced).
+fn none_opened(mut failures: Vec<RenderError>, allowed: wgpu::Backends) -> RenderError {
+    let hint = if allowed == wgpu::Backends::GL {
+        "; WGPU_BACKEND=gl is set: unset it (or set WGPU_BACKEND=vulkan) to use Vulkan"
+    } else {
+        ""
+    };
+    match failures.len() {
+        0 => RenderError::NoAdapter,
+        1 if hint.is_empty() => failures.remove(0),
+        _ => {
+            let each: Vec<String> = failures
+                .iter()
+                .map(|e| match e {
+                    RenderError::Device(detail) => detail.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            RenderError::Device(format!("no adapter opened ({}){hint}", each.join("; ")))
         }
     }
-    Err(RenderError::NoAdapter)
 }
