@@ -4,6 +4,7 @@
 use plotters::prelude::*;
 
 use plotters::coord::ranged1d::AsRangedCoord;
+use plotters::coord::types::RangedCoordi64;
 
 use super::canvas::{draw_err, render, title, Area};
 use super::page::Page;
@@ -42,45 +43,16 @@ pub fn error_vs_rank_image(
             size,
         )?;
         let mut chart = chart_on(&area, 0..rank_of(max_r), (floor..1.5f64).log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc("rank r")
-            .y_desc("relative error")
-            .label_style((FAMILY, 16))
-            .y_label_formatter(&|v| format!("{v:.0e}"))
-            .draw()
-            .map_err(draw_err)?;
+        draw_rank_mesh(&mut chart, "rank r")?;
         let blue = rgb(LOADING_RGB);
         let red = rgb(UNLOADING_RGB);
-        chart
-            .draw_series(LineSeries::new(spectral, blue.stroke_width(2)))
-            .map_err(draw_err)?
-            .label("spectral  σ(r+1)/σ₁")
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2))
-            });
-        chart
-            .draw_series(LineSeries::new(frob, red.stroke_width(2)))
-            .map_err(draw_err)?
-            .label("Frobenius  ‖A − A_r‖/‖A‖")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
+        draw_line(&mut chart, spectral, blue, 2, "spectral  σ(r+1)/σ₁")?;
+        draw_line(&mut chart, frob, red, 2, "Frobenius  ‖A − A_r‖/‖A‖")?;
         let grey = RGBColor(90, 90, 90);
-        chart
-            .draw_series(LineSeries::new(
-                vec![(0, epsilon), (rank_of(max_r), epsilon)],
-                grey.stroke_width(1),
-            ))
-            .map_err(draw_err)?
-            .label(format!("ε = {epsilon}"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
-        chart
-            .draw_series(LineSeries::new(
-                vec![(rank_of(rank), floor), (rank_of(rank), 1.5)],
-                grey.stroke_width(1),
-            ))
-            .map_err(draw_err)?
-            .label(format!("r = {rank} kept"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+        let eps_line = vec![(0, epsilon), (rank_of(max_r), epsilon)];
+        draw_line(&mut chart, eps_line, grey, 1, format!("ε = {epsilon}"))?;
+        let rank_line = vec![(rank_of(rank), floor), (rank_of(rank), 1.5)];
+        draw_line(&mut chart, rank_line, grey, 1, format!("r = {rank} kept"))?;
         draw_legend(&mut chart)?;
         Ok(())
     })
@@ -120,14 +92,7 @@ pub fn transfer_error_vs_rank_image(
             size,
         )?;
         let mut chart = chart_on(&area, 0..max_r as i64, (floor..1.5f64).log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc("rank r_u, r_a")
-            .y_desc("relative error")
-            .label_style((FAMILY, 16))
-            .y_label_formatter(&|v| format!("{v:.0e}"))
-            .draw()
-            .map_err(draw_err)?;
+        draw_rank_mesh(&mut chart, "rank r_u, r_a")?;
         let blue = rgb(LOADING_RGB);
         let red = rgb(UNLOADING_RGB);
         let green = RGBColor(40, 140, 60);
@@ -149,13 +114,7 @@ pub fn transfer_error_vs_rank_image(
             ),
         ];
         for (points, color, label) in series {
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                .map_err(draw_err)?
-                .label(label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
+            draw_line(&mut chart, points.clone(), color, 2, label)?;
             chart
                 .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(draw_err)?;
@@ -240,14 +199,9 @@ pub fn playback_error_vs_precompute_image(
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
         }
         let grey = RGBColor(90, 90, 90);
-        chart
-            .draw_series(LineSeries::new(
-                vec![(0.0, 100.0 * target), (t_max, 100.0 * target)],
-                grey.stroke_width(1),
-            ))
-            .map_err(draw_err)?
-            .label(format!("target {:.0} %", 100.0 * target))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+        let target_line = vec![(0.0, 100.0 * target), (t_max, 100.0 * target)];
+        let label = format!("target {:.0} %", 100.0 * target);
+        draw_line(&mut chart, target_line, grey, 1, label)?;
         draw_legend(&mut chart)?;
         Ok(())
     })
@@ -268,6 +222,44 @@ fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
         .y_label_area_size(80)
         .build_cartesian_2d(x, y)
         .map_err(draw_err)
+}
+
+/// The mesh of an error-against-rank chart: `x_desc` under the ranks, the relative error on
+/// a log axis labelled in powers of ten.
+fn draw_rank_mesh<'b, 'a: 'b>(
+    chart: &mut Chart<'a, 'b, RangedCoordi64, LogCoord<f64>>,
+    x_desc: &str,
+) -> Result<(), PlotError> {
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc("relative error")
+        .label_style((FAMILY, 16))
+        .y_label_formatter(&|v| format!("{v:.0e}"))
+        .draw()
+        .map_err(draw_err)
+}
+
+/// A polyline through `points` in `color`, `width` px wide, with its legend entry `label`.
+fn draw_line<'b, 'a: 'b, X: Ranged, Y: Ranged>(
+    chart: &mut Chart<'a, 'b, X, Y>,
+    points: Vec<(X::ValueType, Y::ValueType)>,
+    color: RGBColor,
+    width: u32,
+    label: impl Into<String>,
+) -> Result<(), PlotError>
+where
+    X::ValueType: Clone + 'static,
+    Y::ValueType: Clone + 'static,
+{
+    chart
+        .draw_series(LineSeries::new(points, color.stroke_width(width)))
+        .map_err(draw_err)?
+        .label(label)
+        .legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(width))
+        });
+    Ok(())
 }
 
 /// The series' legend, boxed in the upper right corner.
