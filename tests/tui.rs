@@ -62,19 +62,13 @@ fn save_card_to(a: &mut App, file: &std::path::Path) {
         a.update(Action::PromptInput(c));
     }
     a.update(Action::PromptSubmit);
-    let Some(Job::SaveParams {
-        path,
-        force,
-        fabric,
-        fitted,
-        accepted,
-        curves,
-    }) = a.jobs.pop()
-    else {
+    let Some(job @ Job::SaveParams { .. }) = a.jobs.pop() else {
         panic!("no save job")
     };
-    let event =
-        kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted, &curves);
+    let (progress, _) = std::sync::mpsc::channel();
+    let Some(event) = kestrel::tui::worker::run(job, &progress) else {
+        panic!("the save job gives no answer")
+    };
     a.update(Action::Event(event));
 }
 
