@@ -36,25 +36,16 @@ pub fn error_vs_rank_image(
     let frob: Vec<(i64, f64)> = (0..=max_r)
         .map(|r| (rank_of(r), frobenius_error(sigma, r).max(floor)))
         .collect();
-    render(size, format, |root| {
-        let area = title(
-            root,
-            &format!("Relative l₂ error against rank: {name}"),
-            size,
-        )?;
-        let mut chart = chart_on(&area, 0..rank_of(max_r), (floor..1.5f64).log_scale())?;
-        draw_rank_mesh(&mut chart, "rank r")?;
+    rank_plot(name, (max_r, floor), "rank r", size, format, |chart| {
         let blue = rgb(LOADING_RGB);
         let red = rgb(UNLOADING_RGB);
-        draw_line(&mut chart, spectral, blue, 2, "spectral  σ(r+1)/σ₁")?;
-        draw_line(&mut chart, frob, red, 2, "Frobenius  ‖A − A_r‖/‖A‖")?;
+        draw_line(chart, spectral, blue, 2, "spectral  σ(r+1)/σ₁")?;
+        draw_line(chart, frob, red, 2, "Frobenius  ‖A − A_r‖/‖A‖")?;
         let grey = RGBColor(90, 90, 90);
         let eps_line = vec![(0, epsilon), (rank_of(max_r), epsilon)];
-        draw_line(&mut chart, eps_line, grey, 1, format!("ε = {epsilon}"))?;
+        draw_line(chart, eps_line, grey, 1, format!("ε = {epsilon}"))?;
         let rank_line = vec![(rank_of(rank), floor), (rank_of(rank), 1.5)];
-        draw_line(&mut chart, rank_line, grey, 1, format!("r = {rank} kept"))?;
-        draw_legend(&mut chart)?;
-        Ok(())
+        draw_line(chart, rank_line, grey, 1, format!("r = {rank} kept"))
     })
 }
 
@@ -85,41 +76,34 @@ pub fn transfer_error_vs_rank_image(
         .take(max_r + 1)
         .map(|(r, &e)| (r as i64, e.max(floor)))
         .collect();
-    render(size, format, |root| {
-        let area = title(
-            root,
-            &format!("Relative l₂ error against rank: {name}"),
-            size,
-        )?;
-        let mut chart = chart_on(&area, 0..max_r as i64, (floor..1.5f64).log_scale())?;
-        draw_rank_mesh(&mut chart, "rank r_u, r_a")?;
-        let blue = rgb(LOADING_RGB);
-        let red = rgb(UNLOADING_RGB);
-        let green = RGBColor(40, 140, 60);
-        let series = [
-            (
-                curve(sigma_u),
-                blue,
-                format!("displacement σ(r+1)/σ₁ (r_u = {rank_u})"),
-            ),
-            (
-                curve(sigma_a),
-                red,
-                format!("transfer σ(r+1)/σ₁ (r_a = {rank_a})"),
-            ),
-            (
-                held,
-                green,
-                "transfer, held-out states ‖T − T̃‖/‖T‖".to_string(),
-            ),
-        ];
+    let blue = rgb(LOADING_RGB);
+    let red = rgb(UNLOADING_RGB);
+    let green = RGBColor(40, 140, 60);
+    let series = [
+        (
+            curve(sigma_u),
+            blue,
+            format!("displacement σ(r+1)/σ₁ (r_u = {rank_u})"),
+        ),
+        (
+            curve(sigma_a),
+            red,
+            format!("transfer σ(r+1)/σ₁ (r_a = {rank_a})"),
+        ),
+        (
+            held,
+            green,
+            "transfer, held-out states ‖T − T̃‖/‖T‖".to_string(),
+        ),
+    ];
+    let ranks = "rank r_u, r_a";
+    rank_plot(name, (max_r, floor), ranks, size, format, |chart| {
         for (points, color, label) in series {
-            draw_line(&mut chart, points.clone(), color, 2, label)?;
+            draw_line(chart, points.clone(), color, 2, label)?;
             chart
                 .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(draw_err)?;
         }
-        draw_legend(&mut chart)?;
         Ok(())
     })
 }
@@ -224,25 +208,43 @@ fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
         .map_err(draw_err)
 }
 
-/// The mesh of an error-against-rank chart: `x_desc` under the ranks, the relative error on
-/// a log axis labelled in powers of ten.
-fn draw_rank_mesh<'b, 'a: 'b>(
-    chart: &mut Chart<'a, 'b, RangedCoordi64, LogCoord<f64>>,
+/// The chart of an error-against-rank plot: ranks as integers (labelled "10", never "10.0"),
+/// the relative error on a log axis labelled in powers of ten.
+type RankChart<'a, 'b> = Chart<'a, 'b, RangedCoordi64, LogCoord<f64>>;
+
+/// An error-against-rank plot of `name`: ranks 0 ..= `max_r` under `x_desc`, the relative
+/// error from `floor` to 1.5; `draw` adds the series, then their legend is boxed.
+fn rank_plot(
+    name: &str,
+    (max_r, floor): (usize, f64),
     x_desc: &str,
-) -> Result<(), PlotError> {
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc("relative error")
-        .label_style((FAMILY, 16))
-        .y_label_formatter(&|v| format!("{v:.0e}"))
-        .draw()
-        .map_err(draw_err)
+    size: PlotSize,
+    format: ImageFormat,
+    draw: impl FnOnce(&mut RankChart<'_, '_>) -> Result<(), PlotError>,
+) -> Result<Vec<u8>, PlotError> {
+    render(size, format, |root| {
+        let area = title(
+            root,
+            &format!("Relative l₂ error against rank: {name}"),
+            size,
+        )?;
+        let mut chart = chart_on(&area, 0..max_r as i64, (floor..1.5f64).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc("relative error")
+            .label_style((FAMILY, 16))
+            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .draw()
+            .map_err(draw_err)?;
+        draw(&mut chart)?;
+        draw_legend(&mut chart)
+    })
 }
 
 /// A polyline through `points` in `color`, `width` px wide, with its legend entry `label`.
-fn draw_line<'b, 'a: 'b, X: Ranged, Y: Ranged>(
-    chart: &mut Chart<'a, 'b, X, Y>,
+fn draw_line<X: Ranged, Y: Ranged>(
+    chart: &mut Chart<'_, '_, X, Y>,
     points: Vec<(X::ValueType, Y::ValueType)>,
     color: RGBColor,
     width: u32,
