@@ -6,7 +6,7 @@ use plotters::prelude::*;
 use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::coord::types::RangedCoordi64;
 
-use super::canvas::{draw_err, render, title, Area};
+use super::canvas::{draw_err, render, title};
 use super::page::Page;
 use super::style::{rgb, FAMILY, LOADING_RGB, UNLOADING_RGB};
 use super::{ImageFormat, PlotError, PlotSize};
@@ -155,13 +155,9 @@ pub fn playback_error_vs_precompute_image(
         RGBColor(40, 140, 60),
         RGBColor(120, 60, 160),
     ];
-    render(size, format, |root| {
-        let area = title(
-            root,
-            &format!("Playback error against precompute time: {name}"),
-            size,
-        )?;
-        let mut chart = chart_on(&area, 0.0..t_max, 0.0..100.0 * e_max)?;
+    let heading = format!("Playback error against precompute time: {name}");
+    let axes = (0.0..t_max, 0.0..100.0 * e_max);
+    chart_page(&heading, axes, size, format, |chart| {
         chart
             .configure_mesh()
             .x_desc("precompute time [s]")
@@ -185,27 +181,34 @@ pub fn playback_error_vs_precompute_image(
         let grey = RGBColor(90, 90, 90);
         let target_line = vec![(0.0, 100.0 * target), (t_max, 100.0 * target)];
         let label = format!("target {:.0} %", 100.0 * target);
-        draw_line(&mut chart, target_line, grey, 1, label)?;
-        draw_legend(&mut chart)?;
-        Ok(())
+        draw_line(chart, target_line, grey, 1, label)
     })
 }
 
 /// A chart of these plots, on a page's area.
 type Chart<'a, 'b, X, Y> = ChartContext<'b, Page<'a>, Cartesian2d<X, Y>>;
 
-/// The chart of these plots on `area`: 20 px margin, label areas for the axis titles.
-fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
-    area: &'b Area<'a>,
-    x: X,
-    y: Y,
-) -> Result<Chart<'a, 'b, X::CoordDescType, Y::CoordDescType>, PlotError> {
-    ChartBuilder::on(area)
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x, y)
-        .map_err(draw_err)
+/// A page of these plots: `heading` over one chart with axes `x`, `y` (20 px margin, label
+/// areas for the axis titles); `draw` draws the mesh and the series, then their legend is
+/// boxed.
+fn chart_page<X: AsRangedCoord, Y: AsRangedCoord>(
+    heading: &str,
+    (x, y): (X, Y),
+    size: PlotSize,
+    format: ImageFormat,
+    draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> Result<(), PlotError>,
+) -> Result<Vec<u8>, PlotError> {
+    render(size, format, |root| {
+        let area = title(root, heading, size)?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x, y)
+            .map_err(draw_err)?;
+        draw(&mut chart)?;
+        draw_legend(&mut chart)
+    })
 }
 
 /// The chart of an error-against-rank plot: ranks as integers (labelled "10", never "10.0"),
@@ -222,13 +225,9 @@ fn rank_plot(
     format: ImageFormat,
     draw: impl FnOnce(&mut RankChart<'_, '_>) -> Result<(), PlotError>,
 ) -> Result<Vec<u8>, PlotError> {
-    render(size, format, |root| {
-        let area = title(
-            root,
-            &format!("Relative l₂ error against rank: {name}"),
-            size,
-        )?;
-        let mut chart = chart_on(&area, 0..max_r as i64, (floor..1.5f64).log_scale())?;
+    let heading = format!("Relative l₂ error against rank: {name}");
+    let axes = (0..max_r as i64, (floor..1.5f64).log_scale());
+    chart_page(&heading, axes, size, format, |chart| {
         chart
             .configure_mesh()
             .x_desc(x_desc)
@@ -237,8 +236,7 @@ fn rank_plot(
             .y_label_formatter(&|v| format!("{v:.0e}"))
             .draw()
             .map_err(draw_err)?;
-        draw(&mut chart)?;
-        draw_legend(&mut chart)
+        draw(chart)
     })
 }
 
