@@ -20,6 +20,13 @@ pub fn repo(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
+/// Writes `contents` to the file `name` in `dir` (a test's temporary folder); its path.
+pub fn write_file(dir: &Path, name: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
 pub fn kes_data() -> PathBuf {
     repo("kes_data")
 }

@@ -1011,16 +1011,14 @@ fn the_curves_tab_names_files_and_groups_specimens() {
     use kestrel::tui::files::load_curves;
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, direction: &str| {
-        let f = dir.path().join(name);
-        std::fs::write(
-            &f,
+        crate::common::write_file(
+            dir.path(),
+            name,
             format!(
                 "# fabric: Denim D\n# test: tensile\n# direction: {direction}\n\
                  strain [%],force [gf/cm]\n0,0\n5,500\n2,0\n"
             ),
         )
-        .unwrap();
-        f
     };
     // two specimens of warp with a weft curve between them
     let files = [
