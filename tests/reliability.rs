@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use kestrel::cloth::record::{Camera, RecordInfo, Recording};
 use kestrel::reduced::{precompute, PrecomputeOptions, ReducedModel};
 
-use crate::common::{kestrel, repo, write_file};
+use crate::common::{edited_scene, kestrel, repo, write_file};
 
 fn bad(name: &str) -> String {
     format!("tests/data/bad/{name}")
@@ -418,12 +418,15 @@ fn sigkill_during_fit_and_precompute_leaves_no_partial_file() {
         kestrel::FabricParams::read(p).is_ok()
     });
 
-    let scene = std::fs::read_to_string(repo("scenes/reduced_door_cloth.toml"))
-        .unwrap()
-        .replace("nu = 55 ", "nu = 20 ")
-        .replace("nv = 60 ", "nv = 20 ")
-        .replace("duration = 40.0", "duration = 6.0");
-    let scene_path = write_file(dir.path(), "door.toml", scene);
+    let scene_path = edited_scene(
+        dir.path(),
+        "reduced_door_cloth.toml",
+        &[
+            ("nu = 55 ", "nu = 20 "),
+            ("nv = 60 ", "nv = 20 "),
+            ("duration = 40.0", "duration = 6.0"),
+        ],
+    );
     let model = dir.path().join("door.krd");
     let (s, m) = (scene_path.to_str().unwrap(), model.to_str().unwrap());
     killed_at_random_moments(
