@@ -1,6 +1,6 @@
 //! The command line's forms: what `kestrel` accepts before any command runs.
 
-use crate::common::{assert_success, kestrel};
+use crate::common::{assert_success, kestrel, write_file};
 
 #[cfg(feature = "tui")]
 #[test]
@@ -73,8 +73,11 @@ fn test_cantilever_prints_the_bending_length_beside_peirce_and_refuses_a_card_wi
     let end = text[start + 1..]
         .find("\n[")
         .map_or(text.len(), |e| start + 1 + e);
-    let bare = dir.path().join("bare.params.toml");
-    std::fs::write(&bare, format!("{}{}", &text[..start], &text[end..])).unwrap();
+    let bare = write_file(
+        dir.path(),
+        "bare.params.toml",
+        format!("{}{}", &text[..start], &text[end..]),
+    );
     assert_usage_error(
         &[
             "test",

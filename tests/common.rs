@@ -20,6 +20,24 @@ pub fn repo(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
+/// Writes `contents` to the file `name` in `dir` (a test's temporary folder); its path.
+pub fn write_file(dir: &Path, name: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// The scene `scenes/NAME` with its text edited (each `(from, to)` must occur), written to
+/// `NAME` in `dir` (a test's temporary folder); its path.
+pub fn edited_scene(dir: &Path, name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(repo(&format!("scenes/{name}"))).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "scenes/{name} has no `{from}` to edit");
+        text = text.replace(from, to);
+    }
+    write_file(dir, name, text)
+}
+
 pub fn kes_data() -> PathBuf {
     repo("kes_data")
 }

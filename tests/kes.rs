@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::common::{assert_success, kes_curve, kestrel, oracle, repo};
+use crate::common::{assert_success, kes_curve, kestrel, oracle, repo, write_file};
 use kestrel::kes::{kes_values, read_kes, CurveOverrides, ReadingRules};
 
 #[test]
@@ -522,23 +522,20 @@ fn replicates_are_grouped_with_mean_and_cv() {
     let dir = tempfile::tempdir().unwrap();
     let mut files = specimens(dir.path(), &[4.0, 5.0, 6.0]);
     // another direction and an unnamed fabric are groups of their own
-    let weft = dir.path().join("weft.csv");
-    std::fs::write(
-        &weft,
+    let weft = write_file(
+        dir.path(),
+        "weft.csv",
         format!(
             "{}strain [%],force [gf/cm]\n0,0\n3,500\n1,0\n",
             TENSILE.replace("warp", "weft")
         ),
-    )
-    .unwrap();
+    );
     let anon = |name: &str| {
-        let f = dir.path().join(name);
-        std::fs::write(
-            &f,
+        write_file(
+            dir.path(),
+            name,
             "# test: tensile\n# direction: warp\nstrain [%],force [gf/cm]\n0,0\n3,500\n1,0\n",
         )
-        .unwrap();
-        f
     };
     files.insert(1, weft);
     files.push(anon("x.csv"));
@@ -841,12 +838,11 @@ fn kes_csv_is_written_atomically_and_not_over_an_existing_file() {
 #[test]
 fn a_law_alone_or_a_fabric_parameter_file_gives_the_law() {
     let dir = tempfile::tempdir().unwrap();
-    let lone = dir.path().join("shear.toml");
-    std::fs::write(
-        &lone,
+    let lone = write_file(
+        dir.path(),
+        "shear.toml",
         "k_s = 30.0\n[friction]\nlevel = 0.5\n[friction.shape]\nmodel = \"dahl\"\neps_f = 0.005\n",
-    )
-    .unwrap();
+    );
     let (law, fabric) = read_law(&lone, KesTest::Shear, Direction::Warp).unwrap();
     assert!(matches!(law, ConnectorLaw::Shear(_)) && fabric.is_none());
     let e = read_law(&lone, KesTest::Tensile, Direction::Warp).unwrap_err();
@@ -1046,8 +1042,11 @@ fn cli_values_table_groups_by_fabric_and_prints_the_rules() {
 #[test]
 fn cli_reports_bad_input_with_exit_code_2_and_unavailable_values_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.csv");
-    std::fs::write(&bad, format!("{TENSILE}strain [%],force [kgf]\n0,0\n")).unwrap();
+    let bad = write_file(
+        dir.path(),
+        "bad.csv",
+        format!("{TENSILE}strain [%],force [kgf]\n0,0\n"),
+    );
     let out = kestrel(&["values", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -1056,12 +1055,11 @@ fn cli_reports_bad_input_with_exit_code_2_and_unavailable_values_on_stderr() {
         "{err}"
     );
 
-    let half = dir.path().join("half.csv");
-    std::fs::write(
-        &half,
+    let half = write_file(
+        dir.path(),
+        "half.csv",
         format!("{TENSILE}strain [%],force [gf/cm]\n0,0\n1,100\n2,300\n"),
-    )
-    .unwrap();
+    );
     let out = kestrel(&["values", "--json", half.to_str().unwrap()]);
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
@@ -1076,8 +1074,7 @@ fn cli_reports_bad_input_with_exit_code_2_and_unavailable_values_on_stderr() {
 #[test]
 fn cli_simulate_writes_a_curve_that_values_reads_back() {
     let dir = tempfile::tempdir().unwrap();
-    let law = dir.path().join("traction.toml");
-    std::fs::write(&law, "k_t = 15000.0\neps1 = 0.02\nf1 = 200.0\n[friction]\nlevel = 20.0\nmu = 0.3\n[friction.shape]\nmodel = \"dahl\"\neps_f = 0.002\n").unwrap();
+    let law = write_file(dir.path(), "traction.toml", "k_t = 15000.0\neps1 = 0.02\nf1 = 200.0\n[friction]\nlevel = 20.0\nmu = 0.3\n[friction.shape]\nmodel = \"dahl\"\neps_f = 0.002\n");
     let out_csv = dir.path().join("out.csv");
     let (l, o) = (law.to_str().unwrap(), out_csv.to_str().unwrap());
     let args = [
@@ -1177,14 +1174,13 @@ fn cli_values_json_reproduces_the_oracle() {
 #[test]
 fn cli_values_reads_a_european_export_with_elongation_and_gauge_length() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("eu.csv");
     // 0 → 10 mm → 0 over 200 mm: 5 % strain; decimal commas, `;`, an empty last column
-    std::fs::write(
-        &file,
+    let file = write_file(
+        dir.path(),
+        "eu.csv",
         "# test = tensile\n# direction = warp\nelongation [mm];force [gf/cm];\n\
          0;0;\n5,0;100,0;\n10,0;500,0;\n5,0;150,0;\n2,0;0,0;\n",
-    )
-    .unwrap();
+    );
     let f = file.to_str().unwrap();
     let out = kestrel(&["values", f]);
     assert_eq!(out.status.code(), Some(2));

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::common::{assert_success, kes_data, kestrel, repo};
+use crate::common::{assert_success, kes_data, kestrel, repo, write_file};
 use kestrel::kes::{
     kes_values, parse_kes, Curve, CurveOverrides, Direction, KesReading, KesTest, ReadingRules,
 };
@@ -244,8 +244,7 @@ fn compression_that_never_reaches_p_m_names_tm_and_p_m() {
     );
     // the command says it on stderr and leaves the values out of --json
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("soft.csv");
-    std::fs::write(&file, &s).unwrap();
+    let file = write_file(dir.path(), "soft.csv", &s);
     let out = kestrel(&["values", "--json", file.to_str().unwrap()]);
     assert_success(&out);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -580,12 +579,11 @@ fn a_card_with_properties_out_of_range_is_refused_by_name() {
 #[test]
 fn fit_from_published_values_takes_the_properties_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
-    let values = dir.path().join("v.toml");
-    std::fs::write(
-        &values,
+    let values = write_file(
+        dir.path(),
+        "v.toml",
         "fabric = \"Published\"\n[warp]\nB = 0.12\n2HB = 0.09\n",
-    )
-    .unwrap();
+    );
     let card = dir.path().join("p.toml");
     let out = kestrel(&[
         "fit",

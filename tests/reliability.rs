@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use kestrel::cloth::record::{Camera, RecordInfo, Recording};
 use kestrel::reduced::{precompute, PrecomputeOptions, ReducedModel};
 
-use crate::common::{kestrel, repo};
+use crate::common::{edited_scene, kestrel, repo, write_file};
 
 fn bad(name: &str) -> String {
     format!("tests/data/bad/{name}")
@@ -95,8 +95,7 @@ fn model_headers_that_once_panicked_are_refused_naming_the_file() {
     let mut bytes = door_model().to_bytes().unwrap();
     bytes[16..20].copy_from_slice(&(1u32 << 20).to_le_bytes());
     bytes[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
-    let sizes = dir.path().join("sizes.krd");
-    std::fs::write(&sizes, bytes).unwrap();
+    let sizes = write_file(dir.path(), "sizes.krd", bytes);
     cases.push((sizes, "bytes after the header"));
     for (path, words) in cases {
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
@@ -144,8 +143,7 @@ fn a_record_announcing_a_huge_grid_is_refused_naming_the_file() {
     // one frame announced; 12·2⁶² bytes of positions wrap to 0 in u64, leaving 16
     bytes[20..24].copy_from_slice(&1u32.to_le_bytes());
     bytes.extend_from_slice(&[0u8; 16]);
-    let path = dir.path().join("huge.rec");
-    std::fs::write(&path, &bytes).unwrap();
+    let path = write_file(dir.path(), "huge.rec", &bytes);
     let e = Recording::read(&path).unwrap_err().to_string();
     assert!(e.contains("huge.rec") && e.contains("2147483648"), "{e}");
     #[cfg(feature = "render")]
@@ -266,12 +264,10 @@ fn an_unconverged_implicit_run_exits_1_and_writes_no_record() {
 #[test]
 fn an_existing_output_is_exit_2_in_every_command() {
     let dir = tempfile::tempdir().unwrap();
-    let taken = dir.path().join("taken");
-    std::fs::write(&taken, b"keep").unwrap();
+    let taken = write_file(dir.path(), "taken", b"keep");
     let t = taken.to_str().unwrap();
     // plot reads the image type from the extension before it looks at the file
-    let taken_png = dir.path().join("taken.png");
-    std::fs::write(&taken_png, b"keep").unwrap();
+    let taken_png = write_file(dir.path(), "taken.png", b"keep");
     let t_png = taken_png.to_str().unwrap();
     let cotton = "scenes/fabrics/cotton_shirting.params.toml";
     let curve = repo("kes_data/cotton-shirting/tensile_warp.csv");
@@ -422,13 +418,15 @@ fn sigkill_during_fit_and_precompute_leaves_no_partial_file() {
         kestrel::FabricParams::read(p).is_ok()
     });
 
-    let scene = std::fs::read_to_string(repo("scenes/reduced_door_cloth.toml"))
-        .unwrap()
-        .replace("nu = 55 ", "nu = 20 ")
-        .replace("nv = 60 ", "nv = 20 ")
-        .replace("duration = 40.0", "duration = 6.0");
-    let scene_path = dir.path().join("door.toml");
-    std::fs::write(&scene_path, scene).unwrap();
+    let scene_path = edited_scene(
+        dir.path(),
+        "reduced_door_cloth.toml",
+        &[
+            ("nu = 55 ", "nu = 20 "),
+            ("nv = 60 ", "nv = 20 "),
+            ("duration = 40.0", "duration = 6.0"),
+        ],
+    );
     let model = dir.path().join("door.krd");
     let (s, m) = (scene_path.to_str().unwrap(), model.to_str().unwrap());
     killed_at_random_moments(

@@ -62,19 +62,13 @@ fn save_card_to(a: &mut App, file: &std::path::Path) {
         a.update(Action::PromptInput(c));
     }
     a.update(Action::PromptSubmit);
-    let Some(Job::SaveParams {
-        path,
-        force,
-        fabric,
-        fitted,
-        accepted,
-        curves,
-    }) = a.jobs.pop()
-    else {
+    let Some(job @ Job::SaveParams { .. }) = a.jobs.pop() else {
         panic!("no save job")
     };
-    let event =
-        kestrel::tui::worker::save_params(path, force, &fabric, &fitted, &accepted, &curves);
+    let (progress, _) = std::sync::mpsc::channel();
+    let Some(event) = kestrel::tui::worker::run(job, &progress) else {
+        panic!("the save job gives no answer")
+    };
     a.update(Action::Event(event));
 }
 
@@ -1051,16 +1045,14 @@ fn the_curves_tab_names_files_and_groups_specimens() {
     use kestrel::tui::files::load_curves;
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, direction: &str| {
-        let f = dir.path().join(name);
-        std::fs::write(
-            &f,
+        crate::common::write_file(
+            dir.path(),
+            name,
             format!(
                 "# fabric: Denim D\n# test: tensile\n# direction: {direction}\n\
                  strain [%],force [gf/cm]\n0,0\n5,500\n2,0\n"
             ),
         )
-        .unwrap();
-        f
     };
     // two specimens of warp with a weft curve between them
     let files = [

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{assert_success, kestrel, noise, repo};
+use crate::common::{assert_success, kestrel, noise, repo, write_file};
 use kestrel::fit::{fit_fabric, FitOptions};
 use kestrel::friction::FrictionShape;
 use kestrel::kes::{
@@ -264,8 +264,7 @@ fn cli_validate_reports_nrmse_and_values_and_applies_the_fitted_offset() {
         metadata: [("protocol".to_string(), "minor loops".to_string())].into(),
         source: None,
     };
-    let file = dir.path().join("minor.csv");
-    std::fs::write(&file, to_kes_csv(&curve).unwrap()).unwrap();
+    let file = write_file(dir.path(), "minor.csv", to_kes_csv(&curve).unwrap());
     let f = file.to_str().unwrap();
     let run = |params: &Path| {
         let out = kestrel(&[
@@ -313,12 +312,7 @@ fn cli_validate_reports_nrmse_and_values_and_applies_the_fitted_offset() {
     assert!(text.contains("1 curves: median NRMSE"), "{text}");
 
     // a curve whose law the file lacks is an error naming it, exit 2
-    let bending = dir.path().join("b.csv");
-    std::fs::write(
-        &bending,
-        "# test: bending\n# direction: warp\ncurvature [1/cm],moment [gf*cm/cm]\n0,0\n1,0.1\n2,0.2\n",
-    )
-    .unwrap();
+    let bending = write_file(dir.path(), "b.csv", "# test: bending\n# direction: warp\ncurvature [1/cm],moment [gf*cm/cm]\n0,0\n1,0.1\n2,0.2\n");
     let out = kestrel(&[
         "validate",
         "--params",
@@ -425,8 +419,11 @@ fn cli_report_summarises_replicates_fitted_jointly_or_with_a_parameter_file() {
             metadata: Default::default(),
             source: None,
         };
-        let f = dir.path().join(format!("shear_warp_{}.csv", i + 1));
-        std::fs::write(&f, to_kes_csv(&curve).unwrap()).unwrap();
+        let f = write_file(
+            dir.path(),
+            format!("shear_warp_{}.csv", i + 1),
+            to_kes_csv(&curve).unwrap(),
+        );
         files.push(f.to_str().unwrap().to_string());
     }
     let card = shear_params(dir.path(), None);

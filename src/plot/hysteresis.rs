@@ -46,55 +46,49 @@ pub(super) fn hysteresis_page(area: &Area<'_>, plot: &HysteresisPlot<'_>) -> Res
         ],
         font: fonts.label,
     };
-    match plot.law {
-        Some(law) => {
-            let fp: Vec<f64> = friction_part(law, &c.x, &c.y, plot.offset)
-                .iter()
-                .map(|v| v * axes.y_scale)
-                .collect();
-            let lf: Vec<f64> = law_friction(law, &c.x)
-                .iter()
-                .map(|v| v * axes.y_scale)
-                .collect();
-            let y = padded(bounds(fp.iter().chain(&lf).copied()), 0.08);
-            let y_desc = format!("friction part [{}]", axes.y_unit);
-            let caption = "friction part: total − elastic part of the law";
-            let mut ch = chart(
-                &left,
-                &frame,
-                Some(caption),
-                fonts,
-                x.clone(),
-                y,
-                axes.x_title,
-                &y_desc,
-            )?;
-            draw_zero_line(&mut ch, &x)?;
-            draw_branches(&mut ch, &xs, &fp, &flags, 2)?;
-            if !plot.law_alone {
-                draw_dashed(&mut ch, &xs, &lf)?;
-                legend.entries.push((
-                    Mark::Dashed(rgb(MODEL_RGB)),
-                    "the law's friction part".into(),
-                ));
-            }
-        }
-        None => {
-            let ys: Vec<f64> = c.y.iter().map(|v| v * axes.y_scale).collect();
-            let y = padded(bounds(ys.iter().copied()), 0.06);
-            let caption = "loop (no law given: friction part not separated)";
-            let mut ch = chart(
-                &left,
-                &frame,
-                Some(caption),
-                fonts,
-                x,
-                y,
-                axes.x_title,
-                axes.y_title,
-            )?;
-            draw_branches(&mut ch, &xs, &ys, &flags, 2)?;
-        }
+    // With a law: the friction part of the curve (total − the law's elastic part) and the
+    // law's own; without: the loop as measured.
+    let in_y_unit = |v: &[f64]| -> Vec<f64> { v.iter().map(|v| v * axes.y_scale).collect() };
+    let (ys, law_part, y_pad, y_desc, caption) = match plot.law {
+        Some(law) => (
+            in_y_unit(&friction_part(law, &c.x, &c.y, plot.offset)),
+            Some(in_y_unit(&law_friction(law, &c.x))),
+            0.08,
+            format!("friction part [{}]", axes.y_unit),
+            "friction part: total − elastic part of the law",
+        ),
+        None => (
+            in_y_unit(&c.y),
+            None,
+            0.06,
+            axes.y_title.to_string(),
+            "loop (no law given: friction part not separated)",
+        ),
+    };
+    let y = padded(
+        bounds(ys.iter().chain(law_part.iter().flatten()).copied()),
+        y_pad,
+    );
+    let mut ch = chart(
+        &left,
+        &frame,
+        Some(caption),
+        fonts,
+        x.clone(),
+        y,
+        axes.x_title,
+        &y_desc,
+    )?;
+    if law_part.is_some() {
+        draw_zero_line(&mut ch, &x)?;
+    }
+    draw_branches(&mut ch, &xs, &ys, &flags, 2)?;
+    if let Some(lf) = law_part.filter(|_| !plot.law_alone) {
+        draw_dashed(&mut ch, &xs, &lf)?;
+        legend.entries.push((
+            Mark::Dashed(rgb(MODEL_RGB)),
+            "the law's friction part".into(),
+        ));
     }
 
     energy_bars(

@@ -4,8 +4,9 @@
 use plotters::prelude::*;
 
 use plotters::coord::ranged1d::AsRangedCoord;
+use plotters::coord::types::RangedCoordi64;
 
-use super::canvas::{draw_err, render, title, Area};
+use super::canvas::{draw_err, render, title};
 use super::page::Page;
 use super::style::{rgb, FAMILY, LOADING_RGB, UNLOADING_RGB};
 use super::{ImageFormat, PlotError, PlotSize};
@@ -35,54 +36,16 @@ pub fn error_vs_rank_image(
     let frob: Vec<(i64, f64)> = (0..=max_r)
         .map(|r| (rank_of(r), frobenius_error(sigma, r).max(floor)))
         .collect();
-    render(size, format, |root| {
-        let area = title(
-            root,
-            &format!("Relative l₂ error against rank: {name}"),
-            size,
-        )?;
-        let mut chart = chart_on(&area, 0..rank_of(max_r), (floor..1.5f64).log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc("rank r")
-            .y_desc("relative error")
-            .label_style((FAMILY, 16))
-            .y_label_formatter(&|v| format!("{v:.0e}"))
-            .draw()
-            .map_err(draw_err)?;
+    rank_plot(name, (max_r, floor), "rank r", size, format, |chart| {
         let blue = rgb(LOADING_RGB);
         let red = rgb(UNLOADING_RGB);
-        chart
-            .draw_series(LineSeries::new(spectral, blue.stroke_width(2)))
-            .map_err(draw_err)?
-            .label("spectral  σ(r+1)/σ₁")
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2))
-            });
-        chart
-            .draw_series(LineSeries::new(frob, red.stroke_width(2)))
-            .map_err(draw_err)?
-            .label("Frobenius  ‖A − A_r‖/‖A‖")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
+        draw_line(chart, spectral, blue, 2, "spectral  σ(r+1)/σ₁")?;
+        draw_line(chart, frob, red, 2, "Frobenius  ‖A − A_r‖/‖A‖")?;
         let grey = RGBColor(90, 90, 90);
-        chart
-            .draw_series(LineSeries::new(
-                vec![(0, epsilon), (rank_of(max_r), epsilon)],
-                grey.stroke_width(1),
-            ))
-            .map_err(draw_err)?
-            .label(format!("ε = {epsilon}"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
-        chart
-            .draw_series(LineSeries::new(
-                vec![(rank_of(rank), floor), (rank_of(rank), 1.5)],
-                grey.stroke_width(1),
-            ))
-            .map_err(draw_err)?
-            .label(format!("r = {rank} kept"))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
-        draw_legend(&mut chart)?;
-        Ok(())
+        let eps_line = vec![(0, epsilon), (rank_of(max_r), epsilon)];
+        draw_line(chart, eps_line, grey, 1, format!("ε = {epsilon}"))?;
+        let rank_line = vec![(rank_of(rank), floor), (rank_of(rank), 1.5)];
+        draw_line(chart, rank_line, grey, 1, format!("r = {rank} kept"))
     })
 }
 
@@ -113,54 +76,34 @@ pub fn transfer_error_vs_rank_image(
         .take(max_r + 1)
         .map(|(r, &e)| (r as i64, e.max(floor)))
         .collect();
-    render(size, format, |root| {
-        let area = title(
-            root,
-            &format!("Relative l₂ error against rank: {name}"),
-            size,
-        )?;
-        let mut chart = chart_on(&area, 0..max_r as i64, (floor..1.5f64).log_scale())?;
-        chart
-            .configure_mesh()
-            .x_desc("rank r_u, r_a")
-            .y_desc("relative error")
-            .label_style((FAMILY, 16))
-            .y_label_formatter(&|v| format!("{v:.0e}"))
-            .draw()
-            .map_err(draw_err)?;
-        let blue = rgb(LOADING_RGB);
-        let red = rgb(UNLOADING_RGB);
-        let green = RGBColor(40, 140, 60);
-        let series = [
-            (
-                curve(sigma_u),
-                blue,
-                format!("displacement σ(r+1)/σ₁ (r_u = {rank_u})"),
-            ),
-            (
-                curve(sigma_a),
-                red,
-                format!("transfer σ(r+1)/σ₁ (r_a = {rank_a})"),
-            ),
-            (
-                held,
-                green,
-                "transfer, held-out states ‖T − T̃‖/‖T‖".to_string(),
-            ),
-        ];
+    let blue = rgb(LOADING_RGB);
+    let red = rgb(UNLOADING_RGB);
+    let green = RGBColor(40, 140, 60);
+    let series = [
+        (
+            curve(sigma_u),
+            blue,
+            format!("displacement σ(r+1)/σ₁ (r_u = {rank_u})"),
+        ),
+        (
+            curve(sigma_a),
+            red,
+            format!("transfer σ(r+1)/σ₁ (r_a = {rank_a})"),
+        ),
+        (
+            held,
+            green,
+            "transfer, held-out states ‖T − T̃‖/‖T‖".to_string(),
+        ),
+    ];
+    let ranks = "rank r_u, r_a";
+    rank_plot(name, (max_r, floor), ranks, size, format, |chart| {
         for (points, color, label) in series {
-            chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-                .map_err(draw_err)?
-                .label(label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
+            draw_line(chart, points.clone(), color, 2, label)?;
             chart
                 .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(draw_err)?;
         }
-        draw_legend(&mut chart)?;
         Ok(())
     })
 }
@@ -212,13 +155,9 @@ pub fn playback_error_vs_precompute_image(
         RGBColor(40, 140, 60),
         RGBColor(120, 60, 160),
     ];
-    render(size, format, |root| {
-        let area = title(
-            root,
-            &format!("Playback error against precompute time: {name}"),
-            size,
-        )?;
-        let mut chart = chart_on(&area, 0.0..t_max, 0.0..100.0 * e_max)?;
+    let heading = format!("Playback error against precompute time: {name}");
+    let axes = (0.0..t_max, 0.0..100.0 * e_max);
+    chart_page(&heading, axes, size, format, |chart| {
         chart
             .configure_mesh()
             .x_desc("precompute time [s]")
@@ -240,34 +179,87 @@ pub fn playback_error_vs_precompute_image(
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
         }
         let grey = RGBColor(90, 90, 90);
-        chart
-            .draw_series(LineSeries::new(
-                vec![(0.0, 100.0 * target), (t_max, 100.0 * target)],
-                grey.stroke_width(1),
-            ))
-            .map_err(draw_err)?
-            .label(format!("target {:.0} %", 100.0 * target))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
-        draw_legend(&mut chart)?;
-        Ok(())
+        let target_line = vec![(0.0, 100.0 * target), (t_max, 100.0 * target)];
+        let label = format!("target {:.0} %", 100.0 * target);
+        draw_line(chart, target_line, grey, 1, label)
     })
 }
 
 /// A chart of these plots, on a page's area.
 type Chart<'a, 'b, X, Y> = ChartContext<'b, Page<'a>, Cartesian2d<X, Y>>;
 
-/// The chart of these plots on `area`: 20 px margin, label areas for the axis titles.
-fn chart_on<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
-    area: &'b Area<'a>,
-    x: X,
-    y: Y,
-) -> Result<Chart<'a, 'b, X::CoordDescType, Y::CoordDescType>, PlotError> {
-    ChartBuilder::on(area)
-        .margin(20)
-        .x_label_area_size(50)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x, y)
-        .map_err(draw_err)
+/// A page of these plots: `heading` over one chart with axes `x`, `y` (20 px margin, label
+/// areas for the axis titles); `draw` draws the mesh and the series, then their legend is
+/// boxed.
+fn chart_page<X: AsRangedCoord, Y: AsRangedCoord>(
+    heading: &str,
+    (x, y): (X, Y),
+    size: PlotSize,
+    format: ImageFormat,
+    draw: impl FnOnce(&mut Chart<'_, '_, X::CoordDescType, Y::CoordDescType>) -> Result<(), PlotError>,
+) -> Result<Vec<u8>, PlotError> {
+    render(size, format, |root| {
+        let area = title(root, heading, size)?;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d(x, y)
+            .map_err(draw_err)?;
+        draw(&mut chart)?;
+        draw_legend(&mut chart)
+    })
+}
+
+/// The chart of an error-against-rank plot: ranks as integers (labelled "10", never "10.0"),
+/// the relative error on a log axis labelled in powers of ten.
+type RankChart<'a, 'b> = Chart<'a, 'b, RangedCoordi64, LogCoord<f64>>;
+
+/// An error-against-rank plot of `name`: ranks 0 ..= `max_r` under `x_desc`, the relative
+/// error from `floor` to 1.5; `draw` adds the series, then their legend is boxed.
+fn rank_plot(
+    name: &str,
+    (max_r, floor): (usize, f64),
+    x_desc: &str,
+    size: PlotSize,
+    format: ImageFormat,
+    draw: impl FnOnce(&mut RankChart<'_, '_>) -> Result<(), PlotError>,
+) -> Result<Vec<u8>, PlotError> {
+    let heading = format!("Relative l₂ error against rank: {name}");
+    let axes = (0..max_r as i64, (floor..1.5f64).log_scale());
+    chart_page(&heading, axes, size, format, |chart| {
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc("relative error")
+            .label_style((FAMILY, 16))
+            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .draw()
+            .map_err(draw_err)?;
+        draw(chart)
+    })
+}
+
+/// A polyline through `points` in `color`, `width` px wide, with its legend entry `label`.
+fn draw_line<X: Ranged, Y: Ranged>(
+    chart: &mut Chart<'_, '_, X, Y>,
+    points: Vec<(X::ValueType, Y::ValueType)>,
+    color: RGBColor,
+    width: u32,
+    label: impl Into<String>,
+) -> Result<(), PlotError>
+where
+    X::ValueType: Clone + 'static,
+    Y::ValueType: Clone + 'static,
+{
+    chart
+        .draw_series(LineSeries::new(points, color.stroke_width(width)))
+        .map_err(draw_err)?
+        .label(label)
+        .legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(width))
+        });
+    Ok(())
 }
 
 /// The series' legend, boxed in the upper right corner.

@@ -81,26 +81,27 @@ pub(super) fn fill_from_card(
         ),
         None => format!("no {what}: add {or} (its material names no fabric card)"),
     };
+    let has_card = card.is_some();
+    let no_density = || {
+        missing(advice(
+            "areal density",
+            "areal_density",
+            "`kestrel fit CURVES... --weight 120g/m2`, or a curve with a `# weight` line",
+            "`areal_density` [kg/m2] to [grid] in the scene",
+        ))
+    };
+    let on_card = properties.and_then(|p| p.areal_density);
     let (areal_density, areal_density_source) =
-        match (areal_density, properties.and_then(|p| p.areal_density)) {
-            (Some(v), _) => (v, ValueSource::Scene),
-            (None, Some(v)) => (v, ValueSource::Card),
-            (None, None) => {
-                return Err(missing(advice(
-                    "areal density",
-                    "areal_density",
-                    "`kestrel fit CURVES... --weight 120g/m2`, or a curve with a `# weight` line",
-                    "`areal_density` [kg/m2] to [grid] in the scene",
-                )))
-            }
+        match scene_or_card(areal_density, has_card, on_card, no_density)? {
+            (Some(v), source) => (v, source),
+            (None, _) => return Err(no_density()),
         };
     let mut contacts = Vec::with_capacity(obstacles.len());
     for (k, o) in obstacles.iter_mut().enumerate() {
         let which = format!("obstacle {} ({})", k + 1, o.shape.kind());
-        let friction_source = if o.coulomb.is_some() || o.friction.is_some() {
-            ValueSource::Scene
-        } else if let Some(card) = card {
-            let mu = card.1.and_then(|p| p.friction_coefficient).ok_or_else(|| {
+        let on_card = properties.and_then(|p| p.friction_coefficient);
+        let (mu, friction_source) =
+            scene_or_card(o.coulomb.or(o.friction), has_card, on_card, || {
                 missing(advice(
                     &format!("contact friction for {which}"),
                     "friction_coefficient",
@@ -108,27 +109,19 @@ pub(super) fn fill_from_card(
                     "`coulomb = MU` (or the older `friction`) to the obstacle",
                 ))
             })?;
-            o.coulomb = Some(mu);
-            ValueSource::Card
-        } else {
-            ValueSource::Default
-        };
-        let offset_source = if o.offset.is_some() {
-            ValueSource::Scene
-        } else if let Some(card) = card {
-            let t = card.1.and_then(|p| p.thickness).ok_or_else(|| {
-                missing(advice(
-                    &format!("contact offset for {which}"),
-                    "thickness",
-                    "`kestrel fit CURVES... --thickness 0.4mm`, or the compression curve",
-                    "`offset` [m] to the obstacle",
-                ))
-            })?;
-            o.offset = Some(0.5 * t);
-            ValueSource::Card
-        } else {
-            ValueSource::Default
-        };
+        if friction_source == ValueSource::Card {
+            o.coulomb = mu;
+        }
+        let on_card = properties.and_then(|p| p.thickness).map(|t| 0.5 * t);
+        let (offset, offset_source) = scene_or_card(o.offset, has_card, on_card, || {
+            missing(advice(
+                &format!("contact offset for {which}"),
+                "thickness",
+                "`kestrel fit CURVES... --thickness 0.4mm`, or the compression curve",
+                "`offset` [m] to the obstacle",
+            ))
+        })?;
+        o.offset = offset;
         let (friction_law, friction) = match (o.coulomb, o.friction) {
             (Some(mu), _) => ("coulomb", mu),
             (None, Some(f)) => ("velocity_scaling", f),
@@ -149,4 +142,20 @@ pub(super) fn fill_from_card(
         areal_density_source,
         obstacles: contacts,
     })
+}
+
+/// One number with where it comes from: the scene's own (`given`) wins; else, with a card, the
+/// card's (`on_card`; `lacking` is the error for a card without it); else none, the default.
+fn scene_or_card(
+    given: Option<f64>,
+    has_card: bool,
+    on_card: Option<f64>,
+    lacking: impl FnOnce() -> SceneError,
+) -> Result<(Option<f64>, ValueSource), SceneError> {
+    match (given, has_card, on_card) {
+        (Some(v), _, _) => Ok((Some(v), ValueSource::Scene)),
+        (None, true, Some(v)) => Ok((Some(v), ValueSource::Card)),
+        (None, true, None) => Err(lacking()),
+        (None, false, _) => Ok((None, ValueSource::Default)),
+    }
 }

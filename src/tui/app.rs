@@ -152,6 +152,12 @@ impl App {
         } else {
             self.act(action, &mut fx);
         }
+        self.apply(fx);
+    }
+
+    /// What an action asked for: the status it said, the prompt it opened, the jobs it
+    /// started (then the status goes to the log).
+    fn apply(&mut self, fx: Effects) {
         if let Some(status) = fx.status {
             self.status = status;
         }
@@ -168,11 +174,7 @@ impl App {
         let mut fx = Effects::default();
         self.show_tab(Tab::Cloth);
         self.cloth.open(path, &mut fx);
-        if let Some(status) = fx.status {
-            self.status = status;
-        }
-        self.jobs.extend(fx.jobs);
-        self.log_status();
+        self.apply(fx);
     }
 
     /// Opens a fabric card named on the command line or in the prompt: the Cloth tab offers
@@ -181,10 +183,7 @@ impl App {
         let mut fx = Effects::default();
         self.show_tab(Tab::Cloth);
         self.cloth.set_card(card, &mut fx);
-        if let Some(status) = fx.status {
-            self.status = status;
-        }
-        self.log_status();
+        self.apply(fx);
     }
 
     /// The Fit tab's `c`: the card saved last goes to the Cloth tab, which offers its tests.

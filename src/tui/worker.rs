@@ -101,8 +101,9 @@ impl Drop for Workers {
     }
 }
 
-/// Runs a one-shot `job` on the calling thread; progress goes to `tx`, the answer is returned.
-fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
+/// Runs a one-shot `job` on the calling thread; progress goes to `tx`, the answer is returned
+/// (None for the cloth jobs, which run on their own thread).
+pub fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
     match job {
         Job::ClothStart(_) | Job::Cloth(_) => None,
         Job::Fit {
@@ -155,7 +156,7 @@ fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
 /// Writes the card of `fabric`: the laws and fit reports of `fitted`, each law accepted in
 /// `accepted` in its test and direction's place, and the `[properties]` read from all the
 /// fabric's `curves`; the event says what happened.
-pub fn save_params(
+fn save_params(
     path: PathBuf,
     force: bool,
     fabric: &str,
