@@ -42,15 +42,28 @@ pub(crate) struct NewtonScratch {
 }
 
 /// The unscaled residual g at `x` into `r` (zero on pinned rows), with max_i |D_i⁻¹g_i| [m]
-/// and ‖D⁻¹g‖₂ [m].
-fn residual(be: &mut BackwardEuler<'_>, x: &[Vec3], r: &mut [Vec3]) -> (f64, f64) {
+/// and ‖D⁻¹g‖₂ [m]; the kes tangent's factors at `x` into `tangent` from the same force pass
+/// when given (`tangent_written` says whether they were).
+fn residual(
+    be: &mut BackwardEuler<'_>,
+    x: &[Vec3],
+    r: &mut [Vec3],
+    tangent: Option<&mut KesTangent>,
+    tangent_written: &mut bool,
+) -> (f64, f64) {
     let inv_dt = 1.0 / be.dt;
     let ws = &mut *be.ws;
     for ((v, x1), x0) in ws.vel.iter_mut().zip(x).zip(be.x0) {
         *v = (x1 - x0) * inv_dt;
     }
-    be.world
-        .forces(x, &ws.vel, &mut ws.trial, &mut ws.normals, &mut ws.force);
+    *tangent_written = be.world.forces_and_tangent(
+        x,
+        &ws.vel,
+        &mut ws.trial,
+        &mut ws.normals,
+        &mut ws.force,
+        tangent,
+    );
     let pinned = be.world.pinned();
     let (mut max, mut sq) = (0.0f64, 0.0);
     for k in 0..x.len() {
@@ -145,7 +158,10 @@ pub(crate) fn newton_solve(
     );
     sc.cg_iterations = 0;
     let mut out = SolveOutcome::default();
-    let (mut norm, mut merit) = residual(be, x, &mut sc.r);
+    // the tangent's factors come with the first residual (most steps need them there: the
+    // predictor rarely meets the tolerance, the first Newton step mostly does)
+    let mut tangent_at_x = false;
+    let (mut norm, mut merit) = residual(be, x, &mut sc.r, Some(&mut sc.tangent), &mut tangent_at_x);
     out.evaluations = 1;
     loop {
         if out.ends_at(norm, params.tolerance, params.max_iterations) {
@@ -158,7 +174,10 @@ pub(crate) fn newton_solve(
             .extend(sc.inertia.iter().map(|&s| Mat3::identity() * s));
         let ready = match &world.material {
             Material::Kes(k) => {
-                k.tangent(x, &be.ws.trial, &mut sc.tangent);
+                if !tangent_at_x {
+                    k.tangent(x, &be.ws.trial, &mut sc.tangent);
+                }
+                // counted as an evaluation either way (fused or a pass of its own)
                 out.evaluations += 1;
                 sc.edges.clear();
                 let edges = &mut sc.edges;
@@ -240,7 +259,7 @@ pub(crate) fn newton_solve(
             for ((xt, xi), d) in sc.x_try.iter_mut().zip(x.iter()).zip(&sc.delta) {
                 *xt = xi + d * lambda;
             }
-            let (nt, mt) = residual(be, &sc.x_try, &mut sc.r_try);
+            let (nt, mt) = residual(be, &sc.x_try, &mut sc.r_try, None, &mut tangent_at_x);
             out.evaluations += 1;
             if mt < merit || (lambda < 0.05 && nt.is_finite()) {
                 (norm, merit) = (nt, mt);
@@ -248,7 +267,7 @@ pub(crate) fn newton_solve(
             }
             if lambda < 0.05 {
                 // no finite step: end unconverged on x, its trial states evaluated again
-                let (nx, _) = residual(be, x, &mut sc.r);
+                let (nx, _) = residual(be, x, &mut sc.r, None, &mut tangent_at_x);
                 out.evaluations += 1;
                 out.residual = nx;
                 return out;
