@@ -30,9 +30,6 @@ pub(crate) struct NewtonScratch {
     q: Vec<Vec3>,
     /// Per particle m/Δt² + (γm + cA)/Δt [N/m].
     inertia: Vec<f64>,
-    diag: Vec<Mat3>,
-    /// K's couplings along the lines (a, b, −K_ab) for the line preconditioner.
-    edges: Vec<(usize, usize, Mat3)>,
     tangent: KesTangent,
     lines: LinePreconditioner,
     /// One buffer per rayon thread but the first for the banded tangent product.
@@ -169,9 +166,6 @@ pub(crate) fn newton_solve(
         }
         out.iterations += 1;
         // the tangent at x, from the trial states the residual at x left
-        sc.diag.clear();
-        sc.diag
-            .extend(sc.inertia.iter().map(|&s| Mat3::identity() * s));
         let ready = match &world.material {
             Material::Kes(k) => {
                 if !tangent_at_x {
@@ -179,14 +173,10 @@ pub(crate) fn newton_solve(
                 }
                 // counted as an evaluation either way (fused or a pass of its own)
                 out.evaluations += 1;
-                sc.edges.clear();
-                let edges = &mut sc.edges;
-                k.tangent_blocks(&sc.tangent, &mut sc.diag, |a, b, m| edges.push((a, b, m)));
-                let edges = &sc.edges;
-                sc.lines.build(world, &sc.diag, |edge| {
-                    for &(a, b, m) in edges {
-                        edge(a, b, m);
-                    }
+                let (tangent, inertia) = (&sc.tangent, &sc.inertia);
+                sc.lines.build_with(world, |diag, edge| {
+                    diag.extend(inertia.iter().map(|&s| Mat3::identity() * s));
+                    k.tangent_blocks(tangent, diag, edge);
                 })
             }
             _ => false,
