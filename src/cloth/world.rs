@@ -61,7 +61,8 @@ pub struct WorldSnapshot {
     x: Vec<Vec3>,
     v: Vec<Vec3>,
     pins: Vec<Pin>,
-    states: Vec<LawState>,
+    /// The committed law states.
+    pub(crate) states: Vec<LawState>,
     time: f64,
 }
 
