@@ -369,7 +369,7 @@ impl KesConnectors {
     }
 
     /// Traction connector `c` from `state`: the trial state and the force on p_a (−it on p_b).
-    #[inline]
+    #[inline(always)]
     fn traction_force(&self, c: &Traction, x: &[Vec3], state: &LawState) -> (LawState, Vec3) {
         let d = x[c.b as usize] - x[c.a as usize];
         let l = d.norm();
@@ -385,7 +385,7 @@ impl KesConnectors {
 
     /// Bending connector `c` from `state`: the trial state and the forces on
     /// p_a, p_c, p_b, p_{e+}, p_{e−}.
-    #[inline]
+    #[inline(always)]
     fn bending_force(&self, c: &Bending, x: &[Vec3], state: &LawState) -> (LawState, [Vec3; 5]) {
         let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
         let (phi, d_ra, d_rb, d_e) =
@@ -401,7 +401,7 @@ impl KesConnectors {
 
     /// Shear cell `c` from its (warp, weft) states: the trial states and the forces on its
     /// four corners.
-    #[inline]
+    #[inline(always)]
     fn shear_force(
         &self,
         c: &Shear,

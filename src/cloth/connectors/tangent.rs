@@ -119,14 +119,21 @@ pub(super) fn shear_factor(c: &Shear, grad: [Vec3; 2], tau: f64) -> ShearFactor 
     }
 }
 
-/// m += k·a·bᵀ, entry by entry as (a_i·b_j)·k (the numbers of `m += a * bᵀ * k`).
+/// m += k·a·aᵀ, each entry as (a_i·a_j)·k (the numbers of `m += a * aᵀ * k`), its six
+/// distinct products once.
 #[inline(always)]
-fn add_outer(m: &mut Mat3, a: &Vec3, b: &Vec3, k: f64) {
-    for j in 0..3 {
-        for i in 0..3 {
-            m[(i, j)] += (a[i] * b[j]) * k;
-        }
-    }
+fn add_sym_outer(m: &mut Mat3, a: &Vec3, k: f64) {
+    let (x, y, z) = (a.x, a.y, a.z);
+    let (xy, xz, yz) = ((x * y) * k, (x * z) * k, (y * z) * k);
+    m[(0, 0)] += (x * x) * k;
+    m[(1, 1)] += (y * y) * k;
+    m[(2, 2)] += (z * z) * k;
+    m[(0, 1)] += xy;
+    m[(1, 0)] += xy;
+    m[(0, 2)] += xz;
+    m[(2, 0)] += xz;
+    m[(1, 2)] += yz;
+    m[(2, 1)] += yz;
 }
 
 impl KesConnectors {
@@ -273,7 +280,7 @@ impl KesConnectors {
         }
         for bf in &t.bending {
             for (&i, gi) in bf.points.iter().zip(&bending_gradient(&bf.grad)) {
-                add_outer(&mut diag[i as usize], gi, gi, bf.k);
+                add_sym_outer(&mut diag[i as usize], gi, bf.k);
             }
         }
         for sf in &t.shear {
@@ -282,16 +289,11 @@ impl KesConnectors {
             // K's blocks k·∇θ_a∇θ_bᵀ are ±¼k·PPᵀ, MMᵀ, PMᵀ or MPᵀ: three outer products
             let (p, m) = (d_w + d_f, d_w - d_f);
             let q = 0.25 * k;
-            let (pp, mm, pm) = (
-                p * p.transpose() * q,
-                m * m.transpose() * q,
-                p * m.transpose() * q,
-            );
+            let pm = p * m.transpose() * q;
             let [p00, p10, p01, p11] = sf.corners.map(|i| i as usize);
-            diag[p00] += pp;
-            diag[p11] += pp;
-            diag[p10] += mm;
-            diag[p01] += mm;
+            for (i, g) in [(p00, &p), (p11, &p), (p10, &m), (p01, &m)] {
+                add_sym_outer(&mut diag[i], g, q);
+            }
             // −K_ab of the cell's sides (p00–p10, p01–p11 along the warp, p00–p01, p10–p11
             // along the weft), lower index first; its diagonals p00–p11, p10–p01 lie on no line
             edge(p00, p10, pm);
