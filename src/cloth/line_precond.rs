@@ -374,9 +374,10 @@ impl LinePreconditioner {
                 *b = Mat3::identity();
             }
         }
-        self.diag_weft.clear();
-        self.diag_weft
-            .extend((0..n).map(|k| self.diag[(k % g.nv) * g.nu + k / g.nv]));
+        self.diag_weft.resize(n, Mat3::zeros());
+        for (b, &w) in self.diag.iter().zip(&self.weft_pos) {
+            self.diag_weft[w as usize] = *b;
+        }
         if !self.warp.factor(&self.diag) || !self.weft.factor(&self.diag_weft) {
             return false;
         }
