@@ -12,7 +12,7 @@ use super::{shear_angle, turning_angle, Bending, KesConnectors, Mat3, Shear, Tra
 
 /// K's factors of one traction connector, with its particles (so that a product reads one
 /// record per connector).
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub(super) struct TractionFactor {
     /// Unit direction d̂ from p_a to p_b.
     pub(super) dir: Vec3,
@@ -26,7 +26,7 @@ pub(super) struct TractionFactor {
 
 /// K's factors of one bending connector: ∂φ/∂r_a, ∂φ/∂r_b, ∂φ/∂e [1/m] (∇φ at p_a, p_c, p_b,
 /// p_{e+}, p_{e−} is −∂_a, ∂_a − ∂_b, ∂_b, ∂_e, −∂_e), w·τ_b/h [N·m] and those particles.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub(super) struct BendingFactor {
     pub(super) grad: [Vec3; 3],
     pub(super) k: f64,
@@ -37,7 +37,7 @@ pub(super) struct BendingFactor {
 /// K's factors of one shear cell: ∂θ/∂(warp), ∂θ/∂(weft) [1/m] (∇θ at the corners p00, p10,
 /// p01, p11 is ½(−∂_w − ∂_f), ½(∂_w − ∂_f), ½(∂_f − ∂_w), ½(∂_w + ∂_f)), A·½(τ_w + τ_f)
 /// [N·m/rad] and the corners.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub(super) struct ShearFactor {
     pub(super) grad: [Vec3; 2],
     pub(super) k: f64,
@@ -83,7 +83,13 @@ pub(super) fn trial_and_tangent<L: MaterialLaw>(
 
 /// The traction factor from the connector's geometry (d = p_b − p_a, l = |d|), force and τ.
 #[inline(always)]
-pub(super) fn traction_factor(c: &Traction, d: Vec3, l: f64, force: f64, tau: f64) -> TractionFactor {
+pub(super) fn traction_factor(
+    c: &Traction,
+    d: Vec3,
+    l: f64,
+    force: f64,
+    tau: f64,
+) -> TractionFactor {
     let tau = tau.max(0.0);
     let (dir, lateral) = if l > 0.0 {
         let inv_l = 1.0 / l;
@@ -375,6 +381,76 @@ pub(crate) mod tests {
             bending: [b, b],
             shear: [s, s],
         }
+    }
+
+    /// The force pass that writes K's factors (`add_forces_and_tangent`) gives the forces,
+    /// trial states and factors of `add_forces` followed by `tangent`, bit for bit, on one
+    /// thread and split in bands on two: a 32 × 30 sheet stretched into the power toe (warp),
+    /// sheared and bent, its friction states committed from a larger deformation.
+    #[test]
+    fn forces_with_tangent_match_a_pass_of_their_own() {
+        let (nu, nv, h) = (32, 30, 0.01);
+        let grid = Grid::new(nu, nv, h, h).unwrap();
+        let mut l = laws();
+        l.traction[0].toe = ToeShape::Power;
+        let mut kes = KesConnectors::new(&grid, l);
+        assert!(kes.len() >= PARALLEL_CONNECTORS, "{}", kes.len());
+        let place = |s: f64| -> Vec<Vec3> {
+            (0..nu * nv)
+                .map(|k| {
+                    let (i, j) = grid.coords(k);
+                    let (u, w) = (i as f64 * h, j as f64 * h);
+                    let z = 2e-3 * s * ((i * j) as f64 * 0.3).sin();
+                    Vec3::new(u * (1.0 + 0.03 * s) + 0.1 * s * w, w * (1.0 + 0.01 * s), z)
+                })
+                .collect()
+        };
+        let n = nu * nv;
+        let mut trial = vec![LawState::default(); kes.state_len()];
+        let mut f = vec![Vec3::zeros(); n];
+        kes.add_forces(&place(1.0), &mut trial, &mut f);
+        kes.commit(&mut trial);
+        let x = place(0.6);
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let (mut t1, mut f1) = (
+                    vec![LawState::default(); kes.state_len()],
+                    vec![Vec3::zeros(); n],
+                );
+                kes.add_forces(&x, &mut t1, &mut f1);
+                let mut k1 = KesTangent::default();
+                kes.tangent(&x, &t1, &mut k1);
+                let (mut t2, mut f2) = (
+                    vec![LawState::default(); kes.state_len()],
+                    vec![Vec3::zeros(); n],
+                );
+                let mut k2 = KesTangent::default();
+                kes.add_forces_and_tangent(&x, &mut t2, &mut f2, &mut k2);
+                assert_eq!(f1, f2, "{threads} threads");
+                assert_eq!(t1, t2, "{threads} threads");
+                assert_eq!(k1.traction, k2.traction, "{threads} threads");
+                assert_eq!(k1.bending, k2.bending, "{threads} threads");
+                assert_eq!(k1.shear, k2.shear, "{threads} threads");
+            });
+        }
+        // the case is not trivial: the power toe in use, angles and their stiffness non-zero
+        let mut t = KesTangent::default();
+        kes.add_forces_and_tangent(&x, &mut trial, &mut f, &mut t);
+        let toe = (0..kes.traction.len()).any(|k| {
+            let c = &kes.traction[k];
+            let strain = (x[c.b as usize] - x[c.a as usize]).norm() / c.rest - 1.0;
+            c.dir == super::super::WARP && strain > 0.0 && strain < 0.02
+        });
+        assert!(toe);
+        assert!(t
+            .bending
+            .iter()
+            .any(|b| b.k > 0.0 && b.grad[0].norm() > 0.0));
+        assert!(t.shear.iter().any(|s| s.k > 0.0 && s.grad[0].norm() > 0.0));
     }
 
     /// A flat sheet stretched by (1 + ε_u, 1 + ε_v): no bending moment or shear force acts

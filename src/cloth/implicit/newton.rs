@@ -158,7 +158,8 @@ pub(crate) fn newton_solve(
     // the tangent's factors come with the first residual (most steps need them there: the
     // predictor rarely meets the tolerance, the first Newton step mostly does)
     let mut tangent_at_x = false;
-    let (mut norm, mut merit) = residual(be, x, &mut sc.r, Some(&mut sc.tangent), &mut tangent_at_x);
+    let (mut norm, mut merit) =
+        residual(be, x, &mut sc.r, Some(&mut sc.tangent), &mut tangent_at_x);
     out.evaluations = 1;
     loop {
         if out.ends_at(norm, params.tolerance, params.max_iterations) {
