@@ -1,5 +1,6 @@
 //! One evaluation of every connector force, F_k = Σ connector forces at x with the laws moved
-//! from their committed states [N]: serially, or in one band of connectors per rayon thread.
+//! from their committed states [N]: serially, or in one band of connectors per rayon thread;
+//! on request with the tangent's factors at x from the same pass.
 
 use rayon::prelude::*;
 
@@ -52,6 +53,7 @@ impl KesConnectors {
         self.add_forces_into(x, trial, f, Some(t));
     }
 
+    /// `add_forces`, and K's factors into `t` (sized for these connectors) when given.
     fn add_forces_into(
         &self,
         x: &[Vec3],
