@@ -369,7 +369,7 @@ impl KesConnectors {
     }
 
     /// Traction connector `c` from `state`: the trial state and the force on p_a (−it on p_b).
-    #[inline]
+    #[inline(always)]
     fn traction_force(&self, c: &Traction, x: &[Vec3], state: &LawState) -> (LawState, Vec3) {
         let d = x[c.b as usize] - x[c.a as usize];
         let l = d.norm();
@@ -385,7 +385,7 @@ impl KesConnectors {
 
     /// Bending connector `c` from `state`: the trial state and the forces on
     /// p_a, p_c, p_b, p_{e+}, p_{e−}.
-    #[inline]
+    #[inline(always)]
     fn bending_force(&self, c: &Bending, x: &[Vec3], state: &LawState) -> (LawState, [Vec3; 5]) {
         let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
         let (phi, d_ra, d_rb, d_e) =
@@ -401,7 +401,7 @@ impl KesConnectors {
 
     /// Shear cell `c` from its (warp, weft) states: the trial states and the forces on its
     /// four corners.
-    #[inline]
+    #[inline(always)]
     fn shear_force(
         &self,
         c: &Shear,
@@ -479,10 +479,10 @@ impl KesConnectors {
             out[a] += blk;
             out[b] += blk;
         });
+        // per law: the elastic and the friction's largest tangent
+        let kb = (self.laws.bending).map(|l| l.k_b + friction_stiffness(&l.friction, 0.0));
         for c in &self.bending {
-            let law = &self.laws.bending[c.dir as usize];
-            let kb = law.k_b + friction_stiffness(&law.friction, 0.0);
-            let k = c.width * kb / c.rest.powi(3);
+            let k = c.width * kb[c.dir as usize] / c.rest.powi(3);
             for (p, f) in [(c.a, 1.0), (c.b, 1.0), (c.c, 4.0)] {
                 for d in 0..3 {
                     out[p as usize][(d, d)] += f * k;
@@ -490,13 +490,13 @@ impl KesConnectors {
             }
         }
         let (hw, hf) = (self.grid.h_warp, self.grid.h_weft);
+        let ks: f64 = self
+            .laws
+            .shear
+            .iter()
+            .map(|l| 0.5 * (l.k_s + friction_stiffness(&l.friction, 0.0)))
+            .sum();
         for c in &self.shear {
-            let ks: f64 = self
-                .laws
-                .shear
-                .iter()
-                .map(|l| 0.5 * (l.k_s + friction_stiffness(&l.friction, 0.0)))
-                .sum();
             let k = c.area * ks / (2.0 * hw * hf);
             for &p in &c.p {
                 for d in 0..3 {
@@ -509,15 +509,13 @@ impl KesConnectors {
     /// k·d̂d̂ᵀ [N/m] of each traction connector (a, b) at `x`, d̂ along p_b − p_a, k the
     /// mid-range tangent of `stiffness_blocks`: the coupling of the stretch preconditioner.
     pub(crate) fn stiffness_edges(&self, x: &[Vec3], mut f: impl FnMut(usize, usize, Mat3)) {
+        let kt = (self.laws.traction)
+            .map(|l| l.k_t * (1.0 + l.friction.mu) + friction_stiffness(&l.friction, 0.0));
         for c in &self.traction {
-            let law = &self.laws.traction[c.dir as usize];
             // mid-range tangents: the elastic slope runs from ~0 (toe) to k_t(1 + μ) (line),
             // the friction tangent from 0 to 2·level/ε_f; the mid-range takes a third fewer
             // Broyden iterations than the upper bounds on the hanging sheets
-            let k = 0.5
-                * c.width
-                * (law.k_t * (1.0 + law.friction.mu) + friction_stiffness(&law.friction, 0.0))
-                / c.rest;
+            let k = 0.5 * c.width * kt[c.dir as usize] / c.rest;
             let d = x[c.b as usize] - x[c.a as usize];
             let l2 = d.norm_squared();
             if l2 > 0.0 {

@@ -277,6 +277,9 @@ pub(crate) struct LinePreconditioner {
     diag_weft: Vec<Mat3>,
     /// Diagonal blocks with the pinned rows made the identity.
     diag: Vec<Mat3>,
+    /// Per particle (warp order): its column i and its index in weft order.
+    column: Vec<u32>,
+    weft_pos: Vec<u32>,
     /// Scratch of one application: a vector in weft order and its correction, the
     /// corrections in warp order, the right-hand side and result of `solve_in_place`.
     z_weft: Vec<Vec3>,
@@ -310,11 +313,31 @@ impl LinePreconditioner {
         d: &[Mat3],
         edges: impl FnOnce(&mut dyn FnMut(usize, usize, Mat3)),
     ) -> bool {
+        self.build_with(world, |diag, edge| {
+            diag.extend_from_slice(d);
+            edges(edge);
+        })
+    }
+
+    /// `build` with the diagonal blocks written by `fill` into its (empty) first argument,
+    /// which passes the couplings on to its second in the same pass (no list in between).
+    pub(crate) fn build_with(
+        &mut self,
+        world: &ClothWorld,
+        fill: impl FnOnce(&mut Vec<Mat3>, &mut dyn FnMut(usize, usize, Mat3)),
+    ) -> bool {
         self.grid = None;
         let g = world.grid;
         let n = world.len();
-        if n != g.nu * g.nv || d.len() != n || n == 0 {
+        if n != g.nu * g.nv || n == 0 {
             return false;
+        }
+        if self.weft_pos.len() != n || self.warp.len != g.nu || self.weft.len != g.nv {
+            // particle (i, j) = j·nu + i: its column i and its place i·nv + j in weft order
+            self.column = (0..n).map(|k| (k % g.nu) as u32).collect();
+            self.weft_pos = (0..n)
+                .map(|k| ((k % g.nu) * g.nv + k / g.nu) as u32)
+                .collect();
         }
         self.warp.len = g.nu;
         self.weft.len = g.nv;
@@ -324,35 +347,37 @@ impl LinePreconditioner {
         }
         let pinned = world.pinned();
         let mut any = false;
+        self.diag.clear();
         {
             let (warp, weft) = (&mut self.warp.next, &mut self.weft.next);
+            let (column, weft_pos) = (&self.column, &self.weft_pos);
             let mut edge = |a: usize, b: usize, m: Mat3| {
                 let (a, b) = (a.min(b), a.max(b));
                 if pinned[a] || pinned[b] {
                     return;
                 }
-                if b == a + 1 && a % g.nu + 1 < g.nu {
+                if b == a + 1 && column[a] as usize + 1 < g.nu {
                     warp[a] -= m;
                     any = true;
                 } else if b == a + g.nu {
-                    weft[(a % g.nu) * g.nv + a / g.nu] -= m;
+                    weft[weft_pos[a] as usize] -= m;
                     any = true;
                 }
             };
-            edges(&mut edge);
+            fill(&mut self.diag, &mut edge);
         }
-        if !any {
+        if !any || self.diag.len() != n {
             return false;
         }
-        self.diag.clear();
-        self.diag.extend(
-            d.iter()
-                .zip(pinned)
-                .map(|(b, &p)| if p { Mat3::identity() } else { *b }),
-        );
-        self.diag_weft.clear();
-        self.diag_weft
-            .extend((0..n).map(|k| self.diag[(k % g.nv) * g.nu + k / g.nv]));
+        for (b, &p) in self.diag.iter_mut().zip(pinned) {
+            if p {
+                *b = Mat3::identity();
+            }
+        }
+        self.diag_weft.resize(n, Mat3::zeros());
+        for (b, &w) in self.diag.iter().zip(&self.weft_pos) {
+            self.diag_weft[w as usize] = *b;
+        }
         if !self.warp.factor(&self.diag) || !self.weft.factor(&self.diag_weft) {
             return false;
         }

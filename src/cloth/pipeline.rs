@@ -212,7 +212,8 @@ impl ClothPipeline {
             self.x_start.clone_from(&world.x);
         }
         let projected = constrained || !world.obstacles.is_empty();
-        if projected {
+        // the snapshot, when taken, holds the start states already
+        if projected && !may_halve {
             world.copy_states(&mut self.start_states);
         }
         match params.integrator {
@@ -279,8 +280,13 @@ impl ClothPipeline {
         if !world.obstacles.is_empty() {
             report.contacts = world.resolve_contacts(dt);
         }
-        if report.constrained + report.contacts > 0 && !self.start_states.is_empty() {
-            world.refollow_friction(&self.start_states, &mut self.trial, &mut self.force);
+        let start = if may_halve {
+            &self.before[level].states
+        } else {
+            &self.start_states
+        };
+        if report.constrained + report.contacts > 0 && !start.is_empty() {
+            world.refollow_friction(start, &mut self.trial, &mut self.force);
         }
         world.time += dt;
         Ok(report)

@@ -3,7 +3,7 @@
 
 use crate::material::LawState;
 
-use super::connectors::KesConnectors;
+use super::connectors::{KesConnectors, KesTangent};
 use super::constraints::ProvotConstraints;
 use super::grid::{EdgeFamily, Grid, GridEdge};
 use super::loads::{Anchor, Loads};
@@ -61,7 +61,8 @@ pub struct WorldSnapshot {
     x: Vec<Vec3>,
     v: Vec<Vec3>,
     pins: Vec<Pin>,
-    states: Vec<LawState>,
+    /// The committed law states.
+    pub(crate) states: Vec<LawState>,
     time: f64,
 }
 
@@ -315,8 +316,31 @@ impl ClothWorld {
         normals: &mut [Vec3],
         f: &mut [Vec3],
     ) {
+        self.forces_and_tangent(x, v, trial, normals, f, None);
+    }
+
+    /// `forces`, and the kes material's tangent factors at `x` into `tangent` from the same
+    /// connector pass when given; true when they were written (a kes material).
+    pub(crate) fn forces_and_tangent(
+        &self,
+        x: &[Vec3],
+        v: &[Vec3],
+        trial: &mut [LawState],
+        normals: &mut [Vec3],
+        f: &mut [Vec3],
+        tangent: Option<&mut KesTangent>,
+    ) -> bool {
         f.fill(Vec3::zeros());
-        self.add_internal_forces(x, trial, f);
+        let written = match (&self.material, tangent) {
+            (Material::Kes(k), Some(t)) => {
+                k.add_forces_and_tangent(x, trial, f, t);
+                true
+            }
+            _ => {
+                self.add_internal_forces(x, trial, f);
+                false
+            }
+        };
         if let Material::Terzopoulos(t) = &self.material {
             let gamma = t.params.damping_density;
             for ((fi, vi), a) in f.iter_mut().zip(v).zip(&self.area) {
@@ -324,6 +348,7 @@ impl ClothWorld {
             }
         }
         self.add_external_forces(x, v, normals, f, true);
+        written
     }
 
     /// Adds the loads, the collision potentials and (if `anchors`) the anchor springs at

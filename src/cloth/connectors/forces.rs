@@ -1,11 +1,16 @@
 //! One evaluation of every connector force, F_k = Σ connector forces at x with the laws moved
-//! from their committed states [N]: serially, or in one band of connectors per rayon thread.
+//! from their committed states [N]: serially, or in one band of connectors per rayon thread;
+//! on request with the tangent's factors at x from the same pass.
 
 use rayon::prelude::*;
 
 use crate::material::LawState;
 
-use super::{KesConnectors, Vec3};
+use super::tangent::{
+    bending_factor, shear_factor, traction_factor, trial_and_tangent, BendingFactor, KesTangent,
+    ShearFactor, TractionFactor,
+};
+use super::{shear_angle, turning_angle, KesConnectors, Vec3};
 
 /// Connectors from which a force evaluation is split over rayon's threads (a 30 × 30 grid has
 /// about 4 400): below, a thread's share costs less than handing it out.
@@ -19,18 +24,55 @@ pub(super) struct Band {
     pub(super) shear: std::ops::Range<usize>,
 }
 
+/// Where a band's force evaluation writes K's factors: nowhere, or the band's slices.
+type FactorSlices<'a> = Option<(
+    &'a mut [TractionFactor],
+    &'a mut [BendingFactor],
+    &'a mut [ShearFactor],
+)>;
+
 impl KesConnectors {
     /// Adds every connector force at positions `x` to `f`, with each law moved from its
     /// committed state to the strain at `x`; the trial states are written to `trial`. On more
     /// than one rayon thread a large grid is split in one band of connectors per thread, each
     /// summing into its own force buffer (the sums then differ from one thread's by round-off).
     pub(crate) fn add_forces(&self, x: &[Vec3], trial: &mut [LawState], f: &mut [Vec3]) {
+        self.add_forces_into(x, trial, f, None);
+    }
+
+    /// `add_forces`, and K's factors at `x` into `t` from the same pass (the geometry, trial
+    /// states and elastic forces it computes anyway): the numbers of `tangent(x, trial)`.
+    pub(crate) fn add_forces_and_tangent(
+        &self,
+        x: &[Vec3],
+        trial: &mut [LawState],
+        f: &mut [Vec3],
+        t: &mut KesTangent,
+    ) {
+        t.resize_for(self);
+        self.add_forces_into(x, trial, f, Some(t));
+    }
+
+    /// `add_forces`, and K's factors into `t` (sized for these connectors) when given.
+    fn add_forces_into(
+        &self,
+        x: &[Vec3],
+        trial: &mut [LawState],
+        f: &mut [Vec3],
+        t: Option<&mut KesTangent>,
+    ) {
         let threads = rayon::current_num_threads();
         let (nt, nb) = (self.traction.len(), self.bending.len());
         let (mut tt, rest) = trial.split_at_mut(nt);
         let (mut tb, mut ts) = rest.split_at_mut(nb);
+        let mut factors: FactorSlices<'_> =
+            t.map(|t| (&mut t.traction[..], &mut t.bending[..], &mut t.shear[..]));
         if threads < 2 || self.len() < PARALLEL_CONNECTORS {
-            self.add_band_forces(&self.band(0, 1), x, [tt, tb, ts], f);
+            let band = self.band(0, 1);
+            match factors {
+                Some(out) => self.add_band_forces::<true>(&band, x, [tt, tb, ts], f, Some(out)),
+                None => self.add_band_forces::<false>(&band, x, [tt, tb, ts], f, None),
+            }
             return;
         }
         let mut bands = Vec::with_capacity(threads);
@@ -40,15 +82,25 @@ impl KesConnectors {
             let (b0, b1) = std::mem::take(&mut tb).split_at_mut(band.bending.len());
             let (s0, s1) = std::mem::take(&mut ts).split_at_mut(2 * band.shear.len());
             (tt, tb, ts) = (t1, b1, s1);
-            bands.push((band, [t0, b0, s0]));
+            let out = factors.as_mut().map(|(ft, fb, fs)| {
+                let (t0, t1) = std::mem::take(ft).split_at_mut(band.traction.len());
+                let (b0, b1) = std::mem::take(fb).split_at_mut(band.bending.len());
+                let (s0, s1) = std::mem::take(fs).split_at_mut(band.shear.len());
+                (*ft, *fb, *fs) = (t1, b1, s1);
+                (t0, b0, s0)
+            });
+            bands.push((band, [t0, b0, s0], out));
         }
         let n = x.len();
         // collected in band order and summed in that order: the same round-off on every run
         let parts: Vec<Vec<Vec3>> = bands
             .into_par_iter()
-            .map(|(band, trial)| {
+            .map(|(band, trial, out)| {
                 let mut fb = vec![Vec3::zeros(); n];
-                self.add_band_forces(&band, x, trial, &mut fb);
+                match out {
+                    Some(out) => self.add_band_forces::<true>(&band, x, trial, &mut fb, Some(out)),
+                    None => self.add_band_forces::<false>(&band, x, trial, &mut fb, None),
+                }
                 fb
             })
             .collect();
@@ -69,51 +121,85 @@ impl KesConnectors {
     }
 
     /// The forces of the connectors of `band` added to `f`; `trial` holds the band's
-    /// traction, bending and shear states (two per shear cell).
+    /// traction, bending and shear states (two per shear cell). With `TANGENT`, K's factors
+    /// of the band are written to `out` (its slices, of the band's lengths) as well.
     #[inline]
-    fn add_band_forces(
+    fn add_band_forces<const TANGENT: bool>(
         &self,
         band: &Band,
         x: &[Vec3],
         [tt, tb, ts]: [&mut [LawState]; 3],
         f: &mut [Vec3],
+        out: FactorSlices<'_>,
     ) {
+        let (tan_t, tan_b, tan_s) = out.unwrap_or_default();
         let states = &self.states;
         let nt = self.traction.len();
         let nb = self.bending.len();
-        for ((k, c), out) in band
-            .traction
-            .clone()
-            .zip(&self.traction[band.traction.clone()])
-            .zip(tt)
-        {
-            let (st, fv) = self.traction_force(c, x, &states[k]);
-            *out = st;
-            f[c.a as usize] += fv;
-            f[c.b as usize] -= fv;
+        let traction = &self.traction[band.traction.clone()];
+        for (n, (c, out)) in traction.iter().zip(tt).enumerate() {
+            let k = band.traction.start + n;
+            if TANGENT {
+                let d = x[c.b as usize] - x[c.a as usize];
+                let l = d.norm();
+                let law = &self.laws.traction[c.dir as usize];
+                let (st, force, tau) = trial_and_tangent(law, &states[k], l / c.rest - 1.0);
+                let fv = if l > 0.0 {
+                    d * (c.width * force / l)
+                } else {
+                    Vec3::zeros()
+                };
+                tan_t[n] = traction_factor(c, d, l, force, tau);
+                *out = st;
+                f[c.a as usize] += fv;
+                f[c.b as usize] -= fv;
+            } else {
+                let (st, fv) = self.traction_force(c, x, &states[k]);
+                *out = st;
+                f[c.a as usize] += fv;
+                f[c.b as usize] -= fv;
+            }
         }
-        for ((k, c), out) in band
-            .bending
-            .clone()
-            .zip(&self.bending[band.bending.clone()])
-            .zip(tb)
-        {
-            let (st, fs) = self.bending_force(c, x, &states[nt + k]);
-            *out = st;
+        let bending = &self.bending[band.bending.clone()];
+        for (n, (c, out)) in bending.iter().zip(tb).enumerate() {
+            let k = band.bending.start + n;
+            let fs = if TANGENT {
+                let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
+                let (phi, d_ra, d_rb, d_e) =
+                    turning_angle(x[c.a as usize], x[c.c as usize], x[c.b as usize], ep - em);
+                let law = &self.laws.bending[c.dir as usize];
+                let (st, moment, tau) = trial_and_tangent(law, &states[nt + k], phi / c.rest);
+                tan_b[n] = bending_factor(c, [d_ra, d_rb, d_e], tau);
+                *out = st;
+                let q = -c.width * moment;
+                [-d_ra * q, (d_ra - d_rb) * q, d_rb * q, d_e * q, -d_e * q]
+            } else {
+                let (st, fs) = self.bending_force(c, x, &states[nt + k]);
+                *out = st;
+                fs
+            };
             for (p, fv) in [c.a, c.c, c.b, c.e_plus, c.e_minus].into_iter().zip(fs) {
                 f[p as usize] += fv;
             }
         }
         let base = nt + nb;
-        for ((k, c), out) in band
-            .shear
-            .clone()
-            .zip(&self.shear[band.shear.clone()])
-            .zip(ts.chunks_exact_mut(2))
-        {
-            let s = base + 2 * k;
-            let (st, fs) = self.shear_force(c, x, [&states[s], &states[s + 1]]);
-            out.copy_from_slice(&st);
+        let shear = &self.shear[band.shear.clone()];
+        for (n, (c, out)) in shear.iter().zip(ts.chunks_exact_mut(2)).enumerate() {
+            let s = base + 2 * (band.shear.start + n);
+            let fs = if TANGENT {
+                let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
+                let (sw, fw, tw) = trial_and_tangent(&self.laws.shear[0], &states[s], theta);
+                let (sf, ff, tf) = trial_and_tangent(&self.laws.shear[1], &states[s + 1], theta);
+                tan_s[n] = shear_factor(c, [d_tw, d_tf], tw + tf);
+                out.copy_from_slice(&[sw, sf]);
+                let q = -c.area * 0.5 * (fw + ff);
+                let (hw, hf) = (d_tw * (0.5 * q), d_tf * (0.5 * q));
+                [-(hw + hf), hw - hf, hf - hw, hw + hf]
+            } else {
+                let (st, fs) = self.shear_force(c, x, [&states[s], &states[s + 1]]);
+                out.copy_from_slice(&st);
+                fs
+            };
             for (p, fv) in c.p.into_iter().zip(fs) {
                 f[p as usize] += fv;
             }

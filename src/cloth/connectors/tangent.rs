@@ -8,19 +8,138 @@ use rayon::prelude::*;
 use crate::material::{LawState, MaterialLaw};
 
 use super::forces::{Band, PARALLEL_CONNECTORS};
-use super::{shear_angle, turning_angle, KesConnectors, Mat3, Vec3};
+use super::{shear_angle, turning_angle, Bending, KesConnectors, Mat3, Shear, Traction, Vec3};
+
+/// K's factors of one traction connector, with its particles (so that a product reads one
+/// record per connector).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) struct TractionFactor {
+    /// Unit direction d̂ from p_a to p_b.
+    pub(super) dir: Vec3,
+    /// Axial stiffness w·τ/h [N/m].
+    pub(super) axial: f64,
+    /// Lateral stiffness w·max(F, 0)/l [N/m].
+    pub(super) lateral: f64,
+    /// p_a, p_b.
+    pub(super) ends: [u32; 2],
+}
+
+/// K's factors of one bending connector: ∂φ/∂r_a, ∂φ/∂r_b, ∂φ/∂e [1/m] (∇φ at p_a, p_c, p_b,
+/// p_{e+}, p_{e−} is −∂_a, ∂_a − ∂_b, ∂_b, ∂_e, −∂_e), w·τ_b/h [N·m] and those particles.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) struct BendingFactor {
+    pub(super) grad: [Vec3; 3],
+    pub(super) k: f64,
+    /// p_a, p_c, p_b, p_{e+}, p_{e−}.
+    pub(super) points: [u32; 5],
+}
+
+/// K's factors of one shear cell: ∂θ/∂(warp), ∂θ/∂(weft) [1/m] (∇θ at the corners p00, p10,
+/// p01, p11 is ½(−∂_w − ∂_f), ½(∂_w − ∂_f), ½(∂_f − ∂_w), ½(∂_w + ∂_f)), A·½(τ_w + τ_f)
+/// [N·m/rad] and the corners.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(super) struct ShearFactor {
+    pub(super) grad: [Vec3; 2],
+    pub(super) k: f64,
+    pub(super) corners: [u32; 4],
+}
 
 /// Per-connector factors of K at one x.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct KesTangent {
-    /// Traction: unit direction d̂, axial w·τ/h and lateral w·max(F, 0)/l [N/m].
-    traction: Vec<(Vec3, f64, f64)>,
-    /// Bending: ∂φ/∂r_a, ∂φ/∂r_b, ∂φ/∂e [1/m] (∇φ at p_a, p_c, p_b, p_{e+}, p_{e−} is
-    /// −∂_a, ∂_a − ∂_b, ∂_b, ∂_e, −∂_e) and w·τ_b/h [N·m].
-    bending: Vec<([Vec3; 3], f64)>,
-    /// Shear: ∂θ/∂(warp), ∂θ/∂(weft) [1/m] (∇θ at the corners p00, p10, p01, p11 is
-    /// ½(−∂_w − ∂_f), ½(∂_w − ∂_f), ½(∂_f − ∂_w), ½(∂_w + ∂_f)) and A·½(τ_w + τ_f) [N·m/rad].
-    shear: Vec<([Vec3; 2], f64)>,
+    pub(super) traction: Vec<TractionFactor>,
+    pub(super) bending: Vec<BendingFactor>,
+    pub(super) shear: Vec<ShearFactor>,
+}
+
+impl KesTangent {
+    /// Sized for `kes` (every factor then written by the force evaluation that fills it).
+    pub(super) fn resize_for(&mut self, kes: &KesConnectors) {
+        self.traction
+            .resize(kes.traction.len(), TractionFactor::default());
+        self.bending
+            .resize(kes.bending.len(), BendingFactor::default());
+        self.shear.resize(kes.shear.len(), ShearFactor::default());
+    }
+}
+
+/// A law's trial state, force and tangent at `strain` from `state`, with one elastic
+/// evaluation: the state and force of [`MaterialLaw::trial`], the τ of
+/// [`MaterialLaw::tangent`] (the same operations, so the same numbers).
+#[inline(always)]
+pub(super) fn trial_and_tangent<L: MaterialLaw>(
+    law: &L,
+    state: &LawState,
+    strain: f64,
+) -> (LawState, f64, f64) {
+    let mut next = *state;
+    next.friction
+        .advance(&law.friction().shape, strain - state.strain);
+    next.strain = strain;
+    law.update_flags(&mut next, strain);
+    let (tau, force) = law.tangent(state, &next, strain);
+    (next, force, tau)
+}
+
+/// The traction factor from the connector's geometry (d = p_b − p_a, l = |d|), force and τ.
+#[inline(always)]
+pub(super) fn traction_factor(
+    c: &Traction,
+    d: Vec3,
+    l: f64,
+    force: f64,
+    tau: f64,
+) -> TractionFactor {
+    let tau = tau.max(0.0);
+    let (dir, lateral) = if l > 0.0 {
+        let inv_l = 1.0 / l;
+        (d * inv_l, c.width * force.max(0.0) * inv_l)
+    } else {
+        (Vec3::zeros(), 0.0)
+    };
+    TractionFactor {
+        dir,
+        axial: c.width * tau / c.rest,
+        lateral,
+        ends: [c.a, c.b],
+    }
+}
+
+/// The bending factor from the turning angle's gradients and τ_b.
+#[inline(always)]
+pub(super) fn bending_factor(c: &Bending, grad: [Vec3; 3], tau: f64) -> BendingFactor {
+    BendingFactor {
+        grad,
+        k: c.width * tau.max(0.0) / c.rest,
+        points: [c.a, c.c, c.b, c.e_plus, c.e_minus],
+    }
+}
+
+/// The shear factor from the shear angle's gradients and τ_w + τ_f.
+#[inline(always)]
+pub(super) fn shear_factor(c: &Shear, grad: [Vec3; 2], tau: f64) -> ShearFactor {
+    ShearFactor {
+        grad,
+        k: c.area * 0.5 * tau.max(0.0),
+        corners: c.p,
+    }
+}
+
+/// m += k·a·aᵀ, each entry as (a_i·a_j)·k (the numbers of `m += a * aᵀ * k`), its six
+/// distinct products once.
+#[inline(always)]
+fn add_sym_outer(m: &mut Mat3, a: &Vec3, k: f64) {
+    let (x, y, z) = (a.x, a.y, a.z);
+    let (xy, xz, yz) = ((x * y) * k, (x * z) * k, (y * z) * k);
+    m[(0, 0)] += (x * x) * k;
+    m[(1, 1)] += (y * y) * k;
+    m[(2, 2)] += (z * z) * k;
+    m[(0, 1)] += xy;
+    m[(1, 0)] += xy;
+    m[(0, 2)] += xz;
+    m[(2, 0)] += xz;
+    m[(1, 2)] += yz;
+    m[(2, 1)] += yz;
 }
 
 impl KesConnectors {
@@ -35,16 +154,8 @@ impl KesConnectors {
                 let l = d.norm();
                 let law = &self.laws.traction[c.dir as usize];
                 let strain = l / c.rest - 1.0;
-                let next = &trial[k];
-                let (tau, force) = law.tangent(&self.states[k], next, strain);
-                let tau = tau.max(0.0);
-                let (dir, lateral) = if l > 0.0 {
-                    let inv_l = 1.0 / l;
-                    (d * inv_l, c.width * force.max(0.0) * inv_l)
-                } else {
-                    (Vec3::zeros(), 0.0)
-                };
-                (dir, c.width * tau / c.rest, lateral)
+                let (tau, force) = law.tangent(&self.states[k], &trial[k], strain);
+                traction_factor(c, d, l, force, tau)
             }));
         out.bending.clear();
         out.bending
@@ -55,9 +166,8 @@ impl KesConnectors {
                 let law = &self.laws.bending[c.dir as usize];
                 let tau = law
                     .tangent(&self.states[nt + k], &trial[nt + k], phi / c.rest)
-                    .0
-                    .max(0.0);
-                ([d_ra, d_rb, d_e], c.width * tau / c.rest)
+                    .0;
+                bending_factor(c, [d_ra, d_rb, d_e], tau)
             }));
         out.shear.clear();
         let base = nt + nb;
@@ -65,14 +175,12 @@ impl KesConnectors {
             .par_extend(self.shear.par_iter().enumerate().map(|(k, c)| {
                 let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
                 let s = base + 2 * k;
-                let tau: f64 = (0..2)
-                    .map(|d| {
-                        self.laws.shear[d]
-                            .tangent(&self.states[s + d], &trial[s + d], theta)
-                            .0
-                    })
-                    .sum();
-                ([d_tw, d_tf], c.area * 0.5 * tau.max(0.0))
+                let [tw, tf] = [0, 1].map(|d| {
+                    self.laws.shear[d]
+                        .tangent(&self.states[s + d], &trial[s + d], theta)
+                        .0
+                });
+                shear_factor(c, [d_tw, d_tf], tw + tf)
             }));
     }
 
@@ -119,27 +227,22 @@ impl KesConnectors {
         self.add_band_tangent_product(&self.band(0, 1), t, v, y);
     }
 
-    /// y += K·v over the connectors of `band`.
+    /// y += K·v over the connectors of `band` (the factors carry their particles).
     #[inline]
     fn add_band_tangent_product(&self, band: &Band, t: &KesTangent, v: &[Vec3], y: &mut [Vec3]) {
-        for (c, &(dir, axial, lateral)) in self.traction[band.traction.clone()]
-            .iter()
-            .zip(t.traction.get(band.traction.clone()).unwrap_or_default())
-        {
-            let (a, b) = (c.a as usize, c.b as usize);
+        for tf in t.traction.get(band.traction.clone()).unwrap_or_default() {
+            let (a, b) = (tf.ends[0] as usize, tf.ends[1] as usize);
+            let (dir, axial, lateral) = (tf.dir, tf.axial, tf.lateral);
             let u = v[b] - v[a];
             let along = dir.dot(&u);
             let f = dir * (along * (axial - lateral)) + u * lateral;
             y[a] -= f;
             y[b] += f;
         }
-        for (c, &([d_a, d_b, d_e], k)) in self.bending[band.bending.clone()]
-            .iter()
-            // a partial K (the tests' traction-only one) has no factors of the other kinds
-            .zip(t.bending.get(band.bending.clone()).unwrap_or_default())
-        {
-            let (a, m, b) = (c.a as usize, c.c as usize, c.b as usize);
-            let (ep, em) = (c.e_plus as usize, c.e_minus as usize);
+        // a partial K (the tests' traction-only one) has no factors of the other kinds
+        for bf in t.bending.get(band.bending.clone()).unwrap_or_default() {
+            let ([d_a, d_b, d_e], k) = (bf.grad, bf.k);
+            let [a, m, b, ep, em] = bf.points.map(|i| i as usize);
             // ∇φ·v with ∇φ = (−∂_a, ∂_a − ∂_b, ∂_b, ∂_e, −∂_e), then y += ∇φ·(k·s)
             let s =
                 k * (d_a.dot(&(v[m] - v[a])) + d_b.dot(&(v[b] - v[m])) + d_e.dot(&(v[ep] - v[em])));
@@ -150,11 +253,9 @@ impl KesConnectors {
             y[ep] += fe;
             y[em] -= fe;
         }
-        for (c, &([d_w, d_f], k)) in self.shear[band.shear.clone()]
-            .iter()
-            .zip(t.shear.get(band.shear.clone()).unwrap_or_default())
-        {
-            let [p00, p10, p01, p11] = c.p.map(|i| i as usize);
+        for sf in t.shear.get(band.shear.clone()).unwrap_or_default() {
+            let ([d_w, d_f], k) = (sf.grad, sf.k);
+            let [p00, p10, p01, p11] = sf.corners.map(|i| i as usize);
             // ∇θ = ½(−∂_w − ∂_f, ∂_w − ∂_f, ∂_f − ∂_w, ∂_w + ∂_f) at p00, p10, p01, p11
             let (u, w) = (v[p11] - v[p00], v[p10] - v[p01]);
             let s = 0.25 * k * (d_w.dot(&(u + w)) + d_f.dot(&(u - w)));
@@ -175,35 +276,30 @@ impl KesConnectors {
         diag: &mut [Mat3],
         mut edge: impl FnMut(usize, usize, Mat3),
     ) {
-        for (c, &(dir, axial, lateral)) in self.traction.iter().zip(&t.traction) {
+        for tf in &t.traction {
+            let (dir, axial, lateral) = (tf.dir, tf.axial, tf.lateral);
             let blk = dir * dir.transpose() * (axial - lateral) + Mat3::identity() * lateral;
-            diag[c.a as usize] += blk;
-            diag[c.b as usize] += blk;
-            edge(c.a as usize, c.b as usize, blk);
+            let (a, b) = (tf.ends[0] as usize, tf.ends[1] as usize);
+            diag[a] += blk;
+            diag[b] += blk;
+            edge(a, b, blk);
         }
-        for (c, (d, k)) in self.bending.iter().zip(&t.bending) {
-            for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus]
-                .iter()
-                .zip(&bending_gradient(d))
-            {
-                diag[i as usize] += gi * gi.transpose() * *k;
+        for bf in &t.bending {
+            for (&i, gi) in bf.points.iter().zip(&bending_gradient(&bf.grad)) {
+                add_sym_outer(&mut diag[i as usize], gi, bf.k);
             }
         }
-        for (c, &([d_w, d_f], k)) in self.shear.iter().zip(&t.shear) {
+        for sf in &t.shear {
+            let ([d_w, d_f], k) = (sf.grad, sf.k);
             // ∇θ = ½(−P, M, −M, P) at p00, p10, p01, p11 (P = ∂_w + ∂_f, M = ∂_w − ∂_f), so
             // K's blocks k·∇θ_a∇θ_bᵀ are ±¼k·PPᵀ, MMᵀ, PMᵀ or MPᵀ: three outer products
             let (p, m) = (d_w + d_f, d_w - d_f);
             let q = 0.25 * k;
-            let (pp, mm, pm) = (
-                p * p.transpose() * q,
-                m * m.transpose() * q,
-                p * m.transpose() * q,
-            );
-            let [p00, p10, p01, p11] = c.p.map(|i| i as usize);
-            diag[p00] += pp;
-            diag[p11] += pp;
-            diag[p10] += mm;
-            diag[p01] += mm;
+            let pm = p * m.transpose() * q;
+            let [p00, p10, p01, p11] = sf.corners.map(|i| i as usize);
+            for (i, g) in [(p00, &p), (p11, &p), (p10, &m), (p01, &m)] {
+                add_sym_outer(&mut diag[i], g, q);
+            }
             // −K_ab of the cell's sides (p00–p10, p01–p11 along the warp, p00–p01, p10–p11
             // along the weft), lower index first; its diagonals p00–p11, p10–p01 lie on no line
             edge(p00, p10, pm);
@@ -215,6 +311,7 @@ impl KesConnectors {
 }
 
 /// ∇φ at p_a, p_c, p_b, p_{e+}, p_{e−} from ∂φ/∂r_a, ∂φ/∂r_b, ∂φ/∂e [1/m].
+#[inline(always)]
 fn bending_gradient(&[d_a, d_b, d_e]: &[Vec3; 3]) -> [Vec3; 5] {
     [-d_a, d_a - d_b, d_b, d_e, -d_e]
 }
@@ -284,6 +381,76 @@ pub(crate) mod tests {
             bending: [b, b],
             shear: [s, s],
         }
+    }
+
+    /// The force pass that writes K's factors (`add_forces_and_tangent`) gives the forces,
+    /// trial states and factors of `add_forces` followed by `tangent`, bit for bit, on one
+    /// thread and split in bands on two: a 32 × 30 sheet stretched into the power toe (warp),
+    /// sheared and bent, its friction states committed from a larger deformation.
+    #[test]
+    fn forces_with_tangent_match_a_pass_of_their_own() {
+        let (nu, nv, h) = (32, 30, 0.01);
+        let grid = Grid::new(nu, nv, h, h).unwrap();
+        let mut l = laws();
+        l.traction[0].toe = ToeShape::Power;
+        let mut kes = KesConnectors::new(&grid, l);
+        assert!(kes.len() >= PARALLEL_CONNECTORS, "{}", kes.len());
+        let place = |s: f64| -> Vec<Vec3> {
+            (0..nu * nv)
+                .map(|k| {
+                    let (i, j) = grid.coords(k);
+                    let (u, w) = (i as f64 * h, j as f64 * h);
+                    let z = 2e-3 * s * ((i * j) as f64 * 0.3).sin();
+                    Vec3::new(u * (1.0 + 0.03 * s) + 0.1 * s * w, w * (1.0 + 0.01 * s), z)
+                })
+                .collect()
+        };
+        let n = nu * nv;
+        let mut trial = vec![LawState::default(); kes.state_len()];
+        let mut f = vec![Vec3::zeros(); n];
+        kes.add_forces(&place(1.0), &mut trial, &mut f);
+        kes.commit(&mut trial);
+        let x = place(0.6);
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let (mut t1, mut f1) = (
+                    vec![LawState::default(); kes.state_len()],
+                    vec![Vec3::zeros(); n],
+                );
+                kes.add_forces(&x, &mut t1, &mut f1);
+                let mut k1 = KesTangent::default();
+                kes.tangent(&x, &t1, &mut k1);
+                let (mut t2, mut f2) = (
+                    vec![LawState::default(); kes.state_len()],
+                    vec![Vec3::zeros(); n],
+                );
+                let mut k2 = KesTangent::default();
+                kes.add_forces_and_tangent(&x, &mut t2, &mut f2, &mut k2);
+                assert_eq!(f1, f2, "{threads} threads");
+                assert_eq!(t1, t2, "{threads} threads");
+                assert_eq!(k1.traction, k2.traction, "{threads} threads");
+                assert_eq!(k1.bending, k2.bending, "{threads} threads");
+                assert_eq!(k1.shear, k2.shear, "{threads} threads");
+            });
+        }
+        // the case is not trivial: the power toe in use, angles and their stiffness non-zero
+        let mut t = KesTangent::default();
+        kes.add_forces_and_tangent(&x, &mut trial, &mut f, &mut t);
+        let toe = (0..kes.traction.len()).any(|k| {
+            let c = &kes.traction[k];
+            let strain = (x[c.b as usize] - x[c.a as usize]).norm() / c.rest - 1.0;
+            c.dir == super::super::WARP && strain > 0.0 && strain < 0.02
+        });
+        assert!(toe);
+        assert!(t
+            .bending
+            .iter()
+            .any(|b| b.k > 0.0 && b.grad[0].norm() > 0.0));
+        assert!(t.shear.iter().any(|s| s.k > 0.0 && s.grad[0].norm() > 0.0));
     }
 
     /// A flat sheet stretched by (1 + ε_u, 1 + ε_v): no bending moment or shear force acts
@@ -374,16 +541,16 @@ pub(crate) mod tests {
             // shear couplings of each cell's sides: k·∇θ_a∇θ_bᵀ (not its diagonals')
             let mut rest = diag[k] * 0.0;
             let mut sides = Vec3::zeros();
-            for (c, (d, kb)) in kes.bending.iter().zip(&t.bending) {
-                let g = bending_gradient(d);
+            for (c, bf) in kes.bending.iter().zip(&t.bending) {
+                let (g, kb) = (bending_gradient(&bf.grad), &bf.k);
                 for (&i, gi) in [c.a, c.c, c.b, c.e_plus, c.e_minus].iter().zip(&g) {
                     if i as usize == k {
                         rest += gi * gi.transpose() * *kb;
                     }
                 }
             }
-            for (c, (d, ks)) in kes.shear.iter().zip(&t.shear) {
-                let g = shear_gradient(d);
+            for (c, sf) in kes.shear.iter().zip(&t.shear) {
+                let (g, ks) = (shear_gradient(&sf.grad), &sf.k);
                 for (&i, gi) in c.p.iter().zip(&g) {
                     if i as usize == k {
                         rest += gi * gi.transpose() * *ks;

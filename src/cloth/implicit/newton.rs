@@ -30,9 +30,6 @@ pub(crate) struct NewtonScratch {
     q: Vec<Vec3>,
     /// Per particle m/Δt² + (γm + cA)/Δt [N/m].
     inertia: Vec<f64>,
-    diag: Vec<Mat3>,
-    /// K's couplings along the lines (a, b, −K_ab) for the line preconditioner.
-    edges: Vec<(usize, usize, Mat3)>,
     tangent: KesTangent,
     lines: LinePreconditioner,
     /// One buffer per rayon thread but the first for the banded tangent product.
@@ -42,15 +39,28 @@ pub(crate) struct NewtonScratch {
 }
 
 /// The unscaled residual g at `x` into `r` (zero on pinned rows), with max_i |D_i⁻¹g_i| [m]
-/// and ‖D⁻¹g‖₂ [m].
-fn residual(be: &mut BackwardEuler<'_>, x: &[Vec3], r: &mut [Vec3]) -> (f64, f64) {
+/// and ‖D⁻¹g‖₂ [m]; the kes tangent's factors at `x` into `tangent` from the same force pass
+/// when given (`tangent_written` says whether they were).
+fn residual(
+    be: &mut BackwardEuler<'_>,
+    x: &[Vec3],
+    r: &mut [Vec3],
+    tangent: Option<&mut KesTangent>,
+    tangent_written: &mut bool,
+) -> (f64, f64) {
     let inv_dt = 1.0 / be.dt;
     let ws = &mut *be.ws;
     for ((v, x1), x0) in ws.vel.iter_mut().zip(x).zip(be.x0) {
         *v = (x1 - x0) * inv_dt;
     }
-    be.world
-        .forces(x, &ws.vel, &mut ws.trial, &mut ws.normals, &mut ws.force);
+    *tangent_written = be.world.forces_and_tangent(
+        x,
+        &ws.vel,
+        &mut ws.trial,
+        &mut ws.normals,
+        &mut ws.force,
+        tangent,
+    );
     let pinned = be.world.pinned();
     let (mut max, mut sq) = (0.0f64, 0.0);
     for k in 0..x.len() {
@@ -145,7 +155,11 @@ pub(crate) fn newton_solve(
     );
     sc.cg_iterations = 0;
     let mut out = SolveOutcome::default();
-    let (mut norm, mut merit) = residual(be, x, &mut sc.r);
+    // the tangent's factors come with the first residual (most steps need them there: the
+    // predictor rarely meets the tolerance, the first Newton step mostly does)
+    let mut tangent_at_x = false;
+    let (mut norm, mut merit) =
+        residual(be, x, &mut sc.r, Some(&mut sc.tangent), &mut tangent_at_x);
     out.evaluations = 1;
     loop {
         if out.ends_at(norm, params.tolerance, params.max_iterations) {
@@ -153,21 +167,17 @@ pub(crate) fn newton_solve(
         }
         out.iterations += 1;
         // the tangent at x, from the trial states the residual at x left
-        sc.diag.clear();
-        sc.diag
-            .extend(sc.inertia.iter().map(|&s| Mat3::identity() * s));
         let ready = match &world.material {
             Material::Kes(k) => {
-                k.tangent(x, &be.ws.trial, &mut sc.tangent);
+                if !tangent_at_x {
+                    k.tangent(x, &be.ws.trial, &mut sc.tangent);
+                }
+                // counted as an evaluation either way (fused or a pass of its own)
                 out.evaluations += 1;
-                sc.edges.clear();
-                let edges = &mut sc.edges;
-                k.tangent_blocks(&sc.tangent, &mut sc.diag, |a, b, m| edges.push((a, b, m)));
-                let edges = &sc.edges;
-                sc.lines.build(world, &sc.diag, |edge| {
-                    for &(a, b, m) in edges {
-                        edge(a, b, m);
-                    }
+                let (tangent, inertia) = (&sc.tangent, &sc.inertia);
+                sc.lines.build_with(world, |diag, edge| {
+                    diag.extend(inertia.iter().map(|&s| Mat3::identity() * s));
+                    k.tangent_blocks(tangent, diag, edge);
                 })
             }
             _ => false,
@@ -240,7 +250,7 @@ pub(crate) fn newton_solve(
             for ((xt, xi), d) in sc.x_try.iter_mut().zip(x.iter()).zip(&sc.delta) {
                 *xt = xi + d * lambda;
             }
-            let (nt, mt) = residual(be, &sc.x_try, &mut sc.r_try);
+            let (nt, mt) = residual(be, &sc.x_try, &mut sc.r_try, None, &mut tangent_at_x);
             out.evaluations += 1;
             if mt < merit || (lambda < 0.05 && nt.is_finite()) {
                 (norm, merit) = (nt, mt);
@@ -248,7 +258,7 @@ pub(crate) fn newton_solve(
             }
             if lambda < 0.05 {
                 // no finite step: end unconverged on x, its trial states evaluated again
-                let (nx, _) = residual(be, x, &mut sc.r);
+                let (nx, _) = residual(be, x, &mut sc.r, None, &mut tangent_at_x);
                 out.evaluations += 1;
                 out.residual = nx;
                 return out;
