@@ -203,28 +203,28 @@ impl<'a> PathProblem<'a> {
                     *r = (fk - y) * inv_scale;
                 }
             }
-            // column-major storage: column c of the segment is one contiguous run of rows
-            let rows = jp[..m * idx::N].chunks_exact(idx::N);
+            // column-major on both sides: column c of the segment is a combination of
+            // contiguous runs of ∂F/∂p (the same sums, term by term, as row by row)
+            let sensitivity = |k: usize| &jp[k * m..(k + 1) * m];
             for (c, nz) in nz.iter().enumerate() {
                 let column = &mut storage[c * total_rows + at..c * total_rows + at + m];
                 let scale = column_scale.map_or(1.0, |d| d[c]);
                 let scaled = column_scale.is_some();
                 match nz.as_slice() {
-                    // most coordinates are one physical parameter: a strided copy
+                    // most coordinates are one physical parameter: a scaled copy
                     &[(k, v)] => {
-                        for (out, row) in column.iter_mut().zip(rows.clone()) {
-                            let sum = 0.0 + row[k] * v;
-                            *out = sum * inv_scale;
+                        for (out, dp) in column.iter_mut().zip(sensitivity(k)) {
+                            *out = (0.0 + dp * v) * inv_scale;
                         }
                     }
                     _ => {
-                        for (out, row) in column.iter_mut().zip(rows.clone()) {
-                            let mut sum = 0.0;
-                            for &(k, v) in nz {
-                                sum += row[k] * v;
+                        column.iter_mut().for_each(|out| *out = 0.0);
+                        for &(k, v) in nz {
+                            for (out, dp) in column.iter_mut().zip(sensitivity(k)) {
+                                *out += dp * v;
                             }
-                            *out = sum * inv_scale;
                         }
+                        column.iter_mut().for_each(|out| *out *= inv_scale);
                     }
                 }
                 if scaled {
