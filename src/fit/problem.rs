@@ -5,7 +5,7 @@
 use std::cell::{Cell, RefCell};
 
 use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
-use nalgebra::{DMatrix, DVector, Dyn, Owned};
+use nalgebra::{DMatrix, DMatrixView, DVector, DVectorView, Dyn, Owned};
 
 use super::coords::Coordinates;
 use super::options::{FitProgress, ProgressSink};
@@ -136,6 +136,7 @@ impl<'a> PathProblem<'a> {
     }
 
     /// Jacobian of the scaled residuals with respect to the free coordinates q (not θ).
+    #[cfg(test)]
     pub(crate) fn jacobian_q(&self) -> DMatrix<f64> {
         self.jacobian_scaled(None, None)
     }
@@ -266,15 +267,26 @@ impl<'a> PathProblem<'a> {
         Some(jtj.try_inverse()? * s2)
     }
 
-    /// JᵀJ and s² = RSS/(m − n); None without degrees of freedom or residuals.
+    /// JᵀJ and s² = RSS/(m − n), J and r from one drive of the law with its sensitivities;
+    /// None without degrees of freedom or where a residual is not finite.
     fn normal_matrix(&self) -> Option<(DMatrix<f64>, f64)> {
-        let r = self.residuals()?;
-        let j = self.jacobian_q();
-        let (m, n) = j.shape();
+        let (m, n) = (self.total_rows(), self.coords.free.len());
         if m <= n || n == 0 {
             return None;
         }
-        Some((j.transpose() * &j, r.norm_squared() / (m - n) as f64))
+        let mut storage = vec![0.0; m * (n + 1)];
+        let (j, r) = storage.split_at_mut(m * n);
+        self.fill_jacobian(None, Some(&mut r[..self.rows]), j, m);
+        if self.values.is_some() {
+            let values = self.value_rows(&self.coords.physical(&self.coords.q));
+            r[self.rows..].copy_from_slice(&values);
+        }
+        let r = DVectorView::from_slice(r, m);
+        if !all_finite_slice(r.as_slice()) {
+            return None;
+        }
+        let j = DMatrixView::from_slice(j, m, n);
+        Some((j.tr_mul(&j), r.norm_squared() / (m - n) as f64))
     }
 
     /// The covariance a report shows: s²(JᵀJ)⁻¹ over the coordinates JᵀJ identifies; the rows
