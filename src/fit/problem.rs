@@ -511,14 +511,24 @@ pub(crate) struct Solution {
     pub iterations: usize,
 }
 
-/// One least-squares run; returns the problem at its optimum, the termination, evaluations.
+/// One least-squares run: the problem at its optimum, why it stopped, the residual
+/// evaluations, and the objective there (‖r‖², value rows included) where the run ended on a
+/// point whose residuals it evaluated (every termination but a failure).
+pub(crate) struct LmRun<'a> {
+    pub problem: PathProblem<'a>,
+    pub termination: Termination,
+    pub evaluations: usize,
+    pub objective: Option<f64>,
+}
+
+/// One least-squares run from `coords` ([`LmRun`]).
 pub(crate) fn run_lm<'a>(
     coords: Coordinates,
     segments: Vec<Segment<'a>>,
     values: Option<ValueTargets>,
     max_evaluations: usize,
     progress: Option<(ProgressSink<'a>, &'a str)>,
-) -> (PathProblem<'a>, Termination, usize) {
+) -> LmRun<'a> {
     let mut problem = PathProblem::joint(coords, segments).with_values(values);
     problem.progress = progress;
     let free = problem.coords.free.len();
@@ -536,11 +546,24 @@ pub(crate) fn run_lm<'a>(
     } else {
         lm.minimize(problem)
     };
-    (
+    let termination: Termination = report.termination.into();
+    // the crate keeps ½‖r‖² of the point it ends on (its last accepted one); after a failed
+    // evaluation the problem may stand elsewhere, and the objective is not known
+    let ended_on_a_point = matches!(
+        termination,
+        Termination::Converged { .. }
+            | Termination::Orthogonal
+            | Termination::ResidualsZero
+            | Termination::LostPatience
+            | Termination::NoImprovementPossible(_)
+    );
+    let objective = 2.0 * report.objective_function;
+    LmRun {
         problem,
-        report.termination.into(),
-        report.number_of_evaluations,
-    )
+        termination,
+        evaluations: report.number_of_evaluations,
+        objective: (ended_on_a_point && objective.is_finite()).then_some(objective),
+    }
 }
 
 #[cfg(test)]

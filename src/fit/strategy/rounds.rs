@@ -102,7 +102,8 @@ fn pin_at_bounds(
 }
 
 /// The least-squares objective (sum of squared scaled residuals, value rows included) where
-/// the problem stands; infinite where it cannot be computed.
+/// the problem stands, by a drive of the law (where the run did not say it: [`run_lm`]);
+/// infinite where it cannot be computed.
 fn objective(problem: &PathProblem<'_>) -> f64 {
     problem
         .residuals()
@@ -229,19 +230,19 @@ pub(super) fn refine<'a>(
         .min(run.max_evaluations);
         let before = coords.clone();
         let objective_before = objective_now;
-        let (pr, term, evals) = run_lm(
+        let done = run_lm(
             coords.clone(),
             run.segments.to_vec(),
             run.targets.clone(),
             budget,
             Some((run.progress, run.label)),
         );
-        problem = pr;
-        termination = term;
-        evaluations += evals;
+        problem = done.problem;
+        termination = done.termination;
+        evaluations += done.evaluations;
         iterations += problem.jacobian_evaluations.get();
         coords = problem.coords.clone();
-        objective_now = objective(&problem);
+        objective_now = done.objective.unwrap_or_else(|| objective(&problem));
         // a candidate that cannot win is not refined further
         aic_floor = run.leader.and_then(|l| l.outranks(&problem));
         if aic_floor.is_some() {
@@ -288,16 +289,17 @@ pub(super) fn refine<'a>(
                 let mut trial_coords = coords.clone();
                 let mut trial_pinned = Vec::new();
                 pin_at_bounds(&mut trial_coords, &creeping, &mut trial_pinned, test);
-                let (trial, _, trial_evals) = run_lm(
+                let done = run_lm(
                     trial_coords,
                     run.segments.to_vec(),
                     run.targets.clone(),
                     CHUNK_ITERATIONS * n1,
                     Some((run.progress, run.label)),
                 );
-                evaluations += trial_evals;
+                let trial = done.problem;
+                evaluations += done.evaluations;
                 iterations += trial.jacobian_evaluations.get();
-                let trial_objective = objective(&trial);
+                let trial_objective = done.objective.unwrap_or_else(|| objective(&trial));
                 if trial_objective <= objective_now {
                     problem = trial;
                     coords = problem.coords.clone();
