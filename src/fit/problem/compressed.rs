@@ -2,7 +2,7 @@
 //! J = QR (Householder, m × n) the residuals [Qᵀr; ‖(I − QQᵀ)r‖] and the Jacobian [R; 0] have
 //! n + 1 rows instead of m, and ‖r_c + J_c·p‖ = ‖r + J·p‖ for every step p.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use levenberg_marquardt::LeastSquaresProblem;
 use nalgebra::{DMatrix, DVector, DVectorView, Dyn, Owned};
@@ -17,10 +17,25 @@ use super::PathProblem;
 /// forces); the Jacobian of an accepted point is then the one already computed there.
 pub(crate) struct Compressed<'a> {
     pub problem: PathProblem<'a>,
-    /// θ of the last residual evaluation and the compressed Jacobian there.
-    last: RefCell<Option<(DVector<f64>, DMatrix<f64>)>>,
+    /// θ of the last compressed residual evaluation, the compressed Jacobian there and ‖r‖.
+    last: RefCell<Option<(DVector<f64>, DMatrix<f64>, f64)>>,
     /// The augmented m × (n + 1) matrix [J | r], kept between evaluations (none allocates it).
     augmented: RefCell<Vec<f64>>,
+    /// ‖r‖ at the point the crate stands on (where it last took the Jacobian); infinite
+    /// before the first.
+    standing: Cell<f64>,
+}
+
+/// A trial point whose ‖r‖ exceeds the standing point's by more than this fraction is one
+/// the crate rejects (its actual reduction is negative) whatever the residuals' direction.
+const NO_DESCENT: f64 = 1e-12;
+
+/// What one residual evaluation found.
+enum Evaluated {
+    /// The compressed residuals, the compressed Jacobian, ‖r‖.
+    Compressed(DVector<f64>, DMatrix<f64>, f64),
+    /// A point with a larger ‖r‖ than the standing one's: only its norm.
+    Rejected(f64),
 }
 
 impl<'a> Compressed<'a> {
@@ -29,15 +44,23 @@ impl<'a> Compressed<'a> {
             problem,
             last: RefCell::new(None),
             augmented: RefCell::new(Vec::new()),
+            standing: Cell::new(f64::INFINITY),
         }
     }
 
-    /// The compressed residuals and Jacobian at the current θ; None where either is not finite.
-    fn compress(&self) -> Option<(DVector<f64>, DMatrix<f64>)> {
+    /// The compressed residuals and Jacobian at the current θ; None where either is not
+    /// finite. A point no lower than the standing one (`skip_ascent`) gets no QR: the crate
+    /// uses only the norm of its residuals.
+    fn evaluate(&self, skip_ascent: bool) -> Option<Evaluated> {
         let mut a = self.augmented.borrow_mut();
         let (m, n) = self.problem.augmented_theta(&mut a)?;
+        let norm = DVectorView::from_slice(&a[m * n..m * (n + 1)], m).norm();
+        if skip_ascent && norm > self.standing.get() * (1.0 + NO_DESCENT) {
+            return Some(Evaluated::Rejected(norm));
+        }
         let (rc, jc) = householder_compress(&mut a[..m * (n + 1)], m, n);
-        (rc.iter().chain(jc.iter()).all(|v| v.is_finite())).then_some((rc, jc))
+        (rc.iter().chain(jc.iter()).all(|v| v.is_finite()))
+            .then_some(Evaluated::Compressed(rc, jc, norm))
     }
 }
 
@@ -116,20 +139,37 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Compressed<'_> {
     }
 
     fn residuals(&self) -> Option<DVector<f64>> {
-        let (rc, jc) = self.compress()?;
-        *self.last.borrow_mut() = Some((self.problem.params(), jc));
-        Some(rc)
+        match self.evaluate(true)? {
+            Evaluated::Compressed(rc, jc, norm) => {
+                *self.last.borrow_mut() = Some((self.problem.params(), jc, norm));
+                Some(rc)
+            }
+            // the crate rejects this point (its ‖r‖ rose) and reads only the norm
+            Evaluated::Rejected(norm) => {
+                let n = self.problem.coords.free.len();
+                let mut rc = DVector::zeros(n + 1);
+                rc[n] = norm;
+                Some(rc)
+            }
+        }
     }
 
     fn jacobian(&self) -> Option<DMatrix<f64>> {
         self.problem.count_jacobian();
         let theta = self.problem.params();
-        if let Some((at, jc)) = self.last.borrow().as_ref() {
+        if let Some((at, jc, norm)) = self.last.borrow().as_ref() {
             if *at == theta {
+                self.standing.set(*norm);
                 return Some(jc.clone());
             }
         }
-        self.compress().map(|(_, jc)| jc)
+        match self.evaluate(false)? {
+            Evaluated::Compressed(_, jc, norm) => {
+                self.standing.set(norm);
+                Some(jc)
+            }
+            Evaluated::Rejected(_) => None,
+        }
     }
 }
 
