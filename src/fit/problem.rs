@@ -209,27 +209,37 @@ impl<'a> PathProblem<'a> {
             let sensitivity = |k: usize| &jp[k * m..(k + 1) * m];
             for (c, nz) in nz.iter().enumerate() {
                 let column = &mut storage[c * total_rows + at..c * total_rows + at + m];
-                let scale = column_scale.map_or(1.0, |d| d[c]);
-                let scaled = column_scale.is_some();
-                match nz.as_slice() {
+                let Some((&(k0, v0), more)) = nz.split_first() else {
+                    column.iter_mut().for_each(|out| *out = 0.0);
+                    continue;
+                };
+                // Σ ∂F/∂p·∂p/∂q term by term, then / y_range and × dq/dθ (one pass each,
+                // the same operations in the same order as element by element)
+                let scale = column_scale.map(|d| d[c]);
+                if more.is_empty() {
                     // most coordinates are one physical parameter: a scaled copy
-                    &[(k, v)] => {
-                        for (out, dp) in column.iter_mut().zip(sensitivity(k)) {
-                            *out = (0.0 + dp * v) * inv_scale;
+                    let terms = column.iter_mut().zip(sensitivity(k0));
+                    match scale {
+                        Some(d) => {
+                            terms.for_each(|(out, dp)| *out = (0.0 + dp * v0) * inv_scale * d)
                         }
+                        None => terms.for_each(|(out, dp)| *out = (0.0 + dp * v0) * inv_scale),
                     }
-                    _ => {
-                        column.iter_mut().for_each(|out| *out = 0.0);
-                        for &(k, v) in nz {
-                            for (out, dp) in column.iter_mut().zip(sensitivity(k)) {
-                                *out += dp * v;
-                            }
-                        }
-                        column.iter_mut().for_each(|out| *out *= inv_scale);
+                    continue;
+                }
+                for (out, dp) in column.iter_mut().zip(sensitivity(k0)) {
+                    *out = 0.0 + dp * v0;
+                }
+                for &(k, v) in more {
+                    for (out, dp) in column.iter_mut().zip(sensitivity(k)) {
+                        *out += dp * v;
                     }
                 }
-                if scaled {
-                    column.iter_mut().for_each(|v| *v *= scale);
+                match scale {
+                    Some(d) => column
+                        .iter_mut()
+                        .for_each(|out| *out = *out * inv_scale * d),
+                    None => column.iter_mut().for_each(|out| *out *= inv_scale),
                 }
             }
             at += m;
