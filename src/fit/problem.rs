@@ -529,6 +529,9 @@ pub(crate) struct LmRun<'a> {
     pub termination: Termination,
     pub evaluations: usize,
     pub objective: Option<f64>,
+    /// [`PathProblem::linearised_minimum`] at the point the run ended on, where the run's
+    /// last QR was made there.
+    pub linearised_minimum: Option<f64>,
 }
 
 /// One least-squares run from `coords` ([`LmRun`]).
@@ -548,13 +551,15 @@ pub(crate) fn run_lm<'a>(
         .with_ftol(1e-7)
         .with_xtol(1e-7);
     let rows = problem.rows + problem.values.as_ref().map_or(0, |v| v.names.len());
-    let (problem, report) = if free > 0 && rows > free + 1 {
+    let (problem, report, linearised_minimum) = if free > 0 && rows > free + 1 {
         // the same iterates on n + 1 rows: the crate's pivoted QR of the m × n Jacobian at
         // every iteration was a third of the fit's time
         let (c, report) = lm.minimize(Compressed::new(problem));
-        (c.problem, report)
+        let minimum = c.linearised_minimum();
+        (c.problem, report, minimum)
     } else {
-        lm.minimize(problem)
+        let (problem, report) = lm.minimize(problem);
+        (problem, report, None)
     };
     let termination: Termination = report.termination.into();
     // the crate keeps ½‖r‖² of the point it ends on (its last accepted one); after a failed
@@ -573,6 +578,7 @@ pub(crate) fn run_lm<'a>(
         termination,
         evaluations: report.number_of_evaluations,
         objective: (ended_on_a_point && objective.is_finite()).then_some(objective),
+        linearised_minimum,
     }
 }
 

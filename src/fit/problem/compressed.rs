@@ -17,13 +17,24 @@ use super::PathProblem;
 /// forces); the Jacobian of an accepted point is then the one already computed there.
 pub(crate) struct Compressed<'a> {
     pub problem: PathProblem<'a>,
-    /// θ of the last compressed residual evaluation, the compressed Jacobian there and ‖r‖.
-    last: RefCell<Option<(DVector<f64>, DMatrix<f64>, f64)>>,
+    /// θ of the last compressed residual evaluation, the compressed Jacobian there, ‖r‖ and
+    /// ‖(I − QQᵀ)r‖.
+    last: RefCell<Option<(DVector<f64>, DMatrix<f64>, f64, f64)>>,
     /// The augmented m × (n + 1) matrix [J | r], kept between evaluations (none allocates it).
     augmented: RefCell<Vec<f64>>,
     /// ‖r‖ at the point the crate stands on (where it last took the Jacobian); infinite
     /// before the first.
     standing: Cell<f64>,
+    /// θ of that point and ‖(I − QQᵀ)r‖² there (the minimum of its linearised model).
+    standing_minimum: RefCell<Option<(DVector<f64>, f64)>>,
+}
+
+impl Compressed<'_> {
+    /// The crate stands on θ (it takes the Jacobian there): ‖r‖ and ‖(I − QQᵀ)r‖ there.
+    fn stand(&self, theta: DVector<f64>, norm: f64, outside: f64) {
+        self.standing.set(norm);
+        *self.standing_minimum.borrow_mut() = Some((theta, outside * outside));
+    }
 }
 
 /// A trial point whose ‖r‖ exceeds the standing point's by more than this fraction is one
@@ -45,7 +56,28 @@ impl<'a> Compressed<'a> {
             last: RefCell::new(None),
             augmented: RefCell::new(Vec::new()),
             standing: Cell::new(f64::INFINITY),
+            standing_minimum: RefCell::new(None),
         }
+    }
+
+    /// The least-squares minimum of the problem linearised where it stands, ‖(I − QQᵀ)r‖²
+    /// ([`PathProblem::linearised_minimum`]), from the QR already made at this point (its
+    /// last compressed evaluation, or where the crate last took its Jacobian). J in θ is J in
+    /// q times dq/dθ column by column, which spans the same space while no dq/dθ is zero;
+    /// None otherwise or where not known.
+    pub(crate) fn linearised_minimum(&self) -> Option<f64> {
+        let theta = self.problem.params();
+        if (0..theta.len()).any(|c| self.problem.coords.dq_dtheta(c, theta[c]) == 0.0) {
+            return None;
+        }
+        if let Some((at, _, _, outside)) = self.last.borrow().as_ref() {
+            if *at == theta {
+                return Some(outside * outside);
+            }
+        }
+        let standing = self.standing_minimum.borrow();
+        let (at, minimum) = standing.as_ref()?;
+        (*at == theta).then_some(*minimum)
     }
 
     /// The compressed residuals and Jacobian at the current θ; None where either is not
@@ -141,7 +173,8 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Compressed<'_> {
     fn residuals(&self) -> Option<DVector<f64>> {
         match self.evaluate(true)? {
             Evaluated::Compressed(rc, jc, norm) => {
-                *self.last.borrow_mut() = Some((self.problem.params(), jc, norm));
+                let outside = rc[rc.len() - 1];
+                *self.last.borrow_mut() = Some((self.problem.params(), jc, norm, outside));
                 Some(rc)
             }
             // the crate rejects this point (its ‖r‖ rose) and reads only the norm
@@ -157,15 +190,15 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Compressed<'_> {
     fn jacobian(&self) -> Option<DMatrix<f64>> {
         self.problem.count_jacobian();
         let theta = self.problem.params();
-        if let Some((at, jc, norm)) = self.last.borrow().as_ref() {
+        if let Some((at, jc, norm, outside)) = self.last.borrow().as_ref() {
             if *at == theta {
-                self.standing.set(*norm);
+                self.stand(theta, *norm, *outside);
                 return Some(jc.clone());
             }
         }
         match self.evaluate(false)? {
-            Evaluated::Compressed(_, jc, norm) => {
-                self.standing.set(norm);
+            Evaluated::Compressed(rc, jc, norm) => {
+                self.stand(theta, norm, rc[rc.len() - 1]);
                 Some(jc)
             }
             Evaluated::Rejected(_) => None,

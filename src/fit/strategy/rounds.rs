@@ -56,9 +56,13 @@ impl Leader {
     /// the residuals outside J's column space, from a Householder QR of [J | r]), and k = 0.
     /// With RSS/N = NRMSE²·c (c the squared force range, or 1 for replicates) for both, the
     /// candidate cannot win when N ln(NRMSE_min² / NRMSE_leader²) > 2 k_leader.
-    fn outranks(&self, problem: &PathProblem<'_>) -> Option<f64> {
+    /// `known`: that minimum where the last run already has it (`LmRun::linearised_minimum`).
+    fn outranks(&self, problem: &PathProblem<'_>, known: Option<f64>) -> Option<f64> {
         let rows = problem.total_rows();
-        let minimum = problem.linearised_minimum()? / OUTRANKED_MARGIN;
+        let minimum = match known {
+            Some(m) => m,
+            None => problem.linearised_minimum()?,
+        } / OUTRANKED_MARGIN;
         let nrmse2 = minimum / rows.max(1) as f64;
         let leader2 = self.nrmse * self.nrmse;
         let n = self.samples as f64;
@@ -197,7 +201,7 @@ pub(super) fn refine<'a>(
     if let Some(leader) = run.leader {
         let start = PathProblem::joint(coords.clone(), run.segments.to_vec())
             .with_values(run.targets.clone());
-        if let Some(floor) = leader.outranks(&start) {
+        if let Some(floor) = leader.outranks(&start, None) {
             return Refined {
                 problem: start,
                 termination: Termination::Outranked,
@@ -243,8 +247,9 @@ pub(super) fn refine<'a>(
         iterations += problem.jacobian_evaluations.get();
         coords = problem.coords.clone();
         objective_now = done.objective.unwrap_or_else(|| objective(&problem));
+        let minimum = done.linearised_minimum;
         // a candidate that cannot win is not refined further
-        aic_floor = run.leader.and_then(|l| l.outranks(&problem));
+        aic_floor = run.leader.and_then(|l| l.outranks(&problem, minimum));
         if aic_floor.is_some() {
             termination = Termination::Outranked;
             break;
