@@ -417,9 +417,10 @@ impl PathProblem<'_> {
 
     /// The Jacobian in θ and the residuals from one drive of the law with its sensitivities,
     /// as the column-major m × (n + 1) matrix [J | r] written into `storage` (grown as needed,
-    /// kept by the caller between evaluations); returns (m, n), None where any entry is not
-    /// finite.
-    pub(crate) fn augmented_theta(&self, storage: &mut Vec<f64>) -> Option<(usize, usize)> {
+    /// kept by the caller between evaluations); returns (m, n). Its entries are not checked:
+    /// a non-finite one makes the Householder QR of [J | r] non-finite (every entry enters
+    /// its column's reflection or is an entry of R), so the caller checks what it uses.
+    pub(crate) fn augmented_theta(&self, storage: &mut Vec<f64>) -> (usize, usize) {
         self.augmented(Some(&self.dq_dtheta()), storage)
     }
 
@@ -428,21 +429,18 @@ impl PathProblem<'_> {
     /// column), every step unbounded; None where r or J is not finite.
     pub(crate) fn linearised_minimum(&self) -> Option<f64> {
         let mut storage = Vec::new();
-        let (m, n) = self.augmented(None, &mut storage)?;
+        let (m, n) = self.augmented(None, &mut storage);
         if m <= n {
-            return Some(0.0);
+            return all_finite_slice(&storage).then_some(0.0);
         }
-        let (rc, _) = compressed::householder_compress(&mut storage, m, n);
-        Some(rc[n] * rc[n])
+        let (rc, jc) = compressed::householder_compress(&mut storage, m, n);
+        let finite = all_finite_slice(rc.as_slice()) && all_finite(&jc);
+        finite.then(|| rc[n] * rc[n])
     }
 
     /// [J | r] as in [`Self::augmented_theta`], J's curve columns times `column_scale` when
     /// given.
-    fn augmented(
-        &self,
-        column_scale: Option<&[f64]>,
-        storage: &mut Vec<f64>,
-    ) -> Option<(usize, usize)> {
+    fn augmented(&self, column_scale: Option<&[f64]>, storage: &mut Vec<f64>) -> (usize, usize) {
         let (m, n) = (self.total_rows(), self.coords.free.len());
         storage.resize(m * (n + 1), 0.0);
         let (j, r) = storage.split_at_mut(m * n);
@@ -454,7 +452,7 @@ impl PathProblem<'_> {
             let values = self.value_rows(&self.coords.physical(&self.coords.q));
             r[self.rows..].copy_from_slice(&values);
         }
-        all_finite_slice(storage).then_some((m, n))
+        (m, n)
     }
 }
 
@@ -466,7 +464,7 @@ fn all_finite(j: &DMatrix<f64>) -> bool {
 
 /// Whether every value is finite: an OR over the whole slice without an early exit, which
 /// vectorises (the finite case, by far the common one, reads every value anyway).
-fn all_finite_slice(v: &[f64]) -> bool {
+pub(super) fn all_finite_slice(v: &[f64]) -> bool {
     !v.iter().fold(false, |bad, x| bad | !x.is_finite())
 }
 

@@ -7,7 +7,7 @@ use std::cell::{Cell, RefCell};
 use levenberg_marquardt::LeastSquaresProblem;
 use nalgebra::{DMatrix, DVector, DVectorView, Dyn, Owned};
 
-use super::PathProblem;
+use super::{all_finite_slice, PathProblem};
 
 /// A [`PathProblem`] in compressed form. The crate's trust-region step, its tests (ftol on
 /// ‖r‖, xtol, gtol on Jᵀr and the column norms of J) and its pivoted QR see exactly the
@@ -85,10 +85,10 @@ impl<'a> Compressed<'a> {
     /// uses only the norm of its residuals.
     fn evaluate(&self, skip_ascent: bool) -> Option<Evaluated> {
         let mut a = self.augmented.borrow_mut();
-        let (m, n) = self.problem.augmented_theta(&mut a)?;
+        let (m, n) = self.problem.augmented_theta(&mut a);
         let norm = DVectorView::from_slice(&a[m * n..m * (n + 1)], m).norm();
         if skip_ascent && norm > self.standing.get() * (1.0 + NO_DESCENT) {
-            return Some(Evaluated::Rejected(norm));
+            return all_finite_slice(&a[..m * (n + 1)]).then_some(Evaluated::Rejected(norm));
         }
         let (rc, jc) = householder_compress(&mut a[..m * (n + 1)], m, n);
         (rc.iter().chain(jc.iter()).all(|v| v.is_finite()))
