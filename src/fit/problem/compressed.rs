@@ -14,7 +14,8 @@ use super::{all_finite_slice, PathProblem};
 /// full problem's quantities (up to rounding), the QR on (n + 1) × n rows. The basis Q is
 /// that of the Jacobian at the point where the residuals are taken, so every residual
 /// evaluation drives the law once with its sensitivities (the residuals are that drive's
-/// forces); the Jacobian of an accepted point is then the one already computed there.
+/// forces); the Jacobian of an accepted point is then the one already computed there. A
+/// trial point whose ‖r‖ rose gets no QR: the crate rejects it and reads only its norm.
 pub(crate) struct Compressed<'a> {
     pub problem: PathProblem<'a>,
     /// θ of the last compressed residual evaluation, the compressed Jacobian there, ‖r‖ and
@@ -334,6 +335,40 @@ mod tests {
         assert!(
             full < 0.99 * r.norm(),
             "the test's columns explain part of r"
+        );
+    }
+
+    #[test]
+    fn a_rejected_trial_point_has_the_full_residual_norm_and_a_run_its_linearised_minimum() {
+        let x = cycles();
+        let mut y = Vec::new();
+        let (coords, range) = shear_problem(&x, &mut y);
+        let mut compressed = Compressed::new(PathProblem::new(coords.clone(), &x, &y, range));
+        // the crate's first calls: residuals and Jacobian at the start, where it then stands
+        let start = compressed.residuals().unwrap().norm();
+        compressed.jacobian().unwrap();
+        // a trial point far off: its ‖r‖ rose, so it gets no QR, only its norm
+        let theta = compressed.params().map(|t| t + 0.7);
+        compressed.set_params(&theta);
+        let rc = compressed.residuals().unwrap();
+        let mut full = PathProblem::new(coords.clone(), &x, &y, range);
+        full.set_params(&theta);
+        let r = full.residuals().unwrap();
+        assert!(r.norm() > start, "the trial point is worse");
+        assert_eq!(rc.len(), theta.len() + 1);
+        assert!(rc.rows(0, theta.len()).iter().all(|v| *v == 0.0));
+        assert!((rc.norm() - r.norm()).abs() <= 1e-12 * r.norm());
+        // a run ends with the Gauss–Newton minimum of the point it ends on, from its own QR
+        let lm = LevenbergMarquardt::new()
+            .with_patience(5)
+            .with_ftol(1e-7)
+            .with_xtol(1e-7);
+        let (ended, _) = lm.minimize(Compressed::new(PathProblem::new(coords, &x, &y, range)));
+        let known = ended.linearised_minimum().unwrap();
+        let in_q = ended.problem.linearised_minimum().unwrap();
+        assert!(
+            (known - in_q).abs() <= 1e-9 * ended.problem.residuals().unwrap().norm_squared(),
+            "{known} vs {in_q}"
         );
     }
 
