@@ -18,9 +18,8 @@ use super::{all_finite_slice, PathProblem};
 /// trial point whose ‖r‖ rose gets no QR: the crate rejects it and reads only its norm.
 pub(crate) struct Compressed<'a> {
     pub problem: PathProblem<'a>,
-    /// θ of the last compressed residual evaluation, the compressed Jacobian there, ‖r‖ and
-    /// ‖(I − QQᵀ)r‖.
-    last: RefCell<Option<(DVector<f64>, DMatrix<f64>, f64, f64)>>,
+    /// The last compressed residual evaluation.
+    last: RefCell<Option<Factored>>,
     /// The augmented m × (n + 1) matrix [J | r], kept between evaluations (none allocates it).
     augmented: RefCell<Vec<f64>>,
     /// ‖r‖ at the point the crate stands on (where it last took the Jacobian); infinite
@@ -36,6 +35,17 @@ impl Compressed<'_> {
         self.standing.set(norm);
         *self.standing_minimum.borrow_mut() = Some((theta, outside * outside));
     }
+}
+
+/// A point where [J | r] was factored.
+struct Factored {
+    theta: DVector<f64>,
+    /// The compressed Jacobian [R; 0].
+    jacobian: DMatrix<f64>,
+    /// ‖r‖.
+    norm: f64,
+    /// ‖(I − QQᵀ)r‖.
+    outside: f64,
 }
 
 /// A trial point whose ‖r‖ exceeds the standing point's by more than this fraction is one
@@ -71,9 +81,9 @@ impl<'a> Compressed<'a> {
         if (0..theta.len()).any(|c| self.problem.coords.dq_dtheta(c, theta[c]) == 0.0) {
             return None;
         }
-        if let Some((at, _, _, outside)) = self.last.borrow().as_ref() {
-            if *at == theta {
-                return Some(outside * outside);
+        if let Some(last) = self.last.borrow().as_ref() {
+            if last.theta == theta {
+                return Some(last.outside * last.outside);
             }
         }
         let standing = self.standing_minimum.borrow();
@@ -173,9 +183,13 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Compressed<'_> {
 
     fn residuals(&self) -> Option<DVector<f64>> {
         match self.evaluate(true)? {
-            Evaluated::Compressed(rc, jc, norm) => {
-                let outside = rc[rc.len() - 1];
-                *self.last.borrow_mut() = Some((self.problem.params(), jc, norm, outside));
+            Evaluated::Compressed(rc, jacobian, norm) => {
+                *self.last.borrow_mut() = Some(Factored {
+                    theta: self.problem.params(),
+                    jacobian,
+                    norm,
+                    outside: rc[rc.len() - 1],
+                });
                 Some(rc)
             }
             // the crate rejects this point (its ‖r‖ rose) and reads only the norm
@@ -191,10 +205,10 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Compressed<'_> {
     fn jacobian(&self) -> Option<DMatrix<f64>> {
         self.problem.count_jacobian();
         let theta = self.problem.params();
-        if let Some((at, jc, norm, outside)) = self.last.borrow().as_ref() {
-            if *at == theta {
-                self.stand(theta, *norm, *outside);
-                return Some(jc.clone());
+        if let Some(last) = self.last.borrow().as_ref() {
+            if last.theta == theta {
+                self.stand(theta, last.norm, last.outside);
+                return Some(last.jacobian.clone());
             }
         }
         match self.evaluate(false)? {
