@@ -192,8 +192,9 @@ fn dahl_step_grad(z: f64, d: f64, eps_f: f64, alpha: f64) -> (f64, f64, f64, f64
     (zn, dzn_dz, dzn_deps, dzn_dalpha)
 }
 
-/// Drives the law along `x` and writes forces into `out` and ∂F/∂p into `jac` (row-major,
-/// `x.len()` rows of [`idx::N`] columns).
+/// Drives the law along `x` and writes forces into `out` and ∂F/∂p into `jac` (column-major:
+/// [`idx::N`] columns of `x.len()` rows, ∂F_i/∂p_j at `jac[j·x.len() + i]`, so that a
+/// coordinate's column of the Jacobian is assembled from contiguous runs).
 pub(crate) fn simulate_with_jacobian(
     kind: LawKind,
     p: &P,
@@ -202,8 +203,21 @@ pub(crate) fn simulate_with_jacobian(
     jac: &mut [f64],
 ) {
     use idx::*;
-    let n = N;
-    debug_assert_eq!(jac.len(), x.len() * n);
+    let m = x.len();
+    debug_assert_eq!(jac.len(), m * N);
+    // one slice of exactly m rows per parameter (so that no store below is bounds-checked)
+    let (col_k, rest) = jac.split_at_mut(m);
+    let (col_e1, rest) = rest.split_at_mut(m);
+    let (col_f1, rest) = rest.split_at_mut(m);
+    let (col_e1a, rest) = rest.split_at_mut(m);
+    let (col_level, rest) = rest.split_at_mut(m);
+    let (col_mu, rest) = rest.split_at_mut(m);
+    let (col_epsf, rest) = rest.split_at_mut(m);
+    let (col_alpha, rest) = rest.split_at_mut(m);
+    let (col_eta, rest) = rest.split_at_mut(m);
+    let (col_ratio, rest) = rest.split_at_mut(m);
+    let col_offset = &mut rest[..m];
+    let out = &mut out[..m];
     // states and their derivatives w.r.t. (ε_f, α | η, ratio)
     let (mut z1, mut z2) = (0.0, 0.0);
     let mut dz1 = [0.0f64; 3]; // ∂z1/∂(ε_f, α or η, ratio)
@@ -242,7 +256,6 @@ pub(crate) fn simulate_with_jacobian(
             }
         }
         // every entry of the row is written below (no zeroing first: it was a memset a sample)
-        let row = &mut jac[i * n..(i + 1) * n];
         let (fel, gel) = match kind.elastic {
             ElasticKind::Linear => {
                 let mut g = [0.0; 4];
@@ -261,24 +274,25 @@ pub(crate) fn simulate_with_jacobian(
         out[i] = fel + level * z + p[OFFSET];
         // ∂F/∂(elastic params) = ∂F_el (1 + μ sign(F_el) z)
         let factor = 1.0 + p[MU] * fel.signum() * z;
-        for j in 0..4 {
-            row[j] = gel[j] * factor;
-        }
-        row[LEVEL] = z;
-        row[MU] = fel.abs() * z;
-        row[OFFSET] = 1.0;
+        col_k[i] = gel[0] * factor;
+        col_e1[i] = gel[1] * factor;
+        col_f1[i] = gel[2] * factor;
+        col_e1a[i] = gel[3] * factor;
+        col_level[i] = z;
+        col_mu[i] = fel.abs() * z;
+        col_offset[i] = 1.0;
         match kind.shape {
             ShapeKind::Dahl => {
-                row[EPSF] = level * dz1[0];
-                row[ALPHA] = level * dz1[1];
-                row[ETA] = 0.0;
-                row[RATIO] = 0.0;
+                col_epsf[i] = level * dz1[0];
+                col_alpha[i] = level * dz1[1];
+                col_eta[i] = 0.0;
+                col_ratio[i] = 0.0;
             }
             ShapeKind::Bs2 => {
-                row[EPSF] = level * (dz1[0] + dz2[0]);
-                row[ALPHA] = 0.0;
-                row[ETA] = level * dz1[1];
-                row[RATIO] = level * dz2[2];
+                col_epsf[i] = level * (dz1[0] + dz2[0]);
+                col_alpha[i] = 0.0;
+                col_eta[i] = level * dz1[1];
+                col_ratio[i] = level * dz2[2];
             }
         }
     }
@@ -353,7 +367,7 @@ mod tests {
                         for i in 0..x.len() {
                             // skip samples where a kink (toe switch, ε = ε_c) lies within ±h
                             let num = (fp[i] - fm[i]) / (2.0 * h);
-                            let ana = jac[i * idx::N + j];
+                            let ana = jac[j * x.len() + i];
                             let scale = 1.0 + num.abs().max(ana.abs());
                             if (num - ana).abs() > 1e-4 * scale {
                                 let near_kink = [p[idx::E1], p[idx::E1A]]

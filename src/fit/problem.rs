@@ -5,7 +5,7 @@
 use std::cell::{Cell, RefCell};
 
 use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
-use nalgebra::{DMatrix, DVector, Dyn, Owned};
+use nalgebra::{DMatrix, DMatrixView, DVector, DVectorView, Dyn, Owned};
 
 use super::coords::Coordinates;
 use super::options::{FitProgress, ProgressSink};
@@ -136,6 +136,7 @@ impl<'a> PathProblem<'a> {
     }
 
     /// Jacobian of the scaled residuals with respect to the free coordinates q (not θ).
+    #[cfg(test)]
     pub(crate) fn jacobian_q(&self) -> DMatrix<f64> {
         self.jacobian_scaled(None, None)
     }
@@ -203,32 +204,42 @@ impl<'a> PathProblem<'a> {
                     *r = (fk - y) * inv_scale;
                 }
             }
-            // column-major storage: column c of the segment is one contiguous run of rows
-            let rows = jp[..m * idx::N].chunks_exact(idx::N);
+            // column-major on both sides: column c of the segment is a combination of
+            // contiguous runs of ∂F/∂p (the same sums, term by term, as row by row)
+            let sensitivity = |k: usize| &jp[k * m..(k + 1) * m];
             for (c, nz) in nz.iter().enumerate() {
                 let column = &mut storage[c * total_rows + at..c * total_rows + at + m];
-                let scale = column_scale.map_or(1.0, |d| d[c]);
-                let scaled = column_scale.is_some();
-                match nz.as_slice() {
-                    // most coordinates are one physical parameter: a strided copy
-                    &[(k, v)] => {
-                        for (out, row) in column.iter_mut().zip(rows.clone()) {
-                            let sum = 0.0 + row[k] * v;
-                            *out = sum * inv_scale;
+                let Some((&(k0, v0), more)) = nz.split_first() else {
+                    column.iter_mut().for_each(|out| *out = 0.0);
+                    continue;
+                };
+                // Σ ∂F/∂p·∂p/∂q term by term, then / y_range and × dq/dθ (one pass each,
+                // the same operations in the same order as element by element)
+                let scale = column_scale.map(|d| d[c]);
+                if more.is_empty() {
+                    // most coordinates are one physical parameter: a scaled copy
+                    let terms = column.iter_mut().zip(sensitivity(k0));
+                    match scale {
+                        Some(d) => {
+                            terms.for_each(|(out, dp)| *out = (0.0 + dp * v0) * inv_scale * d)
                         }
+                        None => terms.for_each(|(out, dp)| *out = (0.0 + dp * v0) * inv_scale),
                     }
-                    _ => {
-                        for (out, row) in column.iter_mut().zip(rows.clone()) {
-                            let mut sum = 0.0;
-                            for &(k, v) in nz {
-                                sum += row[k] * v;
-                            }
-                            *out = sum * inv_scale;
-                        }
+                    continue;
+                }
+                for (out, dp) in column.iter_mut().zip(sensitivity(k0)) {
+                    *out = 0.0 + dp * v0;
+                }
+                for &(k, v) in more {
+                    for (out, dp) in column.iter_mut().zip(sensitivity(k)) {
+                        *out += dp * v;
                     }
                 }
-                if scaled {
-                    column.iter_mut().for_each(|v| *v *= scale);
+                match scale {
+                    Some(d) => column
+                        .iter_mut()
+                        .for_each(|out| *out = *out * inv_scale * d),
+                    None => column.iter_mut().for_each(|out| *out *= inv_scale),
                 }
             }
             at += m;
@@ -266,15 +277,26 @@ impl<'a> PathProblem<'a> {
         Some(jtj.try_inverse()? * s2)
     }
 
-    /// JᵀJ and s² = RSS/(m − n); None without degrees of freedom or residuals.
+    /// JᵀJ and s² = RSS/(m − n), J and r from one drive of the law with its sensitivities;
+    /// None without degrees of freedom or where a residual is not finite.
     fn normal_matrix(&self) -> Option<(DMatrix<f64>, f64)> {
-        let r = self.residuals()?;
-        let j = self.jacobian_q();
-        let (m, n) = j.shape();
+        let (m, n) = (self.total_rows(), self.coords.free.len());
         if m <= n || n == 0 {
             return None;
         }
-        Some((j.transpose() * &j, r.norm_squared() / (m - n) as f64))
+        let mut storage = vec![0.0; m * (n + 1)];
+        let (j, r) = storage.split_at_mut(m * n);
+        self.fill_jacobian(None, Some(&mut r[..self.rows]), j, m);
+        if self.values.is_some() {
+            let values = self.value_rows(&self.coords.physical(&self.coords.q));
+            r[self.rows..].copy_from_slice(&values);
+        }
+        let r = DVectorView::from_slice(r, m);
+        if !all_finite_slice(r.as_slice()) {
+            return None;
+        }
+        let j = DMatrixView::from_slice(j, m, n);
+        Some((j.tr_mul(&j), r.norm_squared() / (m - n) as f64))
     }
 
     /// The covariance a report shows: s²(JᵀJ)⁻¹ over the coordinates JᵀJ identifies; the rows
@@ -395,9 +417,10 @@ impl PathProblem<'_> {
 
     /// The Jacobian in θ and the residuals from one drive of the law with its sensitivities,
     /// as the column-major m × (n + 1) matrix [J | r] written into `storage` (grown as needed,
-    /// kept by the caller between evaluations); returns (m, n), None where any entry is not
-    /// finite.
-    pub(crate) fn augmented_theta(&self, storage: &mut Vec<f64>) -> Option<(usize, usize)> {
+    /// kept by the caller between evaluations); returns (m, n). Its entries are not checked:
+    /// a non-finite one makes the Householder QR of [J | r] non-finite (every entry enters
+    /// its column's reflection or is an entry of R), so the caller checks what it uses.
+    pub(crate) fn augmented_theta(&self, storage: &mut Vec<f64>) -> (usize, usize) {
         self.augmented(Some(&self.dq_dtheta()), storage)
     }
 
@@ -406,21 +429,18 @@ impl PathProblem<'_> {
     /// column), every step unbounded; None where r or J is not finite.
     pub(crate) fn linearised_minimum(&self) -> Option<f64> {
         let mut storage = Vec::new();
-        let (m, n) = self.augmented(None, &mut storage)?;
+        let (m, n) = self.augmented(None, &mut storage);
         if m <= n {
-            return Some(0.0);
+            return all_finite_slice(&storage).then_some(0.0);
         }
-        let (rc, _) = compressed::householder_compress(&mut storage, m, n);
-        Some(rc[n] * rc[n])
+        let (rc, jc) = compressed::householder_compress(&mut storage, m, n);
+        let finite = all_finite_slice(rc.as_slice()) && all_finite(&jc);
+        finite.then(|| rc[n] * rc[n])
     }
 
     /// [J | r] as in [`Self::augmented_theta`], J's curve columns times `column_scale` when
     /// given.
-    fn augmented(
-        &self,
-        column_scale: Option<&[f64]>,
-        storage: &mut Vec<f64>,
-    ) -> Option<(usize, usize)> {
+    fn augmented(&self, column_scale: Option<&[f64]>, storage: &mut Vec<f64>) -> (usize, usize) {
         let (m, n) = (self.total_rows(), self.coords.free.len());
         storage.resize(m * (n + 1), 0.0);
         let (j, r) = storage.split_at_mut(m * n);
@@ -432,7 +452,7 @@ impl PathProblem<'_> {
             let values = self.value_rows(&self.coords.physical(&self.coords.q));
             r[self.rows..].copy_from_slice(&values);
         }
-        all_finite_slice(storage).then_some((m, n))
+        (m, n)
     }
 }
 
@@ -444,7 +464,7 @@ fn all_finite(j: &DMatrix<f64>) -> bool {
 
 /// Whether every value is finite: an OR over the whole slice without an early exit, which
 /// vectorises (the finite case, by far the common one, reads every value anyway).
-fn all_finite_slice(v: &[f64]) -> bool {
+pub(super) fn all_finite_slice(v: &[f64]) -> bool {
     !v.iter().fold(false, |bad, x| bad | !x.is_finite())
 }
 
@@ -499,14 +519,27 @@ pub(crate) struct Solution {
     pub iterations: usize,
 }
 
-/// One least-squares run; returns the problem at its optimum, the termination, evaluations.
+/// One least-squares run: the problem at its optimum, why it stopped, the residual
+/// evaluations, and the objective there (‖r‖², value rows included) where the run ended on a
+/// point whose residuals it evaluated (every termination but a failure).
+pub(crate) struct LmRun<'a> {
+    pub problem: PathProblem<'a>,
+    pub termination: Termination,
+    pub evaluations: usize,
+    pub objective: Option<f64>,
+    /// [`PathProblem::linearised_minimum`] at the point the run ended on, where the run's
+    /// last QR was made there.
+    pub linearised_minimum: Option<f64>,
+}
+
+/// One least-squares run from `coords` ([`LmRun`]).
 pub(crate) fn run_lm<'a>(
     coords: Coordinates,
     segments: Vec<Segment<'a>>,
     values: Option<ValueTargets>,
     max_evaluations: usize,
     progress: Option<(ProgressSink<'a>, &'a str)>,
-) -> (PathProblem<'a>, Termination, usize) {
+) -> LmRun<'a> {
     let mut problem = PathProblem::joint(coords, segments).with_values(values);
     problem.progress = progress;
     let free = problem.coords.free.len();
@@ -516,19 +549,35 @@ pub(crate) fn run_lm<'a>(
         .with_ftol(1e-7)
         .with_xtol(1e-7);
     let rows = problem.rows + problem.values.as_ref().map_or(0, |v| v.names.len());
-    let (problem, report) = if free > 0 && rows > free + 1 {
+    let (problem, report, linearised_minimum) = if free > 0 && rows > free + 1 {
         // the same iterates on n + 1 rows: the crate's pivoted QR of the m × n Jacobian at
         // every iteration was a third of the fit's time
         let (c, report) = lm.minimize(Compressed::new(problem));
-        (c.problem, report)
+        let minimum = c.linearised_minimum();
+        (c.problem, report, minimum)
     } else {
-        lm.minimize(problem)
+        let (problem, report) = lm.minimize(problem);
+        (problem, report, None)
     };
-    (
+    let termination: Termination = report.termination.into();
+    // the crate keeps ½‖r‖² of the point it ends on (its last accepted one); after a failed
+    // evaluation the problem may stand elsewhere, and the objective is not known
+    let ended_on_a_point = matches!(
+        termination,
+        Termination::Converged { .. }
+            | Termination::Orthogonal
+            | Termination::ResidualsZero
+            | Termination::LostPatience
+            | Termination::NoImprovementPossible(_)
+    );
+    let objective = 2.0 * report.objective_function;
+    LmRun {
         problem,
-        report.termination.into(),
-        report.number_of_evaluations,
-    )
+        termination,
+        evaluations: report.number_of_evaluations,
+        objective: (ended_on_a_point && objective.is_finite()).then_some(objective),
+        linearised_minimum,
+    }
 }
 
 #[cfg(test)]

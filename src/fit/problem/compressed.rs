@@ -2,25 +2,62 @@
 //! J = QR (Householder, m × n) the residuals [Qᵀr; ‖(I − QQᵀ)r‖] and the Jacobian [R; 0] have
 //! n + 1 rows instead of m, and ‖r_c + J_c·p‖ = ‖r + J·p‖ for every step p.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use levenberg_marquardt::LeastSquaresProblem;
 use nalgebra::{DMatrix, DVector, DVectorView, Dyn, Owned};
 
-use super::PathProblem;
+use super::{all_finite_slice, PathProblem};
 
 /// A [`PathProblem`] in compressed form. The crate's trust-region step, its tests (ftol on
 /// ‖r‖, xtol, gtol on Jᵀr and the column norms of J) and its pivoted QR see exactly the
 /// full problem's quantities (up to rounding), the QR on (n + 1) × n rows. The basis Q is
 /// that of the Jacobian at the point where the residuals are taken, so every residual
 /// evaluation drives the law once with its sensitivities (the residuals are that drive's
-/// forces); the Jacobian of an accepted point is then the one already computed there.
+/// forces); the Jacobian of an accepted point is then the one already computed there. A
+/// trial point whose ‖r‖ rose gets no QR: the crate rejects it and reads only its norm.
 pub(crate) struct Compressed<'a> {
     pub problem: PathProblem<'a>,
-    /// θ of the last residual evaluation and the compressed Jacobian there.
-    last: RefCell<Option<(DVector<f64>, DMatrix<f64>)>>,
+    /// The last compressed residual evaluation.
+    last: RefCell<Option<Factored>>,
     /// The augmented m × (n + 1) matrix [J | r], kept between evaluations (none allocates it).
     augmented: RefCell<Vec<f64>>,
+    /// ‖r‖ at the point the crate stands on (where it last took the Jacobian); infinite
+    /// before the first.
+    standing: Cell<f64>,
+    /// θ of that point and ‖(I − QQᵀ)r‖² there (the minimum of its linearised model).
+    standing_minimum: RefCell<Option<(DVector<f64>, f64)>>,
+}
+
+impl Compressed<'_> {
+    /// The crate stands on θ (it takes the Jacobian there): ‖r‖ and ‖(I − QQᵀ)r‖ there.
+    fn stand(&self, theta: DVector<f64>, norm: f64, outside: f64) {
+        self.standing.set(norm);
+        *self.standing_minimum.borrow_mut() = Some((theta, outside * outside));
+    }
+}
+
+/// A point where [J | r] was factored.
+struct Factored {
+    theta: DVector<f64>,
+    /// The compressed Jacobian [R; 0].
+    jacobian: DMatrix<f64>,
+    /// ‖r‖.
+    norm: f64,
+    /// ‖(I − QQᵀ)r‖.
+    outside: f64,
+}
+
+/// A trial point whose ‖r‖ exceeds the standing point's by more than this fraction is one
+/// the crate rejects (its actual reduction is negative) whatever the residuals' direction.
+const NO_DESCENT: f64 = 1e-12;
+
+/// What one residual evaluation found.
+enum Evaluated {
+    /// The compressed residuals, the compressed Jacobian, ‖r‖.
+    Compressed(DVector<f64>, DMatrix<f64>, f64),
+    /// A point with a larger ‖r‖ than the standing one's: only its norm.
+    Rejected(f64),
 }
 
 impl<'a> Compressed<'a> {
@@ -29,15 +66,44 @@ impl<'a> Compressed<'a> {
             problem,
             last: RefCell::new(None),
             augmented: RefCell::new(Vec::new()),
+            standing: Cell::new(f64::INFINITY),
+            standing_minimum: RefCell::new(None),
         }
     }
 
-    /// The compressed residuals and Jacobian at the current θ; None where either is not finite.
-    fn compress(&self) -> Option<(DVector<f64>, DMatrix<f64>)> {
+    /// The least-squares minimum of the problem linearised where it stands, ‖(I − QQᵀ)r‖²
+    /// ([`PathProblem::linearised_minimum`]), from the QR already made at this point (its
+    /// last compressed evaluation, or where the crate last took its Jacobian). J in θ is J in
+    /// q times dq/dθ column by column, which spans the same space while no dq/dθ is zero;
+    /// None otherwise or where not known.
+    pub(crate) fn linearised_minimum(&self) -> Option<f64> {
+        let theta = self.problem.params();
+        if (0..theta.len()).any(|c| self.problem.coords.dq_dtheta(c, theta[c]) == 0.0) {
+            return None;
+        }
+        if let Some(last) = self.last.borrow().as_ref() {
+            if last.theta == theta {
+                return Some(last.outside * last.outside);
+            }
+        }
+        let standing = self.standing_minimum.borrow();
+        let (at, minimum) = standing.as_ref()?;
+        (*at == theta).then_some(*minimum)
+    }
+
+    /// The compressed residuals and Jacobian at the current θ; None where either is not
+    /// finite. A point no lower than the standing one (`skip_ascent`) gets no QR: the crate
+    /// uses only the norm of its residuals.
+    fn evaluate(&self, skip_ascent: bool) -> Option<Evaluated> {
         let mut a = self.augmented.borrow_mut();
-        let (m, n) = self.problem.augmented_theta(&mut a)?;
+        let (m, n) = self.problem.augmented_theta(&mut a);
+        let norm = DVectorView::from_slice(&a[m * n..m * (n + 1)], m).norm();
+        if skip_ascent && norm > self.standing.get() * (1.0 + NO_DESCENT) {
+            return all_finite_slice(&a[..m * (n + 1)]).then_some(Evaluated::Rejected(norm));
+        }
         let (rc, jc) = householder_compress(&mut a[..m * (n + 1)], m, n);
-        (rc.iter().chain(jc.iter()).all(|v| v.is_finite())).then_some((rc, jc))
+        (rc.iter().chain(jc.iter()).all(|v| v.is_finite()))
+            .then_some(Evaluated::Compressed(rc, jc, norm))
     }
 }
 
@@ -116,20 +182,42 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Compressed<'_> {
     }
 
     fn residuals(&self) -> Option<DVector<f64>> {
-        let (rc, jc) = self.compress()?;
-        *self.last.borrow_mut() = Some((self.problem.params(), jc));
-        Some(rc)
+        match self.evaluate(true)? {
+            Evaluated::Compressed(rc, jacobian, norm) => {
+                *self.last.borrow_mut() = Some(Factored {
+                    theta: self.problem.params(),
+                    jacobian,
+                    norm,
+                    outside: rc[rc.len() - 1],
+                });
+                Some(rc)
+            }
+            // the crate rejects this point (its ‖r‖ rose) and reads only the norm
+            Evaluated::Rejected(norm) => {
+                let n = self.problem.coords.free.len();
+                let mut rc = DVector::zeros(n + 1);
+                rc[n] = norm;
+                Some(rc)
+            }
+        }
     }
 
     fn jacobian(&self) -> Option<DMatrix<f64>> {
         self.problem.count_jacobian();
         let theta = self.problem.params();
-        if let Some((at, jc)) = self.last.borrow().as_ref() {
-            if *at == theta {
-                return Some(jc.clone());
+        if let Some(last) = self.last.borrow().as_ref() {
+            if last.theta == theta {
+                self.stand(theta, last.norm, last.outside);
+                return Some(last.jacobian.clone());
             }
         }
-        self.compress().map(|(_, jc)| jc)
+        match self.evaluate(false)? {
+            Evaluated::Compressed(rc, jc, norm) => {
+                self.stand(theta, norm, rc[rc.len() - 1]);
+                Some(jc)
+            }
+            Evaluated::Rejected(_) => None,
+        }
     }
 }
 
@@ -261,6 +349,40 @@ mod tests {
         assert!(
             full < 0.99 * r.norm(),
             "the test's columns explain part of r"
+        );
+    }
+
+    #[test]
+    fn a_rejected_trial_point_has_the_full_residual_norm_and_a_run_its_linearised_minimum() {
+        let x = cycles();
+        let mut y = Vec::new();
+        let (coords, range) = shear_problem(&x, &mut y);
+        let mut compressed = Compressed::new(PathProblem::new(coords.clone(), &x, &y, range));
+        // the crate's first calls: residuals and Jacobian at the start, where it then stands
+        let start = compressed.residuals().unwrap().norm();
+        compressed.jacobian().unwrap();
+        // a trial point far off: its ‖r‖ rose, so it gets no QR, only its norm
+        let theta = compressed.params().map(|t| t + 0.7);
+        compressed.set_params(&theta);
+        let rc = compressed.residuals().unwrap();
+        let mut full = PathProblem::new(coords.clone(), &x, &y, range);
+        full.set_params(&theta);
+        let r = full.residuals().unwrap();
+        assert!(r.norm() > start, "the trial point is worse");
+        assert_eq!(rc.len(), theta.len() + 1);
+        assert!(rc.rows(0, theta.len()).iter().all(|v| *v == 0.0));
+        assert!((rc.norm() - r.norm()).abs() <= 1e-12 * r.norm());
+        // a run ends with the Gauss–Newton minimum of the point it ends on, from its own QR
+        let lm = LevenbergMarquardt::new()
+            .with_patience(5)
+            .with_ftol(1e-7)
+            .with_xtol(1e-7);
+        let (ended, _) = lm.minimize(Compressed::new(PathProblem::new(coords, &x, &y, range)));
+        let known = ended.linearised_minimum().unwrap();
+        let in_q = ended.problem.linearised_minimum().unwrap();
+        assert!(
+            (known - in_q).abs() <= 1e-9 * ended.problem.residuals().unwrap().norm_squared(),
+            "{known} vs {in_q}"
         );
     }
 

@@ -56,9 +56,13 @@ impl Leader {
     /// the residuals outside J's column space, from a Householder QR of [J | r]), and k = 0.
     /// With RSS/N = NRMSE²·c (c the squared force range, or 1 for replicates) for both, the
     /// candidate cannot win when N ln(NRMSE_min² / NRMSE_leader²) > 2 k_leader.
-    fn outranks(&self, problem: &PathProblem<'_>) -> Option<f64> {
+    /// `known`: that minimum where the last run already has it (`LmRun::linearised_minimum`).
+    fn outranks(&self, problem: &PathProblem<'_>, known: Option<f64>) -> Option<f64> {
         let rows = problem.total_rows();
-        let minimum = problem.linearised_minimum()? / OUTRANKED_MARGIN;
+        let minimum = match known {
+            Some(m) => m,
+            None => problem.linearised_minimum()?,
+        } / OUTRANKED_MARGIN;
         let nrmse2 = minimum / rows.max(1) as f64;
         let leader2 = self.nrmse * self.nrmse;
         let n = self.samples as f64;
@@ -102,7 +106,8 @@ fn pin_at_bounds(
 }
 
 /// The least-squares objective (sum of squared scaled residuals, value rows included) where
-/// the problem stands; infinite where it cannot be computed.
+/// the problem stands, by a drive of the law (where the run did not say it: [`run_lm`]);
+/// infinite where it cannot be computed.
 fn objective(problem: &PathProblem<'_>) -> f64 {
     problem
         .residuals()
@@ -196,7 +201,7 @@ pub(super) fn refine<'a>(
     if let Some(leader) = run.leader {
         let start = PathProblem::joint(coords.clone(), run.segments.to_vec())
             .with_values(run.targets.clone());
-        if let Some(floor) = leader.outranks(&start) {
+        if let Some(floor) = leader.outranks(&start, None) {
             return Refined {
                 problem: start,
                 termination: Termination::Outranked,
@@ -229,21 +234,22 @@ pub(super) fn refine<'a>(
         .min(run.max_evaluations);
         let before = coords.clone();
         let objective_before = objective_now;
-        let (pr, term, evals) = run_lm(
+        let done = run_lm(
             coords.clone(),
             run.segments.to_vec(),
             run.targets.clone(),
             budget,
             Some((run.progress, run.label)),
         );
-        problem = pr;
-        termination = term;
-        evaluations += evals;
+        problem = done.problem;
+        termination = done.termination;
+        evaluations += done.evaluations;
         iterations += problem.jacobian_evaluations.get();
         coords = problem.coords.clone();
-        objective_now = objective(&problem);
+        objective_now = done.objective.unwrap_or_else(|| objective(&problem));
+        let minimum = done.linearised_minimum;
         // a candidate that cannot win is not refined further
-        aic_floor = run.leader.and_then(|l| l.outranks(&problem));
+        aic_floor = run.leader.and_then(|l| l.outranks(&problem, minimum));
         if aic_floor.is_some() {
             termination = Termination::Outranked;
             break;
@@ -288,16 +294,17 @@ pub(super) fn refine<'a>(
                 let mut trial_coords = coords.clone();
                 let mut trial_pinned = Vec::new();
                 pin_at_bounds(&mut trial_coords, &creeping, &mut trial_pinned, test);
-                let (trial, _, trial_evals) = run_lm(
+                let done = run_lm(
                     trial_coords,
                     run.segments.to_vec(),
                     run.targets.clone(),
                     CHUNK_ITERATIONS * n1,
                     Some((run.progress, run.label)),
                 );
-                evaluations += trial_evals;
+                let trial = done.problem;
+                evaluations += done.evaluations;
                 iterations += trial.jacobian_evaluations.get();
-                let trial_objective = objective(&trial);
+                let trial_objective = done.objective.unwrap_or_else(|| objective(&trial));
                 if trial_objective <= objective_now {
                     problem = trial;
                     coords = problem.coords.clone();
