@@ -420,16 +420,18 @@ impl Squares {
         self.proj += o.proj;
     }
 
-    /// (playback, projection) relative errors; 0 where the norm is 0.
+    /// √(squares / den): a sum of squares relative to the norm; 0 where the norm is 0.
+    fn relative_of(&self, squares: f64) -> f64 {
+        if self.den > 0.0 {
+            (squares / self.den).sqrt()
+        } else {
+            0.0
+        }
+    }
+
+    /// (playback, projection) relative errors.
     fn relative(&self) -> (f64, f64) {
-        let rel = |x: f64| {
-            if self.den > 0.0 {
-                (x / self.den).sqrt()
-            } else {
-                0.0
-            }
-        };
-        (rel(self.num), rel(self.proj))
+        (self.relative_of(self.num), self.relative_of(self.proj))
     }
 }
 
@@ -567,17 +569,7 @@ pub fn compare(
     }
     let mut out = Comparison::new(frames, total_sq.relative(), full_s, player.ignored);
     out.segments = segments;
-    out.mode_errors = modes
-        .iter()
-        .map(|&sq| {
-            Squares {
-                num: sq,
-                ..total_sq
-            }
-            .relative()
-            .0
-        })
-        .collect();
+    out.mode_errors = modes.iter().map(|&sq| total_sq.relative_of(sq)).collect();
     Ok(out)
 }
 
