@@ -3,7 +3,8 @@
 # (docs/reduced.md) for each model and offset rule; one CSV row per run:
 #   model,precompute_s,rule,sequence,rank,playback_error,projection_error
 # precompute_s is read from MODEL.json (the `kestrel precompute --json` output beside it).
-# Usage: scripts/playback_error_matrix.sh OUT.csv MODEL.krd...   (KESTREL: the binary)
+# Usage: scripts/playback_error_matrix.sh OUT.csv MODEL.krd...   (KESTREL: the binary; RULES:
+# the offset rules to play, default "exponential linear flow")
 set -euo pipefail
 out="$1"; shift
 kestrel="${KESTREL:-target/release/kestrel}"
@@ -17,7 +18,7 @@ field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eva
 echo "model,precompute_s,rule,sequence,rank,playback_error,projection_error" > "$out.tmp"
 for model in "$@"; do
   t=$(field "${model%.krd}.json" "d['precompute_s']")
-  for rule in exponential linear flow; do
+  for rule in ${RULES:-exponential linear flow}; do
     for h in H1 H2 H3; do
       "$kestrel" play "$model" --json --offset "$rule" --compare "$scene" --impulses "${seqs[$h]}" \
         > "$out.run.json"

@@ -29,7 +29,7 @@ pub use model::{
     MODEL_VERSION_TRANSFER,
 };
 pub use play::{
-    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, Refusal,
+    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, Refusal, SegmentError,
     MAX_PLAY_FRAMES, PLAYBACK_ERROR_WARNING,
 };
 pub use precompute::{precompute, precompute_reporting, PrecomputeOptions, PrecomputeStats};

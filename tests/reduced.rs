@@ -197,6 +197,27 @@ fn playback_of_an_unsampled_sequence_stays_near_the_full_simulation() {
     assert!(c.playback_error < 0.3, "{c:?}");
     assert!(c.playback_error >= c.projection_error * 0.5, "{c:?}");
     assert_eq!(c.warning, None);
+    // The breakdown: one segment per impulse, their frames the whole; U orthonormal, so the
+    // in-basis error of each mode and the projection error make up the playback error
+    // (Pythagoras: ‖U(q − c)‖² + ‖d − Uc‖² = ‖mean + Uq − x‖², f32 basis).
+    let names: Vec<&str> = c.segments.iter().map(|g| g.entry.as_str()).collect();
+    assert_eq!(names, ["open", "stop", "open", "stop", "close", "stop"]);
+    assert_eq!(c.segments.iter().map(|g| g.frames).sum::<usize>(), c.frames);
+    assert!((c.segments[2].at_s - 1.6).abs() < 1e-12, "{c:?}");
+    assert_eq!(c.mode_errors.len(), model.rank);
+    let squares: f64 =
+        c.mode_errors.iter().map(|e| e * e).sum::<f64>() + c.projection_error.powi(2);
+    assert!(
+        (squares.sqrt() - c.playback_error).abs() < 1e-3 * c.playback_error,
+        "{} against {c:?}",
+        squares.sqrt()
+    );
+    // the first segment's own error is at least its projection error
+    let g = &c.segments[0];
+    assert!(
+        g.playback_error >= g.projection_error * (1.0 - 1e-3),
+        "{g:?}"
+    );
 }
 
 #[test]

@@ -457,6 +457,14 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 "vs full sim  relative l2 error {:.4} (projection on the basis {:.4}), {} frames",
                 c.playback_error, c.projection_error, c.frames
             );
+            for g in &c.segments {
+                println!(
+                    "  segment    {:>6.2} s {:<10} {:>4} frames: error {:.4} (projection {:.4})",
+                    g.at_s, g.entry, g.frames, g.playback_error, g.projection_error
+                );
+            }
+            let modes: Vec<String> = c.mode_errors.iter().map(|e| format!("{e:.4}")).collect();
+            println!("  by mode    {}", modes.join(" "));
             if let Some(w) = &c.warning {
                 println!("warning      {w}");
             }

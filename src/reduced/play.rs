@@ -380,9 +380,59 @@ pub struct Comparison {
     pub projection_error: f64,
     /// Wall time of the full simulation \[s\].
     pub full_s: f64,
+    /// The same errors over each impulse of the sequence (its own frames, its own norm).
+    pub segments: Vec<SegmentError>,
+    /// Each basis mode's share of `playback_error`: √Σ(q_k − c_k)² / √Σ‖x_full − mean‖², c the
+    /// full simulation's coordinates; with `projection_error`, the squares sum to the square of
+    /// `playback_error` (U orthonormal).
+    pub mode_errors: Vec<f64>,
     /// Said when `playback_error` ≥ [`PLAYBACK_ERROR_WARNING`]: the playback does not follow
     /// the full simulation, and whether the basis or the impulse responses are to blame.
     pub warning: Option<String>,
+}
+
+/// A comparison's errors over one impulse of the sequence.
+#[derive(Debug, Clone, Serialize)]
+pub struct SegmentError {
+    /// Palette entry's name.
+    pub entry: String,
+    /// Start of the impulse in the sequence \[s\].
+    pub at_s: f64,
+    pub frames: usize,
+    /// √Σ‖x_play − x_full‖² / √Σ‖x_full − mean‖² over this impulse's frames.
+    pub playback_error: f64,
+    /// The same for the projection of the full simulation on the basis.
+    pub projection_error: f64,
+}
+
+/// Sums of squares of a comparison: playback error, norm, projection error.
+#[derive(Debug, Clone, Copy, Default)]
+struct Squares {
+    num: f64,
+    den: f64,
+    proj: f64,
+}
+
+impl Squares {
+    fn add(&mut self, o: Squares) {
+        self.num += o.num;
+        self.den += o.den;
+        self.proj += o.proj;
+    }
+
+    /// √(squares / den): a sum of squares relative to the norm; 0 where the norm is 0.
+    fn relative_of(&self, squares: f64) -> f64 {
+        if self.den > 0.0 {
+            (squares / self.den).sqrt()
+        } else {
+            0.0
+        }
+    }
+
+    /// (playback, projection) relative errors.
+    fn relative(&self) -> (f64, f64) {
+        (self.relative_of(self.num), self.relative_of(self.proj))
+    }
 }
 
 impl Comparison {
@@ -417,6 +467,8 @@ impl Comparison {
             playback_error,
             projection_error,
             full_s,
+            segments: Vec::new(),
+            mode_errors: Vec::new(),
             warning,
         }
     }
@@ -458,14 +510,19 @@ pub fn compare(
     let mut player = Player::new(model);
     let total = sequence_frames(sequence, frame_dt)?;
     let (mut full, mut play) = (vec![0.0f64; m], vec![0.0f32; m]);
-    let (mut num, mut den, mut proj) = (0.0f64, 0.0f64, 0.0f64);
+    let mut total_sq = Squares::default();
+    let mut modes = vec![0.0f64; model.rank];
+    let mut segments = Vec::with_capacity(sequence.len());
     let mut c = vec![0.0f64; model.rank];
     let mut frames = 0usize;
     let mut full_s = 0.0;
+    let mut at_s = 0.0;
     for &(k, d) in sequence {
         driver.set_entry(k);
         player.impulse(k);
-        for _ in 0..frames_of(d, frame_dt) {
+        let mut seg = Squares::default();
+        let seg_frames = frames_of(d, frame_dt);
+        for _ in 0..seg_frames {
             let t = Instant::now();
             for _ in 0..every {
                 driver.step()?;
@@ -483,27 +540,37 @@ pub fn compare(
                     .map(|((&u, &x), &mu)| u as f64 * (x - mu as f64))
                     .sum();
             }
+            for ((sq, &qk), &ck) in modes.iter_mut().zip(player.q()).zip(&c) {
+                *sq += (f64::from(qk) - ck).powi(2);
+            }
             for i in 0..m {
                 let d = full[i] - model.mean[i] as f64;
-                den += d * d;
+                seg.den += d * d;
                 let e = play[i] as f64 - full[i];
-                num += e * e;
+                seg.num += e * e;
                 let p: f64 = (0..model.rank)
                     .map(|col| model.basis[col * m + i] as f64 * c[col])
                     .sum();
-                proj += (p - d) * (p - d);
+                seg.proj += (p - d) * (p - d);
             }
             frames += 1;
             progress(frames as f64 / total.max(1) as f64);
         }
+        total_sq.add(seg);
+        let (playback_error, projection_error) = seg.relative();
+        segments.push(SegmentError {
+            entry: spec.palette[k].name.clone(),
+            at_s,
+            frames: seg_frames,
+            playback_error,
+            projection_error,
+        });
+        at_s += d;
     }
-    let rel = |x: f64| if den > 0.0 { (x / den).sqrt() } else { 0.0 };
-    Ok(Comparison::new(
-        frames,
-        (rel(num), rel(proj)),
-        full_s,
-        player.ignored,
-    ))
+    let mut out = Comparison::new(frames, total_sq.relative(), full_s, player.ignored);
+    out.segments = segments;
+    out.mode_errors = modes.iter().map(|&sq| total_sq.relative_of(sq)).collect();
+    Ok(out)
 }
 
 #[cfg(test)]
