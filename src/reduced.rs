@@ -54,3 +54,19 @@ pub enum ReducedError {
     #[error(transparent)]
     Write(#[from] WriteError),
 }
+
+/// Reads a file of the reduced family (model, shard) within the input's size limit and parses
+/// it with `parse`.
+fn read_file<T>(
+    path: &std::path::Path,
+    parse: fn(&[u8], &std::path::Path) -> Result<T, ReducedError>,
+) -> Result<T, ReducedError> {
+    let bytes = crate::input::file_bytes(path, crate::input::BINARY_FILE_LIMIT)?;
+    parse(&bytes, path)
+}
+
+/// Writes `bytes` atomically, refusing to overwrite unless `force`; returns their count.
+fn write_file(path: &std::path::Path, bytes: &[u8], force: bool) -> Result<usize, ReducedError> {
+    crate::atomic::write_atomic(path, bytes, force)?;
+    Ok(bytes.len())
+}

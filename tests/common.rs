@@ -38,6 +38,21 @@ pub fn edited_scene(dir: &Path, name: &str, edits: &[(&str, &str)]) -> PathBuf {
     write_file(dir, name, text)
 }
 
+/// The door scene's file at 6 × 7 particles, sampled for 2 s after 0.2 s of settling, as
+/// `door.toml` in `dir` (for the CLI's precompute).
+pub fn small_door_file(dir: &Path) -> PathBuf {
+    let edits = [
+        ("nu = 55", "nu = 6"),
+        ("nv = 60", "nv = 7"),
+        ("duration = 40.0", "duration = 2.0"),
+        ("settle = 2.0", "settle = 0.2"),
+    ];
+    let edited = edited_scene(dir, "reduced_door_cloth.toml", &edits);
+    let door = dir.join("door.toml");
+    std::fs::rename(&edited, &door).unwrap();
+    door
+}
+
 pub fn kes_data() -> PathBuf {
     repo("kes_data")
 }

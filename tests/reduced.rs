@@ -365,14 +365,7 @@ fn a_model_that_comes_to_rest_holds_the_last_state_of_its_irf() {
 fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete_set() {
     use crate::common::{assert_success, kestrel};
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(scene_path("reduced_door_cloth.toml"))
-        .unwrap()
-        .replace("nu = 55", "nu = 6")
-        .replace("nv = 60", "nv = 7")
-        .replace("duration = 40.0", "duration = 2.0")
-        .replace("settle = 2.0", "settle = 0.2");
-    let scene = dir.path().join("door.toml");
-    std::fs::write(&scene, text).unwrap();
+    let scene = crate::common::small_door_file(dir.path());
     let p = |name: &str| dir.path().join(name).display().to_string();
     let s = scene.display().to_string();
     assert_success(&kestrel(&[

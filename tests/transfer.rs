@@ -272,14 +272,7 @@ fn the_first_modes_and_each_mode_alone(model: &ReducedModel) {
 fn precompute_transfer_prints_its_rank_and_error() {
     use crate::common::{assert_success, kestrel};
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(crate::common::repo("scenes/reduced_door_cloth.toml"))
-        .unwrap()
-        .replace("nu = 55", "nu = 6")
-        .replace("nv = 60", "nv = 7")
-        .replace("duration = 40.0", "duration = 2.0")
-        .replace("settle = 2.0", "settle = 0.2");
-    let scene = dir.path().join("door.toml");
-    std::fs::write(&scene, text).unwrap();
+    let scene = crate::common::small_door_file(dir.path());
     let out = dir.path().join("t.krd");
     let run = kestrel(&[
         "precompute",

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::atomic::write_atomic;
 use crate::cloth::record::{Camera, Reader, Truncated};
 use crate::scene::{validate_palette, DoorSpec, IrfEnd, OffsetBlend, PaletteEntrySpec};
 
@@ -481,16 +480,13 @@ impl ReducedModel {
 
     /// Reads a model file.
     pub fn read(path: &Path) -> Result<Self, ReducedError> {
-        let bytes = crate::input::file_bytes(path, crate::input::BINARY_FILE_LIMIT)?;
-        Self::from_bytes(&bytes, path)
+        super::read_file(path, Self::from_bytes)
     }
 
     /// Writes the model atomically; refuses to overwrite unless `force`. Returns its size
     /// \[bytes\].
     pub fn write(&self, path: &Path, force: bool) -> Result<usize, ReducedError> {
-        let bytes = self.to_bytes()?;
-        write_atomic(path, &bytes, force)?;
-        Ok(bytes.len())
+        super::write_file(path, &self.to_bytes()?, force)
     }
 }
 

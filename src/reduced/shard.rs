@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::atomic::write_atomic;
 use crate::cloth::record::{Reader, Truncated};
 use crate::scene::DynamicScene;
 
@@ -224,16 +223,13 @@ impl Shard {
 
     /// Reads a shard file.
     pub fn read(path: &Path) -> Result<Self, ReducedError> {
-        let bytes = crate::input::file_bytes(path, crate::input::BINARY_FILE_LIMIT)?;
-        Self::from_bytes(&bytes, path)
+        super::read_file(path, Self::from_bytes)
     }
 
     /// Writes the shard atomically; refuses to overwrite unless `force`. Returns its size
     /// \[bytes\].
     pub fn write(&self, path: &Path, force: bool) -> Result<usize, ReducedError> {
-        let bytes = self.to_bytes()?;
-        write_atomic(path, &bytes, force)?;
-        Ok(bytes.len())
+        super::write_file(path, &self.to_bytes()?, force)
     }
 }
 
