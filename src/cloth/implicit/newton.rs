@@ -418,6 +418,79 @@ mod tests {
         assert!(residuals[4] < 1e-9 * residuals[0], "{residuals:?}");
     }
 
+    /// A line factor kept over Newton iterations changes CG's path, not its answer: with CG
+    /// to 1e-13 one Newton iteration from a kept factor gives the fresh factor's iterate to
+    /// 1e-9 of its move, from starts that differ each time; the factor is rebuilt after
+    /// `LINE_FACTOR_ITERATIONS` iterations and at once when the pins change.
+    #[test]
+    fn a_kept_line_factor_gives_the_fresh_newton_iterate() {
+        let mut world = tangent_test_sheet(9, 4, 0.01);
+        world.loads = Loads {
+            gravity: [9.81 * 5.0, 0.0, -9.81],
+            ..Loads::none()
+        };
+        world.pin(0, 0).unwrap();
+        world.pin(0, 3).unwrap();
+        let dt = 0.005;
+        let mut params = StepParameters::new(Integrator::NewtonTangent, dt);
+        params.forcing = 1e-13;
+        params.max_iterations = 1;
+        params.tolerance = 1e-300;
+        let x0 = world.x.clone();
+        let v0 = world.v.clone();
+        let mut kept = NewtonScratch::default();
+        let g = world.loads.gravity();
+        for k in 0..=LINE_FACTOR_ITERATIONS + 1 {
+            if k == LINE_FACTOR_ITERATIONS + 1 {
+                world.pin(8, 0).unwrap();
+            }
+            let mut d_inv = Vec::new();
+            block_scaling(&world, &x0, Some(dt), &mut d_inv);
+            let mut ws = Workspace::default();
+            ws.resize(&world);
+            let s = 1.0 + 0.7 * k as f64;
+            let start: Vec<Vec3> = x0
+                .iter()
+                .zip(world.pinned())
+                .map(|(p, &pin)| if pin { *p } else { p + g * (s * dt * dt) })
+                .collect();
+            let mut solve = |sc: &mut NewtonScratch| {
+                let mut be = BackwardEuler {
+                    world: &world,
+                    x0: &x0,
+                    v0: &v0,
+                    dt,
+                    d_inv: &d_inv,
+                    precond: None,
+                    ws: &mut ws,
+                };
+                let mut x = start.clone();
+                newton_solve(&mut be, &mut x, &params, sc);
+                x
+            };
+            let x_kept = solve(&mut kept);
+            let x_fresh = solve(&mut NewtonScratch::default());
+            let moved = x_fresh
+                .iter()
+                .zip(&start)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max);
+            let apart = x_kept
+                .iter()
+                .zip(&x_fresh)
+                .map(|(a, b)| (a - b).norm())
+                .fold(0.0, f64::max);
+            assert!(
+                moved > 1e-7 && apart <= 1e-9 * moved,
+                "{k}: {apart} of {moved}"
+            );
+            // built at the first iteration, kept for the next three, rebuilt at the fifth
+            // and at the sixth, whose pins changed
+            let built = [1, 1, 1, 1, 2, 3][k];
+            assert_eq!(kept.lines.factorisations, built, "{k}");
+        }
+    }
+
     /// A 6 × 2 strip of the friction laws, flat, no gravity or damping, its i = 0 end held
     /// and its i = 5 end pulled 1.5 mm along the warp and back twice, slowly (tangent Newton,
     /// 1 ms): the work the moving pins do over the cycles (∮R·dx, the loop area of the
