@@ -1,7 +1,7 @@
 //! Newton on the backward-Euler residual with the analytic tangent: (M/Δt² + C/Δt + K)δ = −g
 //! solved by conjugate gradients to a relative `forcing`, preconditioned by line solves of the
-//! same matrix's traction and shear-side couplings; a step that does not lower ‖D⁻¹g‖₂ is
-//! halved (≤ 5 times).
+//! same matrix's traction and shear-side couplings (factored every fourth Newton iteration);
+//! a step that does not lower ‖D⁻¹g‖₂ is halved (≤ 5 times).
 
 use rayon::prelude::*;
 
