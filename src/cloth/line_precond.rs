@@ -266,7 +266,7 @@ fn add_from_weft_order(g: &Grid, dz_weft: &[Vec3], dz: &mut [Vec3], z: &mut [Vec
         });
 }
 
-/// The factored line preconditioner of a grid world, rebuilt at each step's predictor.
+/// The factored line preconditioner of a grid world, rebuilt by its caller when it goes stale.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LinePreconditioner {
     grid: Option<Grid>,
