@@ -279,7 +279,8 @@ pub fn drape_reading(specimen: &Specimen, x: &[Vec3]) -> DrapeReading {
         .map(|(r, r0)| if *r0 > 0.0 { r / r0 } else { 0.0 })
         .collect();
     DrapeReading {
-        drape_coefficient: 100.0 * (s.area - disc) / (s0.area - disc),
+        // the ratio first: a flat specimen's y/y is exactly 1
+        drape_coefficient: 100.0 * ((s.area - disc) / (s0.area - disc)),
         shadow_area: s.area,
         specimen_area: s0.area,
         disc_area: disc,
