@@ -364,6 +364,45 @@ mod tests {
         }
     }
 
+    /// The world's positions with the free particles moved by `s`·g·Δt² (a start for
+    /// backward Euler from rest).
+    fn falling_start(world: &ClothWorld, dt: f64, s: f64) -> Vec<Vec3> {
+        let g = world.loads.gravity();
+        world
+            .x
+            .iter()
+            .zip(world.pinned())
+            .map(|(p, &pin)| if pin { *p } else { p + g * (s * dt * dt) })
+            .collect()
+    }
+
+    /// Newton on backward Euler's step Δt from the world's state at rest, from `start`:
+    /// the iterate and the residual it ends at.
+    fn newton_from(
+        world: &ClothWorld,
+        dt: f64,
+        start: &[Vec3],
+        params: &StepParameters,
+        scratch: &mut NewtonScratch,
+    ) -> (Vec<Vec3>, f64) {
+        let mut d_inv = Vec::new();
+        block_scaling(world, &world.x, Some(dt), &mut d_inv);
+        let mut ws = Workspace::default();
+        ws.resize(world);
+        let mut be = BackwardEuler {
+            world,
+            x0: &world.x,
+            v0: &world.v,
+            dt,
+            d_inv: &d_inv,
+            precond: None,
+            ws: &mut ws,
+        };
+        let mut x = start.to_vec();
+        let out = newton_solve(&mut be, &mut x, params, scratch);
+        (x, out.residual)
+    }
+
     /// A strip 9 × 2 in the xy plane hanging from its two i = 0 particles with gravity along
     /// +x (along the warp, stretching it): every weft pair moves alike, the sheet stays flat and square, so the
     /// angles carry no force and the tangent is exact. Newton's residual then falls
@@ -380,34 +419,14 @@ mod tests {
         let dt = 0.01;
         let mut params = StepParameters::new(Integrator::NewtonTangent, dt);
         params.forcing = 1e-13;
-        let x0 = world.x.clone();
-        let v0 = world.v.clone();
-        let mut d_inv = Vec::new();
-        block_scaling(&world, &x0, Some(dt), &mut d_inv);
-        let mut ws = Workspace::default();
-        ws.resize(&world);
-        let g = world.loads.gravity();
-        let start: Vec<Vec3> = x0
-            .iter()
-            .zip(world.pinned())
-            .map(|(p, &pin)| if pin { *p } else { p + g * (dt * dt) })
-            .collect();
+        let start = falling_start(&world, dt, 1.0);
         let mut residuals = Vec::new();
         for k in 0..5 {
             params.max_iterations = k;
             params.tolerance = 1e-300;
-            let mut be = BackwardEuler {
-                world: &world,
-                x0: &x0,
-                v0: &v0,
-                dt,
-                d_inv: &d_inv,
-                precond: None,
-                ws: &mut ws,
-            };
-            let mut x = start.clone();
-            let out = newton_solve(&mut be, &mut x, &params, &mut NewtonScratch::default());
-            residuals.push(out.residual);
+            let (_, residual) =
+                newton_from(&world, dt, &start, &params, &mut NewtonScratch::default());
+            residuals.push(residual);
         }
         assert!(residuals[0] > 1e-4, "{residuals:?}");
         let ratio: Vec<f64> = residuals.windows(2).map(|w| w[1] / w[0]).collect();
@@ -436,40 +455,15 @@ mod tests {
         params.forcing = 1e-13;
         params.max_iterations = 1;
         params.tolerance = 1e-300;
-        let x0 = world.x.clone();
-        let v0 = world.v.clone();
         let mut kept = NewtonScratch::default();
-        let g = world.loads.gravity();
         for k in 0..=LINE_FACTOR_ITERATIONS + 1 {
             if k == LINE_FACTOR_ITERATIONS + 1 {
                 world.pin(8, 0).unwrap();
             }
-            let mut d_inv = Vec::new();
-            block_scaling(&world, &x0, Some(dt), &mut d_inv);
-            let mut ws = Workspace::default();
-            ws.resize(&world);
-            let s = 1.0 + 0.7 * k as f64;
-            let start: Vec<Vec3> = x0
-                .iter()
-                .zip(world.pinned())
-                .map(|(p, &pin)| if pin { *p } else { p + g * (s * dt * dt) })
-                .collect();
-            let mut solve = |sc: &mut NewtonScratch| {
-                let mut be = BackwardEuler {
-                    world: &world,
-                    x0: &x0,
-                    v0: &v0,
-                    dt,
-                    d_inv: &d_inv,
-                    precond: None,
-                    ws: &mut ws,
-                };
-                let mut x = start.clone();
-                newton_solve(&mut be, &mut x, &params, sc);
-                x
-            };
-            let x_kept = solve(&mut kept);
-            let x_fresh = solve(&mut NewtonScratch::default());
+            let start = falling_start(&world, dt, 1.0 + 0.7 * k as f64);
+            let (x_kept, _) = newton_from(&world, dt, &start, &params, &mut kept);
+            let (x_fresh, _) =
+                newton_from(&world, dt, &start, &params, &mut NewtonScratch::default());
             let moved = x_fresh
                 .iter()
                 .zip(&start)
