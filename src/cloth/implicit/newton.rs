@@ -364,6 +364,25 @@ mod tests {
         }
     }
 
+    /// A 9 × `nv` strip at 1 cm under `gravity` [m/s²], held by the two corners of its
+    /// i = 0 end, and tangent-Newton parameters for Δt = `dt` with CG to 1e-13.
+    fn strip_held_at_one_end(
+        nv: usize,
+        gravity: [f64; 3],
+        dt: f64,
+    ) -> (ClothWorld, StepParameters) {
+        let mut world = tangent_test_sheet(9, nv, 0.01);
+        world.loads = Loads {
+            gravity,
+            ..Loads::none()
+        };
+        world.pin(0, 0).unwrap();
+        world.pin(0, nv - 1).unwrap();
+        let mut params = StepParameters::new(Integrator::NewtonTangent, dt);
+        params.forcing = 1e-13;
+        (world, params)
+    }
+
     /// The world's positions with the free particles moved by `s`·g·Δt² (a start for
     /// backward Euler from rest).
     fn falling_start(world: &ClothWorld, dt: f64, s: f64) -> Vec<Vec3> {
@@ -409,16 +428,8 @@ mod tests {
     /// quadratically once close (the friction states switch branch on the way).
     #[test]
     fn newton_converges_quadratically_on_a_smooth_step() {
-        let mut world = tangent_test_sheet(9, 2, 0.01);
-        world.loads = Loads {
-            gravity: [9.81 * 5.0, 0.0, 0.0],
-            ..Loads::none()
-        };
-        world.pin(0, 0).unwrap();
-        world.pin(0, 1).unwrap();
         let dt = 0.01;
-        let mut params = StepParameters::new(Integrator::NewtonTangent, dt);
-        params.forcing = 1e-13;
+        let (world, mut params) = strip_held_at_one_end(2, [9.81 * 5.0, 0.0, 0.0], dt);
         let start = falling_start(&world, dt, 1.0);
         let mut residuals = Vec::new();
         for k in 0..5 {
@@ -443,16 +454,8 @@ mod tests {
     /// `LINE_FACTOR_ITERATIONS` iterations and at once when the pins change.
     #[test]
     fn a_kept_line_factor_gives_the_fresh_newton_iterate() {
-        let mut world = tangent_test_sheet(9, 4, 0.01);
-        world.loads = Loads {
-            gravity: [9.81 * 5.0, 0.0, -9.81],
-            ..Loads::none()
-        };
-        world.pin(0, 0).unwrap();
-        world.pin(0, 3).unwrap();
         let dt = 0.005;
-        let mut params = StepParameters::new(Integrator::NewtonTangent, dt);
-        params.forcing = 1e-13;
+        let (mut world, mut params) = strip_held_at_one_end(4, [9.81 * 5.0, 0.0, -9.81], dt);
         params.max_iterations = 1;
         params.tolerance = 1e-300;
         let mut kept = NewtonScratch::default();
