@@ -3,7 +3,8 @@
 //! explicitly, by backward Euler or by Terzopoulos' semi-implicit scheme; SI.
 //!
 //! State lives in [`ClothWorld`] (particles, material with its friction states, loads, pins,
-//! obstacles); a [`ClothPipeline`] steps it and holds only scratch memory.
+//! obstacles); a [`ClothPipeline`] steps it and holds scratch memory (and the
+//! Newton solver's line factor, kept over a few iterations across steps).
 
 mod block_sparse;
 pub(crate) mod connectors;

@@ -151,7 +151,8 @@ pub struct StepReport {
 /// accepted (Δt/8 at the finest).
 pub const MAX_HALVINGS: usize = 3;
 
-/// Steps a world; holds only the integrators' scratch memory.
+/// Steps a world; holds the integrators' scratch memory and the Newton solver's line factor,
+/// kept across steps (a fresh pipeline takes another CG path to the same tolerance).
 #[derive(Debug, Default, Clone)]
 pub struct ClothPipeline {
     explicit: SymplecticEulerStepper,

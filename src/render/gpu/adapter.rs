@@ -74,8 +74,9 @@ fn rank(info: &wgpu::AdapterInfo) -> u32 {
 
 /// Opens the best adapter that works: every adapter wgpu can see, best first, is handed to
 /// `open` until one succeeds (a driver may list an adapter whose device then fails: wgpu's GL
-/// backend on NVIDIA's driver says "Parent device is lost"); the fallback (software) adapter
-/// is asked for when enumeration finds none.
+/// backend on NVIDIA's driver says "Parent device is lost"); an image too large for the best
+/// adapter is the user's error and ends the search. The fallback (software) adapter is asked
+/// for when enumeration finds none.
 pub(super) fn open_first<T>(
     mut open: impl FnMut(wgpu::Adapter) -> Result<T, RenderError>,
 ) -> Result<T, RenderError> {
@@ -91,6 +92,7 @@ pub(super) fn open_first<T>(
         for adapter in adapters {
             match open(adapter) {
                 Ok(opened) => return Ok(opened),
+                Err(e @ RenderError::Size(_)) => return Err(e),
                 Err(e) => failures.push(e),
             }
         }
@@ -107,6 +109,7 @@ pub(super) fn open_first<T>(
             if let Ok(adapter) = pollster::block_on(instance.request_adapter(&options)) {
                 match open(adapter) {
                     Ok(opened) => return Ok(opened),
+                    Err(e @ RenderError::Size(_)) => return Err(e),
                     Err(e) => failures.push(e),
                 }
             }
