@@ -20,7 +20,6 @@ mod precond;
 pub mod record;
 mod semi_implicit;
 mod springs;
-mod strip_precond;
 mod terzopoulos;
 pub mod virtual_kes;
 mod world;

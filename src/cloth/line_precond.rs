@@ -290,12 +290,6 @@ pub(crate) struct LinePreconditioner {
     z: Vec<Vec3>,
     /// Factorisations done.
     pub factorisations: u64,
-    dup: Vec<Mat3>,
-    ddn: Vec<Mat3>,
-    strips: Option<(
-        super::strip_precond::StripFactor,
-        super::strip_precond::StripFactor,
-    )>,
 }
 
 impl LinePreconditioner {
@@ -354,12 +348,7 @@ impl LinePreconditioner {
         let pinned = world.pinned();
         let mut any = false;
         self.diag.clear();
-        self.dup.clear();
-        self.dup.resize(n, Mat3::zeros());
-        self.ddn.clear();
-        self.ddn.resize(n, Mat3::zeros());
         {
-            let (dup, ddn) = (&mut self.dup, &mut self.ddn);
             let (warp, weft) = (&mut self.warp.next, &mut self.weft.next);
             let (column, weft_pos) = (&self.column, &self.weft_pos);
             let mut edge = |a: usize, b: usize, m: Mat3| {
@@ -373,10 +362,6 @@ impl LinePreconditioner {
                 } else if b == a + g.nu {
                     weft[weft_pos[a] as usize] -= m;
                     any = true;
-                } else if b == a + g.nu + 1 && column[a] as usize + 1 < g.nu {
-                    dup[a] -= m;
-                } else if b + 1 == a + g.nu && column[a] >= 1 {
-                    ddn[a] -= m;
                 }
             };
             fill(&mut self.diag, &mut edge);
@@ -392,40 +377,6 @@ impl LinePreconditioner {
         self.diag_weft.resize(n, Mat3::zeros());
         for (b, &w) in self.diag.iter().zip(&self.weft_pos) {
             self.diag_weft[w as usize] = *b;
-        }
-        if std::env::var_os("KESTREL_STRIPS").is_some() {
-            let (mut sw, mut sf) = self.strips.take().unwrap_or_default();
-            sw.across.resize(n, Mat3::zeros());
-            sf.across.resize(n, Mat3::zeros());
-            let diagonals = std::env::var_os("KESTREL_STRIP_DIAG").is_some();
-            for v in [&mut sw.da, &mut sw.db, &mut sf.da, &mut sf.db] {
-                v.clear();
-                v.resize(n, Mat3::zeros());
-            }
-            for a in 0..n {
-                let w = self.weft_pos[a] as usize;
-                sw.across[a] = self.weft.next[w];
-                sf.across[w] = self.warp.next[a];
-                if diagonals {
-                    sw.da[a] = self.dup[a];
-                    sw.db[a] = self.ddn[a];
-                    sf.da[w] = self.dup[a];
-                    // (i,j)→(i+1,j−1) = ddn of (i+1,j−1), transposed
-                    let (i, j) = (a % g.nu, a / g.nu);
-                    if i + 1 < g.nu && j >= 1 {
-                        sf.db[w] = self.ddn[a - g.nu + 1].transpose();
-                    }
-                }
-            }
-            if !sw.factor(g.nu, g.nv, &self.diag, &self.warp.next)
-                || !sf.factor(g.nv, g.nu, &self.diag_weft, &self.weft.next)
-            {
-                return false;
-            }
-            self.strips = Some((sw, sf));
-            self.grid = Some(g);
-            self.factorisations += 1;
-            return true;
         }
         if !self.warp.factor(&self.diag) || !self.weft.factor(&self.diag_weft) {
             return false;
@@ -458,27 +409,6 @@ impl LinePreconditioner {
             &mut self.dz2,
         ] {
             v.resize(n, Vec3::zeros());
-        }
-        if let Some((sw, sf)) = &self.strips {
-            sw.solve(r, z);
-            sw.minus_between(z, &mut self.dz);
-            to_weft_order(&g, &self.dz, &mut self.z_weft);
-            sf.solve(&self.z_weft, &mut self.dz_weft);
-            add_from_weft_order(&g, &self.dz_weft, &mut self.dz, z);
-            sf.minus_between(&self.dz_weft, &mut self.z_weft);
-            // back to warp order
-            for v in self.dz2.iter_mut() {
-                *v = Vec3::zeros();
-            }
-            let (nu, nv) = (g.nu, g.nv);
-            for j in 0..nv {
-                for i in 0..nu {
-                    self.dz2[j * nu + i] = self.z_weft[i * nv + j];
-                }
-            }
-            sw.solve(&self.dz2, &mut self.dz);
-            z.iter_mut().zip(&self.dz).for_each(|(a, d)| *a += d);
-            return;
         }
         // warp sweep from z = 0; the residual left is −C_weft·z, then −C_warp·dz
         self.warp.solve(r, z);

@@ -306,8 +306,6 @@ impl KesConnectors {
             edge(p01, p11, pm.transpose());
             edge(p00, p01, -pm);
             edge(p10, p11, -pm.transpose());
-            edge(p00, p11, p * p.transpose() * q);
-            edge(p10, p01, m * m.transpose() * q);
         }
     }
 }
