@@ -12,6 +12,11 @@ use super::{ClothError, Mat3, Vec3};
 mod forces;
 mod tangent;
 
+use tangent::{
+    bending_factor, shear_factor, traction_factor, trial_and_tangent, BendingFactor, ShearFactor,
+    TractionFactor,
+};
+
 #[cfg(test)]
 pub(crate) use tangent::tests::flat_sheet as tangent_test_sheet;
 pub(crate) use tangent::KesTangent;
@@ -368,52 +373,82 @@ impl KesConnectors {
         }
     }
 
-    /// Traction connector `c` from `state`: the trial state and the force on p_a (−it on p_b).
+    /// Traction connector `c` from `state`: the trial state, the force on p_a (−it on p_b)
+    /// and, with `TANGENT`, its factor of K from the same law evaluation.
     #[inline(always)]
-    fn traction_force(&self, c: &Traction, x: &[Vec3], state: &LawState) -> (LawState, Vec3) {
+    fn traction_force<const TANGENT: bool>(
+        &self,
+        c: &Traction,
+        x: &[Vec3],
+        state: &LawState,
+    ) -> (LawState, Vec3, Option<TractionFactor>) {
         let d = x[c.b as usize] - x[c.a as usize];
         let l = d.norm();
         let law = &self.laws.traction[c.dir as usize];
-        let (st, force) = law.trial(state, l / c.rest - 1.0);
+        let strain = l / c.rest - 1.0;
+        let (st, force, factor) = if TANGENT {
+            let (st, force, tau) = trial_and_tangent(law, state, strain);
+            (st, force, Some(traction_factor(c, d, l, force, tau)))
+        } else {
+            let (st, force) = law.trial(state, strain);
+            (st, force, None)
+        };
         let fv = if l > 0.0 {
             d * (c.width * force / l)
         } else {
             Vec3::zeros()
         };
-        (st, fv)
+        (st, fv, factor)
     }
 
-    /// Bending connector `c` from `state`: the trial state and the forces on
-    /// p_a, p_c, p_b, p_{e+}, p_{e−}.
+    /// Bending connector `c` from `state`: the trial state, the forces on
+    /// p_a, p_c, p_b, p_{e+}, p_{e−} and, with `TANGENT`, its factor of K.
     #[inline(always)]
-    fn bending_force(&self, c: &Bending, x: &[Vec3], state: &LawState) -> (LawState, [Vec3; 5]) {
+    fn bending_force<const TANGENT: bool>(
+        &self,
+        c: &Bending,
+        x: &[Vec3],
+        state: &LawState,
+    ) -> (LawState, [Vec3; 5], Option<BendingFactor>) {
         let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
         let (phi, d_ra, d_rb, d_e) =
             turning_angle(x[c.a as usize], x[c.c as usize], x[c.b as usize], ep - em);
         let law = &self.laws.bending[c.dir as usize];
-        let (st, moment) = law.trial(state, phi / c.rest);
+        let (st, moment, factor) = if TANGENT {
+            let (st, moment, tau) = trial_and_tangent(law, state, phi / c.rest);
+            (st, moment, Some(bending_factor(c, [d_ra, d_rb, d_e], tau)))
+        } else {
+            let (st, moment) = law.trial(state, phi / c.rest);
+            (st, moment, None)
+        };
         let q = -c.width * moment;
-        (
-            st,
-            [-d_ra * q, (d_ra - d_rb) * q, d_rb * q, d_e * q, -d_e * q],
-        )
+        let forces = [-d_ra * q, (d_ra - d_rb) * q, d_rb * q, d_e * q, -d_e * q];
+        (st, forces, factor)
     }
 
-    /// Shear cell `c` from its (warp, weft) states: the trial states and the forces on its
-    /// four corners.
+    /// Shear cell `c` from its (warp, weft) states: the trial states, the forces on its
+    /// four corners and, with `TANGENT`, its factor of K.
     #[inline(always)]
-    fn shear_force(
+    fn shear_force<const TANGENT: bool>(
         &self,
         c: &Shear,
         x: &[Vec3],
         states: [&LawState; 2],
-    ) -> ([LawState; 2], [Vec3; 4]) {
+    ) -> ([LawState; 2], [Vec3; 4], Option<ShearFactor>) {
         let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
-        let (sw, fw) = self.laws.shear[0].trial(states[0], theta);
-        let (sf, ff) = self.laws.shear[1].trial(states[1], theta);
+        let [warp, weft] = &self.laws.shear;
+        let (sw, fw, sf, ff, factor) = if TANGENT {
+            let (sw, fw, tw) = trial_and_tangent(warp, states[0], theta);
+            let (sf, ff, tf) = trial_and_tangent(weft, states[1], theta);
+            (sw, fw, sf, ff, Some(shear_factor(c, [d_tw, d_tf], tw + tf)))
+        } else {
+            let (sw, fw) = warp.trial(states[0], theta);
+            let (sf, ff) = weft.trial(states[1], theta);
+            (sw, fw, sf, ff, None)
+        };
         let q = -c.area * 0.5 * (fw + ff);
         let (hw, hf) = (d_tw * (0.5 * q), d_tf * (0.5 * q));
-        ([sw, sf], [-(hw + hf), hw - hf, hf - hw, hw + hf])
+        ([sw, sf], [-(hw + hf), hw - hf, hf - hw, hw + hf], factor)
     }
 
     /// The forces of connector `k` alone at positions `x` (from its committed state), as
@@ -423,11 +458,11 @@ impl KesConnectors {
         let nb = self.bending.len();
         if k < nt {
             let c = &self.traction[k];
-            let (_, fv) = self.traction_force(c, x, &self.states[k]);
+            let (_, fv, _) = self.traction_force::<false>(c, x, &self.states[k]);
             vec![(c.a as usize, fv), (c.b as usize, -fv)]
         } else if k < nt + nb {
             let c = &self.bending[k - nt];
-            let (_, fs) = self.bending_force(c, x, &self.states[k]);
+            let (_, fs, _) = self.bending_force::<false>(c, x, &self.states[k]);
             [c.a, c.c, c.b, c.e_plus, c.e_minus]
                 .into_iter()
                 .zip(fs)
@@ -436,7 +471,8 @@ impl KesConnectors {
         } else {
             let c = &self.shear[k - nt - nb];
             let s = nt + nb + 2 * (k - nt - nb);
-            let (_, fs) = self.shear_force(c, x, [&self.states[s], &self.states[s + 1]]);
+            let (_, fs, _) =
+                self.shear_force::<false>(c, x, [&self.states[s], &self.states[s + 1]]);
             c.p.into_iter()
                 .zip(fs)
                 .map(|(p, f)| (p as usize, f))

@@ -6,11 +6,8 @@ use rayon::prelude::*;
 
 use crate::material::LawState;
 
-use super::tangent::{
-    bending_factor, shear_factor, traction_factor, trial_and_tangent, BendingFactor, KesTangent,
-    ShearFactor, TractionFactor,
-};
-use super::{shear_angle, turning_angle, KesConnectors, Vec3};
+use super::tangent::{BendingFactor, KesTangent, ShearFactor, TractionFactor};
+use super::{KesConnectors, Vec3};
 
 /// Connectors from which a force evaluation is split over rayon's threads (a 30 × 30 grid has
 /// about 4 400): below, a thread's share costs less than handing it out.
@@ -138,46 +135,23 @@ impl KesConnectors {
         let nb = self.bending.len();
         let traction = &self.traction[band.traction.clone()];
         for (n, (c, out)) in traction.iter().zip(tt).enumerate() {
-            let k = band.traction.start + n;
-            if TANGENT {
-                let d = x[c.b as usize] - x[c.a as usize];
-                let l = d.norm();
-                let law = &self.laws.traction[c.dir as usize];
-                let (st, force, tau) = trial_and_tangent(law, &states[k], l / c.rest - 1.0);
-                let fv = if l > 0.0 {
-                    d * (c.width * force / l)
-                } else {
-                    Vec3::zeros()
-                };
-                tan_t[n] = traction_factor(c, d, l, force, tau);
-                *out = st;
-                f[c.a as usize] += fv;
-                f[c.b as usize] -= fv;
-            } else {
-                let (st, fv) = self.traction_force(c, x, &states[k]);
-                *out = st;
-                f[c.a as usize] += fv;
-                f[c.b as usize] -= fv;
+            let (st, fv, factor) =
+                self.traction_force::<TANGENT>(c, x, &states[band.traction.start + n]);
+            if let Some(factor) = factor {
+                tan_t[n] = factor;
             }
+            *out = st;
+            f[c.a as usize] += fv;
+            f[c.b as usize] -= fv;
         }
         let bending = &self.bending[band.bending.clone()];
         for (n, (c, out)) in bending.iter().zip(tb).enumerate() {
-            let k = band.bending.start + n;
-            let fs = if TANGENT {
-                let (ep, em) = (x[c.e_plus as usize], x[c.e_minus as usize]);
-                let (phi, d_ra, d_rb, d_e) =
-                    turning_angle(x[c.a as usize], x[c.c as usize], x[c.b as usize], ep - em);
-                let law = &self.laws.bending[c.dir as usize];
-                let (st, moment, tau) = trial_and_tangent(law, &states[nt + k], phi / c.rest);
-                tan_b[n] = bending_factor(c, [d_ra, d_rb, d_e], tau);
-                *out = st;
-                let q = -c.width * moment;
-                [-d_ra * q, (d_ra - d_rb) * q, d_rb * q, d_e * q, -d_e * q]
-            } else {
-                let (st, fs) = self.bending_force(c, x, &states[nt + k]);
-                *out = st;
-                fs
-            };
+            let (st, fs, factor) =
+                self.bending_force::<TANGENT>(c, x, &states[nt + band.bending.start + n]);
+            if let Some(factor) = factor {
+                tan_b[n] = factor;
+            }
+            *out = st;
             for (p, fv) in [c.a, c.c, c.b, c.e_plus, c.e_minus].into_iter().zip(fs) {
                 f[p as usize] += fv;
             }
@@ -186,20 +160,11 @@ impl KesConnectors {
         let shear = &self.shear[band.shear.clone()];
         for (n, (c, out)) in shear.iter().zip(ts.chunks_exact_mut(2)).enumerate() {
             let s = base + 2 * (band.shear.start + n);
-            let fs = if TANGENT {
-                let (theta, d_tw, d_tf) = shear_angle(c.p.map(|i| x[i as usize]));
-                let (sw, fw, tw) = trial_and_tangent(&self.laws.shear[0], &states[s], theta);
-                let (sf, ff, tf) = trial_and_tangent(&self.laws.shear[1], &states[s + 1], theta);
-                tan_s[n] = shear_factor(c, [d_tw, d_tf], tw + tf);
-                out.copy_from_slice(&[sw, sf]);
-                let q = -c.area * 0.5 * (fw + ff);
-                let (hw, hf) = (d_tw * (0.5 * q), d_tf * (0.5 * q));
-                [-(hw + hf), hw - hf, hf - hw, hw + hf]
-            } else {
-                let (st, fs) = self.shear_force(c, x, [&states[s], &states[s + 1]]);
-                out.copy_from_slice(&st);
-                fs
-            };
+            let (st, fs, factor) = self.shear_force::<TANGENT>(c, x, [&states[s], &states[s + 1]]);
+            if let Some(factor) = factor {
+                tan_s[n] = factor;
+            }
+            out.copy_from_slice(&st);
             for (p, fv) in c.p.into_iter().zip(fs) {
                 f[p as usize] += fv;
             }
