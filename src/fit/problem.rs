@@ -284,13 +284,9 @@ impl<'a> PathProblem<'a> {
         if m <= n || n == 0 {
             return None;
         }
-        let mut storage = vec![0.0; m * (n + 1)];
-        let (j, r) = storage.split_at_mut(m * n);
-        self.fill_jacobian(None, Some(&mut r[..self.rows]), j, m);
-        if self.values.is_some() {
-            let values = self.value_rows(&self.coords.physical(&self.coords.q));
-            r[self.rows..].copy_from_slice(&values);
-        }
+        let mut storage = Vec::new();
+        self.augmented(None, &mut storage);
+        let (j, r) = storage.split_at(m * n);
         let r = DVectorView::from_slice(r, m);
         if !all_finite_slice(r.as_slice()) {
             return None;
@@ -548,8 +544,7 @@ pub(crate) fn run_lm<'a>(
         .with_patience((max_evaluations / (n + 1)).max(1))
         .with_ftol(1e-7)
         .with_xtol(1e-7);
-    let rows = problem.rows + problem.values.as_ref().map_or(0, |v| v.names.len());
-    let (problem, report, linearised_minimum) = if free > 0 && rows > free + 1 {
+    let (problem, report, linearised_minimum) = if free > 0 && problem.total_rows() > free + 1 {
         // the same iterates on n + 1 rows: the crate's pivoted QR of the m × n Jacobian at
         // every iteration was a third of the fit's time
         let (c, report) = lm.minimize(Compressed::new(problem));
