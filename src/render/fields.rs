@@ -3,6 +3,7 @@
 
 use crate::cloth::{ClothWorld, EdgeFamily, Grid, Material, SpringFamily};
 use crate::material::{LawState, MaterialLaw};
+use crate::reduced::transfer::srgb8;
 
 crate::named::named_enum! {
     /// What the colour map shows.
@@ -273,15 +274,7 @@ fn srgb_to_linear(v: f32) -> f32 {
 
 /// The colour map in sRGB bytes, for the legend drawn into the image.
 pub(crate) fn colormap_rgb8(t: f32) -> [u8; 3] {
-    let lin = colormap(t);
-    lin.map(|v| {
-        let s = if v <= 0.003_130_8 {
-            12.92 * v
-        } else {
-            1.055 * v.powf(1.0 / 2.4) - 0.055
-        };
-        (s * 255.0).round().clamp(0.0, 255.0) as u8
-    })
+    srgb8(colormap(t))
 }
 
 /// Per-vertex linear colours of a field.
