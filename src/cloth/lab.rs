@@ -19,6 +19,37 @@ use crate::params::FabricParams;
 pub use cantilever::{run_cantilever, CantileverOptions, CantileverResult};
 pub use drape::{drape_reading, run_drape, DrapeOptions, DrapeReading, DrapeResult, Specimen};
 
+/// Barnes' kinetic damping: the motion is stopped (every velocity set to zero) at each peak
+/// of the kinetic energy, i.e. at the first step whose kinetic energy is below the previous
+/// step's. A mode released from rest is stopped near its equilibrium, a quarter period later.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct KineticDamping {
+    /// Kinetic energy after the previous step \[J\] (0 after a stop).
+    previous: f64,
+    /// Stops so far.
+    stops: u64,
+}
+
+impl KineticDamping {
+    /// Whether the motion must be stopped after a step that ends with kinetic energy
+    /// `energy` \[J\].
+    pub(crate) fn stop(&mut self, energy: f64) -> bool {
+        if energy < self.previous {
+            self.previous = 0.0;
+            self.stops += 1;
+            true
+        } else {
+            self.previous = energy;
+            false
+        }
+    }
+
+    /// Starts again from rest without a stop (the motion was reset for another reason).
+    pub(crate) fn restart(&mut self) {
+        self.previous = 0.0;
+    }
+}
+
 /// What can stop a lab test.
 #[derive(Debug, Error)]
 pub enum LabError {

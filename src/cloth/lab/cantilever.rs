@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{
     card_areal_density, card_laws, check_cancel, rigidity_gf_cm2_per_cm, weight_gf_per_cm2,
-    LabError,
+    KineticDamping, LabError,
 };
 use crate::cloth::connectors::{KesConnectors, KesLaws};
 use crate::cloth::grid::Grid;
@@ -334,7 +334,7 @@ fn relax(
     let mut f = vec![Vec3::zeros(); x.len()];
     let mut trial = vec![LawState::default(); world.state_len()];
     let mirror = |p: Vec3| Vec3::new(-p.x, p.y, p.z);
-    let mut kinetic_before = 0.0;
+    let mut kinetic_damping = KineticDamping::default();
     for it in 1..=MAX_ITERATIONS {
         if it % 4096 == 0 {
             check_cancel(cancel)?;
@@ -377,21 +377,19 @@ fn relax(
             scale *= 2.0;
             update_masses(&world, &x, scale, &mut stiffness, &mut mass, &mut inverse);
             v.fill(Vec3::zeros());
-            kinetic_before = 0.0;
+            kinetic_damping.restart();
             continue;
         }
-        if kinetic < kinetic_before {
+        if kinetic_damping.stop(kinetic) {
             // past a peak of the kinetic energy: step back half a step, stop, and take the
             // stiffness blocks of the shape reached
             for &k in &free {
                 x[k] -= v[k] * 0.5;
             }
             v.fill(Vec3::zeros());
-            kinetic_before = 0.0;
             update_masses(&world, &x, scale, &mut stiffness, &mut mass, &mut inverse);
             continue;
         }
-        kinetic_before = kinetic;
         for &k in &free {
             x[k] += v[k];
         }

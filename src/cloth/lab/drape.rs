@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::shadow::{folds, shadow};
-use super::{card_areal_density, card_laws, check_cancel, LabError};
+use super::{card_areal_density, card_laws, check_cancel, KineticDamping, LabError};
 use crate::cloth::connectors::KesConnectors;
 use crate::cloth::grid::Grid;
 use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
@@ -68,32 +68,6 @@ impl Speeds {
         Self {
             max,
             rms: if n > 0 { (sum2 / n as f64).sqrt() } else { 0.0 },
-        }
-    }
-}
-
-/// Barnes' kinetic damping: the motion is stopped (every velocity set to zero) at each peak
-/// of the kinetic energy, i.e. at the first step whose kinetic energy is below the previous
-/// step's. A mode released from rest is stopped near its equilibrium, a quarter period later.
-#[derive(Debug, Clone, Copy, Default)]
-struct KineticDamping {
-    /// Kinetic energy after the previous step \[J\] (0 after a stop).
-    previous: f64,
-    /// Stops so far.
-    stops: u64,
-}
-
-impl KineticDamping {
-    /// Whether the motion must be stopped after a step that ends with kinetic energy
-    /// `energy` \[J\].
-    fn stop(&mut self, energy: f64) -> bool {
-        if energy < self.previous {
-            self.previous = 0.0;
-            self.stops += 1;
-            true
-        } else {
-            self.previous = energy;
-            false
         }
     }
 }
@@ -522,7 +496,8 @@ pub fn run_drape(
 
 #[cfg(test)]
 mod tests {
-    use super::{gravity_fraction, KineticDamping};
+    use super::super::KineticDamping;
+    use super::gravity_fraction;
 
     /// An undamped oscillator x'' = −ω²x released from rest at x = A (exact: A·cos ωt, kinetic
     /// energy peaks at x = 0 after a quarter period) is stopped by kinetic damping at its
