@@ -106,30 +106,55 @@ fn par_dot(a: &[Vec3], b: &[Vec3]) -> f64 {
     parts.iter().sum()
 }
 
-/// y = A·v, A = diag(inertia) + K (pinned rows and columns: the identity).
-fn product(
-    be: &BackwardEuler<'_>,
+/// p ← z + β·p (p ← z when `beta` is None) and y ← diag(inertia)·p, in one pass over the
+/// chunks: the first part of y = A·p (`finish_product` adds K·p).
+fn direction_and_inertia(
     sc_inertia: &[f64],
+    z: &[Vec3],
+    beta: Option<f64>,
+    p: &mut [Vec3],
+    y: &mut [Vec3],
+) {
+    p.par_chunks_mut(CHUNK)
+        .zip(y.par_chunks_mut(CHUNK))
+        .zip(z.par_chunks(CHUNK).zip(sc_inertia.par_chunks(CHUNK)))
+        .for_each(|((p, y), (z, s))| {
+            for ((pk, yk), (zk, s)) in p.iter_mut().zip(y.iter_mut()).zip(z.iter().zip(s)) {
+                *pk = match beta {
+                    Some(beta) => zk + *pk * beta,
+                    None => *zk,
+                };
+                *yk = *pk * *s;
+            }
+        });
+}
+
+/// y += K·v, then y = v on the pinned rows (A = diag(inertia) + K, pinned rows and columns
+/// the identity); returns v·y summed as `par_dot` sums it (per chunk, then in chunk order).
+fn finish_product(
+    be: &BackwardEuler<'_>,
     t: &KesTangent,
     parts: &mut Vec<Vec<Vec3>>,
     v: &[Vec3],
     y: &mut [Vec3],
-) {
-    y.par_chunks_mut(CHUNK)
-        .zip(v.par_chunks(CHUNK).zip(sc_inertia.par_chunks(CHUNK)))
-        .for_each(|(y, (v, s))| {
-            for ((yk, vk), s) in y.iter_mut().zip(v).zip(s) {
-                *yk = vk * *s;
-            }
-        });
+) -> f64 {
     if let Material::Kes(k) = &be.world.material {
         k.add_tangent_product_banded(t, v, y, parts);
     }
-    for (k, &p) in be.world.pinned().iter().enumerate() {
-        if p {
-            y[k] = v[k];
-        }
-    }
+    let pinned = be.world.pinned();
+    let parts: Vec<f64> = y
+        .par_chunks_mut(CHUNK)
+        .zip(v.par_chunks(CHUNK).zip(pinned.par_chunks(CHUNK)))
+        .map(|(y, (v, pinned))| {
+            for ((yk, vk), &p) in y.iter_mut().zip(v).zip(pinned) {
+                if p {
+                    *yk = *vk;
+                }
+            }
+            dot(v, y)
+        })
+        .collect();
+    parts.iter().sum()
 }
 
 /// Newton's method on the backward-Euler residual of `be` from `x`, stopping when
@@ -216,18 +241,12 @@ pub(crate) fn newton_solve(
         }
         let b_norm = par_dot(&sc.res, &sc.res).sqrt();
         sc.lines.apply(&sc.res, &mut sc.z);
-        sc.p.copy_from_slice(&sc.z);
+        // p = z and the inertia part of q = A·p in one pass
+        direction_and_inertia(&sc.inertia, &sc.z, None, &mut sc.p, &mut sc.q);
         let mut rz = par_dot(&sc.res, &sc.z);
         for _ in 0..MAX_CG_ITERATIONS {
-            product(
-                be,
-                &sc.inertia,
-                &sc.tangent,
-                &mut sc.parts,
-                &sc.p,
-                &mut sc.q,
-            );
-            let pq = par_dot(&sc.p, &sc.q);
+            // q = A·p and p·q
+            let pq = finish_product(be, &sc.tangent, &mut sc.parts, &sc.p, &mut sc.q);
             // a direction of no or negative curvature: K is semi-definite, stop here
             if pq.is_nan() || pq <= 0.0 {
                 break;
@@ -260,13 +279,8 @@ pub(crate) fn newton_solve(
             let rz_new = par_dot(&sc.res, &sc.z);
             let beta = rz_new / rz;
             rz = rz_new;
-            sc.p.par_chunks_mut(CHUNK)
-                .zip(sc.z.par_chunks(CHUNK))
-                .for_each(|(p, z)| {
-                    for (p, z) in p.iter_mut().zip(z) {
-                        *p = z + *p * beta;
-                    }
-                });
+            // p = z + βp and the inertia part of the next q = A·p in one pass
+            direction_and_inertia(&sc.inertia, &sc.z, Some(beta), &mut sc.p, &mut sc.q);
         }
         // halve the step until ‖D⁻¹g‖₂ goes down (at most 5 times)
         let mut lambda = 1.0;
