@@ -24,12 +24,14 @@ const TASK_PARTICLES: usize = 1024;
 
 /// The block-tridiagonal factor of one family of lines (Thomas algorithm), lines stored one
 /// after the other (`len` particles each): per particle M⁻¹ of its pivot, G = M⁻¹B (B its
-/// coupling to the next particle of the line) and that coupling.
+/// coupling to the next particle of the line), H = M⁻¹Bᵀ₋ (B₋ the previous particle's
+/// coupling: one 3 × 3 product on a forward chain instead of two) and that coupling.
 #[derive(Debug, Clone, Default)]
 struct LineFactor {
     len: usize,
     m_inv: Vec<Mat3>,
     g: Vec<Mat3>,
+    h: Vec<Mat3>,
     /// Coupling block of particle k to the next particle of its line (zero at the line's end).
     next: Vec<Mat3>,
 }
@@ -43,10 +45,10 @@ const LANES: usize = 4;
 /// couplings `next`; false when a pivot is singular.
 fn factor_lines<const L: usize>(
     len: usize,
-    d: &[Mat3],
-    next: &[Mat3],
+    [d, next]: [&[Mat3]; 2],
     m_inv: &mut [Mat3],
     g: &mut [Mat3],
+    h: &mut [Mat3],
 ) -> bool {
     let mut g_prev = [Mat3::zeros(); L];
     for k in 0..len {
@@ -62,6 +64,11 @@ fn factor_lines<const L: usize>(
             };
             m_inv[i] = inv;
             g[i] = inv * next[i];
+            h[i] = if k > 0 {
+                inv * next[i - 1].transpose()
+            } else {
+                Mat3::zeros()
+            };
             *g_prev = g[i];
         }
     }
@@ -85,7 +92,7 @@ fn back_substitute<const L: usize>(len: usize, g: &[Mat3], z: &mut [Vec3]) {
 /// slices hold those lines only.
 fn solve_lines<const L: usize>(
     len: usize,
-    [m_inv, g, next]: [&[Mat3]; 3],
+    [m_inv, g, h]: [&[Mat3]; 3],
     r: &[Vec3],
     z: &mut [Vec3],
 ) {
@@ -97,7 +104,8 @@ fn solve_lines<const L: usize>(
     for k in 1..len {
         for (j, prev) in prev.iter_mut().enumerate() {
             let i = j * len + k;
-            *prev = m_inv[i] * (r[i] - next[i - 1].tr_mul(prev));
+            // M_k⁻¹(r_k − Bᵀ_{k−1}z_{k−1}) = M_k⁻¹r_k − H_k z_{k−1}
+            *prev = m_inv[i] * r[i] - h[i] * *prev;
             z[i] = *prev;
         }
     }
@@ -110,25 +118,26 @@ fn solve_lines<const L: usize>(
 /// its two neighbours of the same line).
 fn solve_line_couplings<const L: usize>(
     len: usize,
-    [m_inv, g, next]: [&[Mat3]; 3],
+    [_, g, h]: [&[Mat3]; 3],
     z: &[Vec3],
     dz: &mut [Vec3],
     acc: Option<&mut [Vec3]>,
 ) {
     // forward: y_k = M_k⁻¹(−C_{k,k+1}z_{k+1} − C_{k−1,k}ᵀ(z_{k−1} + y_{k−1}))
+    //              = −G_k z_{k+1} − H_k(z_{k−1} + y_{k−1})
     let mut prev = [Vec3::zeros(); L];
     for k in 0..len {
         for (j, prev) in prev.iter_mut().enumerate() {
             let i = j * len + k;
-            let mut rk = Vec3::zeros();
+            let mut yk = Vec3::zeros();
             if k > 0 {
-                rk -= next[i - 1].tr_mul(&(z[i - 1] + *prev));
+                yk -= h[i] * (z[i - 1] + *prev);
             }
             if k + 1 < len {
-                rk -= next[i] * z[i + 1];
+                yk -= g[i] * z[i + 1];
             }
-            *prev = m_inv[i] * rk;
-            dz[i] = *prev;
+            *prev = yk;
+            dz[i] = yk;
         }
     }
     back_substitute::<L>(len, g, dz);
@@ -143,38 +152,35 @@ impl LineFactor {
         (TASK_PARTICLES / (LANES * self.len.max(1))).max(1)
     }
 
-    /// The factor's blocks of the `lines` lines from particle `o`.
+    /// The factor's blocks M⁻¹, G, H of the `lines` lines from particle `o`.
     fn lines(&self, o: usize, lines: usize) -> [&[Mat3]; 3] {
         let r = o..o + lines * self.len;
-        [&self.m_inv[r.clone()], &self.g[r.clone()], &self.next[r]]
+        [&self.m_inv[r.clone()], &self.g[r.clone()], &self.h[r]]
     }
 
     /// Factors D (`d`, in this family's order) with the couplings `next`; false when a
     /// pivot is singular.
     fn factor(&mut self, d: &[Mat3]) -> bool {
         let (n, len) = (d.len(), self.len);
-        self.m_inv.resize(n, Mat3::zeros());
-        self.g.resize(n, Mat3::zeros());
+        for m in [&mut self.m_inv, &mut self.g, &mut self.h] {
+            m.resize(n, Mat3::zeros());
+        }
         let group = LANES * len;
         let per_task = self.groups_per_task();
         self.m_inv
             .par_chunks_mut(group)
-            .zip(self.g.par_chunks_mut(group))
+            .zip(self.g.par_chunks_mut(group).zip(self.h.par_chunks_mut(group)))
             .zip(d.par_chunks(group).zip(self.next.par_chunks(group)))
             .with_min_len(per_task)
-            .all(|((m_inv, g), (d, next))| {
+            .all(|((m_inv, (g, h)), (d, next))| {
                 if m_inv.len() == group {
-                    factor_lines::<LANES>(len, d, next, m_inv, g)
+                    factor_lines::<LANES>(len, [d, next], m_inv, g, h)
                 } else {
                     (0..m_inv.len() / len).all(|l| {
                         let r = l * len..(l + 1) * len;
-                        factor_lines::<1>(
-                            len,
-                            &d[r.clone()],
-                            &next[r.clone()],
-                            &mut m_inv[r.clone()],
-                            &mut g[r],
-                        )
+                        let (d, next) = (&d[r.clone()], &next[r.clone()]);
+                        let (m_inv, g) = (&mut m_inv[r.clone()], &mut g[r.clone()]);
+                        factor_lines::<1>(len, [d, next], m_inv, g, &mut h[r])
                     })
                 }
             })
