@@ -169,7 +169,11 @@ impl LineFactor {
         let per_task = self.groups_per_task();
         self.m_inv
             .par_chunks_mut(group)
-            .zip(self.g.par_chunks_mut(group).zip(self.h.par_chunks_mut(group)))
+            .zip(
+                self.g
+                    .par_chunks_mut(group)
+                    .zip(self.h.par_chunks_mut(group)),
+            )
             .zip(d.par_chunks(group).zip(self.next.par_chunks(group)))
             .with_min_len(per_task)
             .all(|((m_inv, (g, h)), (d, next))| {
