@@ -3,7 +3,7 @@
 //! cell F_k = −A·F_s(θ)·∂θ/∂x_k [N]. Elastic parts derive from energies, so ΣF = Σx×F = 0.
 
 use crate::kes::Direction;
-use crate::material::{BendingLaw, FrictionLaw, LawState, MaterialLaw, ShearLaw, TractionLaw};
+use crate::material::{BendingLaw, FrictionLaw, LawState, ShearLaw, TractionLaw};
 use crate::params::FabricParams;
 
 use super::grid::Grid;
@@ -390,7 +390,7 @@ impl KesConnectors {
             let (st, force, tau) = trial_and_tangent(law, state, strain);
             (st, force, Some(traction_factor(c, d, l, force, tau)))
         } else {
-            let (st, force) = law.trial(state, strain);
+            let (st, force) = forces::trial(law, state, strain);
             (st, force, None)
         };
         let fv = if l > 0.0 {
@@ -418,7 +418,7 @@ impl KesConnectors {
             let (st, moment, tau) = trial_and_tangent(law, state, phi / c.rest);
             (st, moment, Some(bending_factor(c, [d_ra, d_rb, d_e], tau)))
         } else {
-            let (st, moment) = law.trial(state, phi / c.rest);
+            let (st, moment) = forces::trial(law, state, phi / c.rest);
             (st, moment, None)
         };
         let q = -c.width * moment;
@@ -442,8 +442,8 @@ impl KesConnectors {
             let (sf, ff, tf) = trial_and_tangent(weft, states[1], theta);
             (sw, fw, sf, ff, Some(shear_factor(c, [d_tw, d_tf], tw + tf)))
         } else {
-            let (sw, fw) = warp.trial(states[0], theta);
-            let (sf, ff) = weft.trial(states[1], theta);
+            let (sw, fw) = forces::trial(warp, states[0], theta);
+            let (sf, ff) = forces::trial(weft, states[1], theta);
             (sw, fw, sf, ff, None)
         };
         let q = -c.area * 0.5 * (fw + ff);

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::material::LawState;
+use crate::material::{LawState, MaterialLaw};
 
 use super::tangent::{BendingFactor, KesTangent, ShearFactor, TractionFactor};
 use super::{KesConnectors, Vec3};
@@ -12,6 +12,23 @@ use super::{KesConnectors, Vec3};
 /// Connectors from which a force evaluation is split over rayon's threads (a 30 × 30 grid has
 /// about 4 400): below, a thread's share costs less than handing it out.
 pub(super) const PARALLEL_CONNECTORS: usize = 4096;
+
+/// [`MaterialLaw::trial`] inlined into the force kernels (the same operations, so the same
+/// numbers; out of line it costs a call that spills every live float): the trial state and
+/// force at `strain` from `state`.
+#[inline(always)]
+pub(super) fn trial<L: MaterialLaw>(law: &L, state: &LawState, strain: f64) -> (LawState, f64) {
+    let mut next = *state;
+    next.friction
+        .advance(&law.friction().shape, strain - state.strain);
+    next.strain = strain;
+    law.update_flags(&mut next, strain);
+    let f_el = law.elastic(&next, strain);
+    (
+        next,
+        f_el + law.friction().level_at(f_el) * next.friction.z(),
+    )
+}
 
 /// Index ranges of one band of connectors per kind.
 #[derive(Debug, Clone)]
@@ -168,6 +185,39 @@ impl KesConnectors {
             for (p, fv) in c.p.into_iter().zip(fs) {
                 f[p as usize] += fv;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloth::connectors::tangent::tests::laws;
+    use crate::material::ToeShape;
+
+    /// The inlined trial gives `MaterialLaw::trial`'s state and force bit for bit, for every
+    /// law of a sheet (both toes), from virgin and loaded states, up and down, across ε₁.
+    #[test]
+    fn inlined_trial_is_the_laws_trial() {
+        fn check<L: MaterialLaw>(law: &L, strains: &[f64]) {
+            let mut state = LawState::default();
+            for &e in strains {
+                assert_eq!(trial(law, &state, e), law.trial(&state, e), "{e}");
+                state = law.trial(&state, e).0;
+            }
+        }
+        let mut l = laws();
+        l.traction[1].toe = ToeShape::Power;
+        let path = [0.0, 0.004, 0.015, 0.03, 0.012, -0.002, 0.0, 0.025, 0.025];
+        for law in &l.traction {
+            check(law, &path);
+        }
+        let angles = path.map(|e| 20.0 * e - 0.1);
+        for law in &l.bending {
+            check(law, &angles);
+        }
+        for law in &l.shear {
+            check(law, &angles);
         }
     }
 }
