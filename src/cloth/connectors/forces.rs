@@ -147,6 +147,9 @@ impl KesConnectors {
         out: FactorSlices<'_>,
     ) {
         let (tan_t, tan_b, tan_s) = out.unwrap_or_default();
+        // x and f of one length: an index checked against x needs no second check against f
+        let n = x.len().min(f.len());
+        let (x, f) = (&x[..n], &mut f[..n]);
         let states = &self.states;
         let nt = self.traction.len();
         let nb = self.bending.len();

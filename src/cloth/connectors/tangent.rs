@@ -230,6 +230,9 @@ impl KesConnectors {
     /// y += K·v over the connectors of `band` (the factors carry their particles).
     #[inline]
     fn add_band_tangent_product(&self, band: &Band, t: &KesTangent, v: &[Vec3], y: &mut [Vec3]) {
+        // v and y of one length: an index checked against v needs no second check against y
+        let n = v.len().min(y.len());
+        let (v, y) = (&v[..n], &mut y[..n]);
         for tf in t.traction.get(band.traction.clone()).unwrap_or_default() {
             let (a, b) = (tf.ends[0] as usize, tf.ends[1] as usize);
             let (dir, axial, lateral) = (tf.dir, tf.axial, tf.lateral);
