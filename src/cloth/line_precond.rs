@@ -75,15 +75,33 @@ fn factor_lines<const L: usize>(
     m_inv.iter().all(|m| m.iter().all(|v| v.is_finite()))
 }
 
+/// The `L` lines of `len` particles stored one after the other in `s`, one slice each: an
+/// index below `len` is then in bounds of every line without a check per access.
+#[inline(always)]
+fn lines_of<const L: usize, T>(s: &[T], len: usize) -> [&[T]; L] {
+    std::array::from_fn(|j| &s[j * len..(j + 1) * len])
+}
+
+/// `lines_of` for a slice written to.
+#[inline(always)]
+fn lines_of_mut<const L: usize, T>(s: &mut [T], len: usize) -> [&mut [T]; L] {
+    let mut rest = s;
+    std::array::from_fn(|_| {
+        let (line, tail) = std::mem::take(&mut rest).split_at_mut(len);
+        rest = tail;
+        line
+    })
+}
+
 /// The back substitution z_k −= G_k z_{k+1} of `L` lines of `len` particles.
 #[inline]
 fn back_substitute<const L: usize>(len: usize, g: &[Mat3], z: &mut [Vec3]) {
-    let mut after: [Vec3; L] = std::array::from_fn(|j| z[j * len + len - 1]);
+    let (g, z) = (lines_of::<L, _>(g, len), lines_of_mut::<L, _>(z, len));
+    let mut after: [Vec3; L] = std::array::from_fn(|j| z[j][len - 1]);
     for k in (0..len - 1).rev() {
         for (j, after) in after.iter_mut().enumerate() {
-            let i = j * len + k;
-            z[i] -= g[i] * *after;
-            *after = z[i];
+            z[j][k] -= g[j][k] * *after;
+            *after = z[j][k];
         }
     }
 }
@@ -96,17 +114,20 @@ fn solve_lines<const L: usize>(
     r: &[Vec3],
     z: &mut [Vec3],
 ) {
-    let mut prev = [Vec3::zeros(); L];
-    for (j, prev) in prev.iter_mut().enumerate() {
-        *prev = m_inv[j * len] * r[j * len];
-        z[j * len] = *prev;
-    }
-    for k in 1..len {
+    {
+        let [m_inv, h] = [m_inv, h].map(|s| lines_of::<L, _>(s, len));
+        let (r, z) = (lines_of::<L, _>(r, len), lines_of_mut::<L, _>(z, len));
+        let mut prev = [Vec3::zeros(); L];
         for (j, prev) in prev.iter_mut().enumerate() {
-            let i = j * len + k;
-            // M_k⁻¹(r_k − Bᵀ_{k−1}z_{k−1}) = M_k⁻¹r_k − H_k z_{k−1}
-            *prev = m_inv[i] * r[i] - h[i] * *prev;
-            z[i] = *prev;
+            *prev = m_inv[j][0] * r[j][0];
+            z[j][0] = *prev;
+        }
+        for k in 1..len {
+            for (j, prev) in prev.iter_mut().enumerate() {
+                // M_k⁻¹(r_k − Bᵀ_{k−1}z_{k−1}) = M_k⁻¹r_k − H_k z_{k−1}
+                *prev = m_inv[j][k] * r[j][k] - h[j][k] * *prev;
+                z[j][k] = *prev;
+            }
         }
     }
     back_substitute::<L>(len, g, z);
@@ -123,21 +144,24 @@ fn solve_line_couplings<const L: usize>(
     dz: &mut [Vec3],
     acc: Option<&mut [Vec3]>,
 ) {
-    // forward: y_k = M_k⁻¹(−C_{k,k+1}z_{k+1} − C_{k−1,k}ᵀ(z_{k−1} + y_{k−1}))
-    //              = −G_k z_{k+1} − H_k(z_{k−1} + y_{k−1})
-    let mut prev = [Vec3::zeros(); L];
-    for k in 0..len {
-        for (j, prev) in prev.iter_mut().enumerate() {
-            let i = j * len + k;
-            let mut yk = Vec3::zeros();
-            if k > 0 {
-                yk -= h[i] * (z[i - 1] + *prev);
+    {
+        // forward: y_k = M_k⁻¹(−C_{k,k+1}z_{k+1} − C_{k−1,k}ᵀ(z_{k−1} + y_{k−1}))
+        //              = −G_k z_{k+1} − H_k(z_{k−1} + y_{k−1})
+        let [g, h] = [g, h].map(|s| lines_of::<L, _>(s, len));
+        let (z, dz) = (lines_of::<L, _>(z, len), lines_of_mut::<L, _>(dz, len));
+        let mut prev = [Vec3::zeros(); L];
+        for k in 0..len {
+            for (j, prev) in prev.iter_mut().enumerate() {
+                let mut yk = Vec3::zeros();
+                if k > 0 {
+                    yk -= h[j][k] * (z[j][k - 1] + *prev);
+                }
+                if k + 1 < len {
+                    yk -= g[j][k] * z[j][k + 1];
+                }
+                *prev = yk;
+                dz[j][k] = yk;
             }
-            if k + 1 < len {
-                yk -= g[i] * z[i + 1];
-            }
-            *prev = yk;
-            dz[i] = yk;
         }
     }
     back_substitute::<L>(len, g, dz);
@@ -448,147 +472,4 @@ impl LinePreconditioner {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cloth::connectors::tangent_test_sheet;
-    use crate::material::LawState;
-
-    /// One line against the dense solve of the same block tridiagonal.
-    #[test]
-    fn line_solve_matches_the_dense_solve() {
-        let n = 5;
-        let mut f = LineFactor {
-            len: n,
-            ..LineFactor::default()
-        };
-        let mut d = Vec::new();
-        f.next.resize(n, Mat3::zeros());
-        for k in 0..n {
-            let s = k as f64;
-            let a = Mat3::new(3.0 + s, 0.2, 0.1, 0.2, 4.0, 0.3 * s, 0.1, 0.3 * s, 5.0);
-            d.push(a);
-            if k + 1 < n {
-                f.next[k] = Mat3::new(-1.0, 0.1 * s, 0.0, 0.2, -0.5, 0.1, 0.0, 0.3, -0.7);
-            }
-        }
-        assert!(f.factor(&d));
-        let r: Vec<Vec3> = (0..n)
-            .map(|k| Vec3::new(1.0, -(k as f64), 0.5 * k as f64))
-            .collect();
-        let mut z = vec![Vec3::zeros(); n];
-        f.solve(&r, &mut z);
-        let mut dense = nalgebra::DMatrix::<f64>::zeros(3 * n, 3 * n);
-        for (k, dk) in d.iter().enumerate() {
-            dense.view_mut((3 * k, 3 * k), (3, 3)).copy_from(dk);
-            if k + 1 < n {
-                dense
-                    .view_mut((3 * k, 3 * k + 3), (3, 3))
-                    .copy_from(&f.next[k]);
-                dense
-                    .view_mut((3 * k + 3, 3 * k), (3, 3))
-                    .copy_from(&f.next[k].transpose());
-            }
-        }
-        let rhs = nalgebra::DVector::from_iterator(3 * n, r.iter().flat_map(|v| v.iter().copied()));
-        let exact = dense.lu().solve(&rhs).unwrap();
-        for k in 0..n {
-            for c in 0..3 {
-                assert!((z[k][c] - exact[3 * k + c]).abs() < 1e-12, "{k} {c}");
-            }
-        }
-    }
-
-    /// The three sweeps on a stretched, sheared 5 × 4 kes sheet with a pinned corner against
-    /// their definition with dense matrices: z₁ = P_warp⁻¹r, z₂ = z₁ + P_weft⁻¹(r − Pz₁),
-    /// z₃ = z₂ + P_warp⁻¹(r − Pz₂), P = D − ΣK_ab over the line couplings.
-    #[test]
-    fn sweeps_match_their_dense_definition() {
-        let (nu, nv, h) = (5, 4, 0.01);
-        let mut world = tangent_test_sheet(nu, nv, h);
-        let grid = world.grid;
-        world.pin(0, 0).unwrap();
-        let n = nu * nv;
-        let x: Vec<Vec3> = (0..n)
-            .map(|k| {
-                let (i, j) = grid.coords(k);
-                let (i, j) = (i as f64, j as f64);
-                Vec3::new(h * (1.03 * i + 0.1 * j), h * 1.02 * j, 1e-3 * (i * j).sin())
-            })
-            .collect();
-        let Material::Kes(kes) = &world.material else {
-            unreachable!()
-        };
-        let mut trial = vec![LawState::default(); kes.state_len()];
-        let mut f = vec![Vec3::zeros(); n];
-        kes.add_forces(&x, &mut trial, &mut f);
-        let mut t = crate::cloth::connectors::KesTangent::default();
-        kes.tangent(&x, &trial, &mut t);
-        let mut d = vec![Mat3::identity() * 50.0; n];
-        let mut edges = Vec::new();
-        kes.tangent_blocks(&t, &mut d, |a, b, m| edges.push((a, b, m)));
-        let mut p = LinePreconditioner::default();
-        assert!(p.build(&world, &d, |edge| {
-            for &(a, b, m) in &edges {
-                edge(a, b, m);
-            }
-        }));
-        // dense P, P_warp, P_weft with the pinned row and column the identity
-        let pinned = world.pinned();
-        // a pair can have several couplings (a traction connector and shear cell sides)
-        let block = |m: &mut nalgebra::DMatrix<f64>, a: usize, b: usize, v: &Mat3| {
-            let mut blk = m.view_mut((3 * a, 3 * b), (3, 3));
-            blk += v;
-        };
-        let mut p_warp = nalgebra::DMatrix::<f64>::zeros(3 * n, 3 * n);
-        for (k, dk) in d.iter().enumerate() {
-            let dk = if pinned[k] { Mat3::identity() } else { *dk };
-            block(&mut p_warp, k, k, &dk);
-        }
-        let mut p_weft = p_warp.clone();
-        let mut c_warp = nalgebra::DMatrix::<f64>::zeros(3 * n, 3 * n);
-        let mut c_weft = c_warp.clone();
-        for &(a, b, m) in &edges {
-            let (a, b) = (a.min(b), a.max(b));
-            if pinned[a] || pinned[b] {
-                continue;
-            }
-            let c = if b == a + 1 { &mut c_warp } else { &mut c_weft };
-            block(c, a, b, &-m);
-            block(c, b, a, &-m.transpose());
-        }
-        p_warp += &c_warp;
-        p_weft += &c_weft;
-        let p_full = &p_warp + &c_weft;
-        let r: Vec<Vec3> = (0..n)
-            .map(|k| {
-                let s = k as f64;
-                Vec3::new((0.7 * s).sin(), (1.3 * s).cos(), (2.1 * s + 0.4).sin())
-            })
-            .collect();
-        let rv = nalgebra::DVector::from_iterator(3 * n, r.iter().flat_map(|v| v.iter().copied()));
-        let z1 = p_warp.clone().lu().solve(&rv).unwrap();
-        let z2 = &z1 + p_weft.lu().solve(&(&rv - &p_full * &z1)).unwrap();
-        let z3 = &z2 + p_warp.lu().solve(&(&rv - &p_full * &z2)).unwrap();
-        let mut z = vec![Vec3::zeros(); n];
-        p.apply(&r, &mut z);
-        let scale = z3.amax();
-        for k in 0..n {
-            for c in 0..3 {
-                assert!(
-                    (z[k][c] - z3[3 * k + c]).abs() < 1e-10 * scale,
-                    "{k} {c}: {} against {}",
-                    z[k][c],
-                    z3[3 * k + c]
-                );
-            }
-        }
-        // solve_in_place is the same operator
-        let mut flat: Vec<f64> = r.iter().flat_map(|v| v.iter().copied()).collect();
-        p.solve_in_place(&mut flat);
-        for k in 0..n {
-            assert!(
-                (Vec3::new(flat[3 * k], flat[3 * k + 1], flat[3 * k + 2]) - z[k]).norm() == 0.0
-            );
-        }
-    }
-}
+mod tests;
