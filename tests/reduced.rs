@@ -404,3 +404,48 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
     let bad = kestrel(&["precompute", &s, "--shard", "3/2", "--out", &p("x.krp")]);
     assert!(!bad.status.success() && !dir.path().join("x.krp").exists());
 }
+
+#[test]
+fn the_shape_is_the_same_bits_as_one_axpy_per_basis_vector() {
+    // mean + U·q is summed several basis vectors at a time; each value must still be
+    // mean + q₁u₁ + q₂u₂ + … in that order. Ranks 1–21 cover every grouping (8, 4, 1).
+    let (_, door, _) = door_model();
+    let m = door.mean.len();
+    let n = 24;
+    // full-rank values in [−0.5, 0.5) from a linear congruential sequence
+    let mut state = 1u64;
+    let data: Vec<f64> = (0..m * n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 40) as f64 / (1u64 << 24) as f64 - 0.5
+        })
+        .collect();
+    for rank in 1..=21 {
+        let red = reduce(data.clone(), m, 0.0, rank, Some(rank));
+        let q: Vec<f32> = red.coords.iter().map(|&x| x as f32).collect();
+        let qdot = vec![0.0; q.len()];
+        let orbits = vec![kestrel::reduced::Orbit {
+            entry: 1,
+            start: 0,
+            end: (n - 1) as u32,
+        }];
+        let model = ReducedModel::from_reduction(door.info.clone(), &red, q, qdot, orbits);
+        assert_eq!(model.rank, rank);
+        for j in [0, 5, n - 1] {
+            let qj = model.q_of(j);
+            let mut axpy = model.mean.clone();
+            for (col, &qk) in model.basis.chunks_exact(m).zip(qj) {
+                for (o, u) in axpy.iter_mut().zip(col) {
+                    *o += qk * u;
+                }
+            }
+            let mut shape = vec![0f32; m];
+            model.reconstruct(qj, &mut shape);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&shape), bits(&axpy), "rank {rank}, state {j}");
+            assert!(axpy.iter().zip(&model.mean).any(|(a, b)| a != b));
+        }
+    }
+}
