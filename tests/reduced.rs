@@ -165,6 +165,14 @@ fn playback_follows_the_door_and_refuses_what_the_palette_forbids() {
     p.shape(&mut shape);
     assert!(shape.iter().all(|x| x.is_finite()));
     assert_eq!(p.ignored, 2);
+    // the world shape: turned by 90° about +y through the hinge (0, 0, 0), (x, y, z) → (z, y, −x)
+    let mut world = vec![[0f32; 3]; model.vertices];
+    p.to_world(&shape, &mut world);
+    for (w, x) in world.iter().zip(shape.chunks_exact(3)) {
+        for (a, b) in w.iter().zip([x[2], x[1], -x[0]]) {
+            assert!((a - b).abs() < 1e-6, "{w:?} against {x:?}");
+        }
+    }
 }
 
 #[test]
