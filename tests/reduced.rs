@@ -256,6 +256,19 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     let c = compare(scene, &flow, &seq, &mut |_| {}).unwrap();
     assert!(c.playback_error < 0.3, "{c:?}");
     assert!(c.playback_error >= c.projection_error * 0.5, "{c:?}");
+    // the steps of the 4 nearest frames averaged: on the recorded IRF the nearest is at
+    // distance 0 and is taken alone, so the recording is still replayed exactly
+    let flow4 = flow.clone().with_flow_neighbours(4);
+    assert_eq!((flow.flow_neighbours(), flow4.flow_neighbours()), (1, 4));
+    let mut player = Player::new(&flow4);
+    assert!(player.impulse(o.entry as usize));
+    for j in 1..=(o.end - o.start) as usize {
+        player.advance();
+        assert_eq!(player.q(), flow4.q_of(j), "frame {j}, 4 nearest");
+    }
+    let c4 = compare(scene, &flow4, &seq, &mut |_| {}).unwrap();
+    assert!(c4.playback_error < 0.3, "{c4:?}");
+    assert_ne!(c4.playback_error, c.playback_error, "another rule");
 }
 
 #[test]
