@@ -424,6 +424,41 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
     );
     let bad = kestrel(&["precompute", &s, "--shard", "3/2", "--out", &p("x.krp")]);
     assert!(!bad.status.success() && !dir.path().join("x.krp").exists());
+    // --flow-neighbours: played and reported with the flow; refused with another rule or K
+    let model = p("m.krd");
+    let play = |extra: &[&str]| {
+        let mut args = vec!["play", &model[..], "--impulses", "open:0.5,stop:0.5"];
+        args.extend_from_slice(extra);
+        kestrel(&args)
+    };
+    let k4 = play(&["--offset", "flow", "--flow-neighbours", "4", "--json"]);
+    assert_success(&k4);
+    let j: serde_json::Value = serde_json::from_slice(&k4.stdout).unwrap();
+    assert_eq!(
+        (j["offset"].as_str(), j["flow_neighbours"].as_u64()),
+        (Some("flow"), Some(4))
+    );
+    for (extra, says) in [
+        (
+            &["--offset", "linear", "--flow-neighbours", "4"][..],
+            "flow rule",
+        ),
+        (
+            &["--offset", "flow", "--flow-neighbours", "9"][..],
+            "1 to 8",
+        ),
+        (
+            &["--offset", "flow", "--flow-neighbours", "0"][..],
+            "1 to 8",
+        ),
+    ] {
+        let out = play(extra);
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2) && e.contains(says),
+            "{extra:?}: {e}"
+        );
+    }
 }
 
 #[test]
