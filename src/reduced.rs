@@ -8,6 +8,7 @@
 mod basis;
 mod drive;
 mod flow;
+pub use flow::MAX_FLOW_NEIGHBOURS;
 mod model;
 mod offset;
 mod play;

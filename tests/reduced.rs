@@ -165,6 +165,14 @@ fn playback_follows_the_door_and_refuses_what_the_palette_forbids() {
     p.shape(&mut shape);
     assert!(shape.iter().all(|x| x.is_finite()));
     assert_eq!(p.ignored, 2);
+    // the world shape: turned by 90° about +y through the hinge (0, 0, 0), (x, y, z) → (z, y, −x)
+    let mut world = vec![[0f32; 3]; model.vertices];
+    p.to_world(&shape, &mut world);
+    for (w, x) in world.iter().zip(shape.chunks_exact(3)) {
+        for (a, b) in w.iter().zip([x[2], x[1], -x[0]]) {
+            assert!((a - b).abs() < 1e-6, "{w:?} against {x:?}");
+        }
+    }
 }
 
 #[test]
@@ -248,6 +256,19 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     let c = compare(scene, &flow, &seq, &mut |_| {}).unwrap();
     assert!(c.playback_error < 0.3, "{c:?}");
     assert!(c.playback_error >= c.projection_error * 0.5, "{c:?}");
+    // the steps of the 4 nearest frames averaged: on the recorded IRF the nearest is at
+    // distance 0 and is taken alone, so the recording is still replayed exactly
+    let flow4 = flow.clone().with_flow_neighbours(4);
+    assert_eq!((flow.flow_neighbours(), flow4.flow_neighbours()), (1, 4));
+    let mut player = Player::new(&flow4);
+    assert!(player.impulse(o.entry as usize));
+    for j in 1..=(o.end - o.start) as usize {
+        player.advance();
+        assert_eq!(player.q(), flow4.q_of(j), "frame {j}, 4 nearest");
+    }
+    let c4 = compare(scene, &flow4, &seq, &mut |_| {}).unwrap();
+    assert!(c4.playback_error < 0.3, "{c4:?}");
+    assert_ne!(c4.playback_error, c.playback_error, "another rule");
 }
 
 #[test]
@@ -403,4 +424,84 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
     );
     let bad = kestrel(&["precompute", &s, "--shard", "3/2", "--out", &p("x.krp")]);
     assert!(!bad.status.success() && !dir.path().join("x.krp").exists());
+    // --flow-neighbours: played and reported with the flow; refused with another rule or K
+    let model = p("m.krd");
+    let play = |extra: &[&str]| {
+        let mut args = vec!["play", &model[..], "--impulses", "open:0.5,stop:0.5"];
+        args.extend_from_slice(extra);
+        kestrel(&args)
+    };
+    let k4 = play(&["--offset", "flow", "--flow-neighbours", "4", "--json"]);
+    assert_success(&k4);
+    let j: serde_json::Value = serde_json::from_slice(&k4.stdout).unwrap();
+    assert_eq!(
+        (j["offset"].as_str(), j["flow_neighbours"].as_u64()),
+        (Some("flow"), Some(4))
+    );
+    for (extra, says) in [
+        (
+            &["--offset", "linear", "--flow-neighbours", "4"][..],
+            "flow rule",
+        ),
+        (
+            &["--offset", "flow", "--flow-neighbours", "9"][..],
+            "1 to 8",
+        ),
+        (
+            &["--offset", "flow", "--flow-neighbours", "0"][..],
+            "1 to 8",
+        ),
+    ] {
+        let out = play(extra);
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2) && e.contains(says),
+            "{extra:?}: {e}"
+        );
+    }
+}
+
+#[test]
+fn the_shape_is_the_same_bits_as_one_axpy_per_basis_vector() {
+    // mean + U·q is summed several basis vectors at a time; each value must still be
+    // mean + q₁u₁ + q₂u₂ + … in that order. Ranks 1–21 cover every grouping (8, 4, 1).
+    let (_, door, _) = door_model();
+    let m = door.mean.len();
+    let n = 24;
+    // full-rank values in [−0.5, 0.5) from a linear congruential sequence
+    let mut state = 1u64;
+    let data: Vec<f64> = (0..m * n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 40) as f64 / (1u64 << 24) as f64 - 0.5
+        })
+        .collect();
+    for rank in 1..=21 {
+        let red = reduce(data.clone(), m, 0.0, rank, Some(rank));
+        let q: Vec<f32> = red.coords.iter().map(|&x| x as f32).collect();
+        let qdot = vec![0.0; q.len()];
+        let orbits = vec![kestrel::reduced::Orbit {
+            entry: 1,
+            start: 0,
+            end: (n - 1) as u32,
+        }];
+        let model = ReducedModel::from_reduction(door.info.clone(), &red, q, qdot, orbits);
+        assert_eq!(model.rank, rank);
+        for j in [0, 5, n - 1] {
+            let qj = model.q_of(j);
+            let mut axpy = model.mean.clone();
+            for (col, &qk) in model.basis.chunks_exact(m).zip(qj) {
+                for (o, u) in axpy.iter_mut().zip(col) {
+                    *o += qk * u;
+                }
+            }
+            let mut shape = vec![0f32; m];
+            model.reconstruct(qj, &mut shape);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&shape), bits(&axpy), "rank {rank}, state {j}");
+            assert!(axpy.iter().zip(&model.mean).any(|(a, b)| a != b));
+        }
+    }
 }

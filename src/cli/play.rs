@@ -15,7 +15,7 @@ use kestrel::reduced::transfer::{
 };
 use kestrel::reduced::{
     compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
-    ReducedModel,
+    ReducedModel, MAX_FLOW_NEIGHBOURS,
 };
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
@@ -60,6 +60,10 @@ pub struct PlayArgs {
     /// (fitted offset dynamics) or `flow` (every frame from the nearest recorded frame).
     #[arg(long, value_name = "RULE", value_parser = ["exponential", "linear", "flow"])]
     pub offset: Option<String>,
+    /// With the flow rule: average the steps of the K nearest recorded frames (weights 1/d²,
+    /// eq. 9's distance), 1 ≤ K ≤ 8; default 1, the nearest frame alone.
+    #[arg(long, value_name = "K")]
+    pub flow_neighbours: Option<usize>,
     /// Also run the full simulation of this scene under the same sequence and report the
     /// relative l2 error of the playback.
     #[arg(long, value_name = "SCENE")]
@@ -76,6 +80,8 @@ struct Summary {
     rank: usize,
     /// The offset rule played: the model's, or `--offset`'s.
     offset: OffsetBlend,
+    /// Nearest frames whose flow steps are averaged (`--flow-neighbours`; 1 with other rules).
+    flow_neighbours: usize,
     /// Played frames per second, shape reconstruction (mean + U·q, door turn) included, one
     /// thread.
     frames_per_s: f64,
@@ -351,6 +357,21 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             _ => OffsetBlend::Exponential,
         });
     }
+    if let Some(k) = args.flow_neighbours {
+        if model.info.offset != OffsetBlend::Flow {
+            return Err(CliError::input(format!(
+                "--flow-neighbours {k}: the model plays with {} offsets; it needs the flow rule \
+                 (--offset flow)",
+                format!("{:?}", model.info.offset).to_lowercase()
+            )));
+        }
+        if !(1..=MAX_FLOW_NEIGHBOURS).contains(&k) {
+            return Err(CliError::input(format!(
+                "--flow-neighbours {k}: must be 1 to {MAX_FLOW_NEIGHBOURS} nearest frames"
+            )));
+        }
+        model = model.with_flow_neighbours(k);
+    }
     let seq = parse_sequence(&model.info.palette, &args.impulses).map_err(CliError::input)?;
     let frames = sequence_frames(&seq, model.info.frame_dt).map_err(CliError::input)?;
     if args.every == 0 {
@@ -427,6 +448,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         vertices: model.vertices,
         rank: model.rank,
         offset: model.info.offset,
+        flow_neighbours: model.flow_neighbours(),
         frames_per_s,
         frame_us: 1e6 / frames_per_s,
         jumps,

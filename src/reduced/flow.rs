@@ -1,6 +1,7 @@
 //! Flow playback (`offset = "flow"`): each frame, the nearest recorded frame x_j (eq. 9) of
 //! the entry's IRFs is stepped by its successor, x′ = x_{j+1} + A_e·(x − x_j), x = (q, q̇)
-//! \[m, m/s\] (A_e fitted as for linear offsets; the identity where it cannot be fitted).
+//! \[m, m/s\] (A_e fitted as for linear offsets; the identity where it cannot be fitted), or
+//! the same step from each of the K nearest frames averaged with weights 1/d² (eq. 9's d²).
 
 use rayon::prelude::*;
 
@@ -11,6 +12,9 @@ const NEAR: usize = 24;
 
 /// Most frames of one entry for which the cache is built (it costs frames² distances).
 const MAX_CACHED: usize = 20_000;
+
+/// Most nearest frames a flow step may average (`kestrel play --flow-neighbours`).
+pub const MAX_FLOW_NEIGHBOURS: usize = 8;
 
 /// The frames j of entry e's IRFs whose successor j + 1 is in the same IRF (samples of the
 /// entry's one-frame flow map x_j → x_{j+1}): `starts[e]` those that are an IRF's start (the
@@ -23,6 +27,23 @@ pub(crate) struct FlowFrames {
     inner: Vec<Vec<u32>>,
     covered: Vec<Vec<u32>>,
     near: Vec<Vec<u32>>,
+    /// K: nearest frames whose steps are averaged (0 and 1: the nearest alone).
+    neighbours: usize,
+}
+
+impl ReducedModel {
+    /// The model played by the flow with the steps of the `k` nearest frames averaged
+    /// (weights 1/d², d² eq. 9's distance to each; 1: the nearest frame alone, the default);
+    /// `k` is clamped to 1 ..= [`MAX_FLOW_NEIGHBOURS`]. Set after `with_offset`, which resets it.
+    pub fn with_flow_neighbours(mut self, k: usize) -> Self {
+        self.flow.neighbours = k.clamp(1, MAX_FLOW_NEIGHBOURS);
+        self
+    }
+
+    /// K of [`ReducedModel::with_flow_neighbours`].
+    pub fn flow_neighbours(&self) -> usize {
+        self.flow.neighbours.max(1)
+    }
 }
 
 impl FlowFrames {
@@ -33,6 +54,7 @@ impl FlowFrames {
             inner: vec![Vec::new(); n],
             covered: vec![Vec::new(); n],
             near: vec![Vec::new(); n],
+            neighbours: 1,
         };
         for o in &model.orbits {
             let e = o.entry as usize;
@@ -124,12 +146,13 @@ fn distance(model: &ReducedModel, q: &[f32], qd: &[f32], j: usize, bound: f32) -
     dq + model.info.beta as f32 * dqd
 }
 
-/// One frame of flow playback under entry `entry`: (q, q̇) stepped in place; the frame matched,
-/// or None when the entry has no frames. `kicked`: the frame a velocity kick (α^I ≠ 0) acts on.
-/// `previous`: the frame matched one frame earlier under the same entry, whose successor's
-/// cached nearest frames are searched (the first frame after an impulse searches them all).
-/// `scratch`: 2r values. A_e need not be stable here: it maps one frame's fresh δ, never a δ
-/// carried along.
+/// One frame of flow playback under entry `entry`: (q, q̇) stepped in place; the frame matched
+/// (the nearest), or None when the entry has no frames. `kicked`: the frame a velocity kick
+/// (α^I ≠ 0) acts on. `previous`: the frame matched one frame earlier under the same entry,
+/// whose successor's cached nearest frames are searched (the first frame after an impulse
+/// searches them all). `scratch`: 6r values. With K > 1 nearest frames (and the nearest not at
+/// distance 0), x′ = Σ w_j·(x_{j+1} + A_e·(x − x_j)) / Σ w_j, w_j = 1/d_j². A_e need not be
+/// stable here: it maps one frame's fresh δ, never a δ carried along.
 pub(crate) fn flow_frame(
     model: &ReducedModel,
     entry: usize,
@@ -144,52 +167,92 @@ pub(crate) fn flow_frame(
         return None;
     }
     let cached = previous.and_then(|p| f.near_of(entry, p + 1));
-    let mut best = (f32::INFINITY, usize::MAX);
+    let k = model.flow_neighbours().min(MAX_FLOW_NEIGHBOURS);
+    // the k nearest (d², frame), nearest first
+    let mut near = [(f32::INFINITY, usize::MAX); MAX_FLOW_NEIGHBOURS];
     let mut consider = |j: u32| {
         if j != u32::MAX {
-            let d = distance(model, q, qd, j as usize, best.0);
-            if d < best.0 {
-                best = (d, j as usize);
+            let d = distance(model, q, qd, j as usize, near[k - 1].0);
+            if d < near[k - 1].0 {
+                let mut i = k - 1;
+                while i > 0 && near[i - 1].0 > d {
+                    near[i] = near[i - 1];
+                    i -= 1;
+                }
+                near[i] = (d, j as usize);
             }
         }
     };
     match cached.filter(|_| !kicked) {
-        Some(near) => near.iter().for_each(|&j| consider(j)),
+        Some(cands) => cands.iter().for_each(|&j| consider(j)),
         None => f
             .candidates(model, entry, kicked)
             .for_each(|&j| consider(j)),
     }
-    let j = best.1;
+    let (d0, j) = near[0];
     if j == usize::MAX {
         return None;
     }
     let r = model.rank;
-    // δ = x − x_j
-    let (dq, rest) = scratch.split_at_mut(r);
-    let dqd = &mut rest[..r];
+    let (delta, rest) = scratch.split_at_mut(2 * r);
+    let (step, acc) = rest.split_at_mut(2 * r);
+    if k == 1 || d0 == 0.0 || near[1].1 == usize::MAX {
+        step_from(model, entry, j, q, qd, delta, step);
+        q.copy_from_slice(&step[..r]);
+        qd.copy_from_slice(&step[r..2 * r]);
+        return Some(j);
+    }
+    acc[..2 * r].fill(0.0);
+    let mut weights = 0.0f32;
+    for &(d, jn) in near[..k].iter().filter(|n| n.1 != usize::MAX) {
+        let w = 1.0 / d;
+        step_from(model, entry, jn, q, qd, delta, step);
+        for (a, s) in acc.iter_mut().zip(step.iter()) {
+            *a += w * s;
+        }
+        weights += w;
+    }
+    for (x, a) in q.iter_mut().chain(qd.iter_mut()).zip(acc.iter()) {
+        *x = a / weights;
+    }
+    Some(j)
+}
+
+/// x_{j+1} + A_e·(x − x_j) into `out` (q then q̇, 2r values); `delta`: 2r values of scratch.
+fn step_from(
+    model: &ReducedModel,
+    entry: usize,
+    j: usize,
+    q: &[f32],
+    qd: &[f32],
+    delta: &mut [f32],
+    out: &mut [f32],
+) {
+    let r = model.rank;
+    let (dq, dqd) = delta[..2 * r].split_at_mut(r);
     for k in 0..r {
         dq[k] = q[k] - model.q_of(j)[k];
         dqd[k] = qd[k] - model.qdot_of(j)[k];
     }
     let (q1, qd1) = (model.q_of(j + 1), model.qdot_of(j + 1));
+    let (oq, oqd) = out[..2 * r].split_at_mut(r);
     match model.offset_dynamics.get(entry).and_then(Option::as_ref) {
         Some(a) => {
             let (q_rows, qd_rows) = a.split_at(r * 2 * r);
             for (k, row) in q_rows.chunks_exact(2 * r).enumerate() {
-                q[k] = q1[k] + row_times(row, dq, dqd);
+                oq[k] = q1[k] + row_times(row, dq, dqd);
             }
             for (k, row) in qd_rows.chunks_exact(2 * r).enumerate() {
-                qd[k] = qd1[k] + row_times(row, dq, dqd);
+                oqd[k] = qd1[k] + row_times(row, dq, dqd);
             }
         }
         None => {
             for k in 0..r {
-                q[k] = q1[k] + dq[k];
-                qd[k] = qd1[k] + dqd[k];
+                oq[k] = q1[k] + dq[k];
+                oqd[k] = qd1[k] + dqd[k];
             }
         }
     }
-    Some(j)
 }
 
 /// A row of A (2r values) times δ = (δq, δq̇).

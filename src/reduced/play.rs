@@ -92,7 +92,7 @@ pub struct Player<'m> {
     playing: bool,
     q_off: Vec<f32>,
     qd_off: Vec<f32>,
-    /// Scratch of A_e·δ and of a flow frame (2r values).
+    /// Scratch of A_e·δ (2r values) and of a flow frame (6r values).
     next_off: Vec<f32>,
     /// Frames since the last jump.
     since: u32,
@@ -126,7 +126,7 @@ impl<'m> Player<'m> {
             playing: false,
             q_off: vec![0.0; r],
             qd_off: vec![0.0; r],
-            next_off: vec![0.0; 2 * r],
+            next_off: vec![0.0; 6 * r],
             since: 0,
             q: model.q_of(0).to_vec(),
             qd: vec![0.0; r],
