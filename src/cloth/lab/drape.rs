@@ -483,6 +483,7 @@ pub fn run_drape(
         &mut world,
         &mut pipeline,
         &params,
+        ACCEPTED_RESIDUAL_M,
         &free,
         &mut |_| {},
         cancel,

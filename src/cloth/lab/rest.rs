@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use super::{check_cancel, LabError};
 use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
-use crate::cloth::world::ClothWorld;
+use crate::cloth::world::{ClothWorld, WorldSnapshot};
 use crate::cloth::Vec3;
 use crate::material::LawState;
 
@@ -31,7 +31,8 @@ pub const MAX_REST_STEPS: u64 = 200;
 pub(crate) struct Rest {
     /// Pseudo steps taken.
     pub steps: u64,
-    /// Pseudo steps left unconverged at Δt/8 (a relaxation path only: the rest is checked).
+    /// Pseudo steps left unconverged at Δt/8 and taken back (the last kept when at the
+    /// dynamic Δt with a residual below the accepted one).
     pub unconverged: u64,
     /// The largest |F_i|/(m_i·g) over the free particles at the end.
     pub residual: f64,
@@ -67,20 +68,22 @@ pub(crate) fn unbalanced_force_ratio(world: &ClothWorld, free: &[bool]) -> f64 {
 /// Relaxes `world` (the kes material, gravity on) to rest from its current positions and
 /// friction states: every step starts from zero velocity, Δt starts at `dt` \[s\] and doubles
 /// after each step converged without halving (halves after one left unconverged), up to 1 s;
-/// `constraints` as in the dynamic steps. `progress` gets 0..1 (the residual's decades).
+/// `constraints` as in the dynamic steps, `accepted` \[m\] the residual of an unconverged
+/// dynamic step that is kept. `progress` gets 0..1 (the residual's decades).
 pub(crate) fn relax_to_rest(
     world: &mut ClothWorld,
     pipeline: &mut ClothPipeline,
     base: &StepParameters,
+    accepted: f64,
     free: &[bool],
     progress: &mut dyn FnMut(f64),
     cancel: Option<&AtomicBool>,
 ) -> Result<Rest, LabError> {
     let mut params = StepParameters {
-        integrator: Integrator::NewtonTangent,
         tolerance: REST_TOLERANCE_M,
         ..*base
     };
+    let mut before = WorldSnapshot::default();
     let mut rest = Rest {
         steps: 0,
         unconverged: 0,
@@ -97,12 +100,39 @@ pub(crate) fn relax_to_rest(
             )));
         }
         world.v.iter_mut().for_each(|v| *v = Vec3::zeros());
-        let report = pipeline.step(&params, world)?;
-        rest.steps += 1;
-        if !report.solve.converged {
+        world.save(&mut before);
+        // Newton with the tangent, else the dynamic steps' solver at the same Δt; a step that
+        // neither converges is taken back and Δt halved (down to the dynamic Δt, where the
+        // dynamic steps' solver's result is kept when its residual is below `accepted`)
+        let mut converged = false;
+        for integrator in [Integrator::NewtonTangent, base.integrator] {
+            params.integrator = integrator;
+            let report = pipeline.step(&params, world)?;
+            rest.steps += 1;
+            if report.solve.converged {
+                converged = report.halvings == 0;
+                break;
+            }
             rest.unconverged += 1;
-            params.dt = (0.5 * params.dt).max(base.dt);
-        } else if report.halvings == 0 {
+            if params.dt <= base.dt
+                && integrator == base.integrator
+                && report.solve.residual <= accepted
+            {
+                break;
+            }
+            if params.dt <= base.dt && integrator == base.integrator {
+                return Err(LabError::NotReached(format!(
+                    "a static step at Δt = {:.1e} s did not converge (residual {:.1e} m > \
+                     {accepted:.0e} m): the rest is not trustworthy",
+                    params.dt, report.solve.residual
+                )));
+            }
+            world.restore(&before);
+            if integrator == base.integrator {
+                params.dt = (0.5 * params.dt).max(base.dt);
+            }
+        }
+        if converged {
             params.dt = (2.0 * params.dt).min(MAX_PSEUDO_STEP_S);
         }
         rest.residual = unbalanced_force_ratio(world, free);
