@@ -216,6 +216,14 @@ fn print_drape(r: &DrapeResult) {
         r.final_speed * 1e3,
         r.unconverged_steps
     );
+    println!(
+        "  at rest            {:.2} % when settled; {} static steps ({} unconverged), largest unbalanced force {:.1e} of a particle's weight (<= {:.0e})",
+        r.settled_drape_coefficient,
+        r.rest_steps,
+        r.rest_unconverged_steps,
+        r.rest_force_ratio,
+        r.rest_force_limit
+    );
     if r.kinetic_damping {
         println!(
             "  kinetic damping    {} stops at kinetic energy peaks",

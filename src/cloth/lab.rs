@@ -4,6 +4,7 @@
 
 pub mod cantilever;
 pub mod drape;
+mod rest;
 mod shadow;
 
 use std::sync::atomic::{AtomicBool, Ordering};

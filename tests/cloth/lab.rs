@@ -212,7 +212,7 @@ fn drape_specimen_is_the_cells_inside_the_circle() {
 
 /// A stiff card (bending and shear × 20: bending length × 2.7) stays nearly flat on the disc
 /// (DC ≥ 95 %); a limp one (/ 100)
-/// hangs (DC ≤ 40 %); the card's own lies between them.
+/// hangs (DC ≤ 40 %); the card's own lies between them; all three are read at rest.
 #[test]
 fn drape_coefficient_runs_from_stiff_to_limp() {
     let card = fitted_cotton();
@@ -241,6 +241,15 @@ fn drape_coefficient_runs_from_stiff_to_limp() {
     let stiff = run(&scaled(20.0));
     let own = run(&card);
     let limp = run(&scaled(1e-2));
+    // each is read at rest: every free particle's unbalanced force under 10⁻³ of its weight
+    for r in [&stiff, &own, &limp] {
+        assert!(
+            r.rest_force_limit == 1e-3 && r.rest_force_ratio <= r.rest_force_limit,
+            "{} > {}",
+            r.rest_force_ratio,
+            r.rest_force_limit
+        );
+    }
     assert!(
         stiff.drape_coefficient >= 95.0,
         "stiff {}",

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::rest::{relax_to_rest, REST_FORCE_RATIO};
 use super::shadow::{folds, shadow};
 use super::{card_areal_density, card_laws, check_cancel, KineticDamping, LabError};
 use crate::cloth::connectors::KesConnectors;
@@ -200,11 +201,22 @@ pub struct DrapeResult {
     /// Kinetic-energy peaks at which every velocity was set to zero.
     pub kinetic_stops: u64,
     pub dt_s: f64,
+    /// Simulated time when the settling rule was met \[s\].
     pub sim_time_s: f64,
-    /// Fastest free particle at the end [m/s].
+    /// Fastest free particle at the last reading of the settling [m/s].
     pub final_speed: f64,
-    /// RMS speed of the free particles at the end [m/s] (all have the same mass: √(2K/M)).
+    /// RMS speed of the free particles at the last reading of the settling [m/s] (all have
+    /// the same mass: √(2K/M)).
     pub rms_speed: f64,
+    /// The drape coefficient when the settling rule was met, before the static relaxation [%].
+    pub settled_drape_coefficient: f64,
+    /// Static relaxation: pseudo steps (backward Euler from rest, Δt doubled up to 1 s), those
+    /// left unconverged at Δt/8, and the reading's largest unbalanced force over a free
+    /// particle's weight, |F_i|/(m_i·g) (at rest: ≤ `rest_force_limit`, 10⁻³).
+    pub rest_steps: u64,
+    pub rest_unconverged_steps: u64,
+    pub rest_force_ratio: f64,
+    pub rest_force_limit: f64,
     pub wall_s: f64,
     /// The draped mesh, for rendering.
     #[serde(skip)]
@@ -462,6 +474,20 @@ pub fn run_drape(
             opts.max_time, speeds.rms, speeds.max
         )));
     }
+    // the settled specimen still descends by up to the settling rule's 0.2 points per second:
+    // brought to rest from there with its friction states
+    let settled_time = world.time;
+    let settled_steps = world.steps;
+    let settled_dc = drape_reading(&specimen, world.positions()).drape_coefficient;
+    let rest = relax_to_rest(
+        &mut world,
+        &mut pipeline,
+        &params,
+        ACCEPTED_RESIDUAL_M,
+        &free,
+        &mut |_| {},
+        cancel,
+    )?;
     progress(1.0);
     let x = world.positions().to_vec();
     let reading = drape_reading(&specimen, &x);
@@ -477,14 +503,19 @@ pub fn run_drape(
         disc_diameter_cm: DISC_DIAMETER_M * 100.0,
         cell_mm: h * 1e3,
         particles,
-        steps: world.steps,
+        steps: settled_steps,
         unconverged_steps,
         kinetic_damping: opts.kinetic_damping,
         kinetic_stops: kinetic.stops,
         dt_s: opts.dt,
-        sim_time_s: world.time,
+        sim_time_s: settled_time,
         final_speed: speeds.max,
         rms_speed: speeds.rms,
+        settled_drape_coefficient: settled_dc,
+        rest_steps: rest.steps,
+        rest_unconverged_steps: rest.unconverged,
+        rest_force_ratio: rest.residual,
+        rest_force_limit: REST_FORCE_RATIO,
         wall_s: start.elapsed().as_secs_f64(),
         mesh: DrapedMesh {
             grid: world.grid,

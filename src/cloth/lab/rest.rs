@@ -1,0 +1,146 @@
+//! A lab specimen brought to rest: backward-Euler steps from zero velocity with Δt doubled up
+//! to 1 s (pseudo-transient continuation) until every free particle's unbalanced force
+//! |F_i(x)| \[N\] is below 10⁻³ of its weight m_i·g: static equilibrium with its friction states.
+
+use std::sync::atomic::AtomicBool;
+
+use super::{check_cancel, LabError};
+use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
+use crate::cloth::world::{ClothWorld, WorldSnapshot};
+use crate::cloth::Vec3;
+use crate::material::LawState;
+
+/// At rest: every free particle's unbalanced force is below this fraction of its weight. On the
+/// drape's skirt (a pendulum of length L ≈ 6 cm, stiffness m·g/L about its rest) a force of
+/// 10⁻³·m·g moves a particle by L/1000 = 60 µm, an eighth of the shadow's 0.5 mm pixel; as a
+/// ratio to the particle's own weight it means the same stress imbalance at every spacing.
+pub const REST_FORCE_RATIO: f64 = 1e-3;
+/// Longest pseudo step \[s\]: at 1 s the inertia M/Δt² is 1/(ω·Δt)² ≈ 0.6 % of the skirt's
+/// pendulum stiffness (ω ≈ 12.6 rad/s), so a step is a Newton step of the static problem.
+const MAX_PSEUDO_STEP_S: f64 = 1.0;
+/// The Newton solve's tolerance \[m\] (max_i |D_i⁻¹g_i|): with D_i up to the yarns' stretch
+/// stiffness (≈ 10³ N/m) a converged step leaves at most ≈ 10⁻⁹ N, against 10⁻³ of the weight
+/// of a 5 mm particle of a light fabric (≈ 10⁻⁸ N); the explicit default 10⁻⁸ m leaves up to a
+/// tenth of that weight, which the steps would accumulate as a creep.
+const REST_TOLERANCE_M: f64 = 1e-12;
+/// Most pseudo steps before the relaxation gives up.
+pub const MAX_REST_STEPS: u64 = 200;
+
+/// How the specimen came to rest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Rest {
+    /// Pseudo steps taken.
+    pub steps: u64,
+    /// Pseudo steps left unconverged at Δt/8 and taken back (the last kept when at the
+    /// dynamic Δt with a residual below the accepted one).
+    pub unconverged: u64,
+    /// The largest |F_i|/(m_i·g) over the free particles at the end.
+    pub residual: f64,
+}
+
+/// The largest unbalanced force over the weight, |F_i(x)|/(m_i·g), of the `free` particles of
+/// `world` at rest (zero velocity) with its committed friction states.
+pub(crate) fn unbalanced_force_ratio(world: &ClothWorld, free: &[bool]) -> f64 {
+    let n = world.len();
+    let zero = vec![Vec3::zeros(); n];
+    let mut trial = vec![LawState::default(); world.state_len()];
+    let (mut normals, mut force) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
+    world.forces(
+        world.positions(),
+        &zero,
+        &mut trial,
+        &mut normals,
+        &mut force,
+    );
+    let g = world
+        .loads
+        .gravity
+        .iter()
+        .map(|c| c * c)
+        .sum::<f64>()
+        .sqrt();
+    (0..n)
+        .filter(|&k| free[k])
+        .map(|k| force[k].norm() / (world.masses()[k] * g))
+        .fold(0.0, f64::max)
+}
+
+/// Relaxes `world` (the kes material, gravity on) to rest from its current positions and
+/// friction states: every step starts from zero velocity, Δt starts at `dt` \[s\] and doubles
+/// after each step converged without halving (halves after one left unconverged), up to 1 s;
+/// `constraints` as in the dynamic steps, `accepted` \[m\] the residual of an unconverged
+/// dynamic step that is kept. `progress` gets 0..1 (the residual's decades).
+pub(crate) fn relax_to_rest(
+    world: &mut ClothWorld,
+    pipeline: &mut ClothPipeline,
+    base: &StepParameters,
+    accepted: f64,
+    free: &[bool],
+    progress: &mut dyn FnMut(f64),
+    cancel: Option<&AtomicBool>,
+) -> Result<Rest, LabError> {
+    let mut params = StepParameters {
+        tolerance: REST_TOLERANCE_M,
+        ..*base
+    };
+    let mut before = WorldSnapshot::default();
+    let mut rest = Rest {
+        steps: 0,
+        unconverged: 0,
+        residual: unbalanced_force_ratio(world, free),
+    };
+    let first = rest.residual.max(REST_FORCE_RATIO);
+    while rest.residual > REST_FORCE_RATIO {
+        check_cancel(cancel)?;
+        if rest.steps >= MAX_REST_STEPS || !rest.residual.is_finite() {
+            return Err(LabError::NotReached(format!(
+                "the specimen did not come to rest in {MAX_REST_STEPS} static steps: a particle's \
+                 unbalanced force is {:.2e} of its weight (> {REST_FORCE_RATIO:.0e})",
+                rest.residual
+            )));
+        }
+        world.v.iter_mut().for_each(|v| *v = Vec3::zeros());
+        world.save(&mut before);
+        // Newton with the tangent, else the dynamic steps' solver at the same Δt; a step that
+        // neither converges is taken back and Δt halved (down to the dynamic Δt, where the
+        // dynamic steps' solver's result is kept when its residual is below `accepted`)
+        let mut converged = false;
+        for integrator in [Integrator::NewtonTangent, base.integrator] {
+            params.integrator = integrator;
+            let report = pipeline.step(&params, world)?;
+            rest.steps += 1;
+            if report.solve.converged {
+                converged = report.halvings == 0;
+                break;
+            }
+            rest.unconverged += 1;
+            if params.dt <= base.dt
+                && integrator == base.integrator
+                && report.solve.residual <= accepted
+            {
+                break;
+            }
+            if params.dt <= base.dt && integrator == base.integrator {
+                return Err(LabError::NotReached(format!(
+                    "a static step at Δt = {:.1e} s did not converge (residual {:.1e} m > \
+                     {accepted:.0e} m): the rest is not trustworthy",
+                    params.dt, report.solve.residual
+                )));
+            }
+            world.restore(&before);
+            if integrator == base.integrator {
+                params.dt = (0.5 * params.dt).max(base.dt);
+            }
+        }
+        if converged {
+            params.dt = (2.0 * params.dt).min(MAX_PSEUDO_STEP_S);
+        }
+        rest.residual = unbalanced_force_ratio(world, free);
+        // decades of the residual done out of those from the first to the criterion
+        let done = (first / rest.residual.max(REST_FORCE_RATIO)).log10()
+            / (first / REST_FORCE_RATIO).log10().max(1e-12);
+        progress(done.clamp(0.0, 1.0));
+    }
+    world.v.iter_mut().for_each(|v| *v = Vec3::zeros());
+    Ok(rest)
+}
