@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use super::{check_cancel, LabError};
 use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
 use crate::cloth::world::{ClothWorld, WorldSnapshot};
-use crate::cloth::Vec3;
+use crate::cloth::{ProvotConstraints, Vec3};
 use crate::material::LawState;
 
 /// At rest: every free particle's unbalanced force is below this fraction of its weight. On the
@@ -68,8 +68,8 @@ pub(crate) fn unbalanced_force_ratio(world: &ClothWorld, free: &[bool]) -> f64 {
 /// Relaxes `world` (the kes material, gravity on) to rest from its current positions and
 /// friction states: every step starts from zero velocity, Δt starts at `dt` \[s\] and doubles
 /// after each step converged without halving (halves after one left unconverged), up to 1 s;
-/// `constraints` as in the dynamic steps, `accepted` \[m\] the residual of an unconverged
-/// dynamic step that is kept. `progress` gets 0..1 (the residual's decades).
+/// without `base`'s Provot constraints (the rest is F(x) = 0 of the laws), `accepted` \[m\]
+/// the residual of an unconverged dynamic step that is kept. `progress` gets 0..1 (the residual's decades).
 pub(crate) fn relax_to_rest(
     world: &mut ClothWorld,
     pipeline: &mut ClothPipeline,
@@ -79,8 +79,11 @@ pub(crate) fn relax_to_rest(
     progress: &mut dyn FnMut(f64),
     cancel: Option<&AtomicBool>,
 ) -> Result<Rest, LabError> {
+    // the laws' equilibrium: no Provot projection after the solve (a projection the forces
+    // do not see would make the steps' fixed point one of solve-then-project, not F(x) = 0)
     let mut params = StepParameters {
         tolerance: REST_TOLERANCE_M,
+        constraints: ProvotConstraints::none(),
         ..*base
     };
     let mut before = WorldSnapshot::default();
