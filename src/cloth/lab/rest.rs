@@ -147,3 +147,67 @@ pub(crate) fn relax_to_rest(
     world.v.iter_mut().for_each(|v| *v = Vec3::zeros());
     Ok(rest)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloth::connectors::tangent_test_sheet;
+
+    /// A strip shortened by 5 % between pinned ends, its yarns at −5 % (beyond a 2 %
+    /// compression limit; they carry no elastic compression, friction holds them): the rest
+    /// is F(x) = 0 of the laws, so the limit the dynamic steps would project to is not
+    /// applied, and the pairs stay below it.
+    #[test]
+    fn rest_is_the_laws_equilibrium_without_the_compression_limit() {
+        let (nu, nv, h) = (5, 2, 0.01);
+        let mut world = tangent_test_sheet(nu, nv, h);
+        world.map_positions(|p| Vec3::new(0.95 * p.x, p.y, p.z));
+        for j in 0..nv {
+            world.pin(0, j).unwrap();
+            world.pin(nu - 1, j).unwrap();
+        }
+        world.loads.gravity = [0.0, 0.0, -9.81];
+        let free: Vec<bool> = (0..world.len()).map(|k| !world.is_pinned(k)).collect();
+        let mut base = StepParameters::new(Integrator::Broyden, 2e-3);
+        base.constraints = ProvotConstraints {
+            compression: Some(0.02),
+            ..ProvotConstraints::none()
+        };
+        let mut pipeline = ClothPipeline::new();
+        let rest = relax_to_rest(
+            &mut world,
+            &mut pipeline,
+            &base,
+            1e-6,
+            &free,
+            &mut |_| {},
+            None,
+        )
+        .unwrap();
+        assert!(rest.residual <= REST_FORCE_RATIO, "{rest:?}");
+        // every free particle's total force against its weight, evaluated here
+        let n = world.len();
+        let mut trial = vec![LawState::default(); world.state_len()];
+        let (mut normals, mut force) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
+        let zero = vec![Vec3::zeros(); n];
+        world.forces(
+            world.positions(),
+            &zero,
+            &mut trial,
+            &mut normals,
+            &mut force,
+        );
+        for k in (0..n).filter(|&k| free[k]) {
+            let weight = world.masses()[k] * 9.81;
+            assert!(force[k].norm() <= 1e-3 * weight, "{k}: {}", force[k].norm());
+        }
+        // the warp pairs end shorter than 98 % of h: no projection moved them
+        let x = world.positions();
+        for j in 0..nv {
+            for i in 0..nu - 1 {
+                let l = (x[world.grid.index(i + 1, j)] - x[world.grid.index(i, j)]).norm();
+                assert!(l < 0.98 * h, "({i},{j}): {l}");
+            }
+        }
+    }
+}
