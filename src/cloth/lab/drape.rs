@@ -485,7 +485,6 @@ pub fn run_drape(
         &params,
         ACCEPTED_RESIDUAL_M,
         &free,
-        &mut |_| {},
         cancel,
     )?;
     progress(1.0);

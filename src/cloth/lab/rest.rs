@@ -38,9 +38,9 @@ pub(crate) struct Rest {
     pub residual: f64,
 }
 
-/// The largest unbalanced force over the weight, |F_i(x)|/(m_i·g), of the `free` particles of
-/// `world` at rest (zero velocity) with its committed friction states.
-pub(crate) fn unbalanced_force_ratio(world: &ClothWorld, free: &[bool]) -> f64 {
+/// The total force F_i(x) \[N\] on every particle of `world` at rest (zero velocity) with its
+/// committed friction states.
+fn forces_at_rest(world: &ClothWorld) -> Vec<Vec3> {
     let n = world.len();
     let zero = vec![Vec3::zeros(); n];
     let mut trial = vec![LawState::default(); world.state_len()];
@@ -52,16 +52,19 @@ pub(crate) fn unbalanced_force_ratio(world: &ClothWorld, free: &[bool]) -> f64 {
         &mut normals,
         &mut force,
     );
-    let g = world
-        .loads
-        .gravity
+    force
+}
+
+/// The largest unbalanced force over the weight, |F_i(x)|/(m_i·g), of the `free` particles of
+/// `world` at rest (zero velocity) with its committed friction states.
+pub(crate) fn unbalanced_force_ratio(world: &ClothWorld, free: &[bool]) -> f64 {
+    let g = world.loads.gravity().norm();
+    forces_at_rest(world)
         .iter()
-        .map(|c| c * c)
-        .sum::<f64>()
-        .sqrt();
-    (0..n)
-        .filter(|&k| free[k])
-        .map(|k| force[k].norm() / (world.masses()[k] * g))
+        .zip(world.masses())
+        .zip(free)
+        .filter(|(_, &is_free)| is_free)
+        .map(|((f, m), _)| f.norm() / (m * g))
         .fold(0.0, f64::max)
 }
 
@@ -69,14 +72,13 @@ pub(crate) fn unbalanced_force_ratio(world: &ClothWorld, free: &[bool]) -> f64 {
 /// friction states: every step starts from zero velocity, Δt starts at `dt` \[s\] and doubles
 /// after each step converged without halving (halves after one left unconverged), up to 1 s;
 /// without `base`'s Provot constraints (the rest is F(x) = 0 of the laws), `accepted` \[m\]
-/// the residual of an unconverged dynamic step that is kept. `progress` gets 0..1 (the residual's decades).
+/// the residual of an unconverged dynamic step that is kept.
 pub(crate) fn relax_to_rest(
     world: &mut ClothWorld,
     pipeline: &mut ClothPipeline,
     base: &StepParameters,
     accepted: f64,
     free: &[bool],
-    progress: &mut dyn FnMut(f64),
     cancel: Option<&AtomicBool>,
 ) -> Result<Rest, LabError> {
     // the laws' equilibrium: no Provot projection after the solve (a projection the forces
@@ -92,7 +94,6 @@ pub(crate) fn relax_to_rest(
         unconverged: 0,
         residual: unbalanced_force_ratio(world, free),
     };
-    let first = rest.residual.max(REST_FORCE_RATIO);
     while rest.residual > REST_FORCE_RATIO {
         check_cancel(cancel)?;
         if rest.steps >= MAX_REST_STEPS || !rest.residual.is_finite() {
@@ -139,10 +140,6 @@ pub(crate) fn relax_to_rest(
             params.dt = (2.0 * params.dt).min(MAX_PSEUDO_STEP_S);
         }
         rest.residual = unbalanced_force_ratio(world, free);
-        // decades of the residual done out of those from the first to the criterion
-        let done = (first / rest.residual.max(REST_FORCE_RATIO)).log10()
-            / (first / REST_FORCE_RATIO).log10().max(1e-12);
-        progress(done.clamp(0.0, 1.0));
     }
     world.v.iter_mut().for_each(|v| *v = Vec3::zeros());
     Ok(rest)
@@ -174,30 +171,11 @@ mod tests {
             ..ProvotConstraints::none()
         };
         let mut pipeline = ClothPipeline::new();
-        let rest = relax_to_rest(
-            &mut world,
-            &mut pipeline,
-            &base,
-            1e-6,
-            &free,
-            &mut |_| {},
-            None,
-        )
-        .unwrap();
+        let rest = relax_to_rest(&mut world, &mut pipeline, &base, 1e-6, &free, None).unwrap();
         assert!(rest.residual <= REST_FORCE_RATIO, "{rest:?}");
         // every free particle's total force against its weight, evaluated here
-        let n = world.len();
-        let mut trial = vec![LawState::default(); world.state_len()];
-        let (mut normals, mut force) = (vec![Vec3::zeros(); n], vec![Vec3::zeros(); n]);
-        let zero = vec![Vec3::zeros(); n];
-        world.forces(
-            world.positions(),
-            &zero,
-            &mut trial,
-            &mut normals,
-            &mut force,
-        );
-        for k in (0..n).filter(|&k| free[k]) {
+        let force = forces_at_rest(&world);
+        for k in (0..world.len()).filter(|&k| free[k]) {
             let weight = world.masses()[k] * 9.81;
             assert!(force[k].norm() <= 1e-3 * weight, "{k}: {}", force[k].norm());
         }
