@@ -142,7 +142,7 @@ fn finish_product(
         k.add_tangent_product_banded(t, v, y, parts);
     }
     let pinned = be.world.pinned();
-    let parts: Vec<f64> = y
+    let sums: Vec<f64> = y
         .par_chunks_mut(CHUNK)
         .zip(v.par_chunks(CHUNK).zip(pinned.par_chunks(CHUNK)))
         .map(|(y, (v, pinned))| {
@@ -154,7 +154,7 @@ fn finish_product(
             dot(v, y)
         })
         .collect();
-    parts.iter().sum()
+    sums.iter().sum()
 }
 
 /// Newton's method on the backward-Euler residual of `be` from `x`, stopping when
