@@ -1,4 +1,4 @@
-//! Input files read whole under a size limit [bytes]: regular files only (a FIFO, a device or
+//! Input files read whole under a size limit \[bytes\]: regular files only (a FIFO, a device or
 //! a folder is refused before it is opened, so nothing waits on a writer that never comes).
 
 use std::io::{self, Read};
@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-/// Largest curve file (KES CSV or delimited loop record) [bytes]: 64 MiB.
+/// Largest curve file (KES CSV or delimited loop record) \[bytes\]: 64 MiB.
 pub const CURVE_FILE_LIMIT: u64 = 64 << 20;
-/// Largest parameter, scene, values or law file [bytes]: 4 MiB (hand-sized text).
+/// Largest parameter, scene, values or law file \[bytes\]: 4 MiB (hand-sized text).
 pub const SMALL_FILE_LIMIT: u64 = 4 << 20;
-/// Largest record or reduced model file [bytes]: 2 GiB.
+/// Largest record or reduced model file \[bytes\]: 2 GiB.
 pub const BINARY_FILE_LIMIT: u64 = 2 << 30;
-/// Most memory one announced size (grid, frames, rank) may ask for [bytes]: 2 GiB.
+/// Most memory one announced size (grid, frames, rank) may ask for \[bytes\]: 2 GiB.
 pub const MEMORY_BUDGET: u64 = 2 << 30;
 
 /// A size in the largest binary unit that keeps it whole, e.g. "64 MiB".

@@ -161,7 +161,7 @@ pub struct SpecimenNrmse {
 #[serde(deny_unknown_fields)]
 pub struct Correlation {
     pub names: Vec<String>,
-    /// `matrix[i][j]` = corr(names[i], names[j]); 1 on the diagonal.
+    /// `matrix\[i\]\[j\]` = corr(names\[i\], names\[j\]); 1 on the diagonal.
     pub matrix: Vec<Vec<f64>>,
 }
 

@@ -24,7 +24,7 @@ pub(crate) const MIN_SAMPLES: usize = 3;
 pub struct CurveOverrides {
     pub test: Option<KesTest>,
     pub direction: Option<Direction>,
-    /// Gauge length (clamp distance) [m] of tensile files with an elongation column.
+    /// Gauge length (clamp distance) \[m\] of tensile files with an elongation column.
     pub gauge_length: Option<f64>,
 }
 

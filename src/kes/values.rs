@@ -1,6 +1,6 @@
 //! KES characteristic values read from any curve, in Kawabata units: EMT [%], LT [-],
 //! WT [gf·cm/cm²], RT [%], G [gf/(cm·deg)], 2HG, 2HG5 [gf/cm], B [gf·cm²/cm], 2HB [gf·cm/cm],
-//! T0, TM [mm], LC [-], WC [gf·cm/cm²], RC, EMC [%], MIU, MMD [-], SMD [µm], W [mg/cm²].
+//! T0, TM \[mm\], LC [-], WC [gf·cm/cm²], RC, EMC [%], MIU, MMD [-], SMD \[µm\], W [mg/cm²].
 
 mod fb34;
 mod generic_loop;
@@ -166,10 +166,10 @@ pub struct KesValues {
     /// Bending hysteresis width at ±1 cm⁻¹ [gf·cm/cm].
     #[serde(rename = "2HB", skip_serializing_if = "Option::is_none")]
     pub hb: Option<f64>,
-    /// Thickness at 0.5 gf/cm² [mm].
+    /// Thickness at 0.5 gf/cm² \[mm\].
     #[serde(rename = "T0", skip_serializing_if = "Option::is_none")]
     pub t0: Option<f64>,
-    /// Thickness at P_m = 50 gf/cm² [mm].
+    /// Thickness at P_m = 50 gf/cm² \[mm\].
     #[serde(rename = "TM", skip_serializing_if = "Option::is_none")]
     pub tm: Option<f64>,
     /// Compression linearity WC / (P_m(T0 − TM)/2) [-].

@@ -23,7 +23,7 @@ pub struct FabricProperties {
     /// Areal density (the KES weight W) [kg/m²].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub areal_density: Option<f64>,
-    /// Thickness T0, at 0.5 gf/cm² [m].
+    /// Thickness T0, at 0.5 gf/cm² \[m\].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thickness: Option<f64>,
     /// Surface coefficient of friction MIU [-] (the mean of warp and weft).
