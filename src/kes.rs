@@ -44,6 +44,8 @@ pub(crate) const PER_CM_PER_M: f64 = 100.0;
 pub const GF_PER_CM2_PA: f64 = 98.0665;
 /// 1 mg/cm² in kg/m² (= 10 g/m²).
 pub const MG_PER_CM2_KG_PER_M2: f64 = 1e-2;
+/// 1 oz/yd² in kg/m² (avoirdupois ounce 28.349523125 g, square yard 0.83612736 m²).
+pub const OZ_PER_YD2_KG_PER_M2: f64 = 0.028_349_523_125 / 0.836_127_36;
 /// 1 degree in rad.
 pub const DEG_RAD: f64 = std::f64::consts::PI / 180.0;
 

@@ -332,6 +332,11 @@ fn the_weight_is_read_in_either_unit_and_refused_without_one() {
         ("# weight [mg/cm2] = 32", 32.0),
         ("# Weight [g/m²]: 250,5", 25.05),
         ("# weight [kg/m2]: 0.1", 10.0),
+        // 1 oz = 28.349523125 g, 1 yd² = 0.9144² m²: 8 oz/yd² = 271.246 g/m²
+        (
+            "# weight [oz/yd2]: 8",
+            8.0 * 28.349523125 / (0.9144 * 0.9144) / 10.0,
+        ),
     ] {
         let c = parse(&format!("{line}\n{body}")).unwrap();
         close(c.weight().map(|kg| kg * 1e2), w, 1e-12, line);
@@ -344,13 +349,13 @@ fn the_weight_is_read_in_either_unit_and_refused_without_one() {
     }
     for line in [
         "# weight: 320",
-        "# weight [oz/yd2]: 8",
+        "# weight [lb]: 8",
         "# weight [g/m2]: -3",
         "# weight [g/m2]: heavy",
     ] {
         let e = parse(&format!("# direction: normal\n{line}\n{body}")).unwrap_err();
         assert!(
-            e.starts_with("t.csv:2: weight `") && e.contains("(mg/cm2, g/m2 or kg/m2)"),
+            e.starts_with("t.csv:2: weight `") && e.contains("(mg/cm2, g/m2, kg/m2 or oz/yd2)"),
             "{line}: {e}"
         );
     }

@@ -4,7 +4,7 @@
 
 use super::{
     KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_N, GF_PER_CM2_PA, GF_PER_CM_N_PER_M, MG_PER_CM2_KG_PER_M2,
-    PER_CM_PER_M,
+    OZ_PER_YD2_KG_PER_M2, PER_CM_PER_M,
 };
 
 /// The quantity a KES column holds, with the units a KES file may give it in.
@@ -36,7 +36,17 @@ pub(crate) const WEIGHT_UNITS: &[(&str, f64)] = &[
     ("mg/cm2", MG_PER_CM2_KG_PER_M2),
     ("g/m2", 1e-3),
     ("kg/m2", 1.0),
+    ("oz/yd2", OZ_PER_YD2_KG_PER_M2),
 ];
+
+/// The weight units' names as a message lists them: `mg/cm2, g/m2, kg/m2 or oz/yd2`.
+pub(crate) fn weight_unit_names() -> String {
+    let names: Vec<&str> = WEIGHT_UNITS.iter().map(|&(name, _)| name).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.concat(),
+    }
+}
 
 /// Factor to kg/m² of a weight unit (`g/m2`, `mg/cm²`, …), `None` when unknown.
 pub(crate) fn weight_factor(unit: &str) -> Option<f64> {

@@ -123,8 +123,8 @@ impl fmt::Display for ReadingRules {
         )?;
         writeln!(
             f,
-            "weight: W from the `# weight [g/m2]` (or mg/cm2, kg/m2) metadata line; \
-             1 mg/cm2 = 10 g/m2"
+            "weight: W from the `# weight [g/m2]` (or mg/cm2, kg/m2, oz/yd2) metadata line; \
+             1 mg/cm2 = 10 g/m2, 1 oz/yd2 = 33.906 g/m2"
         )?;
         write!(
             f,

@@ -179,14 +179,17 @@ fn positive_with_unit(
         .ok_or_else(bad)
 }
 
-/// An areal density given on the command line, `320g/m2` or `32 mg/cm2` (or kg/m2), in kg/m².
+/// An areal density given on the command line, `320g/m2` or `32 mg/cm2` (or kg/m2, oz/yd2), in
+/// kg/m².
 pub fn parse_weight(text: &str) -> Result<f64, String> {
     positive_with_unit(
         text,
         "weight",
         crate::kes::units::weight_factor,
-        "a positive areal density with its unit, e.g. 320g/m2 or 32mg/cm2 (mg/cm2, g/m2 or \
-         kg/m2)",
+        &format!(
+            "a positive areal density with its unit, e.g. 320g/m2 or 32mg/cm2 ({})",
+            crate::kes::units::weight_unit_names()
+        ),
     )
 }
 

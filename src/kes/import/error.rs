@@ -112,7 +112,8 @@ pub enum KesError {
     },
     #[error(
         "{file}:{line}: weight `{text}` — expected a positive areal density with its unit, \
-         e.g. `# weight [g/m2]: 320` or `# weight [mg/cm2]: 32` (mg/cm2, g/m2 or kg/m2)"
+         e.g. `# weight [g/m2]: 320` or `# weight [mg/cm2]: 32` ({units})",
+        units = crate::kes::units::weight_unit_names()
     )]
     BadWeight {
         file: String,
