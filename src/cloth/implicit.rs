@@ -123,7 +123,9 @@ impl BackwardEulerScratch {
             *v = v1;
         }
         world.x.clone_from(&self.x);
-        world.commit(&mut self.ws.trial);
+        // the replaced states kept for the pipeline to take the step back (ws.trial, which
+        // receives an older buffer, is resized at the next step)
+        world.commit_keeping_start(&mut self.ws.trial);
         world.advance_pins(dt);
         outcome
     }
