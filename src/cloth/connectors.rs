@@ -520,9 +520,10 @@ impl KesConnectors {
         for c in &self.bending {
             let k = c.width * kb[c.dir as usize] / c.rest.powi(3);
             for (p, f) in [(c.a, 1.0), (c.b, 1.0), (c.c, 4.0)] {
-                for d in 0..3 {
-                    out[p as usize][(d, d)] += f * k;
-                }
+                let (blk, fk) = (&mut out[p as usize], f * k);
+                blk[(0, 0)] += fk;
+                blk[(1, 1)] += fk;
+                blk[(2, 2)] += fk;
             }
         }
         let (hw, hf) = (self.grid.h_warp, self.grid.h_weft);
@@ -535,9 +536,10 @@ impl KesConnectors {
         for c in &self.shear {
             let k = c.area * ks / (2.0 * hw * hf);
             for &p in &c.p {
-                for d in 0..3 {
-                    out[p as usize][(d, d)] += k;
-                }
+                let blk = &mut out[p as usize];
+                blk[(0, 0)] += k;
+                blk[(1, 1)] += k;
+                blk[(2, 2)] += k;
             }
         }
     }

@@ -48,7 +48,7 @@ impl SolveOutcome {
     }
 }
 
-/// Scratch of a backward-Euler step: the scaling, the step-start state and the iterate.
+/// Scratch of a backward-Euler step: the scaling, the predictor's acceleration and the iterate.
 #[derive(Debug, Default, Clone)]
 struct BackwardEulerScratch {
     ws: Workspace,
@@ -56,8 +56,7 @@ struct BackwardEulerScratch {
     d_inv: Vec<Mat3>,
     /// Acceleration of the last solved step, for the predictor.
     a_prev: Vec<Vec3>,
-    x0: Vec<Vec3>,
-    v0: Vec<Vec3>,
+    /// The iterate x₁ (the world keeps x₀ and v₀ until the step ends).
     x: Vec<Vec3>,
 }
 
@@ -77,17 +76,16 @@ impl BackwardEulerScratch {
     ) -> SolveOutcome {
         let dt = params.dt;
         self.ws.resize(world);
-        self.x0.clone_from(&world.x);
-        self.v0.clone_from(&world.v);
         if world.steps == 0 || self.a_prev.len() != world.len() {
             self.a_prev.clear();
             self.a_prev.resize(world.len(), world.loads.gravity());
         }
         self.x.clear();
         self.x.extend(
-            self.x0
+            world
+                .x
                 .iter()
-                .zip(&self.v0)
+                .zip(&world.v)
                 .zip(&self.a_prev)
                 .map(|((xi, vi), ai)| xi + vi * dt + ai * (dt * dt)),
         );
@@ -101,8 +99,8 @@ impl BackwardEulerScratch {
         let outcome = {
             let mut res = BackwardEuler {
                 world,
-                x0: &self.x0,
-                v0: &self.v0,
+                x0: &world.x,
+                v0: &world.v,
                 dt,
                 d_inv: &self.d_inv,
                 precond,
@@ -116,14 +114,17 @@ impl BackwardEulerScratch {
             .iter_mut()
             .zip(&mut self.a_prev)
             .zip(&self.x)
-            .zip(&self.x0)
+            .zip(&world.x)
         {
             let v1 = (x1 - x0) * inv_dt;
             *a = (v1 - *v) * inv_dt;
             *v = v1;
         }
-        world.x.clone_from(&self.x);
-        world.commit(&mut self.ws.trial);
+        // the new positions swapped in (self.x, the next step's scratch, gets the old ones)
+        std::mem::swap(&mut world.x, &mut self.x);
+        // the replaced states kept for the pipeline to take the step back (ws.trial, which
+        // receives an older buffer, is resized at the next step)
+        world.commit_keeping_start(&mut self.ws.trial);
         world.advance_pins(dt);
         outcome
     }

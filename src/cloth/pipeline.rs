@@ -206,7 +206,8 @@ impl ClothPipeline {
             if self.before.len() <= level {
                 self.before.resize_with(level + 1, WorldSnapshot::default);
             }
-            world.save(&mut self.before[level]);
+            // the law states stay with the world: the step's commit keeps them
+            world.save_step_start(&mut self.before[level]);
         }
         let constrained = params.constraints.is_active();
         if constrained {
@@ -252,7 +253,13 @@ impl ClothPipeline {
             }
         }
         if may_halve && !report.solve.converged {
-            world.restore(&self.before[level]);
+            if !world.restore_step_start(&self.before[level]) {
+                return Err(ClothError::Invalid(
+                    "an unconverged step could not be taken back: its start states were not \
+                     kept"
+                        .into(),
+                ));
+            }
             let half = StepParameters {
                 dt: 0.5 * dt,
                 ..*params
@@ -281,12 +288,9 @@ impl ClothPipeline {
         if !world.obstacles.is_empty() {
             report.contacts = world.resolve_contacts(dt);
         }
-        let start = if may_halve {
-            &self.before[level].states
-        } else {
-            &self.start_states
-        };
-        if report.constrained + report.contacts > 0 && !start.is_empty() {
+        if report.constrained + report.contacts > 0 {
+            // the start states: kept by the step's commit when it may be halved, else copied
+            let start = (!may_halve).then_some(&self.start_states[..]);
             world.refollow_friction(start, &mut self.trial, &mut self.force);
         }
         world.time += dt;

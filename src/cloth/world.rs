@@ -12,6 +12,11 @@ use super::springs::SpringNetwork;
 use super::terzopoulos::TerzopoulosSurface;
 use super::{ClothError, Vec3};
 
+mod snapshot;
+
+use snapshot::KeptStates;
+pub use snapshot::WorldSnapshot;
+
 /// The internal forces of the cloth.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Material {
@@ -54,18 +59,6 @@ pub struct Pin {
     pub velocity: Vec3,
 }
 
-/// What a step changes in a world (positions, velocities, pins, friction states, time), kept
-/// to take the step back: an implicit step that does not converge is retried as two halves.
-#[derive(Debug, Clone, Default)]
-pub struct WorldSnapshot {
-    x: Vec<Vec3>,
-    v: Vec<Vec3>,
-    pins: Vec<Pin>,
-    /// The committed law states.
-    pub(crate) states: Vec<LawState>,
-    time: f64,
-}
-
 /// The largest deformation rates τ = (l − l₀)/l₀ of the structural pairs and of the cell
 /// diagonals (Provot's shear springs), as fractions (0.1 = 10 %).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -101,6 +94,8 @@ pub struct ClothWorld {
     pub time: f64,
     /// Steps taken.
     pub steps: u64,
+    /// The law states before the last step, kept to take it back.
+    kept: KeptStates,
 }
 
 impl ClothWorld {
@@ -166,6 +161,7 @@ impl ClothWorld {
             rate_edges,
             time: 0.0,
             steps: 0,
+            kept: KeptStates::default(),
         })
     }
 
@@ -376,65 +372,6 @@ impl ClothWorld {
                 f[a.particle] += a.force(&x[a.particle]);
             }
         }
-    }
-
-    /// Commits the trial friction states of an accepted step (swapped in).
-    pub(crate) fn commit(&mut self, trial: &mut Vec<LawState>) {
-        if let Material::Kes(k) = &mut self.material {
-            k.commit(trial);
-        }
-    }
-
-    /// Copies the committed law states into `out` (empty for springs and surfaces).
-    pub(crate) fn copy_states(&self, out: &mut Vec<LawState>) {
-        out.clear();
-        if let Material::Kes(k) = &self.material {
-            out.extend_from_slice(k.states());
-        }
-    }
-
-    /// Moves the friction states from `start` (the committed states at the start of the step)
-    /// along the straight increment to the current positions and commits them: after Provot's
-    /// constraints or an obstacle moved particles, the accepted step ends at the projected
-    /// positions, and so does the friction path. `trial` and `force` are scratch.
-    pub(crate) fn refollow_friction(
-        &mut self,
-        start: &[LawState],
-        trial: &mut Vec<LawState>,
-        force: &mut Vec<Vec3>,
-    ) {
-        if let Material::Kes(k) = &mut self.material {
-            k.set_states(start);
-            trial.resize(k.state_len(), LawState::default());
-            force.clear();
-            force.resize(self.x.len(), Vec3::zeros());
-            k.add_forces(&self.x, trial, force);
-            k.commit(trial);
-        }
-    }
-
-    /// Saves what a step changes into `snap` (its buffers reused).
-    pub(crate) fn save(&self, snap: &mut WorldSnapshot) {
-        snap.x.clone_from(&self.x);
-        snap.v.clone_from(&self.v);
-        snap.pins.clone_from(&self.pins);
-        self.copy_states(&mut snap.states);
-        snap.time = self.time;
-    }
-
-    /// Goes back to a state saved from this world.
-    pub(crate) fn restore(&mut self, snap: &WorldSnapshot) {
-        self.x.clone_from(&snap.x);
-        self.v.clone_from(&snap.v);
-        self.pins.clone_from(&snap.pins);
-        self.pinned.fill(false);
-        for p in &self.pins {
-            self.pinned[p.particle] = true;
-        }
-        if let Material::Kes(k) = &mut self.material {
-            k.set_states(&snap.states);
-        }
-        self.time = snap.time;
     }
 
     /// Moves the pins to time t + dt and re-sets their particles (dynamic inverse).

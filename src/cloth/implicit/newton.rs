@@ -72,16 +72,20 @@ fn residual(
         &mut ws.force,
         tangent,
     );
-    let pinned = be.world.pinned();
     let (mut max, mut sq) = (0.0f64, 0.0);
-    for k in 0..x.len() {
-        if pinned[k] {
-            r[k] = Vec3::zeros();
+    // zipped (the same operations in the same order, without an index check per array)
+    let rows = r
+        .iter_mut()
+        .zip(be.world.pinned())
+        .zip(x.iter().zip(be.x0).zip(be.v0))
+        .zip(be.world.mass.iter().zip(&ws.force).zip(be.d_inv));
+    for (((rk, &pinned), ((xk, x0), v0)), ((&m, fk), d_inv)) in rows {
+        if pinned {
+            *rk = Vec3::zeros();
             continue;
         }
-        let m = be.world.mass[k];
-        r[k] = (x[k] - be.x0[k] - be.v0[k] * be.dt) * (m * inv_dt * inv_dt) - ws.force[k];
-        let s = (be.d_inv[k] * r[k]).norm();
+        *rk = (xk - x0 - v0 * be.dt) * (m * inv_dt * inv_dt) - fk;
+        let s = (d_inv * *rk).norm();
         max = max.max(s);
         sq += s * s;
     }

@@ -186,6 +186,8 @@ pub(crate) fn block_diagonal(world: &ClothWorld, x: &[Vec3], dt: Option<f64>, ou
             }
             None => 1e-6 * b.trace() / 3.0,
         };
-        *b += Mat3::identity() * d;
+        for i in 0..3 {
+            b[(i, i)] += d;
+        }
     }
 }
