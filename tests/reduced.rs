@@ -369,7 +369,7 @@ fn shards_merge_into_the_one_process_model_byte_for_byte() {
 #[test]
 fn log_uniform_durations_give_another_sampling_that_shards_still_merge_byte_for_byte() {
     use kestrel::scene::DurationLaw;
-    let mut scene = small_door(8, 9, 3.0);
+    let mut scene = crate::common::small_door(8, 9, 3.0);
     let spec = scene.reduced.as_mut().unwrap();
     spec.chains = 3;
     spec.settle = 0.5;
