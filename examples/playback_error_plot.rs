@@ -2,9 +2,11 @@
 //! `scripts/playback_error_matrix.sh` (model, precompute_s, rule, sequence, rank,
 //! playback_error, projection_error) and plots each (model, rule)'s mean error over its
 //! sequences against the model's precompute time, with the 5 % target; with `--sequences`,
-//! the mean over those sequences only, of the (model, rule)s that played all of them.
+//! the mean over those sequences only, of the (model, rule)s that played all of them; with
+//! `--family PREFIX:LABEL` (repeatable), the models whose name starts with PREFIX are a series
+//! of their own per rule, labelled `offset = RULE, LABEL`.
 //! `cargo run --release --example playback_error_plot -- MATRIX.csv OUT.png [--force]
-//! [--sequences H1,H2,H3]` (default H1,H2,H3)
+//! [--sequences H1,H2,H3] [--family PREFIX:LABEL]…` (default H1,H2,H3, no families)
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,17 +25,37 @@ fn main() -> ExitCode {
         .split(',')
         .map(str::to_string)
         .collect();
+    // the value after each --family
+    let family_at: Vec<usize> = (0..args.len())
+        .filter(|&i| args[i] == "--family")
+        .map(|i| i + 1)
+        .collect();
+    let mut families: Vec<(String, String)> = Vec::new();
+    for &i in &family_at {
+        match args.get(i).and_then(|f| f.split_once(':')) {
+            Some((prefix, label)) => families.push((prefix.to_string(), label.to_string())),
+            None => {
+                eprintln!("--family needs PREFIX:LABEL");
+                return ExitCode::from(2);
+            }
+        }
+    }
     let files: Vec<&String> = args
         .iter()
         .enumerate()
-        .filter(|&(i, a)| a != "--force" && at.is_none_or(|s| i != s && i != s + 1))
+        .filter(|&(i, a)| {
+            a != "--force"
+                && a != "--family"
+                && !family_at.contains(&i)
+                && at.is_none_or(|s| i != s && i != s + 1)
+        })
         .map(|(_, a)| a)
         .collect();
     let [csv, out] = files.as_slice() else {
         eprintln!("usage: playback_error_plot MATRIX.csv OUT.png [--force] [--sequences H1,H2,H3]");
         return ExitCode::from(2);
     };
-    match run(Path::new(csv), Path::new(out), force, &sequences) {
+    match run(Path::new(csv), Path::new(out), force, &sequences, &families) {
         Ok(n) => {
             println!("{n} points written to {out}");
             ExitCode::SUCCESS
@@ -45,7 +67,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(csv: &Path, out: &Path, force: bool, sequences: &[String]) -> Result<usize, String> {
+fn run(
+    csv: &Path,
+    out: &Path,
+    force: bool,
+    sequences: &[String],
+    families: &[(String, String)],
+) -> Result<usize, String> {
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
     // (model, rule) → (precompute s, errors by sequence); rules in order of first appearance
     let mut groups: BTreeMap<(String, String), (f64, BTreeMap<String, f64>)> = BTreeMap::new();
@@ -77,10 +105,14 @@ fn run(csv: &Path, out: &Path, force: bool, sequences: &[String]) -> Result<usiz
     }
     let mut points = Vec::new();
     for rule in &order {
-        for ((_, r), (t, errors)) in &groups {
+        for ((model, r), (t, errors)) in &groups {
             if r == rule && errors.len() == sequences.len() {
+                let family = families
+                    .iter()
+                    .find(|(prefix, _)| model.starts_with(prefix.as_str()))
+                    .map_or(String::new(), |(_, label)| format!(", {label}"));
                 points.push(PlaybackErrorPoint {
-                    rule: format!("offset = {rule}"),
+                    rule: format!("offset = {rule}{family}"),
                     precompute_s: *t,
                     error: errors.values().sum::<f64>() / errors.len() as f64,
                 });

@@ -28,7 +28,8 @@ pub struct Comparison {
     pub projection_error: f64,
     /// How far the full simulation's reduced states c = Uᵀ(x_full − mean), ċ (eq. 8) lie from
     /// the IRF library: √Σ d_j² / √Σ‖x_full − mean‖², d_j eq. 9's distance [m] of frame j's
-    /// (c, ċ) to the nearest recorded frame of the IRFs of the entry in force (the sampling's
+    /// (c, ċ) to the nearest recorded frame of the IRFs of the entry in force (stop from where
+    /// the door reached the end of its range, as in the full simulation) (the sampling's
     /// coverage of this sequence; ≈ 0 on a recorded IRF, f32 rounding).
     pub library_distance: f64,
     /// Wall time of the full simulation \[s\].
@@ -200,7 +201,7 @@ pub fn compare(
                 cq[i] = now as f32;
                 cqdot[i] = ((now - was) * inv_dt) as f32;
             }
-            seg.library += library_distance2(model, k, &cq, &cqdot);
+            seg.library += library_distance2(model, driver.entry(), &cq, &cqdot);
             for ((sq, &qk), &ck) in modes.iter_mut().zip(player.q()).zip(&c) {
                 *sq += (f64::from(qk) - ck).powi(2);
             }
