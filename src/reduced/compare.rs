@@ -178,6 +178,7 @@ pub fn compare(
     project(model, &full, &mut c);
     let inv_dt = 1.0 / frame_dt;
     let (mut cq, mut cqdot) = (vec![0f32; model.rank], vec![0f32; model.rank]);
+    let mut before = c.clone();
     let mut frames = 0usize;
     let mut full_s = 0.0;
     let mut at_s = 0.0;
@@ -195,7 +196,7 @@ pub fn compare(
             driver.local_positions(&mut full);
             player.advance();
             player.shape(&mut play);
-            let before = c.clone();
+            before.copy_from_slice(&c);
             project(model, &full, &mut c);
             for (i, (&now, &was)) in c.iter().zip(&before).enumerate() {
                 cq[i] = now as f32;
@@ -252,7 +253,7 @@ fn project(model: &ReducedModel, x: &[f64], c: &mut [f64]) {
 }
 
 /// Eq. 9's squared distance \[m²\] of (q, q̇) to the nearest recorded frame of the IRFs of
-/// entry `entry` (0 where the model holds none: nothing to be near to).
+/// entry `entry` (0 where the model holds none, whose impulses the player refuses anyway).
 fn library_distance2(model: &ReducedModel, entry: usize, q: &[f32], qdot: &[f32]) -> f64 {
     let beta = model.info.beta as f32;
     let nearest = model
