@@ -1,8 +1,12 @@
 //! Playback error against precompute time (docs/reduced.md, issue 18): reads the CSV written by
 //! `scripts/playback_error_matrix.sh` (model, precompute_s, rule, sequence, rank,
 //! playback_error, projection_error) and plots each (model, rule)'s mean error over its
-//! sequences against the model's precompute time, with the 5 % target.
-//! `cargo run --release --example playback_error_plot -- MATRIX.csv OUT.png [--force]`
+//! sequences against the model's precompute time, with the 5 % target; with `--sequences`,
+//! the mean over those sequences only, of the (model, rule)s that played all of them; with
+//! `--family PREFIX:LABEL` (repeatable), the models whose name starts with PREFIX are a series
+//! of their own per rule, labelled `offset = RULE, LABEL`.
+//! `cargo run --release --example playback_error_plot -- MATRIX.csv OUT.png [--force]
+//! [--sequences H1,H2,H3] [--family PREFIX:LABEL]…` (default H1,H2,H3, no families)
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,12 +18,44 @@ use kestrel::plot::{write_image, ImageFormat, PlotSize};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let force = args.iter().any(|a| a == "--force");
-    let files: Vec<&String> = args.iter().filter(|a| *a != "--force").collect();
+    let at = args.iter().position(|a| a == "--sequences");
+    let sequences: Vec<String> = at
+        .and_then(|i| args.get(i + 1))
+        .map_or("H1,H2,H3", String::as_str)
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    // the value after each --family
+    let family_at: Vec<usize> = (0..args.len())
+        .filter(|&i| args[i] == "--family")
+        .map(|i| i + 1)
+        .collect();
+    let mut families: Vec<(String, String)> = Vec::new();
+    for &i in &family_at {
+        match args.get(i).and_then(|f| f.split_once(':')) {
+            Some((prefix, label)) => families.push((prefix.to_string(), label.to_string())),
+            None => {
+                eprintln!("--family needs PREFIX:LABEL");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let files: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|&(i, a)| {
+            a != "--force"
+                && a != "--family"
+                && !family_at.contains(&i)
+                && at.is_none_or(|s| i != s && i != s + 1)
+        })
+        .map(|(_, a)| a)
+        .collect();
     let [csv, out] = files.as_slice() else {
-        eprintln!("usage: playback_error_plot MATRIX.csv OUT.png [--force]");
+        eprintln!("usage: playback_error_plot MATRIX.csv OUT.png [--force] [--sequences H1,H2,H3]");
         return ExitCode::from(2);
     };
-    match run(Path::new(csv), Path::new(out), force) {
+    match run(Path::new(csv), Path::new(out), force, &sequences, &families) {
         Ok(n) => {
             println!("{n} points written to {out}");
             ExitCode::SUCCESS
@@ -31,10 +67,16 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(csv: &Path, out: &Path, force: bool) -> Result<usize, String> {
+fn run(
+    csv: &Path,
+    out: &Path,
+    force: bool,
+    sequences: &[String],
+    families: &[(String, String)],
+) -> Result<usize, String> {
     let text = std::fs::read_to_string(csv).map_err(|e| format!("{}: {e}", csv.display()))?;
-    // (model, rule) → (precompute s, errors); rules in order of first appearance
-    let mut groups: BTreeMap<(String, String), (f64, Vec<f64>)> = BTreeMap::new();
+    // (model, rule) → (precompute s, errors by sequence); rules in order of first appearance
+    let mut groups: BTreeMap<(String, String), (f64, BTreeMap<String, f64>)> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for (n, line) in text.lines().enumerate().skip(1) {
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
@@ -50,29 +92,36 @@ fn run(csv: &Path, out: &Path, force: bool) -> Result<usize, String> {
         }
         let t: f64 = f[1].parse().map_err(|_| bad())?;
         let e: f64 = f[5].parse().map_err(|_| bad())?;
+        if !sequences.iter().any(|s| s == f[3]) {
+            continue;
+        }
         if !order.iter().any(|r| r == f[2]) {
             order.push(f[2].to_string());
         }
         let g = groups
             .entry((f[0].to_string(), f[2].to_string()))
-            .or_insert((t, Vec::new()));
-        g.1.push(e);
+            .or_insert((t, BTreeMap::new()));
+        g.1.insert(f[3].to_string(), e);
     }
     let mut points = Vec::new();
     for rule in &order {
-        for ((_, r), (t, errors)) in &groups {
-            if r == rule {
+        for ((model, r), (t, errors)) in &groups {
+            if r == rule && errors.len() == sequences.len() {
+                let family = families
+                    .iter()
+                    .find(|(prefix, _)| model.starts_with(prefix.as_str()))
+                    .map_or(String::new(), |(_, label)| format!(", {label}"));
                 points.push(PlaybackErrorPoint {
-                    rule: format!("offset = {rule}"),
+                    rule: format!("offset = {rule}{family}"),
                     precompute_s: *t,
-                    error: errors.iter().sum::<f64>() / errors.len() as f64,
+                    error: errors.values().sum::<f64>() / errors.len() as f64,
                 });
             }
         }
     }
     let format = ImageFormat::of_path(out).map_err(|e| e.to_string())?;
     let png = playback_error_vs_precompute_image(
-        "door cloth, mean over H1–H3",
+        &format!("door cloth, mean over {}", sequences.join(", ")),
         &points,
         0.05,
         PlotSize::new(1000, 650).map_err(|e| e.to_string())?,

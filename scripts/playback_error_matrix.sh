@@ -5,7 +5,8 @@
 # precompute_s is read from MODEL.json (the `kestrel precompute --json` output beside it).
 # Usage: scripts/playback_error_matrix.sh OUT.csv MODEL.krd...   (KESTREL: the binary; RULES:
 # the offset rules to play, default "exponential linear flow"; SEQS: the sequences, default
-# "H1 H2 H3", any of H1–H6, H2a, H2b)
+# "H1 H2 H3", any of H1–H6, H2a, H2b; K: with the flow, average the steps of the K nearest
+# frames, `--flow-neighbours K`, the rule written `flow-kK` when K > 1)
 set -euo pipefail
 out="$1"; shift
 kestrel="${KESTREL:-target/release/kestrel}"
@@ -28,10 +29,12 @@ for model in "$@"; do
   for rule in ${RULES:-exponential linear flow}; do
     for h in ${SEQS:-H1 H2 H3}; do
       [[ -n "${seqs[$h]:-}" ]] || { echo "unknown sequence $h (H1–H6, H2a, H2b)" >&2; exit 2; }
-      "$kestrel" play "$model" --json --offset "$rule" --compare "$scene" --impulses "${seqs[$h]}" \
-        > "$out.run.json"
+      k="${K:-1}" label="$rule" nearest=()
+      if [[ "$rule" == flow && "$k" != 1 ]]; then label="flow-k$k" nearest=(--flow-neighbours "$k"); fi
+      "$kestrel" play "$model" --json --offset "$rule" "${nearest[@]}" --compare "$scene" \
+        --impulses "${seqs[$h]}" > "$out.run.json"
       row=$(field "$out.run.json" "f\"{d['rank']},{d['compare']['playback_error']},{d['compare']['projection_error']}\"")
-      echo "$(basename "$model" .krd),$t,$rule,$h,$row" >> "$out.tmp"
+      echo "$(basename "$model" .krd),$t,$label,$h,$row" >> "$out.tmp"
     done
   done
 done

@@ -6,6 +6,7 @@
 //! simulation. Positions in m (in the door's frame when the scene has a door), times in s.
 
 mod basis;
+mod compare;
 mod drive;
 mod flow;
 pub use flow::MAX_FLOW_NEIGHBOURS;
@@ -25,14 +26,12 @@ use crate::atomic::WriteError;
 use crate::cloth::ClothError;
 
 pub use basis::{frobenius_error, reduce, relative_error, Reduction};
+pub use compare::{compare, Comparison, SegmentError, PLAYBACK_ERROR_WARNING};
 pub use model::{
     ModelInfo, Orbit, ReducedModel, FRAME_DT_RANGE_S, MODEL_MAGIC, MODEL_VERSION,
     MODEL_VERSION_TRANSFER,
 };
-pub use play::{
-    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, Refusal, SegmentError,
-    MAX_PLAY_FRAMES, PLAYBACK_ERROR_WARNING,
-};
+pub use play::{frames_of, parse_sequence, sequence_frames, Player, Refusal, MAX_PLAY_FRAMES};
 pub use precompute::{precompute, precompute_reporting, PrecomputeOptions, PrecomputeStats};
 pub use shard::{
     merge, merge_reporting, precompute_shard, scene_fingerprint, Shard, ShardHeader, SHARD_MAGIC,

@@ -28,8 +28,8 @@ pub use file::{
 pub use hang::hanging_scene;
 pub(crate) use reduced::validate_palette;
 pub use reduced::{
-    palette_allows, palette_index, DoorSpec, IrfEnd, OffsetBlend, PaletteEntrySpec, ReducedSpec,
-    ReducedSpecError, Sampling,
+    palette_allows, palette_index, DoorSpec, DurationLaw, IrfEnd, OffsetBlend, PaletteEntrySpec,
+    ReducedSpec, ReducedSpecError, Sampling,
 };
 
 #[derive(Debug, Error)]

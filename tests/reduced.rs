@@ -256,6 +256,19 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     let c = compare(scene, &flow, &seq, &mut |_| {}).unwrap();
     assert!(c.playback_error < 0.3, "{c:?}");
     assert!(c.playback_error >= c.projection_error * 0.5, "{c:?}");
+    // the sampling's coverage: the recorded IRF, simulated again in full, lies in the library
+    // (eq. 9 distance 0 up to the f32 states), the unsampled sequence off it
+    let frames = (o.end - o.start) as usize;
+    let irf = [(o.entry as usize, frames as f64 * flow.info.frame_dt)];
+    let on = compare(scene, &flow, &irf, &mut |_| {}).unwrap();
+    assert_eq!(on.frames, frames);
+    assert!(on.library_distance < 1e-4, "{on:?}");
+    assert!(
+        (on.playback_error - on.projection_error).abs() < 1e-4,
+        "{on:?}"
+    );
+    assert!(c.library_distance > 1e-3, "{c:?}");
+    assert!(c.segments.iter().all(|g| g.library_distance >= 0.0));
     // the steps of the 4 nearest frames averaged: on the recorded IRF the nearest is at
     // distance 0 and is taken alone, so the recording is still replayed exactly
     let flow4 = flow.clone().with_flow_neighbours(4);
@@ -351,6 +364,41 @@ fn shards_merge_into_the_one_process_model_byte_for_byte() {
         .unwrap_err()
         .to_string()
         .contains("cut.part"));
+}
+
+#[test]
+fn log_uniform_durations_give_another_sampling_that_shards_still_merge_byte_for_byte() {
+    use kestrel::scene::DurationLaw;
+    let mut scene = crate::common::small_door(8, 9, 3.0);
+    let spec = scene.reduced.as_mut().unwrap();
+    spec.chains = 3;
+    spec.settle = 0.5;
+    let opts = PrecomputeOptions::default();
+    let (uniform, _) = precompute(&scene, &opts, &|_| {}).unwrap();
+    scene.reduced.as_mut().unwrap().durations = DurationLaw::LogUniform;
+    let (model, _) = precompute(&scene, &opts, &|_| {}).unwrap();
+    let bytes = model.to_bytes().unwrap();
+    assert_ne!(uniform.to_bytes().unwrap(), bytes);
+    // every IRF within t_max (the law's range; cut by the door's range or the chain's end)
+    let spec = scene.reduced.as_ref().unwrap();
+    let longest = (spec.t_max / model.info.frame_dt).floor() as u32;
+    assert!(model.orbits.iter().all(|o| o.end - o.start <= longest));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (serial, _) = pool.install(|| precompute(&scene, &opts, &|_| {}).unwrap());
+    assert_eq!(serial.to_bytes().unwrap(), bytes);
+    let (sha, path) = ("0123abcd", "door.toml");
+    let parts: Vec<(PathBuf, Shard)> = [2, 1]
+        .iter()
+        .map(|&k| {
+            let s = precompute_shard(&scene, (path, sha), &opts, (k, 2), &|_| {}).unwrap();
+            (PathBuf::from(format!("p{k}of2.part")), s)
+        })
+        .collect();
+    let (merged, _) = merge(&scene, sha, parts, &opts).unwrap();
+    assert_eq!(merged.to_bytes().unwrap(), bytes);
 }
 
 #[test]

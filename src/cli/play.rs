@@ -476,13 +476,13 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         }
         if let Some(c) = &s.compare {
             println!(
-                "vs full sim  relative l2 error {:.4} (projection on the basis {:.4}), {} frames",
-                c.playback_error, c.projection_error, c.frames
+                "vs full sim  relative l2 error {:.4} (projection on the basis {:.4}, distance to the library {:.4}), {} frames",
+                c.playback_error, c.projection_error, c.library_distance, c.frames
             );
             for g in &c.segments {
                 println!(
-                    "  segment    {:>6.2} s {:<10} {:>4} frames: error {:.4} (projection {:.4})",
-                    g.at_s, g.entry, g.frames, g.playback_error, g.projection_error
+                    "  segment    {:>6.2} s {:<10} {:>4} frames: error {:.4} (projection {:.4}, library {:.4})",
+                    g.at_s, g.entry, g.frames, g.playback_error, g.projection_error, g.library_distance
                 );
             }
             let modes: Vec<String> = c.mode_errors.iter().map(|e| format!("{e:.4}")).collect();

@@ -120,7 +120,7 @@ pub struct PlaybackErrorPoint {
     pub error: f64,
 }
 
-/// Playback error against precompute time, one colour per offset rule (in order of first
+/// Playback error against precompute time, one colour per offset rule (up to 8, in order of first
 /// appearance), with the `target` error as a line.
 pub fn playback_error_vs_precompute_image(
     name: &str,
@@ -154,6 +154,10 @@ pub fn playback_error_vs_precompute_image(
         rgb(UNLOADING_RGB),
         RGBColor(40, 140, 60),
         RGBColor(120, 60, 160),
+        RGBColor(200, 160, 0),
+        RGBColor(0, 170, 190),
+        RGBColor(200, 60, 120),
+        RGBColor(90, 90, 90),
     ];
     let heading = format!("Playback error against precompute time: {name}");
     let axes = (0.0..t_max, 0.0..100.0 * e_max);

@@ -270,7 +270,9 @@ fn run_chain(
         } else {
             candidates[rng.random_range(0..candidates.len())]
         };
-        let mut t = spec.t_min + (spec.t_max - spec.t_min) * rng.random::<f64>();
+        let mut t = spec
+            .durations
+            .duration(spec.t_min, spec.t_max, rng.random::<f64>());
         t = t.min(driver.time_to_limit(spec.palette[next].angular_velocity));
         let left = total_frames + 1 - frames as u64;
         // floor: a swing never runs past the door's range.

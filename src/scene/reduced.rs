@@ -50,6 +50,28 @@ pub enum Sampling {
     Tree,
 }
 
+/// Law of a random chain's IRF durations T in [t_min, t_max].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DurationLaw {
+    /// T = t_min + (t_max − t_min)·u: density 1/(t_max − t_min).
+    #[default]
+    Uniform,
+    /// T = t_min·(t_max/t_min)^u: density 1/(T·ln(t_max/t_min)), the same share of IRFs in
+    /// every octave of duration, so short switches are sampled as often as long swings.
+    LogUniform,
+}
+
+impl DurationLaw {
+    /// The duration \[s\] of quantile `u` ∈ [0, 1) in [t_min, t_max] \[s\].
+    pub fn duration(self, t_min: f64, t_max: f64, u: f64) -> f64 {
+        match self {
+            DurationLaw::Uniform => t_min + (t_max - t_min) * u,
+            DurationLaw::LogUniform => t_min * (t_max / t_min).powf(u),
+        }
+    }
+}
+
 /// How playback removes the offset between the played state and the IRF it jumped to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -163,6 +185,9 @@ pub struct ReducedSpec {
     /// seed + c (run on all cores, or split into shards). Default 1.
     #[serde(default = "one_chain")]
     pub chains: usize,
+    /// Law of the random chains' IRF durations in [t_min, t_max]. Default `uniform`.
+    #[serde(default)]
+    pub durations: DurationLaw,
     /// Random chains only, or also a tree of IRFs.
     #[serde(default)]
     pub sampling: Sampling,
@@ -345,4 +370,39 @@ pub(crate) fn validate_palette(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DurationLaw;
+
+    /// Quantiles u = (i + ½)/N: the durations' mean and share below t against the closed forms
+    /// of each law on [t_min, t_max] = [0.4, 2] s.
+    #[test]
+    fn the_duration_laws_have_their_closed_form_mean_and_distribution() {
+        let (lo, hi, n) = (0.4, 2.0, 100_000);
+        let draws = |law: DurationLaw| -> Vec<f64> {
+            (0..n)
+                .map(|i| law.duration(lo, hi, (i as f64 + 0.5) / n as f64))
+                .collect()
+        };
+        let mean = |t: &[f64]| t.iter().sum::<f64>() / t.len() as f64;
+        let below = |t: &[f64], x: f64| t.iter().filter(|&&d| d < x).count() as f64 / n as f64;
+        let uniform = draws(DurationLaw::Uniform);
+        let log = draws(DurationLaw::LogUniform);
+        assert!((mean(&uniform) - (lo + hi) / 2.0).abs() < 1e-9);
+        // log-uniform: density 1/(T ln(hi/lo)), mean (hi − lo)/ln(hi/lo) = 0.994 s
+        let log_mean = (hi - lo) / (hi / lo).ln();
+        assert!((mean(&log) - log_mean).abs() < 1e-6, "{}", mean(&log));
+        for x in [0.5, 0.7, 1.0, 1.5] {
+            assert!((below(&uniform, x) - (x - lo) / (hi - lo)).abs() < 1e-4);
+            let share = (x / lo).ln() / (hi / lo).ln();
+            assert!((below(&log, x) - share).abs() < 1e-4, "{x}");
+        }
+        // every draw in [t_min, t_max]; the same share in each octave
+        assert!(log.iter().all(|&t| (lo..=hi).contains(&t)));
+        assert!((below(&log, 0.8) - below(&log, 1.6) / 2.0).abs() < 1e-4);
+        assert_eq!(DurationLaw::Uniform.duration(lo, hi, 0.0), lo);
+        assert!((DurationLaw::LogUniform.duration(lo, hi, 0.5) - (lo * hi).sqrt()).abs() < 1e-12);
+    }
 }
