@@ -66,7 +66,7 @@ struct DrapeArgs {
     /// the specimen brought to rest at each.
     #[arg(
         long,
-        default_value_t = 20,
+        default_value_t = 40,
         value_name = "N",
         conflicts_with = "dynamic"
     )]

@@ -40,7 +40,7 @@ pub const MAX_LOAD_STEPS: u32 = 1000;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Lowering {
     /// Gravity raised from 0 to g in `load_steps` equal steps, the specimen brought to rest at
-    /// each (the default, 20 steps): the sequence of equilibria under the rising load.
+    /// each (the default, 40 steps): the sequence of equilibria under the rising load.
     QuasiStatic { load_steps: u32 },
     /// Gravity ramped from 0 to g over `ramp` \[s\] (smoothstep 3τ² − 2τ³, τ = t/T; 0: the
     /// full weight at once), backward-Euler steps until the coefficient settles (within 0.2
@@ -55,8 +55,8 @@ pub enum Lowering {
 }
 
 impl Lowering {
-    /// The quasi-static lowering's default: 20 load steps.
-    pub const DEFAULT: Self = Self::QuasiStatic { load_steps: 20 };
+    /// The quasi-static lowering's default: 40 load steps.
+    pub const DEFAULT: Self = Self::QuasiStatic { load_steps: 40 };
     /// The dynamic lowering as it was the default until 2026-11-27: ramp 1 s, at most 20 s,
     /// kinetic damping.
     pub const DYNAMIC_DEFAULT: Self = Self::Dynamic {
@@ -78,7 +78,7 @@ pub struct DrapeOptions {
     pub dt: f64,
     /// Air damping γ [1/s] (default 1): no force at rest.
     pub damping: f64,
-    /// How the specimen is lowered (default: quasi-statically in 20 load steps).
+    /// How the specimen is lowered (default: quasi-statically in 40 load steps).
     pub lowering: Lowering,
 }
 
