@@ -1,6 +1,5 @@
-//! How the drape specimen is lowered onto its disc: quasi-statically (gravity raised from 0 to
-//! g in N equal steps g·k/N, each brought to rest, |F_i| ≤ 10⁻³·m_i·g·k/N \[N\]) or dynamically
-//! (g ramped as 3τ² − 2τ³ over T \[s\], backward Euler, read when the coefficient settles).
+//! The drape specimen's lowering: quasi-static (gravity g·k/N, k = 1..N, at rest at each:
+//! |F_i| ≤ 10⁻³·m_i·g·k/N \[N\]) or dynamic (g·(3τ² − 2τ³), τ = t/T \[s\], until it settles).
 
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
