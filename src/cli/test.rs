@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use kestrel::cloth::lab::{
     run_cantilever, run_drape, CantileverOptions, CantileverResult, DrapeOptions, DrapeResult,
-    LabError,
+    LabError, Lowering,
 };
 use kestrel::kes::Direction;
 use kestrel::FabricParams;
@@ -59,18 +59,31 @@ struct DrapeArgs {
     /// Time step [s] of the implicit (Broyden) steps.
     #[arg(long, default_value_t = 0.002, value_name = "S")]
     dt: f64,
-    /// Air damping [1/s] (force −γ·m·v): speeds the settling, no force at rest.
+    /// Air damping [1/s] (force −γ·m·v): no force at rest.
     #[arg(long, default_value_t = 1.0, value_name = "PER_S")]
     damping: f64,
-    /// Gravity ramped from 0 to g over this time [s]: the specimen is lowered, not dropped.
-    #[arg(long, default_value_t = 1.0, value_name = "S")]
-    ramp: f64,
-    /// No kinetic damping: let the specimen vibrate freely (air damping only) instead of
-    /// stopping it at every peak of its kinetic energy.
+    /// Load steps of the quasi-static lowering: gravity raised from 0 to g in N equal steps,
+    /// the specimen brought to rest at each.
+    #[arg(
+        long,
+        default_value_t = 40,
+        value_name = "N",
+        conflicts_with = "dynamic"
+    )]
+    load_steps: u32,
+    /// Lower the specimen dynamically instead (gravity ramped over --ramp, backward-Euler
+    /// steps until the coefficient settles; the test until 2026-11-27).
     #[arg(long)]
+    dynamic: bool,
+    /// With --dynamic: gravity ramped from 0 to g over this time [s].
+    #[arg(long, default_value_t = 1.0, value_name = "S", requires = "dynamic")]
+    ramp: f64,
+    /// With --dynamic: no kinetic damping: let the specimen vibrate freely (air damping only)
+    /// instead of stopping it at every peak of its kinetic energy.
+    #[arg(long, requires = "dynamic")]
     free_vibration: bool,
-    /// Longest simulated time [s] before the test gives up unsettled.
-    #[arg(long, default_value_t = 20.0, value_name = "S")]
+    /// With --dynamic: longest simulated time [s] before the test gives up unsettled.
+    #[arg(long, default_value_t = 20.0, value_name = "S", requires = "dynamic")]
     max_time: f64,
     /// Folder for the renders `drape_top.png` and `drape_side.png` (feature `render`).
     #[arg(long, value_name = "DIR")]
@@ -177,11 +190,19 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
     let opts = DrapeOptions {
         friction: !args.no_friction,
         cell: args.cell * 1e-3,
-        max_time: args.max_time,
         dt: args.dt,
         damping: args.damping,
-        ramp: args.ramp,
-        kinetic_damping: !args.free_vibration,
+        lowering: if args.dynamic {
+            Lowering::Dynamic {
+                ramp: args.ramp,
+                max_time: args.max_time,
+                kinetic_damping: !args.free_vibration,
+            }
+        } else {
+            Lowering::QuasiStatic {
+                load_steps: args.load_steps,
+            }
+        },
     };
     let result = with_bar(args.json, "draping (simulated time)", |progress| {
         run_drape(&card, &opts, progress, None)
@@ -206,32 +227,40 @@ fn print_drape(r: &DrapeResult) {
         "  shadow             {:.2} cm2 (specimen {:.2}, disc {:.2})",
         r.shadow_area_cm2, r.specimen_area_cm2, r.disc_area_cm2
     );
+    match r.load_steps {
+        Some(n) => println!(
+            "  lowered            quasi-statically: {n} load steps, {} static steps ({} unconverged); {:.2} mm cells, {} particles",
+            r.lowering_static_steps, r.lowering_unconverged_static_steps, r.cell_mm, r.particles
+        ),
+        None => {
+            println!(
+                "  lowered            dynamically: {:.2} mm cells, {} particles, {} steps of {} s ({:.2} s simulated)",
+                r.cell_mm, r.particles, r.steps, r.dt_s, r.sim_time_s
+            );
+            println!(
+                "  settled            RMS speed {:.1} mm/s, fastest particle {:.1} mm/s, {} steps unconverged (< 1 um)",
+                r.rms_speed * 1e3,
+                r.final_speed * 1e3,
+                r.unconverged_steps
+            );
+            if r.kinetic_damping {
+                println!(
+                    "  kinetic damping    {} stops at kinetic energy peaks",
+                    r.kinetic_stops
+                );
+            } else {
+                println!("  kinetic damping    off (free vibration)");
+            }
+        }
+    }
     println!(
-        "  mesh               {:.2} mm cells, {} particles, {} steps of {} s ({:.2} s simulated)",
-        r.cell_mm, r.particles, r.steps, r.dt_s, r.sim_time_s
-    );
-    println!(
-        "  settled            RMS speed {:.1} mm/s, fastest particle {:.1} mm/s, {} steps unconverged (< 1 um)",
-        r.rms_speed * 1e3,
-        r.final_speed * 1e3,
-        r.unconverged_steps
-    );
-    println!(
-        "  at rest            {:.2} % when settled; {} static steps ({} unconverged), largest unbalanced force {:.1e} of a particle's weight (<= {:.0e})",
+        "  at rest            {:.2} % after the lowering; {} static steps ({} unconverged), largest unbalanced force {:.1e} of a particle's weight (<= {:.0e})",
         r.settled_drape_coefficient,
         r.rest_steps,
         r.rest_unconverged_steps,
         r.rest_force_ratio,
         r.rest_force_limit
     );
-    if r.kinetic_damping {
-        println!(
-            "  kinetic damping    {} stops at kinetic energy peaks",
-            r.kinetic_stops
-        );
-    } else {
-        println!("  kinetic damping    off (free vibration)");
-    }
     println!("  wall time          {:.2} s", r.wall_s);
 }
 

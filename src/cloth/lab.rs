@@ -4,6 +4,7 @@
 
 pub mod cantilever;
 pub mod drape;
+mod lowering;
 mod rest;
 mod shadow;
 
@@ -18,7 +19,9 @@ use crate::material::FrictionLaw;
 use crate::params::FabricParams;
 
 pub use cantilever::{run_cantilever, CantileverOptions, CantileverResult};
-pub use drape::{drape_reading, run_drape, DrapeOptions, DrapeReading, DrapeResult, Specimen};
+pub use drape::{
+    drape_reading, run_drape, DrapeOptions, DrapeReading, DrapeResult, Lowering, Specimen,
+};
 
 /// Barnes' kinetic damping: the motion is stopped (every velocity set to zero) at each peak
 /// of the kinetic energy, i.e. at the first step whose kinetic energy is below the previous

@@ -2,7 +2,7 @@
 //! drapemeter's reading against shadows of known area and outline, drape limits.
 
 use kestrel::cloth::lab::{
-    drape_reading, run_cantilever, run_drape, CantileverOptions, DrapeOptions, Specimen,
+    drape_reading, run_cantilever, run_drape, CantileverOptions, DrapeOptions, Lowering, Specimen,
 };
 use kestrel::cloth::Vec3;
 use kestrel::kes::Direction;
@@ -230,11 +230,9 @@ fn drape_coefficient_runs_from_stiff_to_limp() {
         }
         c
     };
-    // heavier air damping than the default: the stiff specimen rings, the limp one sways
-    // (the card's own creeps: the default 20 s to settle)
+    // the default quasi-static lowering: at rest at every load step
     let opts = DrapeOptions {
         cell: 0.02,
-        damping: 4.0,
         ..DrapeOptions::default()
     };
     let run = |c: &FabricParams| run_drape(c, &opts, &mut |_| {}, None).unwrap();
@@ -270,6 +268,62 @@ fn drape_coefficient_runs_from_stiff_to_limp() {
     );
 }
 
+/// The quasi-static lowering is a sequence of equilibria: once its load steps resolve the path,
+/// its reading is the same (within 0.2 points, a tenth of the 2-point mesh tolerance, and with
+/// the same folds) whether gravity rises in 40 or in 80 load steps, as a rate-independent path
+/// is (the friction states follow the displacements, not the time); each ends at rest, so the
+/// final relaxation takes no step.
+#[test]
+fn drape_quasi_static_lowering_does_not_depend_on_its_load_steps() {
+    let card = fitted_cotton();
+    let run = |load_steps: u32| {
+        let opts = DrapeOptions {
+            cell: 0.02,
+            lowering: Lowering::QuasiStatic { load_steps },
+            ..DrapeOptions::default()
+        };
+        run_drape(&card, &opts, &mut |_| {}, None).unwrap()
+    };
+    let (coarse, fine) = (run(40), run(80));
+    for r in [&coarse, &fine] {
+        assert!(
+            r.rest_steps == 0 && r.rest_force_ratio <= r.rest_force_limit,
+            "{} static steps after the lowering, {}",
+            r.rest_steps,
+            r.rest_force_ratio
+        );
+        assert!(r.steps == 0 && r.lowering_static_steps >= 40 && r.sim_time_s == 0.0);
+        assert!(r.final_speed == 0.0 && r.rms_speed == 0.0);
+    }
+    assert!(
+        (coarse.drape_coefficient - fine.drape_coefficient).abs() < 0.2
+            && coarse.folds == fine.folds,
+        "{} % ({} folds) against {} % ({} folds)",
+        coarse.drape_coefficient,
+        coarse.folds,
+        fine.drape_coefficient,
+        fine.folds
+    );
+}
+
+/// Zero load steps, or more than 1000, are an option out of range, refused before any step.
+#[test]
+fn drape_refuses_a_lowering_without_load_steps() {
+    let card = fitted_cotton();
+    for load_steps in [0, 1001] {
+        let opts = DrapeOptions {
+            lowering: Lowering::QuasiStatic { load_steps },
+            ..DrapeOptions::default()
+        };
+        match run_drape(&card, &opts, &mut |_| {}, None) {
+            Err(kestrel::cloth::lab::LabError::Option(m)) => {
+                assert!(m.contains("load steps"), "{m}")
+            }
+            other => panic!("{load_steps} load steps: {other:?}"),
+        }
+    }
+}
+
 /// The gravity ramp and the settling window must fit in the longest time: a ramp of 19 s in
 /// 20 s, or a negative one, is an option out of range (exit 2), refused before any step.
 #[test]
@@ -277,7 +331,11 @@ fn drape_refuses_a_ramp_that_leaves_no_time_to_settle() {
     let card = fitted_cotton();
     for ramp in [19.0, -1.0, f64::NAN] {
         let opts = DrapeOptions {
-            ramp,
+            lowering: Lowering::Dynamic {
+                ramp,
+                max_time: 20.0,
+                kinetic_damping: true,
+            },
             ..DrapeOptions::default()
         };
         match run_drape(&card, &opts, &mut |_| {}, None) {

@@ -2,15 +2,18 @@
 //! between 18 cm discs drapes under gravity; drape coefficient DC = (A_s − A_d)/(A_D − A_d)
 //! [%] from the shadow's area A_s, the specimen's A_D and the disc's A_d, and the folds.
 
-use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use serde::Serialize;
 
+use super::lowering::{
+    gravity_fraction, lower_dynamically, lower_quasi_statically, DynamicLowering, MIN_TIME_S,
+    SETTLE_WINDOW_S, STANDARD_GRAVITY,
+};
 use super::rest::{relax_to_rest, REST_FORCE_RATIO};
 use super::shadow::{folds, shadow};
-use super::{card_areal_density, card_laws, check_cancel, KineticDamping, LabError};
+use super::{card_areal_density, card_laws, LabError};
 use crate::cloth::connectors::KesConnectors;
 use crate::cloth::grid::Grid;
 use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
@@ -30,60 +33,37 @@ const MIN_FOLD_RANGE: f64 = 0.03;
 const ACCEPTED_RESIDUAL_M: f64 = 1e-6;
 /// Shadow raster pixel \[m\].
 const PIXEL_M: f64 = 0.5e-3;
-/// The specimen counts as settled when its drape coefficient has stayed within this span
-/// [points] over the last `SETTLE_WINDOW_S` (a tenth of the 2-point mesh tolerance)...
-const SETTLED_DC_SPAN: f64 = 0.2;
-/// ... [s], read every `READ_INTERVAL_S` [s]...
-const SETTLE_WINDOW_S: f64 = 1.0;
-const READ_INTERVAL_S: f64 = 0.1;
-/// ... and the RMS speed of its free particles is below this [m/s]...
-const SETTLED_RMS_SPEED: f64 = 5e-3;
-/// ... reading from this simulated time after the end of the gravity ramp \[s\].
-const MIN_TIME_S: f64 = 0.5;
+/// Most load steps of the quasi-static lowering.
+pub const MAX_LOAD_STEPS: u32 = 1000;
 
-/// The largest and the RMS speed [m/s] of the free particles.
-#[derive(Debug, Clone, Copy)]
-struct Speeds {
-    max: f64,
-    rms: f64,
+/// How the specimen is lowered onto the disc.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Lowering {
+    /// Gravity raised from 0 to g in `load_steps` equal steps, the specimen brought to rest at
+    /// each (the default, 40 steps): the sequence of equilibria under the rising load.
+    QuasiStatic { load_steps: u32 },
+    /// Gravity ramped from 0 to g over `ramp` \[s\] (smoothstep 3τ² − 2τ³, τ = t/T; 0: the
+    /// full weight at once), backward-Euler steps until the coefficient settles (within 0.2
+    /// points over 1 s from 0.5 s after the ramp), at most `max_time` \[s\]; with
+    /// `kinetic_damping` every free particle is stopped whenever the free particles' kinetic
+    /// energy has passed a peak (Barnes' dynamic relaxation).
+    Dynamic {
+        ramp: f64,
+        max_time: f64,
+        kinetic_damping: bool,
+    },
 }
 
-impl Default for Speeds {
-    fn default() -> Self {
-        Self {
-            max: f64::INFINITY,
-            rms: f64::INFINITY,
-        }
-    }
-}
-
-impl Speeds {
-    fn of(v: &[Vec3], free: &[bool]) -> Self {
-        let (mut max, mut sum2, mut n) = (0.0f64, 0.0, 0usize);
-        for (vk, _) in v.iter().zip(free).filter(|(_, f)| **f) {
-            let s = vk.norm();
-            max = max.max(s);
-            sum2 += s * s;
-            n += 1;
-        }
-        Self {
-            max,
-            rms: if n > 0 { (sum2 / n as f64).sqrt() } else { 0.0 },
-        }
-    }
-}
-
-/// Standard gravity [m/s²].
-const STANDARD_GRAVITY: f64 = 9.806_65;
-
-/// The fraction of g applied at time `t` \[s\] of a ramp over `ramp` \[s\]: 3τ² − 2τ³,
-/// τ = t/ramp clamped to [0, 1] (1 when `ramp` is 0).
-fn gravity_fraction(t: f64, ramp: f64) -> f64 {
-    if ramp <= 0.0 {
-        return 1.0;
-    }
-    let tau = (t / ramp).clamp(0.0, 1.0);
-    tau * tau * (3.0 - 2.0 * tau)
+impl Lowering {
+    /// The quasi-static lowering's default: 40 load steps.
+    pub const DEFAULT: Self = Self::QuasiStatic { load_steps: 40 };
+    /// The dynamic lowering as it was the default until 2026-11-27: ramp 1 s, at most 20 s,
+    /// kinetic damping.
+    pub const DYNAMIC_DEFAULT: Self = Self::Dynamic {
+        ramp: 1.0,
+        max_time: 20.0,
+        kinetic_damping: true,
+    };
 }
 
 /// What to test.
@@ -93,19 +73,13 @@ pub struct DrapeOptions {
     pub friction: bool,
     /// Mesh spacing \[m\] (default 1 cm: 31 particles across the specimen).
     pub cell: f64,
-    /// Time step \[s\] (default 2 ms).
+    /// Time step \[s\] of the dynamic steps and the first of each rest's static steps
+    /// (default 2 ms).
     pub dt: f64,
-    /// Longest simulated time \[s\] before the test gives up (default 20 s).
-    pub max_time: f64,
-    /// Air damping γ [1/s] (default 1): speeds the settling, no force at rest.
+    /// Air damping γ [1/s] (default 1): no force at rest.
     pub damping: f64,
-    /// Gravity is ramped from 0 to g over this time \[s\] (default 1 s; smoothstep 3τ² − 2τ³,
-    /// τ = t/T): the specimen is lowered, not dropped (0: the full weight at once).
-    pub ramp: f64,
-    /// Kinetic damping (Barnes' dynamic relaxation, the default): every free particle is
-    /// stopped whenever the free particles' kinetic energy has passed a peak, so the specimen
-    /// follows its static equilibrium under the rising load instead of vibrating about it.
-    pub kinetic_damping: bool,
+    /// How the specimen is lowered (default: quasi-statically in 40 load steps).
+    pub lowering: Lowering,
 }
 
 impl Default for DrapeOptions {
@@ -114,10 +88,8 @@ impl Default for DrapeOptions {
             friction: true,
             cell: 0.01,
             dt: 0.002,
-            max_time: 20.0,
             damping: 1.0,
-            ramp: 1.0,
-            kinetic_damping: true,
+            lowering: Lowering::DEFAULT,
         }
     }
 }
@@ -192,6 +164,15 @@ pub struct DrapeResult {
     /// Mesh spacing [mm] and particles of the specimen.
     pub cell_mm: f64,
     pub particles: usize,
+    /// `quasi_static` or `dynamic`.
+    pub lowering: &'static str,
+    /// The quasi-static lowering's load steps (none when dynamic).
+    pub load_steps: Option<u32>,
+    /// Static steps of the quasi-static lowering, and those left unconverged at Δt/8 (0 when
+    /// dynamic).
+    pub lowering_static_steps: u64,
+    pub lowering_unconverged_static_steps: u64,
+    /// Dynamic steps (0 when quasi-static).
     pub steps: u64,
     /// Implicit steps left unconverged (after halving down to Δt/8) with a residual below
     /// the accepted 1 µm.
@@ -201,14 +182,16 @@ pub struct DrapeResult {
     /// Kinetic-energy peaks at which every velocity was set to zero.
     pub kinetic_stops: u64,
     pub dt_s: f64,
-    /// Simulated time when the settling rule was met \[s\].
+    /// Simulated time when the settling rule was met \[s\] (0 when quasi-static).
     pub sim_time_s: f64,
-    /// Fastest free particle at the last reading of the settling [m/s].
+    /// Fastest free particle at the last reading of the settling [m/s] (0 when quasi-static:
+    /// the specimen is at rest).
     pub final_speed: f64,
     /// RMS speed of the free particles at the last reading of the settling [m/s] (all have
     /// the same mass: √(2K/M)).
     pub rms_speed: f64,
-    /// The drape coefficient when the settling rule was met, before the static relaxation [%].
+    /// The drape coefficient at the end of the lowering (when the settling rule was met, or at
+    /// the last load step), before the static relaxation [%].
     pub settled_drape_coefficient: f64,
     /// Static relaxation: pseudo steps (backward Euler from rest, Δt doubled up to 1 s), those
     /// left unconverged at Δt/8, and the reading's largest unbalanced force over a free
@@ -342,8 +325,8 @@ impl Specimen {
     }
 }
 
-/// Runs the drape test on `card`; `progress` gets 0..1 (simulated time over the longest),
-/// `cancel` stops it.
+/// Runs the drape test on `card`; `progress` gets 0..1 (the load or the simulated time over
+/// the longest), `cancel` stops it.
 pub fn run_drape(
     card: &FabricParams,
     opts: &DrapeOptions,
@@ -351,19 +334,7 @@ pub fn run_drape(
     cancel: Option<&AtomicBool>,
 ) -> Result<DrapeResult, LabError> {
     let start = Instant::now();
-    let dt_ok = opts.dt.is_finite() && opts.dt > 0.0 && opts.dt <= 0.05;
-    let time_ok = opts.max_time.is_finite() && opts.max_time > 0.0 && opts.max_time <= 600.0;
-    let damping_ok = opts.damping.is_finite() && opts.damping >= 0.0;
-    let ramp_ok = opts.ramp.is_finite()
-        && opts.ramp >= 0.0
-        && opts.ramp + MIN_TIME_S + SETTLE_WINDOW_S <= opts.max_time;
-    if !(dt_ok && time_ok && damping_ok && ramp_ok) {
-        return Err(LabError::Option(format!(
-            "dt = {} s, max time = {} s, damping = {} 1/s, ramp = {} s: need 0 < dt <= 0.05 s, \
-             0 < max time <= 600 s, damping >= 0, 0 <= ramp <= max time - 1.5 s (the settling is read over 1 s from 0.5 s after the ramp)",
-            opts.dt, opts.max_time, opts.damping, opts.ramp
-        )));
-    }
+    check_options(opts)?;
     let laws = card_laws(card, opts.friction)?;
     let density = card_areal_density(card)?;
     let specimen = Specimen::new(opts.cell)?;
@@ -381,11 +352,12 @@ pub fn run_drape(
             *m = density * h * h;
         }
     }
-    world.loads.gravity = [
-        0.0,
-        -STANDARD_GRAVITY * gravity_fraction(opts.dt, opts.ramp),
-        0.0,
-    ];
+    // the load at the end of the first step (dynamic) or load step (quasi-static)
+    world.loads.gravity[1] = -STANDARD_GRAVITY
+        * match opts.lowering {
+            Lowering::QuasiStatic { load_steps } => 1.0 / f64::from(load_steps),
+            Lowering::Dynamic { ramp, .. } => gravity_fraction(opts.dt, ramp),
+        };
     world.loads.damping = opts.damping;
     for (k, p) in specimen.flat.iter().enumerate() {
         if !specimen.kept[k] || specimen.on_disc[k] {
@@ -404,80 +376,44 @@ pub fn run_drape(
         ..ProvotConstraints::none()
     };
     let mut pipeline = ClothPipeline::new();
-    let max_steps = (opts.max_time / opts.dt).ceil() as u64;
-    let read_every = ((READ_INTERVAL_S / opts.dt).round() as u64).max(1);
     let free: Vec<bool> = (0..kept.len())
         .map(|k| kept[k] && !specimen.on_disc[k])
         .collect();
-    let mut speeds = Speeds::default();
-    // the readings (time [s], DC [%]) of the last SETTLE_WINDOW_S
-    let mut window: VecDeque<(f64, f64)> = VecDeque::new();
-    let mut settled = false;
-    let mut unconverged_steps = 0u64;
-    let mut kinetic = KineticDamping::default();
-    for step in 1..=max_steps {
-        check_cancel(cancel)?;
-        // backward Euler takes the forces at the end of the step
-        world.loads.gravity[1] =
-            -STANDARD_GRAVITY * gravity_fraction(world.time + opts.dt, opts.ramp);
-        let report = pipeline.step(&params, &mut world)?;
-        if !report.solve.converged {
-            if report.solve.residual > ACCEPTED_RESIDUAL_M {
-                return Err(LabError::NotReached(format!(
-                    "the implicit step at t = {:.3} s did not converge (after {} halvings, residual \
-                     {:.1e} m > {:.0e} m): the drape is not trustworthy",
-                    world.time, report.halvings, report.solve.residual, ACCEPTED_RESIDUAL_M
-                )));
-            }
-            unconverged_steps += 1;
-        }
-        if step % 25 == 0 {
-            progress(step as f64 / max_steps as f64);
-        }
-        let reads = world.time >= MIN_TIME_S + opts.ramp && step % read_every == 0;
-        if reads {
-            // the speeds the specimen reached, before any kinetic stop below
-            speeds = Speeds::of(world.velocities(), &free);
-        }
-        // pinned particles do not move: this is the free particles' kinetic energy
-        if opts.kinetic_damping && kinetic.stop(world.kinetic_energy()) {
-            world.v.iter_mut().for_each(|v| *v = Vec3::zeros());
-        }
-        if !reads {
-            continue;
-        }
-        let dc = drape_reading(&specimen, world.positions()).drape_coefficient;
-        window.push_back((world.time, dc));
-        while window
-            .front()
-            .is_some_and(|(t, _)| *t < world.time - SETTLE_WINDOW_S - 1e-9)
-        {
-            window.pop_front();
-        }
-        let (lo, hi) = window
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, d)| {
-                (lo.min(*d), hi.max(*d))
-            });
-        let spans_window = window
-            .front()
-            .is_some_and(|(t, _)| *t <= world.time - SETTLE_WINDOW_S + 1e-9);
-        if spans_window && hi - lo <= SETTLED_DC_SPAN && speeds.rms < SETTLED_RMS_SPEED {
-            settled = true;
-            break;
-        }
-    }
-    if !settled {
-        return Err(LabError::NotReached(format!(
-            "the specimen did not settle in {} s (RMS speed {:.4} m/s, fastest particle {:.3} m/s; \
-             raise the longest time)",
-            opts.max_time, speeds.rms, speeds.max
-        )));
-    }
+    let lowered = match opts.lowering {
+        Lowering::QuasiStatic { load_steps } => lower_quasi_statically(
+            &mut world,
+            &mut pipeline,
+            &params,
+            ACCEPTED_RESIDUAL_M,
+            &free,
+            load_steps,
+            progress,
+            cancel,
+        )?,
+        Lowering::Dynamic {
+            ramp,
+            max_time,
+            kinetic_damping,
+        } => lower_dynamically(
+            &mut world,
+            &mut pipeline,
+            &params,
+            ACCEPTED_RESIDUAL_M,
+            &specimen,
+            &free,
+            &DynamicLowering {
+                ramp,
+                max_time,
+                kinetic_damping,
+            },
+            progress,
+            cancel,
+        )?,
+    };
     // the settled specimen still descends by up to the settling rule's 0.2 points per second:
-    // brought to rest from there with its friction states
+    // brought to rest from there with its friction states (after a quasi-static lowering it
+    // is at rest already, and this takes no step)
     let settled_time = world.time;
-    let settled_steps = world.steps;
     let settled_dc = drape_reading(&specimen, world.positions()).drape_coefficient;
     let rest = relax_to_rest(
         &mut world,
@@ -490,6 +426,10 @@ pub fn run_drape(
     progress(1.0);
     let x = world.positions().to_vec();
     let reading = drape_reading(&specimen, &x);
+    let (quasi_static, load_steps) = match opts.lowering {
+        Lowering::QuasiStatic { load_steps } => (true, Some(load_steps)),
+        Lowering::Dynamic { .. } => (false, None),
+    };
     Ok(DrapeResult {
         fabric: card.fabric.clone(),
         friction: opts.friction,
@@ -502,14 +442,28 @@ pub fn run_drape(
         disc_diameter_cm: DISC_DIAMETER_M * 100.0,
         cell_mm: h * 1e3,
         particles,
-        steps: settled_steps,
-        unconverged_steps,
-        kinetic_damping: opts.kinetic_damping,
-        kinetic_stops: kinetic.stops,
+        lowering: if quasi_static {
+            "quasi_static"
+        } else {
+            "dynamic"
+        },
+        load_steps,
+        lowering_static_steps: lowered.static_steps,
+        lowering_unconverged_static_steps: lowered.static_unconverged,
+        steps: lowered.steps,
+        unconverged_steps: lowered.unconverged,
+        kinetic_damping: matches!(
+            opts.lowering,
+            Lowering::Dynamic {
+                kinetic_damping: true,
+                ..
+            }
+        ),
+        kinetic_stops: lowered.kinetic_stops,
         dt_s: opts.dt,
-        sim_time_s: settled_time,
-        final_speed: speeds.max,
-        rms_speed: speeds.rms,
+        sim_time_s: if quasi_static { 0.0 } else { settled_time },
+        final_speed: lowered.speeds.max,
+        rms_speed: lowered.speeds.rms,
         settled_drape_coefficient: settled_dc,
         rest_steps: rest.steps,
         rest_unconverged_steps: rest.unconverged,
@@ -524,65 +478,35 @@ pub fn run_drape(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::KineticDamping;
-    use super::gravity_fraction;
-
-    /// An undamped oscillator x'' = −ω²x released from rest at x = A (exact: A·cos ωt, kinetic
-    /// energy peaks at x = 0 after a quarter period) is stopped by kinetic damping at its
-    /// equilibrium to within the travel of one step, A·ω·Δt, and stays there; without kinetic
-    /// damping it keeps its energy (symplectic Euler).
-    #[test]
-    fn kinetic_damping_stops_a_mode_at_its_equilibrium() {
-        let (omega, amplitude, dt) = (2.0 * std::f64::consts::PI, 0.01, 1e-3);
-        let run = |damped: bool| {
-            let (mut x, mut v) = (amplitude, 0.0f64);
-            let mut kd = KineticDamping::default();
-            let mut first_stop = None;
-            for step in 1..=3000 {
-                v -= omega * omega * x * dt;
-                x += v * dt;
-                if damped && kd.stop(0.5 * v * v) {
-                    v = 0.0;
-                    first_stop.get_or_insert(step);
-                }
-            }
-            (x, v, kd.stops, first_stop)
-        };
-        let (x, v, stops, first) = run(true);
-        let travel = amplitude * omega * dt;
-        assert!(
-            x.abs() < travel && v.abs() < omega * travel,
-            "x = {x} m, v = {v} m/s"
-        );
-        // the first stop comes at the quarter period (250 steps), one step late at most
-        assert!(first.is_some_and(|s| (250..=252).contains(&s)), "{first:?}");
-        assert!(stops >= 1);
-        let (x, v, stops, _) = run(false);
-        let energy = 0.5 * (v * v + omega * omega * x * x) / (0.5 * (omega * amplitude).powi(2));
-        assert!((energy - 1.0).abs() < 0.01 && stops == 0, "{energy}");
+/// `Err(Option)` when a time, the damping or the lowering is out of its range.
+fn check_options(opts: &DrapeOptions) -> Result<(), LabError> {
+    let dt_ok = opts.dt.is_finite() && opts.dt > 0.0 && opts.dt <= 0.05;
+    let damping_ok = opts.damping.is_finite() && opts.damping >= 0.0;
+    if !(dt_ok && damping_ok) {
+        return Err(LabError::Option(format!(
+            "dt = {} s, damping = {} 1/s: need 0 < dt <= 0.05 s, damping >= 0",
+            opts.dt, opts.damping
+        )));
     }
-
-    /// The ramp 3τ² − 2τ³ runs from 0 to 1 with zero rate at both ends (the specimen starts and
-    /// ends its lowering at rest), is monotone, and is the full weight without a ramp.
-    #[test]
-    fn gravity_ramp_is_a_smoothstep_from_rest_to_rest() {
-        let ramp = 1.5;
-        assert_eq!(gravity_fraction(0.0, ramp), 0.0);
-        assert!((gravity_fraction(0.75, ramp) - 0.5).abs() < 1e-15);
-        assert_eq!(gravity_fraction(1.5, ramp), 1.0);
-        assert_eq!(gravity_fraction(7.0, ramp), 1.0);
-        assert_eq!(gravity_fraction(0.0, 0.0), 1.0);
-        let h = 1e-6;
-        // rate at the ends: 6τ(1 − τ)/T → 0, against 1.5/T in the middle
-        assert!(gravity_fraction(h, ramp) / h < 1e-5);
-        assert!((1.0 - gravity_fraction(ramp - h, ramp)) / h < 1e-5);
-        let mid = (gravity_fraction(0.75 + h, ramp) - gravity_fraction(0.75 - h, ramp)) / (2.0 * h);
-        assert!((mid - 1.5 / ramp).abs() < 1e-6, "{mid}");
-        let samples: Vec<f64> = (0..=100)
-            .map(|k| gravity_fraction(k as f64 * ramp / 100.0, ramp))
-            .collect();
-        assert!(samples.windows(2).all(|w| w[1] >= w[0]));
+    match opts.lowering {
+        Lowering::QuasiStatic { load_steps } if !(1..=MAX_LOAD_STEPS).contains(&load_steps) => {
+            Err(LabError::Option(format!(
+                "{load_steps} load steps: the quasi-static lowering takes 1 to {MAX_LOAD_STEPS}"
+            )))
+        }
+        Lowering::Dynamic { ramp, max_time, .. } => {
+            let time_ok = max_time.is_finite() && max_time > 0.0 && max_time <= 600.0;
+            let ramp_ok =
+                ramp.is_finite() && ramp >= 0.0 && ramp + MIN_TIME_S + SETTLE_WINDOW_S <= max_time;
+            if time_ok && ramp_ok {
+                Ok(())
+            } else {
+                Err(LabError::Option(format!(
+                    "max time = {max_time} s, ramp = {ramp} s: need 0 < max time <= 600 s, \
+                     0 <= ramp <= max time - 1.5 s (the settling is read over 1 s from 0.5 s after the ramp)"
+                )))
+            }
+        }
+        Lowering::QuasiStatic { .. } => Ok(()),
     }
 }

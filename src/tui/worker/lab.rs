@@ -82,7 +82,13 @@ fn drape_report(r: &DrapeResult) -> LabReport {
             r.specimen_diameter_cm, r.disc_diameter_cm
         ),
         format!("{:.0} mm mesh, {} particles", r.cell_mm, r.particles),
-        format!("{:.2} s simulated in {:.1} s", r.sim_time_s, r.wall_s),
+        match r.load_steps {
+            Some(n) => format!(
+                "lowered in {n} load steps ({} static steps) in {:.1} s",
+                r.lowering_static_steps, r.wall_s
+            ),
+            None => format!("{:.2} s simulated in {:.1} s", r.sim_time_s, r.wall_s),
+        },
         format!("friction {}", if r.friction { "on" } else { "off" }),
     ];
     let mesh = &r.mesh;
