@@ -1,5 +1,5 @@
 //! The lab's tests of a fabric card on the mesh: the cantilever bending test (ASTM D1388,
-//! Peirce's bending length [cm]) and the Cusick drape test (drape coefficient [%], folds).
+//! Peirce's bending length \[cm\]) and the Cusick drape test (drape coefficient [%], folds).
 //! UI-free: a card, options, a progress callback (0..1), a cancel flag → a serde result.
 
 pub mod cantilever;

@@ -27,7 +27,7 @@ pub struct Comparison {
     /// The same for the projection of the full simulation on the basis (the basis' own error).
     pub projection_error: f64,
     /// How far the full simulation's reduced states c = Uᵀ(x_full − mean), ċ (eq. 8) lie from
-    /// the IRF library: √Σ d_j² / √Σ‖x_full − mean‖², d_j eq. 9's distance [m] of frame j's
+    /// the IRF library: √Σ d_j² / √Σ‖x_full − mean‖², d_j eq. 9's distance \[m\] of frame j's
     /// (c, ċ) to the nearest recorded frame of the IRFs of the entry in force (stop from where
     /// the door reached the end of its range, as in the full simulation) (the sampling's
     /// coverage of this sequence; ≈ 0 on a recorded IRF, f32 rounding).

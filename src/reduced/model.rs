@@ -287,7 +287,7 @@ impl ReducedModel {
     }
 
     /// mean + U·q into `out` (3v values) \[m\], no allocation. The basis vectors are taken
-    /// [`FUSED_COLUMNS`] at a time, so `out` is read and written once per group rather than
+    /// `FUSED_COLUMNS` (8) at a time, so `out` is read and written once per group rather than
     /// once per vector; each value is still summed as mean + q₁u₁ + q₂u₂ + … in that order
     /// (the same bits as one axpy per basis vector; tested).
     #[inline]

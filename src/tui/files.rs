@@ -90,8 +90,8 @@ pub fn expand_open(text: &str) -> Result<Vec<PathBuf>, String> {
     Ok(paths)
 }
 
-/// Loads KES files (folders as [`kes_files`] says), each with its KES values; a file named
-/// twice is read once.
+/// Loads KES files (a folder: its `.csv` files, or those of each sub-folder), each with its
+/// KES values; a file named twice is read once.
 pub fn load_curves(paths: &[PathBuf]) -> (Vec<LoadedCurve>, Vec<String>) {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut errors = Vec::new();

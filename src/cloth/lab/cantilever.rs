@@ -1,6 +1,6 @@
 //! The cantilever test (ASTM D1388, Peirce 1930) on the mesh: a strip of the card overhangs a
-//! ramp edge by l [m] until its tip chord lies 41.5° below the horizontal; bending length
-//! c = l/2, compared with Peirce's c = (B/W)^(1/3) [cm] (B in gf·cm²/cm, W in gf/cm²).
+//! ramp edge by l \[m\] until its tip chord lies 41.5° below the horizontal; bending length
+//! c = l/2, compared with Peirce's c = (B/W)^(1/3) \[cm\] (B in gf·cm²/cm, W in gf/cm²).
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -67,9 +67,9 @@ pub struct CantileverResult {
     pub fabric: String,
     pub direction: Direction,
     pub friction: bool,
-    /// c = l/2 on the mesh [cm] (Peirce's rule at 41.5°).
+    /// c = l/2 on the mesh \[cm\] (Peirce's rule at 41.5°).
     pub bending_length_cm: f64,
-    /// (B/W)^(1/3) [cm] from the card's elastic bending rigidity and weight.
+    /// (B/W)^(1/3) \[cm\] from the card's elastic bending rigidity and weight.
     pub peirce_cm: f64,
     /// bending_length / peirce − 1.
     pub relative_gap: f64,
@@ -79,7 +79,7 @@ pub struct CantileverResult {
     /// The weight per area [gf/cm²].
     #[serde(rename = "W_gf_per_cm2")]
     pub weight_gf_per_cm2: f64,
-    /// Overhang l at 41.5° [cm].
+    /// Overhang l at 41.5° \[cm\].
     pub overhang_cm: f64,
     /// The tip chord's angle below the horizontal at that overhang \[deg\].
     pub tip_angle_deg: f64,

@@ -153,15 +153,15 @@ pub struct DrapeResult {
     pub drape_coefficient: f64,
     /// Folds (nodes) of the shadow's outline.
     pub folds: usize,
-    /// A_s: the draped specimen's shadow [cm²].
+    /// A_s: the draped specimen's shadow \[cm²\].
     pub shadow_area_cm2: f64,
-    /// A_D: the flat specimen's shadow on the same raster [cm²].
+    /// A_D: the flat specimen's shadow on the same raster \[cm²\].
     pub specimen_area_cm2: f64,
-    /// A_d: the disc's cells' shadow on the same raster (the lattice polygon inside 9 cm) [cm²].
+    /// A_d: the disc's cells' shadow on the same raster (the lattice polygon inside 9 cm) \[cm²\].
     pub disc_area_cm2: f64,
     pub specimen_diameter_cm: f64,
     pub disc_diameter_cm: f64,
-    /// Mesh spacing [mm] and particles of the specimen.
+    /// Mesh spacing \[mm\] and particles of the specimen.
     pub cell_mm: f64,
     pub particles: usize,
     /// `quasi_static` or `dynamic`.

@@ -26,7 +26,7 @@ use crate::tui::widgets::{chart, selection_list, values_paragraph, Series, Theme
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LawKey {
     pub fabric: String,
-    /// 0 traction, 1 bending, 2 shear ([`ConnectorState::law_index_for`]).
+    /// 0 traction, 1 bending, 2 shear (as `ConnectorState::law_index_for` numbers them).
     pub law: usize,
     /// Warp or weft (a bias curve's law is the warp's, as in a parameter file).
     pub direction: Direction,
