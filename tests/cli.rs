@@ -89,3 +89,23 @@ fn test_cantilever_prints_the_bending_length_beside_peirce_and_refuses_a_card_wi
         "areal density",
     );
 }
+
+#[test]
+fn drape_lowering_options_go_with_their_lowering() {
+    // refused by the command line before the card is read: --load-steps is the quasi-static
+    // lowering's, --ramp / --max-time / --free-vibration the dynamic one's
+    let card = "scenes/fabrics/cotton-shirting.fitted.params.toml";
+    let base = ["test", "drape", "--params", card];
+    for extra in [
+        &["--dynamic", "--load-steps", "20"][..],
+        &["--ramp", "2"][..],
+        &["--max-time", "5"][..],
+        &["--free-vibration"][..],
+    ] {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let out = kestrel(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains("--"), "{extra:?}: {err}");
+    }
+}

@@ -268,7 +268,21 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
         "{on:?}"
     );
     assert!(c.library_distance > 1e-3, "{c:?}");
-    assert!(c.segments.iter().all(|g| g.library_distance >= 0.0));
+    // every entry played has recorded frames; the whole sequence's distance is the norm-weighted
+    // mean of its segments' squares, so it lies between the smallest and the largest
+    assert_eq!(
+        (c.library_uncovered_frames, on.library_uncovered_frames),
+        (0, 0)
+    );
+    assert!(c.segments.iter().all(|g| g.library_uncovered_frames == 0));
+    let seg = c.segments.iter().map(|g| g.library_distance);
+    let (lo, hi) = seg.fold((f64::INFINITY, 0.0_f64), |(lo, hi), d| {
+        (lo.min(d), hi.max(d))
+    });
+    assert!(
+        lo >= 0.0 && lo <= c.library_distance && c.library_distance <= hi,
+        "{c:?}"
+    );
     // the steps of the 4 nearest frames averaged: on the recorded IRF the nearest is at
     // distance 0 and is taken alone, so the recording is still replayed exactly
     let flow4 = flow.clone().with_flow_neighbours(4);

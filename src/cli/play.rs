@@ -479,6 +479,12 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 "vs full sim  relative l2 error {:.4} (projection on the basis {:.4}, distance to the library {:.4}), {} frames",
                 c.playback_error, c.projection_error, c.library_distance, c.frames
             );
+            if c.library_uncovered_frames > 0 {
+                println!(
+                    "  uncovered  {} frames of entries the model holds no impulse response of (not in the library distance)",
+                    c.library_uncovered_frames
+                );
+            }
             for g in &c.segments {
                 println!(
                     "  segment    {:>6.2} s {:<10} {:>4} frames: error {:.4} (projection {:.4}, library {:.4})",

@@ -62,8 +62,8 @@ struct DrapeArgs {
     /// Air damping [1/s] (force −γ·m·v): no force at rest.
     #[arg(long, default_value_t = 1.0, value_name = "PER_S")]
     damping: f64,
-    /// Load steps of the quasi-static lowering: gravity raised from 0 to g in N equal steps,
-    /// the specimen brought to rest at each.
+    /// Load steps of the quasi-static lowering (1 to 1000): gravity raised from 0 to g in N
+    /// equal steps, the specimen brought to rest at each.
     #[arg(
         long,
         default_value_t = 40,
@@ -204,7 +204,12 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
             }
         },
     };
-    let result = with_bar(args.json, "draping (simulated time)", |progress| {
+    let stage = if args.dynamic {
+        "draping (simulated time)"
+    } else {
+        "draping (load steps)"
+    };
+    let result = with_bar(args.json, stage, |progress| {
         run_drape(&card, &opts, progress, None)
     })?;
     if let Some(targets) = renders {

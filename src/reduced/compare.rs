@@ -30,8 +30,12 @@ pub struct Comparison {
     /// the IRF library: √Σ d_j² / √Σ‖x_full − mean‖², d_j eq. 9's distance \[m\] of frame j's
     /// (c, ċ) to the nearest recorded frame of the IRFs of the entry in force (stop from where
     /// the door reached the end of its range, as in the full simulation) (the sampling's
-    /// coverage of this sequence; ≈ 0 on a recorded IRF, f32 rounding).
+    /// coverage of this sequence; ≈ 0 on a recorded IRF, f32 rounding). Frames of an entry
+    /// the model holds no IRF of have no nearest frame: they are counted in
+    /// `library_uncovered_frames`, not here.
     pub library_distance: f64,
+    /// Frames whose entry in force has no IRF in the model (not covered at all).
+    pub library_uncovered_frames: usize,
     /// Wall time of the full simulation \[s\].
     pub full_s: f64,
     /// The same errors over each impulse of the sequence (its own frames, its own norm).
@@ -59,6 +63,8 @@ pub struct SegmentError {
     pub projection_error: f64,
     /// [`Comparison::library_distance`] over this impulse's frames.
     pub library_distance: f64,
+    /// [`Comparison::library_uncovered_frames`] of this impulse.
+    pub library_uncovered_frames: usize,
 }
 
 /// Sums of squares of a comparison: playback error, norm, projection error, distance to the
@@ -69,6 +75,8 @@ struct Squares {
     den: f64,
     proj: f64,
     library: f64,
+    /// Frames with no recorded frame of their entry to measure `library` to.
+    uncovered: usize,
 }
 
 impl Squares {
@@ -77,6 +85,7 @@ impl Squares {
         self.den += o.den;
         self.proj += o.proj;
         self.library += o.library;
+        self.uncovered += o.uncovered;
     }
 
     /// √(squares / den): a sum of squares relative to the norm; 0 where the norm is 0.
@@ -126,6 +135,7 @@ impl Comparison {
             playback_error,
             projection_error,
             library_distance: 0.0,
+            library_uncovered_frames: 0,
             full_s,
             segments: Vec::new(),
             mode_errors: Vec::new(),
@@ -202,7 +212,10 @@ pub fn compare(
                 cq[i] = now as f32;
                 cqdot[i] = ((now - was) * inv_dt) as f32;
             }
-            seg.library += library_distance2(model, driver.entry(), &cq, &cqdot);
+            match library_distance2(model, driver.entry(), &cq, &cqdot) {
+                Some(d2) => seg.library += d2,
+                None => seg.uncovered += 1,
+            }
             for ((sq, &qk), &ck) in modes.iter_mut().zip(player.q()).zip(&c) {
                 *sq += (f64::from(qk) - ck).powi(2);
             }
@@ -228,11 +241,13 @@ pub fn compare(
             playback_error,
             projection_error,
             library_distance: seg.relative_of(seg.library),
+            library_uncovered_frames: seg.uncovered,
         });
         at_s += d;
     }
     let mut out = Comparison::new(frames, total_sq.relative(), full_s, player.ignored);
     out.library_distance = total_sq.relative_of(total_sq.library);
+    out.library_uncovered_frames = total_sq.uncovered;
     out.segments = segments;
     out.mode_errors = modes.iter().map(|&sq| total_sq.relative_of(sq)).collect();
     Ok(out)
@@ -253,8 +268,8 @@ fn project(model: &ReducedModel, x: &[f64], c: &mut [f64]) {
 }
 
 /// Eq. 9's squared distance \[m²\] of (q, q̇) to the nearest recorded frame of the IRFs of
-/// entry `entry` (0 where the model holds none, whose impulses the player refuses anyway).
-fn library_distance2(model: &ReducedModel, entry: usize, q: &[f32], qdot: &[f32]) -> f64 {
+/// entry `entry`; `None` where the model holds none (no frame to be near).
+fn library_distance2(model: &ReducedModel, entry: usize, q: &[f32], qdot: &[f32]) -> Option<f64> {
     let beta = model.info.beta as f32;
     let nearest = model
         .orbits
@@ -263,11 +278,7 @@ fn library_distance2(model: &ReducedModel, entry: usize, q: &[f32], qdot: &[f32]
         .flat_map(|o| o.start as usize..=o.end as usize)
         .map(|j| dist2(q, qdot, model.q_of(j), model.qdot_of(j), beta))
         .fold(f32::INFINITY, f32::min);
-    if nearest.is_finite() {
-        f64::from(nearest)
-    } else {
-        0.0
-    }
+    nearest.is_finite().then(|| f64::from(nearest))
 }
 
 #[cfg(test)]

@@ -421,6 +421,7 @@ pub fn run_drape(
         &params,
         ACCEPTED_RESIDUAL_M,
         &free,
+        &mut || progress(1.0),
         cancel,
     )?;
     progress(1.0);

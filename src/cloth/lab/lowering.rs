@@ -77,7 +77,7 @@ pub(crate) struct Lowered {
 /// rest from the last (`relax_to_rest`: static steps from zero velocity, the friction states
 /// following the displacement of each) before the next. No dynamics: the path is the
 /// sequence of equilibria under the rising load, not a motion whose vibrations depend on
-/// the mesh. `progress` gets k/N.
+/// the mesh. `progress` gets k/N, and (k − 1)/N before each static step of load step k.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn lower_quasi_statically(
     world: &mut ClothWorld,
@@ -92,17 +92,18 @@ pub(crate) fn lower_quasi_statically(
     let (mut static_steps, mut static_unconverged) = (0, 0);
     for k in 1..=increments {
         let fraction = f64::from(k) / f64::from(increments);
+        let done = f64::from(k - 1) / f64::from(increments);
         world.loads.gravity = [0.0, -STANDARD_GRAVITY * fraction, 0.0];
-        let rest =
-            relax_to_rest(world, pipeline, params, accepted, free, cancel).map_err(
-                |e| match e {
-                    LabError::NotReached(m) => LabError::NotReached(format!(
-                        "lowering at {:.0} % of g (load step {k} of {increments}): {m}",
-                        100.0 * fraction
-                    )),
-                    other => other,
-                },
-            )?;
+        // the load steps done so far, before each static step: a stop is seen within one
+        let each_step = &mut || progress(done);
+        let rest = relax_to_rest(world, pipeline, params, accepted, free, each_step, cancel)
+            .map_err(|e| match e {
+                LabError::NotReached(m) => LabError::NotReached(format!(
+                    "lowering at {:.0} % of g (load step {k} of {increments}): {m}",
+                    100.0 * fraction
+                )),
+                other => other,
+            })?;
         static_steps += rest.steps;
         static_unconverged += rest.unconverged;
         progress(fraction);

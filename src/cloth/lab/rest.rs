@@ -72,13 +72,15 @@ pub(crate) fn unbalanced_force_ratio(world: &ClothWorld, free: &[bool]) -> f64 {
 /// friction states: every step starts from zero velocity, Δt starts at `dt` \[s\] and doubles
 /// after each step converged without halving (halves after one left unconverged), up to 1 s;
 /// without `base`'s Provot constraints (the rest is F(x) = 0 of the laws), `accepted` \[m\]
-/// the residual of an unconverged dynamic step that is kept.
+/// the residual of an unconverged dynamic step that is kept. `each_step` is called before
+/// every static step (a caller's chance to poll for a stop and set `cancel`).
 pub(crate) fn relax_to_rest(
     world: &mut ClothWorld,
     pipeline: &mut ClothPipeline,
     base: &StepParameters,
     accepted: f64,
     free: &[bool],
+    each_step: &mut dyn FnMut(),
     cancel: Option<&AtomicBool>,
 ) -> Result<Rest, LabError> {
     // the laws' equilibrium: no Provot projection after the solve (a projection the forces
@@ -95,6 +97,7 @@ pub(crate) fn relax_to_rest(
         residual: unbalanced_force_ratio(world, free),
     };
     while rest.residual > REST_FORCE_RATIO {
+        each_step();
         check_cancel(cancel)?;
         if rest.steps >= MAX_REST_STEPS || !rest.residual.is_finite() {
             return Err(LabError::NotReached(format!(
@@ -171,7 +174,16 @@ mod tests {
             ..ProvotConstraints::none()
         };
         let mut pipeline = ClothPipeline::new();
-        let rest = relax_to_rest(&mut world, &mut pipeline, &base, 1e-6, &free, None).unwrap();
+        let rest = relax_to_rest(
+            &mut world,
+            &mut pipeline,
+            &base,
+            1e-6,
+            &free,
+            &mut || {},
+            None,
+        )
+        .unwrap();
         assert!(rest.residual <= REST_FORCE_RATIO, "{rest:?}");
         // every free particle's total force against its weight, evaluated here
         let force = forces_at_rest(&world);
