@@ -9,55 +9,48 @@
 //! [--sequences H1,H2,H3] [--family PREFIX:LABEL]…` (default H1,H2,H3, no families)
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Parser;
 use kestrel::plot::reduced::{playback_error_vs_precompute_image, PlaybackErrorPoint};
 use kestrel::plot::{write_image, ImageFormat, PlotSize};
 
+/// Playback error against precompute time, from `scripts/playback_error_matrix.sh`'s CSV.
+#[derive(Parser)]
+struct Args {
+    /// The matrix CSV.
+    csv: PathBuf,
+    /// The image to write (PNG or SVG).
+    out: PathBuf,
+    /// Replace an existing image.
+    #[arg(long)]
+    force: bool,
+    /// The sequences to average over.
+    #[arg(long, value_delimiter = ',', default_value = "H1,H2,H3")]
+    sequences: Vec<String>,
+    /// Models whose name starts with PREFIX make a series of their own, labelled LABEL.
+    #[arg(long, value_name = "PREFIX:LABEL", value_parser = family)]
+    family: Vec<(String, String)>,
+}
+
+fn family(text: &str) -> Result<(String, String), String> {
+    text.split_once(':')
+        .map(|(prefix, label)| (prefix.to_string(), label.to_string()))
+        .ok_or_else(|| format!("`{text}`: expected PREFIX:LABEL"))
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let force = args.iter().any(|a| a == "--force");
-    let at = args.iter().position(|a| a == "--sequences");
-    let sequences: Vec<String> = at
-        .and_then(|i| args.get(i + 1))
-        .map_or("H1,H2,H3", String::as_str)
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    // the value after each --family
-    let family_at: Vec<usize> = (0..args.len())
-        .filter(|&i| args[i] == "--family")
-        .map(|i| i + 1)
-        .collect();
-    let mut families: Vec<(String, String)> = Vec::new();
-    for &i in &family_at {
-        match args.get(i).and_then(|f| f.split_once(':')) {
-            Some((prefix, label)) => families.push((prefix.to_string(), label.to_string())),
-            None => {
-                eprintln!("--family needs PREFIX:LABEL");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let files: Vec<&String> = args
-        .iter()
-        .enumerate()
-        .filter(|&(i, a)| {
-            a != "--force"
-                && a != "--family"
-                && !family_at.contains(&i)
-                && at.is_none_or(|s| i != s && i != s + 1)
-        })
-        .map(|(_, a)| a)
-        .collect();
-    let [csv, out] = files.as_slice() else {
-        eprintln!("usage: playback_error_plot MATRIX.csv OUT.png [--force] [--sequences H1,H2,H3]");
-        return ExitCode::from(2);
-    };
-    match run(Path::new(csv), Path::new(out), force, &sequences, &families) {
+    let args = Args::parse();
+    match run(
+        &args.csv,
+        &args.out,
+        args.force,
+        &args.sequences,
+        &args.family,
+    ) {
         Ok(n) => {
-            println!("{n} points written to {out}");
+            println!("{n} points written to {}", args.out.display());
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use kestrel::cloth::lab::{
     run_cantilever, run_drape, CantileverOptions, CantileverResult, DrapeOptions, DrapeResult,
-    LabError, Lowering,
+    DynamicLowering, LabError, Lowering,
 };
 use kestrel::kes::Direction;
 use kestrel::FabricParams;
@@ -193,11 +193,11 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
         dt: args.dt,
         damping: args.damping,
         lowering: if args.dynamic {
-            Lowering::Dynamic {
+            Lowering::Dynamic(DynamicLowering {
                 ramp: args.ramp,
                 max_time: args.max_time,
                 kinetic_damping: !args.free_vibration,
-            }
+            })
         } else {
             Lowering::QuasiStatic {
                 load_steps: args.load_steps,

@@ -19,6 +19,10 @@ use crate::material::FrictionLaw;
 use crate::params::FabricParams;
 
 pub use cantilever::{run_cantilever, CantileverOptions, CantileverResult};
+pub use lowering::DynamicLowering;
+
+/// Standard gravity \[m/s²\]: the lab's tests' load, and the gram-force of W and B.
+pub(crate) const STANDARD_GRAVITY: f64 = 9.806_65;
 pub use drape::{
     drape_reading, run_drape, DrapeOptions, DrapeReading, DrapeResult, Lowering, Specimen,
 };

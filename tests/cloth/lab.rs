@@ -2,7 +2,8 @@
 //! drapemeter's reading against shadows of known area and outline, drape limits.
 
 use kestrel::cloth::lab::{
-    drape_reading, run_cantilever, run_drape, CantileverOptions, DrapeOptions, Lowering, Specimen,
+    drape_reading, run_cantilever, run_drape, CantileverOptions, DrapeOptions, DynamicLowering,
+    Lowering, Specimen,
 };
 use kestrel::cloth::Vec3;
 use kestrel::kes::Direction;
@@ -331,11 +332,11 @@ fn drape_refuses_a_ramp_that_leaves_no_time_to_settle() {
     let card = fitted_cotton();
     for ramp in [19.0, -1.0, f64::NAN] {
         let opts = DrapeOptions {
-            lowering: Lowering::Dynamic {
+            lowering: Lowering::Dynamic(DynamicLowering {
                 ramp,
                 max_time: 20.0,
                 kinetic_damping: true,
-            },
+            }),
             ..DrapeOptions::default()
         };
         match run_drape(&card, &opts, &mut |_| {}, None) {

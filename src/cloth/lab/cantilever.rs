@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{
     card_areal_density, card_laws, check_cancel, rigidity_gf_cm2_per_cm, weight_gf_per_cm2,
-    KineticDamping, LabError,
+    KineticDamping, LabError, STANDARD_GRAVITY,
 };
 use crate::cloth::connectors::{KesConnectors, KesLaws};
 use crate::cloth::grid::Grid;
@@ -23,8 +23,6 @@ use crate::params::FabricParams;
 pub const ASTM_ANGLE_DEG: f64 = 41.5;
 /// The strip's width \[m\] (ASTM D1388: 25 mm).
 pub const STRIP_WIDTH_M: f64 = 0.025;
-/// Standard gravity [m/s²]: the gram-force of W and B.
-const STANDARD_GRAVITY: f64 = 9.806_65;
 /// Most relaxations of the overhang search.
 const MAX_RELAXATIONS: usize = 40;
 /// Most iterations of one relaxation.

@@ -9,11 +9,11 @@ use serde::Serialize;
 
 use super::lowering::{
     gravity_fraction, lower_dynamically, lower_quasi_statically, DynamicLowering, MIN_TIME_S,
-    SETTLE_WINDOW_S, STANDARD_GRAVITY,
+    SETTLE_WINDOW_S,
 };
 use super::rest::{relax_to_rest, REST_FORCE_RATIO};
 use super::shadow::{folds, shadow};
-use super::{card_areal_density, card_laws, LabError};
+use super::{card_areal_density, card_laws, LabError, STANDARD_GRAVITY};
 use crate::cloth::connectors::KesConnectors;
 use crate::cloth::grid::Grid;
 use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
@@ -42,28 +42,13 @@ pub enum Lowering {
     /// Gravity raised from 0 to g in `load_steps` equal steps, the specimen brought to rest at
     /// each (the default, 40 steps): the sequence of equilibria under the rising load.
     QuasiStatic { load_steps: u32 },
-    /// Gravity ramped from 0 to g over `ramp` \[s\] (smoothstep 3τ² − 2τ³, τ = t/T; 0: the
-    /// full weight at once), backward-Euler steps until the coefficient settles (within 0.2
-    /// points over 1 s from 0.5 s after the ramp), at most `max_time` \[s\]; with
-    /// `kinetic_damping` every free particle is stopped whenever the free particles' kinetic
-    /// energy has passed a peak (Barnes' dynamic relaxation).
-    Dynamic {
-        ramp: f64,
-        max_time: f64,
-        kinetic_damping: bool,
-    },
+    /// Lowered dynamically, then left to settle.
+    Dynamic(DynamicLowering),
 }
 
 impl Lowering {
     /// The quasi-static lowering's default: 40 load steps.
     pub const DEFAULT: Self = Self::QuasiStatic { load_steps: 40 };
-    /// The dynamic lowering as it was the default until 2026-11-27: ramp 1 s, at most 20 s,
-    /// kinetic damping.
-    pub const DYNAMIC_DEFAULT: Self = Self::Dynamic {
-        ramp: 1.0,
-        max_time: 20.0,
-        kinetic_damping: true,
-    };
 }
 
 /// What to test.
@@ -356,7 +341,7 @@ pub fn run_drape(
     world.loads.gravity[1] = -STANDARD_GRAVITY
         * match opts.lowering {
             Lowering::QuasiStatic { load_steps } => 1.0 / f64::from(load_steps),
-            Lowering::Dynamic { ramp, .. } => gravity_fraction(opts.dt, ramp),
+            Lowering::Dynamic(how) => gravity_fraction(opts.dt, how.ramp),
         };
     world.loads.damping = opts.damping;
     for (k, p) in specimen.flat.iter().enumerate() {
@@ -390,22 +375,14 @@ pub fn run_drape(
             progress,
             cancel,
         )?,
-        Lowering::Dynamic {
-            ramp,
-            max_time,
-            kinetic_damping,
-        } => lower_dynamically(
+        Lowering::Dynamic(how) => lower_dynamically(
             &mut world,
             &mut pipeline,
             &params,
             ACCEPTED_RESIDUAL_M,
             &specimen,
             &free,
-            &DynamicLowering {
-                ramp,
-                max_time,
-                kinetic_damping,
-            },
+            &how,
             progress,
             cancel,
         )?,
@@ -429,7 +406,7 @@ pub fn run_drape(
     let reading = drape_reading(&specimen, &x);
     let (quasi_static, load_steps) = match opts.lowering {
         Lowering::QuasiStatic { load_steps } => (true, Some(load_steps)),
-        Lowering::Dynamic { .. } => (false, None),
+        Lowering::Dynamic(_) => (false, None),
     };
     Ok(DrapeResult {
         fabric: card.fabric.clone(),
@@ -453,13 +430,7 @@ pub fn run_drape(
         lowering_unconverged_static_steps: lowered.static_unconverged,
         steps: lowered.steps,
         unconverged_steps: lowered.unconverged,
-        kinetic_damping: matches!(
-            opts.lowering,
-            Lowering::Dynamic {
-                kinetic_damping: true,
-                ..
-            }
-        ),
+        kinetic_damping: matches!(opts.lowering, Lowering::Dynamic(how) if how.kinetic_damping),
         kinetic_stops: lowered.kinetic_stops,
         dt_s: opts.dt,
         sim_time_s: if quasi_static { 0.0 } else { settled_time },
@@ -495,7 +466,7 @@ fn check_options(opts: &DrapeOptions) -> Result<(), LabError> {
                 "{load_steps} load steps: the quasi-static lowering takes 1 to {MAX_LOAD_STEPS}"
             )))
         }
-        Lowering::Dynamic { ramp, max_time, .. } => {
+        Lowering::Dynamic(DynamicLowering { ramp, max_time, .. }) => {
             let time_ok = max_time.is_finite() && max_time > 0.0 && max_time <= 600.0;
             let ramp_ok =
                 ramp.is_finite() && ramp >= 0.0 && ramp + MIN_TIME_S + SETTLE_WINDOW_S <= max_time;

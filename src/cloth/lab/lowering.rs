@@ -6,13 +6,11 @@ use std::sync::atomic::AtomicBool;
 
 use super::drape::{drape_reading, Specimen};
 use super::rest::relax_to_rest;
-use super::{check_cancel, KineticDamping, LabError};
+use super::{check_cancel, KineticDamping, LabError, STANDARD_GRAVITY};
 use crate::cloth::pipeline::{ClothPipeline, StepParameters};
 use crate::cloth::world::ClothWorld;
 use crate::cloth::Vec3;
 
-/// Standard gravity [m/s²].
-pub(crate) const STANDARD_GRAVITY: f64 = 9.806_65;
 /// The specimen counts as settled when its drape coefficient has stayed within this span
 /// [points] over the last `SETTLE_WINDOW_S` (a tenth of the 2-point mesh tolerance)...
 const SETTLED_DC_SPAN: f64 = 0.2;
@@ -118,10 +116,13 @@ pub(crate) fn lower_quasi_statically(
     })
 }
 
-/// The dynamic lowering's settings.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct DynamicLowering {
-    /// Gravity ramp \[s\], longest simulated time \[s\].
+/// The dynamic lowering: gravity ramped from 0 to g over `ramp` \[s\] (smoothstep 3τ² − 2τ³,
+/// τ = t/T; 0: the full weight at once), backward-Euler steps until the coefficient settles
+/// (within 0.2 points over 1 s from 0.5 s after the ramp), at most `max_time` \[s\]; with
+/// `kinetic_damping` every free particle is stopped whenever the free particles' kinetic
+/// energy has passed a peak (Barnes' dynamic relaxation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DynamicLowering {
     pub ramp: f64,
     pub max_time: f64,
     pub kinetic_damping: bool,
