@@ -40,6 +40,10 @@ struct CantileverArgs {
     /// Cells along the overhang.
     #[arg(long, default_value_t = 20)]
     cells: usize,
+    /// With friction: gravity released in N equal load steps (1 to 1000), each to
+    /// equilibrium (the strip loads monotonically from flat, so N does not change the result).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    load_steps: u32,
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
@@ -147,6 +151,7 @@ fn cantilever(args: CantileverArgs) -> Result<(), CliError> {
     let mut opts = CantileverOptions::new(args.direction);
     opts.friction = !args.no_friction;
     opts.cells = args.cells;
+    opts.load_steps = args.load_steps;
     let result = with_bar(args.json, "relaxing the strip", |progress| {
         run_cantilever(&card, &opts, progress, None)
     })?;
