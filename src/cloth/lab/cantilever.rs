@@ -32,8 +32,7 @@ const FORCE_TOLERANCE: f64 = 1e-7;
 /// Iterations without a halving of the residual after which the fictitious masses double.
 const STALL_ITERATIONS: usize = 50_000;
 /// The search stops when the tip chord is this close to 41.5° \[deg\], or when the overhang
-/// is bracketed to this fraction (with friction the angle follows the relaxation's path and
-/// is not smooth in the overhang below ~0.1°).
+/// is bracketed to this fraction.
 const ANGLE_TOLERANCE_DEG: f64 = 1e-3;
 const OVERHANG_TOLERANCE: f64 = 1e-4;
 
