@@ -65,7 +65,8 @@ pub(crate) fn dahl_step(z: f64, d_strain: f64, eps_f: f64, alpha: f64) -> f64 {
     if d_strain == 0.0 {
         return z;
     }
-    let v = d_strain.signum();
+    // the step's sign: signum without its NaN test (a NaN step gives a NaN state either way)
+    let v = 1.0f64.copysign(d_strain);
     let ds = d_strain.abs();
     if alpha == 1.0 {
         v + (z - v) * (-ds / eps_f).exp()
@@ -94,7 +95,7 @@ pub(crate) fn bs2_step(
     if d_strain == 0.0 {
         return (z1, z2);
     }
-    let v = d_strain.signum();
+    let v = 1.0f64.copysign(d_strain);
     let ds = d_strain.abs();
     let e_slow = (-ds / eps_f).exp();
     let e_fast = (-ds / (eta * eps_f)).exp();
@@ -191,7 +192,7 @@ impl UnitFriction {
     #[inline]
     pub fn slope(&self, shape: &FrictionShape, v: f64) -> f64 {
         let v = if v != 0.0 {
-            v.signum()
+            1.0f64.copysign(v)
         } else if self.z() > 0.0 {
             -1.0
         } else {

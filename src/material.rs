@@ -98,7 +98,7 @@ pub trait MaterialLaw {
         let fr = self.friction();
         let z = next.friction.z();
         let level = fr.level_at(f_el);
-        let tau = slope * (1.0 + fr.mu * f_el.signum() * z)
+        let tau = slope * (1.0 + fr.mu * 1.0f64.copysign(f_el) * z)
             + level * next.friction.slope(&fr.shape, strain - state.strain);
         (tau, f_el + level * z)
     }
