@@ -181,8 +181,14 @@ fn print_cantilever(r: &CantileverResult) {
         r.overhang_cm, r.tip_angle_deg
     );
     println!(
-        "  mesh                    {} x {} cells, {} relaxations, {} iterations, {:.2} s",
-        r.cells, r.width_cells, r.relaxations, r.iterations, r.wall_s
+        "  mesh                    {} x {} cells, {} relaxations of {} load step{}, {} iterations, {:.2} s",
+        r.cells,
+        r.width_cells,
+        r.relaxations,
+        r.load_steps,
+        if r.load_steps == 1 { "" } else { "s" },
+        r.iterations,
+        r.wall_s
     );
 }
 

@@ -88,6 +88,8 @@ pub struct CantileverResult {
     pub tip_angle_deg: f64,
     pub cells: usize,
     pub width_cells: usize,
+    /// Load steps of each relaxation (1 without friction, where the path does not matter).
+    pub load_steps: u32,
     /// Relaxations of the overhang search and their iterations in total.
     pub relaxations: usize,
     pub iterations: usize,
@@ -286,6 +288,7 @@ pub fn run_cantilever(
         tip_angle_deg: best_f + target,
         cells: opts.cells,
         width_cells: opts.width_cells,
+        load_steps: if opts.friction { opts.load_steps } else { 1 },
         relaxations,
         iterations,
         wall_s: start.elapsed().as_secs_f64(),
