@@ -16,54 +16,52 @@ fn fitted_cotton() -> FabricParams {
     FabricParams::read(&repo("scenes/fabrics/cotton-shirting.fitted.params.toml")).unwrap()
 }
 
-/// The inextensible strip clamped horizontally under its own weight, in units of the bending
-/// length c = (B/W)^(1/3): θ'' = −(λ − s)·cos θ, θ(0) = 0, θ'(λ) = 0, (x, y)' = (cos θ, sin θ)
-/// (θ downwards). Returns the tip chord's angle below the horizontal [deg] at overhang λ.
-fn elastica_tip_angle_deg(lambda: f64) -> f64 {
-    let n = 400;
-    let shoot = |m0: f64| {
-        let ds = lambda / n as f64;
-        let rhs = |s: f64, y: [f64; 4]| [y[1], -(lambda - s) * y[0].cos(), y[0].cos(), y[0].sin()];
-        let mut y = [0.0, m0, 0.0, 0.0];
-        for k in 0..n {
-            let s = k as f64 * ds;
-            let add = |y: [f64; 4], d: [f64; 4], f: f64| std::array::from_fn(|i| y[i] + f * d[i]);
-            let k1 = rhs(s, y);
-            let k2 = rhs(s + 0.5 * ds, add(y, k1, 0.5 * ds));
-            let k3 = rhs(s + 0.5 * ds, add(y, k2, 0.5 * ds));
-            let k4 = rhs(s + ds, add(y, k3, ds));
-            y = std::array::from_fn(|i| {
-                y[i] + ds / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
-            });
-        }
-        y
-    };
-    // the root curvature m0 that leaves no moment at the tip
-    let (mut lo, mut hi) = (0.0, lambda * lambda);
-    for _ in 0..60 {
+/// y(length) of y' = f(s, y), y(0) = y0, by classical Runge–Kutta in `steps` steps.
+fn rk4(y0: [f64; 4], length: f64, steps: usize, f: impl Fn(f64, [f64; 4]) -> [f64; 4]) -> [f64; 4] {
+    let ds = length / steps as f64;
+    let add = |y: [f64; 4], d: [f64; 4], h: f64| std::array::from_fn(|i| y[i] + h * d[i]);
+    let mut y = y0;
+    for k in 0..steps {
+        let s = k as f64 * ds;
+        let k1 = f(s, y);
+        let k2 = f(s + 0.5 * ds, add(y, k1, 0.5 * ds));
+        let k3 = f(s + 0.5 * ds, add(y, k2, 0.5 * ds));
+        let k4 = f(s + ds, add(y, k3, ds));
+        y = std::array::from_fn(|i| y[i] + ds / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]));
+    }
+    y
+}
+
+/// The root in [lo, hi] of a monotone condition by bisection: `above(x)` is true right of it.
+fn bisect(mut lo: f64, mut hi: f64, iterations: usize, above: impl Fn(f64) -> bool) -> f64 {
+    for _ in 0..iterations {
         let mid = 0.5 * (lo + hi);
-        if shoot(mid)[1] > 0.0 {
+        if above(mid) {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    let y = shoot(0.5 * (lo + hi));
+    0.5 * (lo + hi)
+}
+
+/// The inextensible strip clamped horizontally under its own weight, in units of the bending
+/// length c = (B/W)^(1/3): θ'' = −(λ − s)·cos θ, θ(0) = 0, θ'(λ) = 0, (x, y)' = (cos θ, sin θ)
+/// (θ downwards). Returns the tip chord's angle below the horizontal [deg] at overhang λ.
+fn elastica_tip_angle_deg(lambda: f64) -> f64 {
+    let shoot = |m0: f64| {
+        rk4([0.0, m0, 0.0, 0.0], lambda, 400, |s, y| {
+            [y[1], -(lambda - s) * y[0].cos(), y[0].cos(), y[0].sin()]
+        })
+    };
+    // the root curvature m0 that leaves no moment at the tip
+    let y = shoot(bisect(0.0, lambda * lambda, 60, |m0| shoot(m0)[1] > 0.0));
     y[3].atan2(y[2]).to_degrees()
 }
 
 /// λ at which the elastica's tip chord is at 41.5° (Peirce's rule says 2).
 fn elastica_overhang_at_41_5() -> f64 {
-    let (mut lo, mut hi) = (1.0, 3.0);
-    for _ in 0..50 {
-        let mid = 0.5 * (lo + hi);
-        if elastica_tip_angle_deg(mid) < 41.5 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
+    bisect(1.0, 3.0, 50, |lambda| elastica_tip_angle_deg(lambda) > 41.5)
 }
 
 /// Without friction the mesh's bending length meets the elastica's (l/2 at 41.5° is
@@ -150,55 +148,25 @@ fn loading_branch_elastica_overhang_m(law: &BendingLaw, w: f64) -> f64 {
         ks[i - 1] + t * (ks[i] - ks[i - 1])
     };
     let shoot = |l: f64, m0: f64| {
-        let steps = 800;
-        let ds = l / steps as f64;
-        let rhs = |s: f64, y: [f64; 4]| {
+        rk4([0.0, m0, 0.0, 0.0], l, 800, |s, y| {
             [
                 curvature(y[1]),
                 -w * (l - s) * y[0].cos(),
                 y[0].cos(),
                 y[0].sin(),
             ]
-        };
-        let mut y = [0.0, m0, 0.0, 0.0];
-        for k in 0..steps {
-            let s = k as f64 * ds;
-            let add = |y: [f64; 4], d: [f64; 4], f: f64| std::array::from_fn(|i| y[i] + f * d[i]);
-            let k1 = rhs(s, y);
-            let k2 = rhs(s + 0.5 * ds, add(y, k1, 0.5 * ds));
-            let k3 = rhs(s + 0.5 * ds, add(y, k2, 0.5 * ds));
-            let k4 = rhs(s + ds, add(y, k3, ds));
-            y = std::array::from_fn(|i| {
-                y[i] + ds / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
-            });
-        }
-        y
+        })
     };
     let tip_angle_deg = |l: f64| {
         // the clamp moment that leaves no moment at the tip
-        let (mut lo, mut hi) = (0.0, 0.5 * w * l * l);
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if shoot(l, mid)[1] > 0.0 {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        let y = shoot(l, 0.5 * (lo + hi));
+        let y = shoot(
+            l,
+            bisect(0.0, 0.5 * w * l * l, 60, |m0| shoot(l, m0)[1] > 0.0),
+        );
         y[3].atan2(y[2]).to_degrees()
     };
-    let (mut lo, mut hi) = (l_lo, l_hi);
-    assert!(tip_angle_deg(lo) < 41.5 && tip_angle_deg(hi) > 41.5);
-    for _ in 0..40 {
-        let mid = 0.5 * (lo + hi);
-        if tip_angle_deg(mid) > 41.5 {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    0.5 * (lo + hi)
+    assert!(tip_angle_deg(l_lo) < 41.5 && tip_angle_deg(l_hi) > 41.5);
+    bisect(l_lo, l_hi, 40, |l| tip_angle_deg(l) > 41.5)
 }
 
 /// With friction the strip is loaded monotonically from flat (the relaxation's fictitious
