@@ -62,6 +62,16 @@ impl CantileverOptions {
             load_steps: 1,
         }
     }
+
+    /// The load steps a relaxation takes: `load_steps` with friction, one without (the
+    /// elastic strip's equilibrium does not depend on the path).
+    fn load_steps_applied(&self) -> u32 {
+        if self.friction {
+            self.load_steps
+        } else {
+            1
+        }
+    }
 }
 
 /// The cantilever's result; lengths in cm, B in gf·cm²/cm, W in gf/cm² (Kawabata's units).
@@ -288,7 +298,7 @@ pub fn run_cantilever(
         tip_angle_deg: best_f + target,
         cells: opts.cells,
         width_cells: opts.width_cells,
-        load_steps: if opts.friction { opts.load_steps } else { 1 },
+        load_steps: opts.load_steps_applied(),
         relaxations,
         iterations,
         wall_s: start.elapsed().as_secs_f64(),
@@ -350,8 +360,7 @@ fn relax(
     let mut f = vec![Vec3::zeros(); x.len()];
     let mut trial = vec![LawState::default(); world.state_len()];
     let mirror = |p: Vec3| Vec3::new(-p.x, p.y, p.z);
-    // without friction the equilibrium does not depend on the path: one release
-    let load_steps = if opts.friction { opts.load_steps } else { 1 };
+    let load_steps = opts.load_steps_applied();
     let mut iterations = 0;
     for load_step in 1..=load_steps {
         // gravity's share of this load step; every step's equilibrium is measured against the
@@ -394,25 +403,17 @@ fn relax(
                 settled = true;
                 break;
             }
-            if worst < 0.5 * progress.best {
+            // no halving of the residual in STALL_ITERATIONS: the fictitious masses are too
+            // light for some stiffness they do not hold (the steep friction of a connector near
+            // its virgin state on a stretched cell), which the motion circles at an amplitude
+            // far below the h/4 jump test
+            let halved = worst < 0.5 * progress.best;
+            let stalled = !halved && iterations - progress.at >= STALL_ITERATIONS;
+            if halved || stalled {
                 progress = Progress {
                     best: worst,
                     at: iterations,
                 };
-            } else if iterations - progress.at >= STALL_ITERATIONS {
-                // no halving of the residual in that long: the fictitious masses are too light
-                // for some stiffness they do not hold (the steep friction of a connector near
-                // its virgin state on a stretched cell), which the motion circles at an
-                // amplitude far below the h/4 jump test; heavier masses, from rest here
-                scale *= 2.0;
-                update_masses(&world, &x, scale, &mut stiffness, &mut mass, &mut inverse);
-                v.fill(Vec3::zeros());
-                kinetic_damping.restart();
-                progress = Progress {
-                    best: worst,
-                    at: iterations,
-                };
-                continue;
             }
             let mut kinetic = 0.0;
             let mut jump = 0.0f64;
@@ -421,8 +422,8 @@ fn relax(
                 kinetic += v[k].dot(&(mass[k] * v[k]));
                 jump = jump.max(v[k].norm());
             }
-            if jump > 0.25 * h {
-                // unstable: heavier fictitious masses, start again from rest here
+            if stalled || jump > 0.25 * h {
+                // stalled or unstable: heavier fictitious masses, start again from rest here
                 scale *= 2.0;
                 update_masses(&world, &x, scale, &mut stiffness, &mut mass, &mut inverse);
                 v.fill(Vec3::zeros());
