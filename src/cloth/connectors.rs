@@ -10,6 +10,7 @@ use super::grid::Grid;
 use super::{ClothError, Mat3, Vec3};
 
 mod forces;
+mod matrix;
 mod tangent;
 
 use tangent::{

@@ -4,6 +4,7 @@
 //! residual G_i = D_i⁻¹g_i, D_i = (m/Δt² + (γm + cA)/Δt)·I + Σ k·k̂k̂ᵀ [N/m]: |G_i| is a length [m].
 
 mod broyden;
+mod direct;
 mod krylov;
 mod newton;
 mod residual;

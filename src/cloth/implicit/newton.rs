@@ -1,26 +1,38 @@
 //! Newton on the backward-Euler residual with the analytic tangent: (M/Δt² + C/Δt + K)δ = −g
 //! solved by conjugate gradients to a relative `forcing`, preconditioned by line solves of the
 //! same matrix's traction and shear-side couplings (factored every fourth Newton iteration);
-//! a step that does not lower ‖D⁻¹g‖₂ is halved (≤ 5 times).
+//! a step that does not lower ‖D⁻¹g‖₂ is halved (≤ 5 times). `newton_direct` preconditions
+//! CG by the same matrix factored by sparse Cholesky (`direct.rs`): exact when fresh.
 
 use rayon::prelude::*;
 
+use super::direct::DirectSolve;
 use super::residual::{dot, BackwardEuler};
 use super::SolveOutcome;
 use crate::cloth::connectors::KesTangent;
 use crate::cloth::line_precond::LinePreconditioner;
-use crate::cloth::pipeline::StepParameters;
+use crate::cloth::pipeline::{Integrator, StepParameters};
 use crate::cloth::world::Material;
 use crate::cloth::{Mat3, Vec3};
 
 /// Most conjugate-gradient iterations per Newton step.
 pub(crate) const MAX_CG_ITERATIONS: usize = 500;
 
-/// Newton iterations one line factor serves, across steps: the line matrix of a tangent a
-/// few iterations old preconditions CG almost as well as the current one (`kes_sheet_70`:
-/// 5.79 against 5.745 CG iterations per step), for a quarter of the blocks' passes and
-/// factorisations. A change of Δt, damping, masses or pins rebuilds it at once.
+/// Newton iterations one factor serves, across steps: the line matrix of a tangent a few
+/// iterations old preconditions CG almost as well as the current one (`kes_sheet_70`: 5.79
+/// against 5.745 CG iterations per step), for a quarter of the blocks' passes and
+/// factorisations; so does a Cholesky factor (exact at its first iteration, then a
+/// preconditioner). A change of Δt, damping, masses or pins rebuilds it at once.
 const LINE_FACTOR_ITERATIONS: usize = 4;
+
+/// The factor that preconditions CG: line solves (`newton_tangent`) or the whole system's
+/// Cholesky factor (`newton_direct`).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+enum Factor {
+    #[default]
+    Lines,
+    Cholesky,
+}
 
 /// Scratch of the Newton solver.
 #[derive(Debug, Default, Clone)]
@@ -38,15 +50,18 @@ pub(crate) struct NewtonScratch {
     inertia: Vec<f64>,
     tangent: KesTangent,
     lines: LinePreconditioner,
+    /// The factored system of `newton_direct`.
+    direct: DirectSolve,
     /// One buffer per rayon thread but the first for the banded tangent product.
     parts: Vec<Vec<Vec3>>,
     /// Conjugate-gradient iterations of the last solve.
     pub cg_iterations: usize,
-    /// Newton iterations the line factor has served, and the inertia and pins it was
-    /// built with.
-    lines_age: usize,
-    lines_inertia: Vec<f64>,
-    lines_pinned: Vec<bool>,
+    /// The factor in use, the Newton iterations it has served, and the inertia and pins it
+    /// was built with.
+    factor: Factor,
+    factor_age: usize,
+    factor_inertia: Vec<f64>,
+    factor_pinned: Vec<bool>,
 }
 
 /// The unscaled residual g at `x` into `r` (zero on pinned rows), with max_i |D_i⁻¹g_i| [m]
@@ -161,6 +176,71 @@ fn finish_product(
     sums.iter().sum()
 }
 
+/// z = B⁻¹·res with the factor in use.
+fn precondition(sc: &mut NewtonScratch) {
+    match sc.factor {
+        Factor::Lines => sc.lines.apply(&sc.res, &mut sc.z),
+        Factor::Cholesky => sc.direct.apply(&sc.res, &mut sc.z),
+    }
+}
+
+/// CG on A·δ = −r (`sc.r`) from δ = 0 into `sc.delta`, preconditioned by `sc.factor` (the
+/// identity when the lines hold no factor), to ‖res‖ ≤ `forcing`·‖r‖ or a direction of no
+/// curvature.
+fn conjugate_gradients(
+    be: &BackwardEuler<'_>,
+    sc: &mut NewtonScratch,
+    forcing: f64,
+    out: &mut SolveOutcome,
+) {
+    // CG on A δ = −r from δ = 0
+    sc.delta.fill(Vec3::zeros());
+    for (res, r) in sc.res.iter_mut().zip(&sc.r) {
+        *res = -r;
+    }
+    let b_norm = par_dot(&sc.res, &sc.res).sqrt();
+    precondition(sc);
+    // p = z and the inertia part of q = A·p in one pass
+    direction_and_inertia(&sc.inertia, &sc.z, None, &mut sc.p, &mut sc.q);
+    let mut rz = par_dot(&sc.res, &sc.z);
+    for _ in 0..MAX_CG_ITERATIONS {
+        // q = A·p and p·q
+        let pq = finish_product(be, &sc.tangent, &mut sc.parts, &sc.p, &mut sc.q);
+        // a direction of no or negative curvature: K is semi-definite, stop here
+        if pq.is_nan() || pq <= 0.0 {
+            break;
+        }
+        let alpha = rz / pq;
+        // δ += αp, res −= αq, and ‖res‖² per chunk
+        let res_sq: Vec<f64> = sc
+            .delta
+            .par_chunks_mut(CHUNK)
+            .zip(sc.res.par_chunks_mut(CHUNK))
+            .zip(sc.p.par_chunks(CHUNK).zip(sc.q.par_chunks(CHUNK)))
+            .map(|((delta, res), (p, q))| {
+                let mut sq = 0.0;
+                for ((d, r), (p, q)) in delta.iter_mut().zip(res.iter_mut()).zip(p.iter().zip(q)) {
+                    *d += p * alpha;
+                    *r -= q * alpha;
+                    sq += r.norm_squared();
+                }
+                sq
+            })
+            .collect();
+        sc.cg_iterations += 1;
+        out.linear_iterations += 1;
+        if res_sq.iter().sum::<f64>().sqrt() <= forcing * b_norm {
+            break;
+        }
+        precondition(sc);
+        let rz_new = par_dot(&sc.res, &sc.z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        // p = z + βp and the inertia part of the next q = A·p in one pass
+        direction_and_inertia(&sc.inertia, &sc.z, Some(beta), &mut sc.p, &mut sc.q);
+    }
+}
+
 /// Newton's method on the backward-Euler residual of `be` from `x`, stopping when
 /// max_i |D_i⁻¹g_i| ≤ `params.tolerance`; each iteration costs one tangent evaluation and
 /// at least one force evaluation (both counted in `evaluations`).
@@ -207,85 +287,50 @@ pub(crate) fn newton_solve(
         }
         out.iterations += 1;
         // the tangent at x, from the trial states the residual at x left
-        let ready = match &world.material {
-            Material::Kes(k) => {
-                if !tangent_at_x {
-                    k.tangent(x, &be.ws.trial, &mut sc.tangent);
-                }
-                // counted as an evaluation either way (fused or a pass of its own)
-                out.evaluations += 1;
-                let (tangent, inertia) = (&sc.tangent, &sc.inertia);
-                if sc.lines.is_ready()
-                    && sc.lines_age < LINE_FACTOR_ITERATIONS
-                    && sc.lines_inertia == *inertia
-                    && sc.lines_pinned == world.pinned()
-                {
-                    sc.lines_age += 1;
-                    true
-                } else {
-                    sc.lines_age = 1;
-                    sc.lines_inertia.clone_from(inertia);
-                    sc.lines_pinned.clear();
-                    sc.lines_pinned.extend_from_slice(world.pinned());
-                    sc.lines.build_with(world, |diag, edge| {
-                        diag.extend(inertia.iter().map(|&s| Mat3::identity() * s));
-                        k.tangent_blocks(tangent, diag, edge);
-                    })
-                }
-            }
-            _ => false,
+        let kes = match &world.material {
+            Material::Kes(k) => Some(k),
+            _ => None,
         };
+        if let Some(k) = kes {
+            if !tangent_at_x {
+                k.tangent(x, &be.ws.trial, &mut sc.tangent);
+            }
+            // counted as an evaluation either way (fused or a pass of its own)
+            out.evaluations += 1;
+        }
+        let kind = match params.integrator {
+            Integrator::NewtonDirect => Factor::Cholesky,
+            _ => Factor::Lines,
+        };
+        let ready = kes.is_some_and(|k| {
+            if sc.factor == kind
+                && sc.factor_age < LINE_FACTOR_ITERATIONS
+                && sc.factor_inertia == sc.inertia
+                && sc.factor_pinned == world.pinned()
+            {
+                sc.factor_age += 1;
+                return true;
+            }
+            sc.factor_age = 1;
+            sc.factor_inertia.clone_from(&sc.inertia);
+            sc.factor_pinned.clear();
+            sc.factor_pinned.extend_from_slice(world.pinned());
+            sc.factor = kind;
+            let (tangent, inertia) = (&sc.tangent, &sc.inertia);
+            // the Cholesky factor, else (not asked for, or not positive definite) the lines
+            (kind == Factor::Cholesky && sc.direct.factor(tangent, inertia, world.pinned())) || {
+                sc.factor = Factor::Lines;
+                sc.lines.build_with(world, |diag, edge| {
+                    diag.extend(inertia.iter().map(|&s| Mat3::identity() * s));
+                    k.tangent_blocks(tangent, diag, edge);
+                })
+            }
+        });
         if !ready {
+            sc.factor = Factor::Lines;
             sc.lines.invalidate();
         }
-        // CG on A δ = −r from δ = 0
-        sc.delta.fill(Vec3::zeros());
-        for (res, r) in sc.res.iter_mut().zip(&sc.r) {
-            *res = -r;
-        }
-        let b_norm = par_dot(&sc.res, &sc.res).sqrt();
-        sc.lines.apply(&sc.res, &mut sc.z);
-        // p = z and the inertia part of q = A·p in one pass
-        direction_and_inertia(&sc.inertia, &sc.z, None, &mut sc.p, &mut sc.q);
-        let mut rz = par_dot(&sc.res, &sc.z);
-        for _ in 0..MAX_CG_ITERATIONS {
-            // q = A·p and p·q
-            let pq = finish_product(be, &sc.tangent, &mut sc.parts, &sc.p, &mut sc.q);
-            // a direction of no or negative curvature: K is semi-definite, stop here
-            if pq.is_nan() || pq <= 0.0 {
-                break;
-            }
-            let alpha = rz / pq;
-            // δ += αp, res −= αq, and ‖res‖² per chunk
-            let res_sq: Vec<f64> = sc
-                .delta
-                .par_chunks_mut(CHUNK)
-                .zip(sc.res.par_chunks_mut(CHUNK))
-                .zip(sc.p.par_chunks(CHUNK).zip(sc.q.par_chunks(CHUNK)))
-                .map(|((delta, res), (p, q))| {
-                    let mut sq = 0.0;
-                    for ((d, r), (p, q)) in
-                        delta.iter_mut().zip(res.iter_mut()).zip(p.iter().zip(q))
-                    {
-                        *d += p * alpha;
-                        *r -= q * alpha;
-                        sq += r.norm_squared();
-                    }
-                    sq
-                })
-                .collect();
-            sc.cg_iterations += 1;
-            out.linear_iterations += 1;
-            if res_sq.iter().sum::<f64>().sqrt() <= params.forcing * b_norm {
-                break;
-            }
-            sc.lines.apply(&sc.res, &mut sc.z);
-            let rz_new = par_dot(&sc.res, &sc.z);
-            let beta = rz_new / rz;
-            rz = rz_new;
-            // p = z + βp and the inertia part of the next q = A·p in one pass
-            direction_and_inertia(&sc.inertia, &sc.z, Some(beta), &mut sc.p, &mut sc.q);
-        }
+        conjugate_gradients(be, sc, params.forcing, &mut out);
         // halve the step until ‖D⁻¹g‖₂ goes down (at most 5 times)
         let mut lambda = 1.0;
         loop {
