@@ -19,6 +19,8 @@ use tangent::{
 };
 
 #[cfg(test)]
+pub(crate) use matrix::tests::{bent_sheet, tangent_at};
+#[cfg(test)]
 pub(crate) use tangent::tests::flat_sheet as tangent_test_sheet;
 pub(crate) use tangent::KesTangent;
 

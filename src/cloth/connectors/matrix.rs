@@ -54,22 +54,18 @@ fn outer_blocks<const N: usize>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::tangent::tests::flat_sheet;
+pub(crate) mod tests {
     use super::super::{KesTangent, Vec3};
-    use crate::cloth::world::Material;
+    use crate::cloth::world::{ClothWorld, Material};
     use crate::material::LawState;
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::{RngExt, SeedableRng};
 
-    /// The blocks summed as y_a = Σ K_ab·v_b give the matrix-free product K·v, on a sheared,
-    /// bent 6 × 5 sheet (every kind of connector, borders with one-sided bending axes).
-    #[test]
-    fn blocks_give_the_matrix_free_product() {
-        let (nu, nv, h) = (6, 5, 0.01);
-        let world = flat_sheet(nu, nv, h);
+    /// The positions of `world`'s sheet (spacing `h` [m]) sheared by 15 % of a cell per row,
+    /// stretched 3 % and 2 % and bent out of plane by up to 2 mm.
+    pub(crate) fn bent_sheet(world: &ClothWorld, h: f64) -> Vec<Vec3> {
         let grid = world.grid;
-        let x: Vec<Vec3> = (0..nu * nv)
+        (0..world.len())
             .map(|k| {
                 let (i, j) = grid.coords(k);
                 let (i, j) = (i as f64, j as f64);
@@ -79,15 +75,33 @@ mod tests {
                     2e-3 * (i * j).sin(),
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    /// K's factors of `world`'s kes connectors at `x`, from virgin states.
+    pub(crate) fn tangent_at(world: &ClothWorld, x: &[Vec3]) -> KesTangent {
         let Material::Kes(kes) = &world.material else {
-            unreachable!()
+            panic!("not a kes sheet");
         };
         let mut trial = vec![LawState::default(); kes.state_len()];
         let mut f = vec![Vec3::zeros(); x.len()];
-        kes.add_forces(&x, &mut trial, &mut f);
+        kes.add_forces(x, &mut trial, &mut f);
         let mut t = KesTangent::default();
-        kes.tangent(&x, &trial, &mut t);
+        kes.tangent(x, &trial, &mut t);
+        t
+    }
+
+    /// The blocks summed as y_a = Σ K_ab·v_b give the matrix-free product K·v, on a sheared,
+    /// bent 6 × 5 sheet (every kind of connector, borders with one-sided bending axes).
+    #[test]
+    fn blocks_give_the_matrix_free_product() {
+        let h = 0.01;
+        let world = super::super::tangent::tests::flat_sheet(6, 5, h);
+        let x = bent_sheet(&world, h);
+        let t = tangent_at(&world, &x);
+        let Material::Kes(kes) = &world.material else {
+            unreachable!()
+        };
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
         for _ in 0..5 {
             let v: Vec<Vec3> = (0..x.len())

@@ -164,37 +164,25 @@ impl DirectSolve {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloth::connectors::tangent_test_sheet;
+    use crate::cloth::connectors::{bent_sheet, tangent_at, tangent_test_sheet};
     use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
     use crate::cloth::world::Material;
     use crate::cloth::Loads;
-    use crate::material::LawState;
 
     /// The factor solves A·δ = −r: δ = −A⁻¹r checked with the matrix-free product,
     /// diag(inertia)·δ + K·δ = −r on the free rows, δ = 0 on the pinned ones (a bent, sheared
     /// 6 × 5 sheet with two pinned particles).
     #[test]
     fn direct_solve_meets_the_matrix_free_system() {
-        let (nu, nv, h) = (6, 5, 0.01);
-        let mut world = tangent_test_sheet(nu, nv, h);
+        let h = 0.01;
+        let mut world = tangent_test_sheet(6, 5, h);
         world.pin(0, 0).unwrap();
-        world.pin(nu - 1, 0).unwrap();
-        let grid = world.grid;
-        let x: Vec<Vec3> = (0..nu * nv)
-            .map(|k| {
-                let (i, j) = grid.coords(k);
-                let (i, j) = (i as f64, j as f64);
-                Vec3::new(h * (1.02 * i - 0.1 * j), h * 0.99 * j, 3e-3 * (i + j).cos())
-            })
-            .collect();
+        world.pin(5, 0).unwrap();
+        let x = bent_sheet(&world, h);
+        let t = tangent_at(&world, &x);
         let Material::Kes(kes) = &world.material else {
             unreachable!()
         };
-        let mut trial = vec![LawState::default(); kes.state_len()];
-        let mut f = vec![Vec3::zeros(); x.len()];
-        kes.add_forces(&x, &mut trial, &mut f);
-        let mut t = KesTangent::default();
-        kes.tangent(&x, &trial, &mut t);
         let inertia: Vec<f64> = (0..x.len()).map(|k| 2.0 + 0.1 * k as f64).collect();
         let pinned = world.pinned();
         let r: Vec<Vec3> = (0..x.len())

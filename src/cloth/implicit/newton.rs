@@ -232,7 +232,7 @@ pub(crate) fn newton_solve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloth::connectors::tangent_test_sheet;
+    use crate::cloth::connectors::{bent_sheet, tangent_at, tangent_test_sheet};
     use crate::cloth::implicit::residual::{block_scaling, dot, Workspace};
     use crate::cloth::{ClothWorld, Integrator, Loads};
     use crate::material::LawState;
@@ -244,29 +244,14 @@ mod tests {
     fn line_preconditioner_is_symmetric_and_positive() {
         use rand::rngs::Xoshiro256PlusPlus;
         use rand::{RngExt, SeedableRng};
-        let (nu, nv, h) = (6, 5, 0.01);
-        let mut world = tangent_test_sheet(nu, nv, h);
+        let h = 0.01;
+        let mut world = tangent_test_sheet(6, 5, h);
         world.pin(0, 0).unwrap();
-        let grid = world.grid;
-        let x: Vec<Vec3> = (0..nu * nv)
-            .map(|k| {
-                let (i, j) = grid.coords(k);
-                let (i, j) = (i as f64, j as f64);
-                Vec3::new(
-                    h * (1.03 * i + 0.15 * j),
-                    h * 1.02 * j,
-                    2e-3 * (i * j).sin(),
-                )
-            })
-            .collect();
+        let x = bent_sheet(&world, h);
+        let t = tangent_at(&world, &x);
         let Material::Kes(kes) = &world.material else {
             unreachable!()
         };
-        let mut trial = vec![LawState::default(); kes.state_len()];
-        let mut f = vec![Vec3::zeros(); x.len()];
-        kes.add_forces(&x, &mut trial, &mut f);
-        let mut t = KesTangent::default();
-        kes.tangent(&x, &trial, &mut t);
         let mut d = vec![Mat3::identity() * 12.0; x.len()];
         let mut edges = Vec::new();
         kes.tangent_blocks(&t, &mut d, |a, b, m| edges.push((a, b, m)));
