@@ -14,8 +14,8 @@ use kestrel::reduced::transfer::{
     TransferSource,
 };
 use kestrel::reduced::{
-    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
-    ReducedModel, MAX_FLOW_NEIGHBOURS,
+    compare_frames, frames_of, FrameError, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
+    ReducedModel, MAX_FLOW_HYSTERESIS, MAX_FLOW_NEIGHBOURS,
 };
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
@@ -64,10 +64,19 @@ pub struct PlayArgs {
     /// eq. 9's distance), 1 ≤ K ≤ 8; default 1, the nearest frame alone.
     #[arg(long, value_name = "K")]
     pub flow_neighbours: Option<usize>,
+    /// With the flow rule: orbit hysteresis H > 1, follow the IRF of the last match while its
+    /// next frame is at most H times as far (eq. 9) as the nearest frame; default 1, off
+    /// (re-match every frame).
+    #[arg(long, value_name = "H")]
+    pub flow_hysteresis: Option<f64>,
     /// Also run the full simulation of this scene under the same sequence and report the
     /// relative l2 error of the playback.
     #[arg(long, value_name = "SCENE")]
     pub compare: Option<PathBuf>,
+    /// With --compare: write every frame's errors [m²] and both sides' reduced coordinates
+    /// (played q, q̇; the full simulation's c, ċ) to this CSV file.
+    #[arg(long, value_name = "CSV", requires = "compare")]
+    pub frame_errors: Option<PathBuf>,
     #[command(flatten)]
     pub output: super::OutputArgs,
 }
@@ -82,6 +91,8 @@ struct Summary {
     offset: OffsetBlend,
     /// Nearest frames whose flow steps are averaged (`--flow-neighbours`; 1 with other rules).
     flow_neighbours: usize,
+    /// Orbit hysteresis H of the flow (`--flow-hysteresis`; 1: off, and with other rules).
+    flow_hysteresis: f64,
     /// Played frames per second, shape reconstruction (mean + U·q, door turn) included, one
     /// thread.
     frames_per_s: f64,
@@ -348,6 +359,42 @@ fn render_frames(
     ))
 }
 
+/// `--frame-errors`: one row a frame, squared errors \[m²\] then q, q̇, c, ċ (r values each).
+fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "frame,t_s,segment,entry,error_m2,norm_m2,projection_m2,library_m2,flow_step_m2,followed,followed_irf",
+    );
+    for name in ["q", "qdot", "c", "cdot"] {
+        for k in 1..=model.rank {
+            let _ = write!(out, ",{name}{k}");
+        }
+    }
+    out.push('\n');
+    let opt = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_default();
+    for (n, f) in rows.iter().enumerate() {
+        let entry = model.info.palette.get(f.entry).map_or("", |p| p.name.as_str());
+        let library = f.library_m2.map(|d| d.to_string()).unwrap_or_default();
+        let step = f.flow_step_m2.map(|d| d.to_string()).unwrap_or_default();
+        let _ = write!(
+            out,
+            "{n},{},{},{entry},{},{},{},{library},{step},{},{}",
+            f.t_s,
+            f.segment + 1,
+            f.error_m2,
+            f.norm_m2,
+            f.projection_m2,
+            opt(f.followed),
+            opt(f.followed_irf)
+        );
+        for v in f.q.iter().chain(&f.qdot).chain(&f.c).chain(&f.cdot) {
+            let _ = write!(out, ",{v}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut model = ReducedModel::read(&args.model).map_err(CliError::input)?;
     if let Some(rule) = args.offset.as_deref() {
@@ -372,6 +419,22 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         }
         model = model.with_flow_neighbours(k);
     }
+    if let Some(h) = args.flow_hysteresis {
+        if model.info.offset != OffsetBlend::Flow {
+            return Err(CliError::input(format!(
+                "--flow-hysteresis {h}: the model plays with {} offsets; it needs the flow rule \
+                 (--offset flow)",
+                format!("{:?}", model.info.offset).to_lowercase()
+            )));
+        }
+        if !(h.is_finite() && (1.0..=MAX_FLOW_HYSTERESIS).contains(&h)) {
+            return Err(CliError::input(format!(
+                "--flow-hysteresis {h}: must be 1 (off) to {MAX_FLOW_HYSTERESIS} (a ratio of \
+                 eq. 9 distances, no unit)"
+            )));
+        }
+        model = model.with_flow_hysteresis(h);
+    }
     let seq = parse_sequence(&model.info.palette, &args.impulses).map_err(CliError::input)?;
     let frames = sequence_frames(&seq, model.info.frame_dt).map_err(CliError::input)?;
     if args.every == 0 {
@@ -385,6 +448,9 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             args.shading.as_deref().unwrap_or_default(),
             args.model.display()
         )));
+    }
+    if let Some(path) = &args.frame_errors {
+        super::check_output(path, args.output.force)?;
     }
     // The frames' folder and size are checked before any work.
     let size = match &args.out {
@@ -430,7 +496,8 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             } else {
                 ProgressBar::new(1000)
             };
-            let c = compare(&scene, &model, &seq, &mut |f| {
+            let record = args.frame_errors.is_some();
+            let c = compare_frames(&scene, &model, &seq, record, &mut |f| {
                 pb.set_position((f * 1000.0) as u64)
             })
             .map_err(|e| match e {
@@ -438,6 +505,11 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 e => CliError::failed(e),
             })?;
             pb.finish_and_clear();
+            if let Some(path) = &args.frame_errors {
+                let csv = frame_errors_csv(&model, &c.frame_errors);
+                kestrel::atomic::write_atomic(path, csv.as_bytes(), args.output.force)
+                    .map_err(CliError::written)?;
+            }
             Some(c)
         }
         None => None,
@@ -449,6 +521,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         rank: model.rank,
         offset: model.info.offset,
         flow_neighbours: model.flow_neighbours(),
+        flow_hysteresis: model.flow_hysteresis(),
         frames_per_s,
         frame_us: 1e6 / frames_per_s,
         jumps,

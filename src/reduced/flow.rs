@@ -13,6 +13,9 @@ const NEAR: usize = 24;
 /// Most frames of one entry for which the cache is built (it costs frames² distances).
 const MAX_CACHED: usize = 20_000;
 
+/// Largest orbit hysteresis H (`kestrel play --flow-hysteresis`), a ratio of eq. 9 distances.
+pub const MAX_FLOW_HYSTERESIS: f64 = 100.0;
+
 /// Most nearest frames a flow step may average (`kestrel play --flow-neighbours`).
 pub const MAX_FLOW_NEIGHBOURS: usize = 8;
 
@@ -29,6 +32,9 @@ pub(crate) struct FlowFrames {
     near: Vec<Vec<u32>>,
     /// K: nearest frames whose steps are averaged (0 and 1: the nearest alone).
     neighbours: usize,
+    /// H² of the orbit hysteresis (0: off): the successor of the last match is followed
+    /// while its distance² is at most H² × the nearest frame's.
+    hysteresis2: f32,
 }
 
 impl ReducedModel {
@@ -44,6 +50,29 @@ impl ReducedModel {
     pub fn flow_neighbours(&self) -> usize {
         self.flow.neighbours.max(1)
     }
+
+    /// The model played by the flow with orbit hysteresis H ≥ 1: after an impulse's first
+    /// frame, the successor x_{p+1} of the last match p is stepped (alone, as K = 1) while its
+    /// eq. 9 distance is at most H × the nearest frame's, so the player follows one IRF
+    /// instead of re-matching every frame; beyond it, the nearest frame(s) as without
+    /// hysteresis. H = 1 (the default) or less: off. Set after `with_offset`, which resets it.
+    pub fn with_flow_hysteresis(mut self, h: f64) -> Self {
+        self.flow.hysteresis2 = if h.is_finite() && h > 1.0 {
+            (h * h) as f32
+        } else {
+            0.0
+        };
+        self
+    }
+
+    /// H of [`ReducedModel::with_flow_hysteresis`] (1: off).
+    pub fn flow_hysteresis(&self) -> f64 {
+        if self.flow.hysteresis2 > 0.0 {
+            f64::from(self.flow.hysteresis2).sqrt()
+        } else {
+            1.0
+        }
+    }
 }
 
 impl FlowFrames {
@@ -55,6 +84,7 @@ impl FlowFrames {
             covered: vec![Vec::new(); n],
             near: vec![Vec::new(); n],
             neighbours: 1,
+            hysteresis2: 0.0,
         };
         for o in &model.orbits {
             let e = o.entry as usize;
@@ -65,10 +95,6 @@ impl FlowFrames {
             f.inner[e].extend(o.start + 1..o.end);
         }
         for e in 0..n {
-            let candidates: Vec<u32> = f.candidates(model, e, false).copied().collect();
-            if candidates.is_empty() || candidates.len() > MAX_CACHED {
-                continue;
-            }
             let mut covered: Vec<u32> = f.starts[e]
                 .iter()
                 .chain(&f.inner[e])
@@ -76,6 +102,11 @@ impl FlowFrames {
                 .collect();
             covered.sort_unstable();
             covered.dedup();
+            let candidates: Vec<u32> = f.candidates(model, e, false).copied().collect();
+            if candidates.is_empty() || candidates.len() > MAX_CACHED {
+                f.covered[e] = covered;
+                continue;
+            }
             f.near[e] = covered
                 .par_iter()
                 .flat_map_iter(|&s| {
@@ -118,6 +149,13 @@ impl FlowFrames {
         };
         let inner = if kicked { &[][..] } else { &self.inner[e][..] };
         starts.iter().chain(inner)
+    }
+
+    /// Whether frame j is matched among entry e's frames (it has a successor in its IRF).
+    fn has_successor(&self, e: usize, j: usize) -> bool {
+        self.covered
+            .get(e)
+            .is_some_and(|c| c.binary_search(&(j as u32 + 1)).is_ok())
     }
 
     /// The cached nearest frames of successor `s` under entry `e`, if cached.
@@ -189,14 +227,24 @@ pub(crate) fn flow_frame(
             .candidates(model, entry, kicked)
             .for_each(|&j| consider(j)),
     }
-    let (d0, j) = near[0];
+    let (d0, mut j) = near[0];
     if j == usize::MAX {
         return None;
+    }
+    let mut follow = false;
+    if let Some(p) = previous.filter(|_| f.hysteresis2 > 0.0 && !kicked) {
+        let s = p + 1;
+        if s != j && f.has_successor(entry, s) {
+            let bound = f.hysteresis2 * d0;
+            if distance(model, q, qd, s, bound) <= bound {
+                (j, follow) = (s, true);
+            }
+        }
     }
     let r = model.rank;
     let (delta, rest) = scratch.split_at_mut(2 * r);
     let (step, acc) = rest.split_at_mut(2 * r);
-    if k == 1 || d0 == 0.0 || near[1].1 == usize::MAX {
+    if follow || k == 1 || d0 == 0.0 || near[1].1 == usize::MAX {
         step_from(model, entry, j, q, qd, delta, step);
         q.copy_from_slice(&step[..r]);
         qd.copy_from_slice(&step[r..2 * r]);
