@@ -14,8 +14,8 @@ use kestrel::reduced::transfer::{
     TransferSource,
 };
 use kestrel::reduced::{
-    compare_frames, frames_of, FrameError, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
-    ReducedModel, MAX_FLOW_HYSTERESIS, MAX_FLOW_NEIGHBOURS,
+    compare_frames, frames_of, parse_sequence, sequence_frames, Comparison, FrameError, Player,
+    ReducedError, ReducedModel, MAX_FLOW_HYSTERESIS, MAX_FLOW_NEIGHBOURS,
 };
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
@@ -373,7 +373,11 @@ fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
     out.push('\n');
     let opt = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_default();
     for (n, f) in rows.iter().enumerate() {
-        let entry = model.info.palette.get(f.entry).map_or("", |p| p.name.as_str());
+        let entry = model
+            .info
+            .palette
+            .get(f.entry)
+            .map_or("", |p| p.name.as_str());
         let library = f.library_m2.map(|d| d.to_string()).unwrap_or_default();
         let step = f.flow_step_m2.map(|d| d.to_string()).unwrap_or_default();
         let _ = write!(

@@ -255,8 +255,7 @@ pub fn compare_frames(
         player.impulse(k);
         let mut seg = Squares::default();
         let seg_frames = frames_of(d, frame_dt);
-        let mut frames_in_seg = 0usize;
-        for _ in 0..seg_frames {
+        for frame_in_seg in 0..seg_frames {
             let t = Instant::now();
             for _ in 0..every {
                 driver.step()?;
@@ -271,7 +270,7 @@ pub fn compare_frames(
             if probe_flow && frames > 0 {
                 pq.copy_from_slice(&cq);
                 pqd.copy_from_slice(&cqdot);
-                let kicked = frames_in_seg == 0 && spec.palette[k].impulse != [0.0; 3];
+                let kicked = frame_in_seg == 0 && spec.palette[k].impulse != [0.0; 3];
                 let (e, sc) = (driver.entry(), &mut probe_scratch);
                 stepped = flow_frame(model, e, kicked, None, &mut pq, &mut pqd, sc).is_some();
             }
@@ -286,7 +285,6 @@ pub fn compare_frames(
                     .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
                     .sum::<f64>()
             });
-            frames_in_seg += 1;
             let library = library_distance2(model, driver.entry(), &cq, &cqdot);
             match library {
                 Some(d2) => seg.library += d2,
