@@ -296,6 +296,22 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     let c4 = compare(scene, &flow4, &seq, &mut |_| {}).unwrap();
     assert!(c4.playback_error < 0.3, "{c4:?}");
     assert_ne!(c4.playback_error, c.playback_error, "another rule");
+    // tapered weights 1/d² − 1/d²_{K+1}: still the nearest alone at distance 0 (the recording
+    // replayed), another step off the library, and nothing at K = 1
+    let tapered = flow4.clone().with_flow_taper(true);
+    assert!(tapered.flow_tapered() && !flow4.flow_tapered());
+    let mut player = Player::new(&tapered);
+    assert!(player.impulse(o.entry as usize));
+    for j in 1..=(o.end - o.start) as usize {
+        player.advance();
+        assert_eq!(player.q(), tapered.q_of(j), "frame {j}, tapered");
+    }
+    let ct = compare(scene, &tapered, &seq, &mut |_| {}).unwrap();
+    assert!(ct.playback_error < 0.3, "{ct:?}");
+    assert_ne!(ct.playback_error, c4.playback_error, "another rule");
+    let one = flow.clone().with_flow_taper(true);
+    let c1 = compare(scene, &one, &seq, &mut |_| {}).unwrap();
+    assert_eq!(c1.playback_error, c.playback_error, "K = 1: no taper");
 }
 
 #[test]
@@ -553,6 +569,7 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
         (Some("flow"), Some(4))
     );
     assert_eq!(j["flow_hysteresis"].as_f64(), Some(1.0), "off by default");
+    assert_eq!(j["flow_taper"].as_bool(), Some(false));
     // --flow-hysteresis, and --frame-errors: one CSV row per compared frame, whose squared
     // errors sum to the summary's playback error; not replaced without --force
     let csv = p("frames.csv");
@@ -605,6 +622,7 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
             "1 to 8",
         ),
         (&["--flow-hysteresis", "2"][..], "flow rule"),
+        (&["--offset", "flow", "--flow-taper"][..], "K >= 2"),
         (
             &["--offset", "flow", "--flow-hysteresis", "0.5"][..],
             "1 (off) to 100",

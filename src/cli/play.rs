@@ -69,6 +69,11 @@ pub struct PlayArgs {
     /// (re-match every frame).
     #[arg(long, value_name = "H")]
     pub flow_hysteresis: Option<f64>,
+    /// With the flow rule and K > 1: taper the K nearest frames' weights to 0 at the
+    /// (K + 1)-th frame's distance, w = 1/d² − 1/d²_{K+1}, so that the step does not jump when
+    /// a frame enters or leaves the K nearest.
+    #[arg(long)]
+    pub flow_taper: bool,
     /// Also run the full simulation of this scene under the same sequence and report the
     /// relative l2 error of the playback.
     #[arg(long, value_name = "SCENE")]
@@ -91,6 +96,8 @@ struct Summary {
     offset: OffsetBlend,
     /// Nearest frames whose flow steps are averaged (`--flow-neighbours`; 1 with other rules).
     flow_neighbours: usize,
+    /// Whether the flow's K nearest weights are tapered (`--flow-taper`).
+    flow_taper: bool,
     /// Orbit hysteresis H of the flow (`--flow-hysteresis`; 1: off, and with other rules).
     flow_hysteresis: f64,
     /// Played frames per second, shape reconstruction (mean + U·q, door turn) included, one
@@ -423,6 +430,14 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         }
         model = model.with_flow_neighbours(k);
     }
+    if args.flow_taper {
+        if model.info.offset != OffsetBlend::Flow || model.flow_neighbours() < 2 {
+            return Err(CliError::input(
+                "--flow-taper: needs the flow rule (--offset flow) and --flow-neighbours K >= 2",
+            ));
+        }
+        model = model.with_flow_taper(true);
+    }
     if let Some(h) = args.flow_hysteresis {
         if model.info.offset != OffsetBlend::Flow {
             return Err(CliError::input(format!(
@@ -525,6 +540,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         rank: model.rank,
         offset: model.info.offset,
         flow_neighbours: model.flow_neighbours(),
+        flow_taper: model.flow_tapered(),
         flow_hysteresis: model.flow_hysteresis(),
         frames_per_s,
         frame_us: 1e6 / frames_per_s,

@@ -32,6 +32,8 @@ pub(crate) struct FlowFrames {
     near: Vec<Vec<u32>>,
     /// K: nearest frames whose steps are averaged (0 and 1: the nearest alone).
     neighbours: usize,
+    /// Weights of the K nearest tapered to 0 at the (K + 1)-th frame's distance.
+    tapered: bool,
     /// H² of the orbit hysteresis (0: off): the successor of the last match is followed
     /// while its distance² is at most H² × the nearest frame's.
     hysteresis2: f32,
@@ -44,6 +46,21 @@ impl ReducedModel {
     pub fn with_flow_neighbours(mut self, k: usize) -> Self {
         self.flow.neighbours = k.clamp(1, MAX_FLOW_NEIGHBOURS);
         self
+    }
+
+    /// The model played by the flow with the K nearest frames' weights tapered:
+    /// w_j = 1/d_j² − 1/d_{K+1}² (d_{K+1} eq. 9's distance to the (K + 1)-th nearest frame), so
+    /// that a frame's weight falls to 0 as it leaves the K nearest and the step is continuous
+    /// in the played state; false (the default): w_j = 1/d_j². No effect with K = 1. Set after
+    /// `with_offset`, which resets it.
+    pub fn with_flow_taper(mut self, tapered: bool) -> Self {
+        self.flow.tapered = tapered;
+        self
+    }
+
+    /// Whether [`ReducedModel::with_flow_taper`] is on.
+    pub fn flow_tapered(&self) -> bool {
+        self.flow.tapered
     }
 
     /// K of [`ReducedModel::with_flow_neighbours`].
@@ -84,6 +101,7 @@ impl FlowFrames {
             covered: vec![Vec::new(); n],
             near: vec![Vec::new(); n],
             neighbours: 1,
+            tapered: false,
             hysteresis2: 0.0,
         };
         for o in &model.orbits {
@@ -206,13 +224,14 @@ pub(crate) fn flow_frame(
     }
     let cached = previous.and_then(|p| f.near_of(entry, p + 1));
     let k = model.flow_neighbours().min(MAX_FLOW_NEIGHBOURS);
-    // the k nearest (d², frame), nearest first
-    let mut near = [(f32::INFINITY, usize::MAX); MAX_FLOW_NEIGHBOURS];
+    // the k nearest (d², frame), nearest first, and the (k + 1)-th for tapered weights
+    let kept = if f.tapered && k > 1 { k + 1 } else { k };
+    let mut near = [(f32::INFINITY, usize::MAX); MAX_FLOW_NEIGHBOURS + 1];
     let mut consider = |j: u32| {
         if j != u32::MAX {
-            let d = distance(model, q, qd, j as usize, near[k - 1].0);
-            if d < near[k - 1].0 {
-                let mut i = k - 1;
+            let d = distance(model, q, qd, j as usize, near[kept - 1].0);
+            if d < near[kept - 1].0 {
+                let mut i = kept - 1;
                 while i > 0 && near[i - 1].0 > d {
                     near[i] = near[i - 1];
                     i -= 1;
@@ -252,8 +271,15 @@ pub(crate) fn flow_frame(
     }
     acc[..2 * r].fill(0.0);
     let mut weights = 0.0f32;
+    // tapered: w_j = 1/d_j² − 1/d_{K+1}², which falls to 0 as frame j leaves the K nearest,
+    // so the step does not jump when the set of neighbours changes (1/d² when all tie)
+    let taper = if kept > k && near[k].1 != usize::MAX && near[k].0 > near[0].0 {
+        1.0 / near[k].0
+    } else {
+        0.0
+    };
     for &(d, jn) in near[..k].iter().filter(|n| n.1 != usize::MAX) {
-        let w = 1.0 / d;
+        let w = 1.0 / d - taper;
         step_from(model, entry, jn, q, qd, delta, step);
         for (a, s) in acc.iter_mut().zip(step.iter()) {
             *a += w * s;
