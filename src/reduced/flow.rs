@@ -1,7 +1,9 @@
 //! Flow playback (`offset = "flow"`): each frame, the nearest recorded frame x_j (eq. 9) of
 //! the entry's IRFs is stepped by its successor, x′ = x_{j+1} + A_e·(x − x_j), x = (q, q̇)
 //! \[m, m/s\] (A_e fitted as for linear offsets; the identity where it cannot be fitted), or
-//! the same step from each of the K nearest frames averaged with weights 1/d² (eq. 9's d²).
+//! the same step from each of the K nearest frames averaged with weights 1/d² (eq. 9's d²;
+//! tapered, 1/d² − 1/d²_{K+1}, on request); with hysteresis H, the last match's IRF is followed
+//! while its next frame is within H × the nearest distance.
 
 use rayon::prelude::*;
 
@@ -254,8 +256,7 @@ pub(crate) fn flow_frame(
     if let Some(p) = previous.filter(|_| f.hysteresis2 > 0.0 && !kicked) {
         let s = p + 1;
         if s != j && f.has_successor(entry, s) {
-            let bound = f.hysteresis2 * d0;
-            if distance(model, q, qd, s, bound) <= bound {
+            if distance(model, q, qd, s, f32::INFINITY) <= f.hysteresis2 * d0 {
                 (j, follow) = (s, true);
             }
         }
