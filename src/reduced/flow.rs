@@ -255,10 +255,11 @@ pub(crate) fn flow_frame(
     let mut follow = false;
     if let Some(p) = previous.filter(|_| f.hysteresis2 > 0.0 && !kicked) {
         let s = p + 1;
-        if s != j && f.has_successor(entry, s) {
-            if distance(model, q, qd, s, f32::INFINITY) <= f.hysteresis2 * d0 {
-                (j, follow) = (s, true);
-            }
+        if s != j
+            && f.has_successor(entry, s)
+            && distance(model, q, qd, s, f32::INFINITY) <= f.hysteresis2 * d0
+        {
+            (j, follow) = (s, true);
         }
     }
     let r = model.rank;
