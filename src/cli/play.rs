@@ -366,6 +366,10 @@ fn render_frames(
     ))
 }
 
+/// Most frames `--frame-errors` records (they are held in memory: 4r values and a few
+/// numbers a frame, and the CSV's text).
+const MAX_FRAME_ERROR_ROWS: usize = 100_000;
+
 /// `--frame-errors`: one row a frame, squared errors \[m²\] then q, q̇, c, ċ (r values each).
 fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
     use std::fmt::Write;
@@ -469,6 +473,12 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         )));
     }
     if let Some(path) = &args.frame_errors {
+        if frames > MAX_FRAME_ERROR_ROWS {
+            return Err(CliError::input(format!(
+                "--frame-errors: the sequence plays {frames} frames; at most \
+                 {MAX_FRAME_ERROR_ROWS} are recorded (shorten --impulses)"
+            )));
+        }
         super::check_output(path, args.output.force)?;
     }
     // The frames' folder and size are checked before any work.
