@@ -352,12 +352,18 @@ pub fn compare_frames(
     Ok(out)
 }
 
-/// The IRF (index in the model's IRFs) whose frames start ..= end hold state j, if any.
+/// The IRF (index in the model's IRFs) that steps on from state j (start ≤ j < end; a state
+/// that ends one IRF and starts the next belongs to the next), else the one it ends, if any.
 fn irf_of(model: &ReducedModel, j: usize) -> Option<usize> {
-    model
-        .orbits
+    let holds = |o: &super::Orbit, last: bool| {
+        let (start, end) = (o.start as usize, o.end as usize);
+        start <= j && (j < end || (last && j == end))
+    };
+    let orbits = &model.orbits;
+    orbits
         .iter()
-        .position(|o| (o.start as usize..=o.end as usize).contains(&j))
+        .position(|o| holds(o, false))
+        .or_else(|| orbits.iter().position(|o| holds(o, true)))
 }
 
 /// c = Uᵀ(x − mean) of local positions `x` \[m\].
