@@ -595,7 +595,7 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     let frames = j["compare"]["frames"].as_u64().unwrap() as usize;
     let rank = j["rank"].as_u64().unwrap() as usize;
-    assert_eq!((rows.len(), head.len()), (frames, 11 + 4 * rank));
+    assert_eq!((rows.len(), head.len()), (frames, 12 + 4 * rank));
     let sum = |c: usize| {
         rows.iter()
             .map(|r| r[c].parse::<f64>().unwrap())

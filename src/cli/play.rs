@@ -374,7 +374,8 @@ const MAX_FRAME_ERROR_ROWS: usize = 100_000;
 fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
     use std::fmt::Write;
     let mut out = String::from(
-        "frame,t_s,segment,entry,error_m2,norm_m2,projection_m2,library_m2,flow_step_m2,followed,followed_irf",
+        "frame,t_s,segment,entry,error_m2,norm_m2,projection_m2,library_m2,played_library_m2,\
+         flow_step_m2,followed,followed_irf",
     );
     for name in ["q", "qdot", "c", "cdot"] {
         for k in 1..=model.rank {
@@ -390,10 +391,14 @@ fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
             .get(f.entry)
             .map_or("", |p| p.name.as_str());
         let library = f.library_m2.map(|d| d.to_string()).unwrap_or_default();
+        let played = f
+            .played_library_m2
+            .map(|d| d.to_string())
+            .unwrap_or_default();
         let step = f.flow_step_m2.map(|d| d.to_string()).unwrap_or_default();
         let _ = write!(
             out,
-            "{n},{},{},{entry},{},{},{},{library},{step},{},{}",
+            "{n},{},{},{entry},{},{},{},{library},{played},{step},{},{}",
             f.t_s,
             f.segment + 1,
             f.error_m2,

@@ -72,6 +72,8 @@ pub struct FrameError {
     pub projection_m2: f64,
     /// Eq. 9's distance² of (c, ċ) to the library \[m²\] (None: no IRF of the entry).
     pub library_m2: Option<f64>,
+    /// Eq. 9's distance² of the played (q, q̇) to the library \[m²\] (as `library_m2`).
+    pub played_library_m2: Option<f64>,
     /// With the flow rule, its one-frame error on the full simulation itself: ‖q′ − c‖² \[m²\],
     /// q′ the flow's step from the previous frame's (c, ċ) under the entry in force (no
     /// previous match: all the entry's frames searched); None on the first frame or with
@@ -318,6 +320,12 @@ pub fn compare_frames(
                     norm_m2: own.den,
                     projection_m2: own.proj,
                     library_m2: library,
+                    played_library_m2: library_distance2(
+                        model,
+                        driver.entry(),
+                        player.q(),
+                        player.qdot(),
+                    ),
                     flow_step_m2,
                     followed,
                     followed_irf: followed.and_then(|j| irf_of(model, j)),
