@@ -14,14 +14,15 @@ use kestrel::reduced::transfer::{
     TransferSource,
 };
 use kestrel::reduced::{
-    compare_frames, frames_of, parse_sequence, sequence_frames, Comparison, FrameError, Player,
-    ReducedError, ReducedModel, MAX_FLOW_HYSTERESIS, MAX_FLOW_NEIGHBOURS,
+    compare_frames, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
+    ReducedModel, MAX_FLOW_HYSTERESIS, MAX_FLOW_NEIGHBOURS,
 };
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
 
 use kestrel::scene::OffsetBlend;
 
+use super::play_frames::MAX_FRAME_ERROR_ROWS;
 use super::CliError;
 
 #[derive(Debug, Args)]
@@ -366,55 +367,6 @@ fn render_frames(
     ))
 }
 
-/// Most frames `--frame-errors` records (they are held in memory: 4r values and a few
-/// numbers a frame, and the CSV's text).
-const MAX_FRAME_ERROR_ROWS: usize = 100_000;
-
-/// `--frame-errors`: one row a frame, squared errors \[m²\] then q, q̇, c, ċ (r values each).
-fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
-    use std::fmt::Write;
-    let mut out = String::from(
-        "frame,t_s,segment,entry,error_m2,norm_m2,projection_m2,library_m2,played_library_m2,\
-         flow_step_m2,followed,followed_irf",
-    );
-    for name in ["q", "qdot", "c", "cdot"] {
-        for k in 1..=model.rank {
-            let _ = write!(out, ",{name}{k}");
-        }
-    }
-    out.push('\n');
-    let opt = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_default();
-    for (n, f) in rows.iter().enumerate() {
-        let entry = model
-            .info
-            .palette
-            .get(f.entry)
-            .map_or("", |p| p.name.as_str());
-        let library = f.library_m2.map(|d| d.to_string()).unwrap_or_default();
-        let played = f
-            .played_library_m2
-            .map(|d| d.to_string())
-            .unwrap_or_default();
-        let step = f.flow_step_m2.map(|d| d.to_string()).unwrap_or_default();
-        let _ = write!(
-            out,
-            "{n},{},{},{entry},{},{},{},{library},{played},{step},{},{}",
-            f.t_s,
-            f.segment + 1,
-            f.error_m2,
-            f.norm_m2,
-            f.projection_m2,
-            opt(f.followed),
-            opt(f.followed_irf)
-        );
-        for v in f.q.iter().chain(&f.qdot).chain(&f.c).chain(&f.cdot) {
-            let _ = write!(out, ",{v}");
-        }
-        out.push('\n');
-    }
-    out
-}
-
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut model = ReducedModel::read(&args.model).map_err(CliError::input)?;
     if let Some(rule) = args.offset.as_deref() {
@@ -540,7 +492,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             })?;
             pb.finish_and_clear();
             if let Some(path) = &args.frame_errors {
-                let csv = frame_errors_csv(&model, &c.frame_errors);
+                let csv = super::play_frames::frame_errors_csv(&model, &c.frame_errors);
                 kestrel::atomic::write_atomic(path, csv.as_bytes(), args.output.force)
                     .map_err(CliError::written)?;
             }
