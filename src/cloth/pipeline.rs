@@ -43,8 +43,9 @@ crate::named::named_enum! {
         /// Backward Euler solved by Newton with the analytic tangent and preconditioned
         /// conjugate gradients.
         NewtonTangent => "newton_tangent" | "newton_cg" | "tangent",
-        /// Backward Euler solved by Newton with the analytic tangent assembled and factored
-        /// by sparse Cholesky at every iteration (a direct solve; CG where it fails).
+        /// Backward Euler solved by Newton with the analytic tangent and conjugate gradients
+        /// preconditioned by the system's sparse Cholesky factor (refactored every fourth
+        /// Newton iteration; the line solves where Cholesky fails).
         NewtonDirect => "newton_direct" | "newton_cholesky" | "direct",
         /// Terzopoulos' semi-implicit scheme (eqs. 28–31), for the `terzopoulos` material.
         SemiImplicit => "semi_implicit" | "terzopoulos",

@@ -38,7 +38,8 @@ impl KesTangent {
     }
 }
 
-/// The blocks k·g_i·g_jᵀ of the particles `points` with the gradients `g`.
+/// The blocks k·g_i·g_jᵀ \[N/m\] of the particles `points` with the gradients `g` \[1/m\] and
+/// the stiffness `k` \[N·m\].
 fn outer_blocks<const N: usize>(
     points: &[u32; N],
     g: &[super::Vec3; N],

@@ -1,6 +1,7 @@
-//! Newton's linear system (M/Δt² + C/Δt + K)·δ = −g \[N\] assembled in 3×3 blocks and solved
-//! by faer's sparse Cholesky (AMD ordering, supernodal), pinned rows and columns the identity
-//! (`newton_direct`).
+//! Newton's linear system (M/Δt² + C/Δt + K)·δ = −g \[N\] assembled in 3×3 blocks and
+//! factored by faer's sparse Cholesky (AMD ordering, supernodal, sequential, no regularisation:
+//! a pivot that is not positive fails the factorisation), pinned rows and columns the identity;
+//! `newton_direct`'s preconditioner of CG.
 
 use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
@@ -88,8 +89,8 @@ impl Pattern {
 }
 
 impl DirectSolve {
-    /// Assembles A = diag(`inertia`) + K (the factors `t`), pinned rows and columns the
-    /// identity, and factors it; false (no factor held) when Cholesky fails.
+    /// Assembles A = diag(`inertia` \[N/m\]) + K (the factors `t` \[N/m\]), pinned rows and
+    /// columns the identity, and factors it; false (no factor held) when Cholesky fails.
     pub(crate) fn factor(&mut self, t: &KesTangent, inertia: &[f64], pinned: &[bool]) -> bool {
         self.factored = false;
         let n = inertia.len();
@@ -136,6 +137,11 @@ impl DirectSolve {
                 Default::default(),
             )
             .is_ok();
+        self.factored
+    }
+
+    /// Whether a factor is held (the last `factor` succeeded).
+    pub(crate) fn is_factored(&self) -> bool {
         self.factored
     }
 

@@ -63,6 +63,8 @@ pub(crate) struct NewtonScratch {
     factor_age: usize,
     factor_inertia: Vec<f64>,
     factor_pinned: Vec<bool>,
+    /// The Cholesky factorisation failed on the system the factor was made for.
+    cholesky_failed: bool,
 }
 
 /// The unscaled residual g at `x` into `r` (zero on pinned rows), with max_i |D_i⁻¹g_i| [m]
@@ -169,16 +171,22 @@ pub(crate) fn newton_solve(
             // counted as an evaluation either way (fused or a pass of its own)
             out.evaluations += 1;
         }
+        // a system the factor was not made for (Δt, damping, masses, pins) rebuilds it, and
+        // may take the Cholesky factor again after a failed one
+        let same_system = sc.factor_inertia == sc.inertia && sc.factor_pinned == world.pinned();
+        if !same_system {
+            sc.cholesky_failed = false;
+        }
         let kind = match params.integrator {
-            Integrator::NewtonDirect => Factor::Cholesky,
+            Integrator::NewtonDirect if !sc.cholesky_failed => Factor::Cholesky,
             _ => Factor::Lines,
         };
         let ready = kes.is_some_and(|k| {
-            if sc.factor == kind
-                && sc.factor_age < LINE_FACTOR_ITERATIONS
-                && sc.factor_inertia == sc.inertia
-                && sc.factor_pinned == world.pinned()
-            {
+            let holds = match sc.factor {
+                Factor::Lines => sc.lines.is_ready(),
+                Factor::Cholesky => sc.direct.is_factored(),
+            };
+            if holds && sc.factor == kind && sc.factor_age < LINE_FACTOR_ITERATIONS && same_system {
                 sc.factor_age += 1;
                 return true;
             }
@@ -188,14 +196,19 @@ pub(crate) fn newton_solve(
             sc.factor_pinned.extend_from_slice(world.pinned());
             sc.factor = kind;
             let (tangent, inertia) = (&sc.tangent, &sc.inertia);
-            // the Cholesky factor, else (not asked for, or not positive definite) the lines
-            (kind == Factor::Cholesky && sc.direct.factor(tangent, inertia, world.pinned())) || {
-                sc.factor = Factor::Lines;
-                sc.lines.build_with(world, |diag, edge| {
-                    diag.extend(inertia.iter().map(|&s| Mat3::identity() * s));
-                    k.tangent_blocks(tangent, diag, edge);
-                })
+            // the Cholesky factor, else (not asked for, or not positive definite: then the
+            // lines until the system changes) the lines
+            if kind == Factor::Cholesky {
+                if sc.direct.factor(tangent, inertia, world.pinned()) {
+                    return true;
+                }
+                sc.cholesky_failed = true;
             }
+            sc.factor = Factor::Lines;
+            sc.lines.build_with(world, |diag, edge| {
+                diag.extend(inertia.iter().map(|&s| Mat3::identity() * s));
+                k.tangent_blocks(tangent, diag, edge);
+            })
         });
         if !ready {
             sc.factor = Factor::Lines;
