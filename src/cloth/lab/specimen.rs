@@ -154,6 +154,9 @@ impl Specimen {
     }
 }
 
+/// The yarns leaving the disc and the anchors: (particle, its place on the rim \[m\]).
+type ClampedRim = (Vec<ClampedYarn>, Vec<(usize, Vec3)>);
+
 /// The yarns leaving the disc (radius `disc` [m]) between a held and a free particle of the
 /// specimen, each with its anchor at the yarn's crossing of the rim: the held particle when it
 /// lies within `on_rim` [m] of the rim, else a particle of the square outside the specimen
@@ -166,7 +169,7 @@ fn clamp_at_rim(
     on_disc: &[bool],
     disc: f64,
     on_rim: f64,
-) -> Result<(Vec<ClampedYarn>, Vec<(usize, Vec3)>), LabError> {
+) -> Result<ClampedRim, LabError> {
     let (nu, nv) = (grid.nu, grid.nv);
     let radius = |p: &Vec3| (p.x * p.x + p.z * p.z).sqrt();
     let isolated = |k: usize| {
@@ -267,7 +270,8 @@ mod tests {
                 let (i, j) = g.coords(k);
                 for q in [(i + 1 < g.nu, (i + 1, j)), (j + 1 < g.nv, (i, j + 1))]
                     .into_iter()
-                    .filter_map(|(ok, (a, b))| ok.then(|| g.index(a, b)))
+                    .filter(|&(ok, _)| ok)
+                    .map(|(_, (a, b))| g.index(a, b))
                 {
                     if s.kept[k] && s.kept[q] && s.on_disc[k] != s.on_disc[q] {
                         pairs += 1;
