@@ -9,9 +9,12 @@ use crate::params::FabricParams;
 use super::grid::Grid;
 use super::{ClothError, Mat3, Vec3};
 
+mod clamp;
 mod forces;
 mod matrix;
 mod tangent;
+
+pub(crate) use clamp::ClampedYarn;
 
 use tangent::{
     bending_factor, shear_factor, traction_factor, trial_and_tangent, BendingFactor, ShearFactor,
@@ -22,6 +25,8 @@ use tangent::{
 pub(crate) use matrix::tests::{bent_sheet, tangent_at};
 #[cfg(test)]
 pub(crate) use tangent::tests::flat_sheet as tangent_test_sheet;
+#[cfg(test)]
+pub(crate) use tangent::tests::laws as tangent_test_laws;
 pub(crate) use tangent::KesTangent;
 
 /// Warp (0) or weft (1), indexing the per-direction laws.

@@ -7,6 +7,7 @@ pub mod drape;
 mod lowering;
 mod rest;
 mod shadow;
+mod specimen;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

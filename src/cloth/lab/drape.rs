@@ -12,14 +12,14 @@ use super::lowering::{
     SETTLE_WINDOW_S,
 };
 use super::rest::{relax_to_rest, REST_FORCE_RATIO};
-use super::shadow::{folds, shadow};
+use super::shadow::{disc_area, folds, shadow};
 use super::{card_areal_density, card_laws, LabError, STANDARD_GRAVITY};
-use crate::cloth::connectors::KesConnectors;
 use crate::cloth::grid::Grid;
 use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
-use crate::cloth::world::{ClothWorld, Material, Pin};
 use crate::cloth::{ProvotConstraints, Vec3};
 use crate::params::FabricParams;
+
+pub use super::specimen::Specimen;
 
 /// Specimen diameter \[m\] (BS 5058 / ISO 9073-9: 30 cm).
 pub const SPECIMEN_DIAMETER_M: f64 = 0.30;
@@ -142,7 +142,7 @@ pub struct DrapeResult {
     pub shadow_area_cm2: f64,
     /// A_D: the flat specimen's shadow on the same raster \[cm²\].
     pub specimen_area_cm2: f64,
-    /// A_d: the disc's cells' shadow on the same raster (the lattice polygon inside 9 cm) \[cm²\].
+    /// A_d: the disc's area on the same raster (the pixels within 9 cm) \[cm²\].
     pub disc_area_cm2: f64,
     pub specimen_diameter_cm: f64,
     pub disc_diameter_cm: f64,
@@ -196,8 +196,8 @@ pub struct DrapeResult {
 pub struct DrapeReading {
     /// DC = (A_s − A_d)/(A_D − A_d) [%].
     pub drape_coefficient: f64,
-    /// A_s, A_D and A_d \[m²\]: the shadow, the flat specimen's and the disc's (the held
-    /// cells'), all on the same raster.
+    /// A_s, A_D and A_d \[m²\]: the shadow, the flat specimen's and the disc's (the pixels
+    /// within its radius), all on the same raster.
     pub shadow_area: f64,
     pub specimen_area: f64,
     pub disc_area: f64,
@@ -215,15 +215,8 @@ pub fn drape_reading(specimen: &Specimen, x: &[Vec3]) -> DrapeReading {
         half,
         PIXEL_M,
     );
-    // A_d on the same raster: the shadow of the cells held by the disc
-    let disc = shadow(
-        &specimen.grid,
-        &specimen.flat,
-        &specimen.on_disc,
-        half,
-        PIXEL_M,
-    )
-    .area;
+    // A_d on the same raster: the disc's, whose rim holds the yarns
+    let disc = disc_area(0.5 * DISC_DIAMETER_M, half, PIXEL_M);
     // the outline relative to the flat specimen's, so that the lattice's stair-stepped edge
     // does not count as folds
     let relative: Vec<f64> = s
@@ -242,74 +235,6 @@ pub fn drape_reading(specimen: &Specimen, x: &[Vec3]) -> DrapeReading {
     }
 }
 
-/// The specimen cut from a square grid: the corners of the cells that lie wholly within the
-/// specimen's radius of the centre (each particle with a cell's area, so the specimen's mass
-/// is π·R²·ρ to the boundary's order), flat in the XZ plane at y = 0, centred on the origin.
-/// The lattice point at each of the circle's four poles is inside but belongs to no such
-/// cell: a yarn end with no shear cell, whose one warp (or weft) neighbour's bending axis it
-/// would set; it is left out (docs/cloth.md, the cotton card's failing step).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Specimen {
-    pub grid: Grid,
-    /// Flat positions \[m\].
-    pub flat: Vec<Vec3>,
-    /// Particles of the specimen.
-    pub kept: Vec<bool>,
-    /// Particles on the supporting disc (held).
-    pub on_disc: Vec<bool>,
-}
-
-impl Specimen {
-    /// The specimen at mesh spacing close to `cell` \[m\] (an even number of cells across).
-    pub fn new(cell: f64) -> Result<Self, LabError> {
-        if !(cell.is_finite() && (0.001..=0.05).contains(&cell)) {
-            return Err(LabError::Option(format!(
-                "cell = {} mm: must be 1 to 50 mm",
-                cell * 1e3
-            )));
-        }
-        let cells = (SPECIMEN_DIAMETER_M / cell).round().max(2.0) as usize;
-        let cells = cells + cells % 2;
-        let h = SPECIMEN_DIAMETER_M / cells as f64;
-        let grid = Grid::new(cells + 1, cells + 1, h, h)?;
-        let half = 0.5 * SPECIMEN_DIAMETER_M;
-        let flat: Vec<Vec3> = (0..grid.len())
-            .map(|k| {
-                let (i, j) = grid.coords(k);
-                Vec3::new(i as f64 * h - half, 0.0, j as f64 * h - half)
-            })
-            .collect();
-        let tiny = 1e-9 * h;
-        let radius = |p: &Vec3| (p.x * p.x + p.z * p.z).sqrt();
-        let inside: Vec<bool> = flat.iter().map(|p| radius(p) <= half + tiny).collect();
-        // the corners of the cells wholly inside: a lattice point inside with no such cell
-        // (one at each of the four poles) is no piece of fabric, only a yarn end
-        let mut kept = vec![false; flat.len()];
-        for i in 0..cells {
-            for j in 0..cells {
-                let corners = [
-                    grid.index(i, j),
-                    grid.index(i + 1, j),
-                    grid.index(i, j + 1),
-                    grid.index(i + 1, j + 1),
-                ];
-                if corners.iter().all(|&q| inside[q]) {
-                    corners.iter().for_each(|&q| kept[q] = true);
-                }
-            }
-        }
-        Ok(Self {
-            kept,
-            on_disc: flat
-                .iter()
-                .map(|p| radius(p) <= 0.5 * DISC_DIAMETER_M + tiny)
-                .collect(),
-            grid,
-            flat,
-        })
-    }
-}
-
 /// Runs the drape test on `card`; `progress` gets 0..1 (the load or the simulated time over
 /// the longest), `cancel` stops it.
 pub fn run_drape(
@@ -323,20 +248,8 @@ pub fn run_drape(
     let laws = card_laws(card, opts.friction)?;
     let density = card_areal_density(card)?;
     let specimen = Specimen::new(opts.cell)?;
-    let (grid, h) = (specimen.grid, specimen.grid.h_warp);
-    let mut connectors = KesConnectors::new(&grid, laws);
-    connectors.retain_particles(&specimen.kept);
-    let mut world = ClothWorld::with_positions(
-        grid,
-        specimen.flat.clone(),
-        density,
-        Material::Kes(Box::new(connectors)),
-    )?;
-    for (k, m) in world.mass.iter_mut().enumerate() {
-        if specimen.kept[k] {
-            *m = density * h * h;
-        }
-    }
+    let mut world = specimen.world(laws, density)?;
+    let h = specimen.grid.h_warp;
     // the load at the end of the first step (dynamic) or load step (quasi-static)
     world.loads.gravity[1] = -STANDARD_GRAVITY
         * match opts.lowering {
@@ -344,15 +257,6 @@ pub fn run_drape(
             Lowering::Dynamic(how) => gravity_fraction(opts.dt, how.ramp),
         };
     world.loads.damping = opts.damping;
-    for (k, p) in specimen.flat.iter().enumerate() {
-        if !specimen.kept[k] || specimen.on_disc[k] {
-            world.add_pin(Pin {
-                particle: k,
-                position: *p,
-                velocity: Vec3::zeros(),
-            });
-        }
-    }
     let kept = &specimen.kept;
     let particles = kept.iter().filter(|&&k| k).count();
     let mut params = StepParameters::new(Integrator::Broyden, opts.dt);

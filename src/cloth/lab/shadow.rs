@@ -100,6 +100,19 @@ pub(crate) fn shadow(
     }
 }
 
+/// The area of the pixels of [`shadow`]'s raster (`half_extent`, `pixel` [m]) whose centres lie
+/// within `radius` [m] of the centre: a disc on the same raster as the shadows \[m²\].
+pub(crate) fn disc_area(radius: f64, half_extent: f64, pixel: f64) -> f64 {
+    let n = (2.0 * half_extent / pixel).ceil() as usize + 1;
+    let origin = -0.5 * n as f64 * pixel;
+    let centre = |k: usize| origin + (k as f64 + 0.5) * pixel;
+    let count = (0..n)
+        .flat_map(|jj| (0..n).map(move |ii| (ii, jj)))
+        .filter(|&(ii, jj)| centre(ii).powi(2) + centre(jj).powi(2) <= radius * radius)
+        .count();
+    count as f64 * pixel * pixel
+}
+
 /// Folds of an outline r(θ) (any unit): the outline smoothed over ±`half_window` bins, then
 /// the number of rises from below mean − δ to above mean + δ around the circle, δ a tenth of
 /// its range; 0 when the range is below `min_range` (an axisymmetric shadow).
