@@ -367,6 +367,17 @@ fn render_frames(
     ))
 }
 
+/// Refuses `flag` (with its value) unless `model` plays with the flow rule.
+fn needs_flow(model: &ReducedModel, flag: String) -> Result<(), CliError> {
+    if model.info.offset == OffsetBlend::Flow {
+        return Ok(());
+    }
+    Err(CliError::input(format!(
+        "{flag}: the model plays with {} offsets; it needs the flow rule (--offset flow)",
+        format!("{:?}", model.info.offset).to_lowercase()
+    )))
+}
+
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut model = ReducedModel::read(&args.model).map_err(CliError::input)?;
     if let Some(rule) = args.offset.as_deref() {
@@ -377,13 +388,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         });
     }
     if let Some(k) = args.flow_neighbours {
-        if model.info.offset != OffsetBlend::Flow {
-            return Err(CliError::input(format!(
-                "--flow-neighbours {k}: the model plays with {} offsets; it needs the flow rule \
-                 (--offset flow)",
-                format!("{:?}", model.info.offset).to_lowercase()
-            )));
-        }
+        needs_flow(&model, format!("--flow-neighbours {k}"))?;
         if !(1..=MAX_FLOW_NEIGHBOURS).contains(&k) {
             return Err(CliError::input(format!(
                 "--flow-neighbours {k}: must be 1 to {MAX_FLOW_NEIGHBOURS} nearest frames"
@@ -400,13 +405,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         model = model.with_flow_taper(true);
     }
     if let Some(h) = args.flow_hysteresis {
-        if model.info.offset != OffsetBlend::Flow {
-            return Err(CliError::input(format!(
-                "--flow-hysteresis {h}: the model plays with {} offsets; it needs the flow rule \
-                 (--offset flow)",
-                format!("{:?}", model.info.offset).to_lowercase()
-            )));
-        }
+        needs_flow(&model, format!("--flow-hysteresis {h}"))?;
         if !(h.is_finite() && (1.0..=MAX_FLOW_HYSTERESIS).contains(&h)) {
             return Err(CliError::input(format!(
                 "--flow-hysteresis {h}: must be 1 (off) to {MAX_FLOW_HYSTERESIS} (a ratio of \
