@@ -20,29 +20,25 @@ pub fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
         }
     }
     out.push('\n');
-    let opt = |v: Option<usize>| v.map(|v| v.to_string()).unwrap_or_default();
     for (n, f) in rows.iter().enumerate() {
         let entry = model
             .info
             .palette
             .get(f.entry)
             .map_or("", |p| p.name.as_str());
-        let library = f.library_m2.map(|d| d.to_string()).unwrap_or_default();
-        let played = f
-            .played_library_m2
-            .map(|d| d.to_string())
-            .unwrap_or_default();
-        let step = f.flow_step_m2.map(|d| d.to_string()).unwrap_or_default();
         let _ = write!(
             out,
-            "{n},{},{},{entry},{},{},{},{library},{played},{step},{},{}",
+            "{n},{},{},{entry},{},{},{},{},{},{},{},{}",
             f.t_s,
             f.segment + 1,
             f.error_m2,
             f.norm_m2,
             f.projection_m2,
-            opt(f.followed),
-            opt(f.followed_irf)
+            cell(f.library_m2),
+            cell(f.played_library_m2),
+            cell(f.flow_step_m2),
+            cell(f.followed),
+            cell(f.followed_irf)
         );
         for v in f.q.iter().chain(&f.qdot).chain(&f.c).chain(&f.cdot) {
             let _ = write!(out, ",{v}");
@@ -50,4 +46,9 @@ pub fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// A CSV cell of an optional value: empty when there is none.
+fn cell<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
 }
