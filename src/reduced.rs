@@ -43,6 +43,8 @@ pub use shard::{
 pub enum ReducedError {
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    TransferOptions(#[from] transfer::TransferOptionsError),
     #[error("the scene has no [reduced] section (impulse palette); see docs/reduced.md")]
     NoPalette,
     #[error("impulse sequence `{text}`: {message}")]

@@ -355,7 +355,7 @@ impl Scene {
         params.validate().map_err(setting)?;
         check_steps("integrator steps", integ.steps).map_err(setting)?;
         if let Some(c) = &file.camera {
-            c.validate().map_err(invalid)?;
+            c.validate().map_err(|e| invalid(e.to_string()))?;
         }
         if let Some(r) = &file.reduced {
             r.validate(world.loads.wind.is_some())

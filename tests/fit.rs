@@ -746,6 +746,34 @@ fn a_curve_that_cannot_be_fitted_writes_no_file_and_exits_2() {
     assert!(run.stdout.is_empty(), "fitted before refusing the output");
 }
 
+/// `check_values` reports every problem of a values file, each as its own kind.
+#[test]
+fn check_values_lists_each_problem_by_kind() {
+    use kestrel::fit::values::{check_values, FabricValues, ValueProblem};
+    let values: FabricValues = toml::from_str(
+        "fabric = \"crafted\"\n[warp]\nEMT = 3.2\nLT = 0.72\nWT = 9\nG = -1.3\n[weft]\nLT = 0.7\n",
+    )
+    .unwrap();
+    let problems = check_values(&values).unwrap_err().0;
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(problems.iter().any(|p| matches!(
+        p,
+        ValueProblem::NotPhysical { direction: Direction::Warp, name: "G", value, .. } if *value == -1.3
+    )));
+    assert!(problems.iter().any(|p| matches!(
+        p,
+        // WT = LT·F_m·EMT/2 gives LT = 9 / (500 · 0.032 / 2) = 1.125
+        ValueProblem::WtLtDisagree { direction: Direction::Warp, expected, .. }
+            if (expected - 1.125).abs() < 1e-9
+    )));
+    assert!(problems.contains(&ValueProblem::TensileWithoutEmt(Direction::Weft)));
+    let empty: FabricValues = toml::from_str("fabric = \"none\"\n").unwrap();
+    assert_eq!(
+        check_values(&empty).unwrap_err().0,
+        vec![ValueProblem::NoValues("none".into())]
+    );
+}
+
 #[test]
 fn values_that_are_not_physical_or_not_reachable_are_refused() {
     use crate::common::kestrel;

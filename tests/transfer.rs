@@ -336,3 +336,36 @@ fn precompute_transfer_prints_its_rank_and_error() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("N_a"));
     assert!(!dir.path().join("b.krd").exists());
 }
+
+/// Transfer options out of their ranges are refused by the option at fault, at its limit.
+#[test]
+fn transfer_options_are_refused_by_the_option_at_fault() {
+    use kestrel::reduced::transfer::{TransferOptionsError as E, TRANSFER_LIMITS};
+    let ok = TransferOptions::default();
+    assert_eq!(ok.validate(), Ok(()));
+    let (states, samples, held_out) = TRANSFER_LIMITS;
+    let with = |f: fn(&mut TransferOptions)| {
+        let mut o = ok;
+        f(&mut o);
+        o.validate()
+    };
+    assert_eq!(with(|o| o.states = 1), Err(E::States(1)));
+    assert_eq!(with(|o| o.states = TRANSFER_LIMITS.0), Ok(()));
+    assert_eq!(
+        with(|o| o.states = TRANSFER_LIMITS.0 + 1),
+        Err(E::States(states + 1))
+    );
+    assert_eq!(with(|o| o.samples = 0), Err(E::Samples(0)));
+    assert_eq!(
+        with(|o| o.samples = TRANSFER_LIMITS.1 + 1),
+        Err(E::Samples(samples + 1))
+    );
+    assert_eq!(
+        with(|o| o.held_out = TRANSFER_LIMITS.2 + 1),
+        Err(E::HeldOut(held_out + 1))
+    );
+    assert_eq!(with(|o| o.epsilon = 1.0), Err(E::Epsilon(1.0)));
+    assert!(matches!(with(|o| o.epsilon = f64::NAN), Err(E::Epsilon(_))));
+    assert_eq!(with(|o| o.rank = Some(0)), Err(E::ZeroRank));
+    assert!(E::Samples(0).to_string().contains("rays per vertex"));
+}

@@ -48,36 +48,47 @@ pub struct Camera {
 /// works in f32, whose view matrices lose a scene seen from much farther.
 pub const CAMERA_REACH_M: f64 = 1e6;
 
+/// Why [`Camera::validate`] refused a camera; the message names the field.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum CameraError {
+    #[error(
+        "camera: eye {eye:?} and target {target:?} must be finite and within {reach:e} m of \
+         the origin on every axis",
+        reach = CAMERA_REACH_M
+    )]
+    OutOfReach { eye: [f64; 3], target: [f64; 3] },
+    #[error("camera: eye and target coincide")]
+    Coincident,
+    #[error("camera: up {0:?} must be finite, non-zero and not along the view")]
+    Up([f64; 3]),
+    #[error("camera: fov_deg = {0} deg must be in (0, 180)")]
+    FieldOfView(f64),
+}
+
 impl Camera {
     /// Checks the eye and target (finite, within [`CAMERA_REACH_M`], apart), the up direction
-    /// (not along the view) and the field of view (0 to 180 deg); the error names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    /// (not along the view) and the field of view (0 to 180 deg).
+    pub fn validate(&self) -> Result<(), CameraError> {
         let within = |v: &[f64; 3]| v.iter().all(|c| c.is_finite() && c.abs() <= CAMERA_REACH_M);
         if !(within(&self.eye) && within(&self.target)) {
-            return Err(format!(
-                "camera: eye {:?} and target {:?} must be finite and within {CAMERA_REACH_M:e} m of the origin on every axis",
-                self.eye, self.target
-            ));
+            return Err(CameraError::OutOfReach {
+                eye: self.eye,
+                target: self.target,
+            });
         }
         let v = |a: [f64; 3]| nalgebra::Vector3::from(a);
         let view = v(self.target) - v(self.eye);
         if view.norm() < 1e-9 {
-            return Err("camera: eye and target coincide".into());
+            return Err(CameraError::Coincident);
         }
         let up = v(self.up);
         if !(up.iter().all(|c| c.is_finite())
             && up.cross(&view).norm() > 1e-9 * up.norm() * view.norm())
         {
-            return Err(format!(
-                "camera: up {:?} must be finite, non-zero and not along the view",
-                self.up
-            ));
+            return Err(CameraError::Up(self.up));
         }
         if !(self.fov_deg > 0.0 && self.fov_deg < 180.0) {
-            return Err(format!(
-                "camera: fov_deg = {} deg must be in (0, 180)",
-                self.fov_deg
-            ));
+            return Err(CameraError::FieldOfView(self.fov_deg));
         }
         Ok(())
     }
@@ -138,7 +149,10 @@ impl RecordInfo {
         if self.every == 0 {
             return Err("every = 0: must be >= 1 step".into());
         }
-        self.camera.as_ref().map_or(Ok(()), Camera::validate)
+        self.camera
+            .as_ref()
+            .map_or(Ok(()), Camera::validate)
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -136,13 +136,51 @@ fn physical_range(name: &str) -> (f64, f64, &'static str) {
     }
 }
 
+/// One reason [`check_values`] refused a values file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueProblem {
+    #[error("{direction} {name} = {shown}: not physical ({why})", shown = shown(*.value))]
+    NotPhysical {
+        direction: Direction,
+        name: &'static str,
+        value: f64,
+        why: &'static str,
+    },
+    #[error("{0}: tensile values need EMT (the strain at 500 gf/cm)")]
+    TensileWithoutEmt(Direction),
+    #[error(
+        "{direction} WT = {wt} and LT = {lt} disagree: with EMT = {emt} %, WT = LT·F_m·EMT/2 \
+         gives LT = {expected:.4}"
+    )]
+    WtLtDisagree {
+        direction: Direction,
+        wt: f64,
+        lt: f64,
+        emt: f64,
+        expected: f64,
+    },
+    #[error(
+        "no KES values for fabric `{0}`: give [warp] and/or [weft] tables with EMT, LT, WT, RT, \
+         G, 2HG, 2HG5, B, 2HB"
+    )]
+    NoValues(String),
+}
+
+/// Every problem [`check_values`] found, one a line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct ValueProblems(pub Vec<ValueProblem>);
+
 /// Checks a values file before anything is fitted: at least one value; every value finite
 /// and inside its physical range; tensile values with EMT; WT and LT consistent. The error
 /// names each bad value (`warp RT = 120: …`).
-pub fn check_values(values: &FabricValues) -> Result<(), String> {
+pub fn check_values(values: &FabricValues) -> Result<(), ValueProblems> {
     let mut problems = Vec::new();
     let mut any = false;
-    for (direction, v) in [("warp", &values.warp), ("weft", &values.weft)] {
+    for (direction, v) in [
+        (Direction::Warp, &values.warp),
+        (Direction::Weft, &values.weft),
+    ] {
         for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
             let g = given(test, v);
             for &(name, value) in &g {
@@ -150,38 +188,39 @@ pub fn check_values(values: &FabricValues) -> Result<(), String> {
                 any = true;
                 let (lo, hi, why) = physical_range(name);
                 if !value.is_finite() || value <= lo || value > hi {
-                    let value = shown(value);
-                    problems.push(format!(
-                        "{direction} {name} = {value}: not physical ({why})"
-                    ));
+                    problems.push(ValueProblem::NotPhysical {
+                        direction,
+                        name,
+                        value,
+                        why,
+                    });
                 }
             }
             let has = |n: &str| g.iter().any(|(m, v)| *m == n && v.is_some());
             if test == KesTest::Tensile && !has("EMT") && g.iter().any(|(_, v)| v.is_some()) {
-                problems.push(format!(
-                    "{direction}: tensile values need EMT (the strain at 500 gf/cm)"
-                ));
+                problems.push(ValueProblem::TensileWithoutEmt(direction));
             }
         }
         if let (Some(wt), Some(lt), Some(emt)) = (v.wt, v.lt, v.emt) {
             let expected = lt_of(wt, emt);
             if (expected / lt - 1.0).abs() > VALUE_TOLERANCE {
-                problems.push(format!(
-                    "{direction} WT = {wt} and LT = {lt} disagree: with EMT = {emt} %, WT = LT·F_m·EMT/2 gives LT = {expected:.4}"
-                ));
+                problems.push(ValueProblem::WtLtDisagree {
+                    direction,
+                    wt,
+                    lt,
+                    emt,
+                    expected,
+                });
             }
         }
     }
     if !any {
-        problems.push(format!(
-            "no KES values for fabric `{}`: give [warp] and/or [weft] tables with EMT, LT, WT, RT, G, 2HG, 2HG5, B, 2HB",
-            values.fabric
-        ));
+        problems.push(ValueProblem::NoValues(values.fabric.clone()));
     }
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("\n"))
+        Err(ValueProblems(problems))
     }
 }
 

@@ -148,7 +148,10 @@ impl ModelInfo {
         {
             return Err("door_plane must be finite".into());
         }
-        self.camera.as_ref().map_or(Ok(()), Camera::validate)
+        self.camera
+            .as_ref()
+            .map_or(Ok(()), Camera::validate)
+            .map_err(|e| e.to_string())
     }
 }
 

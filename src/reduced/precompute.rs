@@ -166,7 +166,7 @@ pub fn precompute_reporting(
     transfer: &(dyn Fn(f64) + Sync),
 ) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
     if let Some(t) = &opts.transfer {
-        t.validate().map_err(ReducedError::Invalid)?;
+        t.validate()?;
     }
     let plan = plan(scene, opts)?;
     let m = 3 * scene.world.len();

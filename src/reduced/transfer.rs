@@ -59,33 +59,39 @@ impl Default for TransferOptions {
 /// Largest N_a, rays per vertex and held-out states accepted.
 pub const TRANSFER_LIMITS: (usize, usize, usize) = (1000, 4096, 200);
 
+/// Why [`TransferOptions::validate`] refused the options; the message names the option.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TransferOptionsError {
+    #[error("transfer states N_a = {0}: must be 2 to {max}", max = TRANSFER_LIMITS.0)]
+    States(usize),
+    #[error("transfer samples = {0}: must be 1 to {max} rays per vertex", max = TRANSFER_LIMITS.1)]
+    Samples(usize),
+    #[error("held-out states = {0}: at most {max}", max = TRANSFER_LIMITS.2)]
+    HeldOut(usize),
+    #[error("transfer epsilon = {0}: must be in (0, 1)")]
+    Epsilon(f64),
+    #[error("transfer rank must be >= 1")]
+    ZeroRank,
+}
+
 impl TransferOptions {
     /// Checks the counts against [`TRANSFER_LIMITS`] and ε_a in (0, 1).
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), TransferOptionsError> {
         let (s, r, h) = TRANSFER_LIMITS;
         if !(2..=s).contains(&self.states) {
-            return Err(format!(
-                "transfer states N_a = {}: must be 2 to {s}",
-                self.states
-            ));
+            return Err(TransferOptionsError::States(self.states));
         }
         if !(1..=r).contains(&self.samples) {
-            return Err(format!(
-                "transfer samples = {}: must be 1 to {r} rays per vertex",
-                self.samples
-            ));
+            return Err(TransferOptionsError::Samples(self.samples));
         }
         if self.held_out > h {
-            return Err(format!("held-out states = {}: at most {h}", self.held_out));
+            return Err(TransferOptionsError::HeldOut(self.held_out));
         }
         if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
-            return Err(format!(
-                "transfer epsilon = {}: must be in (0, 1)",
-                self.epsilon
-            ));
+            return Err(TransferOptionsError::Epsilon(self.epsilon));
         }
         if self.rank == Some(0) {
-            return Err("transfer rank must be >= 1".into());
+            return Err(TransferOptionsError::ZeroRank);
         }
         Ok(())
     }
@@ -375,7 +381,7 @@ pub(crate) fn build_transfer(
     opts: &TransferOptions,
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<(Transfer, TransferStats), ReducedError> {
-    opts.validate().map_err(ReducedError::Invalid)?;
+    opts.validate()?;
     let t0 = std::time::Instant::now();
     let v = setup.nu * setup.nv;
     let r = input.rank.max(1);

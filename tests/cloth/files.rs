@@ -467,3 +467,49 @@ fn a_number_missing_from_the_scene_and_its_card_is_a_clear_error() {
         "{e}"
     );
 }
+
+/// Each way a camera can be unusable is refused as its own kind, and a good camera passes.
+#[test]
+fn a_camera_is_refused_by_the_field_at_fault() {
+    use kestrel::cloth::record::{CameraError, CAMERA_REACH_M};
+    let good = Camera {
+        eye: [0.0, 0.5, 2.0],
+        target: [0.0, 0.0, 0.0],
+        up: [0.0, 1.0, 0.0],
+        fov_deg: 40.0,
+    };
+    assert_eq!(good.validate(), Ok(()));
+    let far = Camera {
+        eye: [0.0, 0.0, 2.0 * CAMERA_REACH_M],
+        ..good
+    };
+    assert!(matches!(
+        far.validate(),
+        Err(CameraError::OutOfReach { .. })
+    ));
+    let nan = Camera {
+        target: [f64::NAN, 0.0, 0.0],
+        ..good
+    };
+    assert!(matches!(
+        nan.validate(),
+        Err(CameraError::OutOfReach { .. })
+    ));
+    let same = Camera {
+        target: good.eye,
+        ..good
+    };
+    assert_eq!(same.validate(), Err(CameraError::Coincident));
+    // up along the view
+    let along = Camera {
+        up: [0.0, -0.5, -2.0],
+        ..good
+    };
+    assert_eq!(along.validate(), Err(CameraError::Up(along.up)));
+    for fov_deg in [0.0, 180.0, f64::NAN] {
+        let wide = Camera { fov_deg, ..good };
+        let e = wide.validate().unwrap_err();
+        assert!(matches!(e, CameraError::FieldOfView(_)), "{e}");
+        assert!(e.to_string().contains("deg"), "{e}");
+    }
+}
