@@ -3,7 +3,9 @@
 //! provenance; TOML or JSON.
 
 mod properties;
-pub use properties::{parse_friction_coefficient, parse_thickness, parse_weight, FabricProperties};
+pub use properties::{
+    parse_friction_coefficient, parse_thickness, parse_weight, FabricProperties, QuantityError,
+};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

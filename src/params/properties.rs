@@ -157,15 +157,29 @@ impl FabricProperties {
     }
 }
 
+/// A quantity given on the command line that could not be read: what it was for, the text
+/// given, and what was expected (with an example and the accepted units or range).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{what} `{text}` — expected {expected}")]
+pub struct QuantityError {
+    pub what: &'static str,
+    pub text: String,
+    pub expected: String,
+}
+
 /// A positive number followed by its unit (`320g/m2`, `0.9 mm`) in SI, by `factor` of the
 /// unit; `expected` ends the error message (what it should be, with an example and the units).
 fn positive_with_unit(
     text: &str,
-    what: &str,
+    what: &'static str,
     factor: fn(&str) -> Option<f64>,
     expected: &str,
-) -> Result<f64, String> {
-    let bad = || format!("{what} `{text}` — expected {expected}");
+) -> Result<f64, QuantityError> {
+    let bad = || QuantityError {
+        what,
+        text: text.into(),
+        expected: expected.into(),
+    };
     let trimmed = text.trim();
     let split = (1..=trimmed.len())
         .rev()
@@ -181,7 +195,7 @@ fn positive_with_unit(
 
 /// An areal density given on the command line, `320g/m2` or `32 mg/cm2` (or kg/m2, oz/yd2), in
 /// kg/m².
-pub fn parse_weight(text: &str) -> Result<f64, String> {
+pub fn parse_weight(text: &str) -> Result<f64, QuantityError> {
     positive_with_unit(
         text,
         "weight",
@@ -194,7 +208,7 @@ pub fn parse_weight(text: &str) -> Result<f64, String> {
 }
 
 /// A thickness given on the command line, `0.9mm` or `900um` (or cm, m), in m.
-pub fn parse_thickness(text: &str) -> Result<f64, String> {
+pub fn parse_thickness(text: &str) -> Result<f64, QuantityError> {
     positive_with_unit(
         text,
         "thickness",
@@ -204,14 +218,16 @@ pub fn parse_thickness(text: &str) -> Result<f64, String> {
 }
 
 /// A surface coefficient of friction given on the command line, within [0, 5].
-pub fn parse_friction_coefficient(text: &str) -> Result<f64, String> {
+pub fn parse_friction_coefficient(text: &str) -> Result<f64, QuantityError> {
     let (lo, hi) = FRICTION;
     text.trim()
         .parse::<f64>()
         .ok()
         .filter(|v| v.is_finite() && *v >= lo && *v <= hi)
-        .ok_or_else(|| {
-            format!("friction coefficient `{text}` — expected a number in [{lo}, {hi}], e.g. 0.2")
+        .ok_or_else(|| QuantityError {
+            what: "friction coefficient",
+            text: text.into(),
+            expected: format!("a number in [{lo}, {hi}], e.g. 0.2"),
         })
 }
 
@@ -223,14 +239,16 @@ mod tests {
     fn quantities_with_units_parse() {
         assert_eq!(parse_weight("320g/m2"), Ok(0.32));
         assert!((parse_weight(" 32 mg/cm² ").unwrap() - 0.32).abs() < 1e-15);
-        assert!(parse_weight("320").unwrap_err().contains("with its unit"));
+        let e = parse_weight("320").unwrap_err();
+        assert_eq!((e.what, e.text.as_str()), ("weight", "320"));
+        assert!(e.to_string().contains("with its unit"), "{e}");
         assert!(parse_weight("-3g/m2").is_err());
         assert!((parse_thickness("0.9mm").unwrap() - 9e-4).abs() < 1e-18);
         assert!((parse_thickness("900 µm").unwrap() - 9e-4).abs() < 1e-18);
         assert!(parse_thickness("0.9 in").is_err());
         assert_eq!(parse_friction_coefficient("0.21"), Ok(0.21));
-        assert!(parse_friction_coefficient("7")
-            .unwrap_err()
-            .contains("[0, 5]"));
+        let e = parse_friction_coefficient("7").unwrap_err();
+        assert_eq!(e.what, "friction coefficient");
+        assert!(e.to_string().contains("[0, 5]"), "{e}");
     }
 }
