@@ -71,7 +71,7 @@ pub enum ClothError {
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum SettingError {
     /// A number outside its range: its name, value and unit (with a leading space), the rule.
-    #[error("{name} = {value}{unit}: must be {rule}")]
+    #[error("{name} = {shown}{unit}: must be {rule}", shown = crate::friction::short_number(*.value))]
     Range {
         name: String,
         value: f64,

@@ -36,7 +36,10 @@ pub enum ParamsError {
         #[source]
         source: ParamError,
     },
-    #[error("{path}: properties.{key} = {value} is outside {range}")]
+    #[error(
+        "{path}: properties.{key} = {shown} is outside {range}",
+        shown = crate::friction::short_number(*.value)
+    )]
     Property {
         path: PathBuf,
         key: &'static str,

@@ -210,6 +210,17 @@ fn a_scene_over_the_memory_budget_is_refused_up_front() {
     );
     let out = kestrel(&["run", &bad("camera_far.toml")]);
     assert_refused(&out, 2, &["camera_far.toml", "camera"]);
+    let out = kestrel(&["run", &bad("size_1e300.toml")]);
+    assert_refused(
+        &out,
+        2,
+        &[
+            "size_1e300.toml",
+            "h_warp",
+            "1.1111111111111112e299 m",
+            "1e-6 to 100 m",
+        ],
+    );
 }
 
 #[test]

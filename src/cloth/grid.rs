@@ -56,6 +56,10 @@ pub struct GridEdge {
     pub family: EdgeFamily,
 }
 
+/// Spacings a grid accepts [m]: a micrometre (finer than any yarn) to 100 m (beyond any
+/// cloth); outside, energies and positions lose their meaning in f64 and f32.
+pub const SPACING_RANGE_M: (f64, f64) = (1e-6, 100.0);
+
 impl Grid {
     /// The grid a record or a reduced model announces in its header, taken as written (the
     /// readers check it against the data that follows).
@@ -80,7 +84,7 @@ impl Grid {
         }
     }
 
-    /// Checks the grid has at least 2 × 2 particles and positive finite spacings.
+    /// Checks the grid has at least 2 × 2 particles and spacings within [`SPACING_RANGE_M`].
     pub fn new(nu: usize, nv: usize, h_warp: f64, h_weft: f64) -> Result<Self, ClothError> {
         if nu < 2 || nv < 2 {
             return Err(ClothError::Invalid(format!(
@@ -92,10 +96,12 @@ impl Grid {
                 "grid {nu} x {nv} is too large"
             )));
         }
+        let (lo, hi) = SPACING_RANGE_M;
         for (name, h) in [("h_warp", h_warp), ("h_weft", h_weft)] {
-            if !(h.is_finite() && h > 0.0) {
+            if !(h >= lo && h <= hi) {
                 return Err(ClothError::Invalid(format!(
-                    "grid spacing {name} = {h}: must be finite and > 0"
+                    "grid spacing {name} = {} m: must be {lo:e} to {hi} m",
+                    crate::friction::short_number(h)
                 )));
             }
         }
