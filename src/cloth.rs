@@ -52,7 +52,10 @@ pub(crate) type Mat3 = nalgebra::Matrix3<f64>;
 #[derive(Debug, Error)]
 pub enum ClothError {
     /// The state became non-finite or its energy ran away.
-    #[error("blow-up at step {step} (t = {time:.6} s): {reason}; worst connector: {connector}")]
+    #[error(
+        "blow-up at step {step} (t = {shown} s): {reason}; worst connector: {connector}",
+        shown = time_shown(*.time)
+    )]
     BlowUp {
         step: u64,
         time: f64,
@@ -65,6 +68,15 @@ pub enum ClothError {
     /// A material setting out of its range.
     #[error("invalid cloth: {0}")]
     Setting(#[from] SettingError),
+}
+
+/// A simulated time as a person reads it: six decimals, in exponent form beyond 10⁶ s.
+fn time_shown(t: f64) -> String {
+    if t.abs() < 1e6 {
+        format!("{t:.6}")
+    } else {
+        format!("{t:.6e}")
+    }
 }
 
 /// A setting out of its range: step parameters, constraints, loads, obstacles, material.
@@ -83,11 +95,21 @@ pub enum SettingError {
     NotFinite { name: &'static str, value: [f64; 3] },
     #[error("solver counts: max_iterations must be in 1..=10000, memory in 2..=100, krylov_dim in 1..=200")]
     SolverCounts,
-    #[error("plane: point and a non-zero normal must be finite")]
+    #[error(
+        "plane: the point must be within 1e6 m of the origin on every axis and the normal \
+         finite and non-zero"
+    )]
     Plane,
-    #[error("sphere: center must be finite and radius = {radius} m > 0")]
+    #[error(
+        "sphere: center must be within 1e6 m of the origin on every axis and radius = {shown} m \
+         in (0, 1e6]",
+        shown = crate::friction::short_number(*.radius)
+    )]
     Sphere { radius: f64 },
-    #[error("box: min {min:?} must be below max {max:?} on every axis")]
+    #[error(
+        "box: min {min:?} must be below max {max:?} on every axis, both within 1e6 m of the \
+         origin"
+    )]
     Box { min: [f64; 3], max: [f64; 3] },
     /// An obstacle's contact laws that do not go together.
     #[error("obstacle: {0}")]

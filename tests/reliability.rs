@@ -210,6 +210,8 @@ fn a_scene_over_the_memory_budget_is_refused_up_front() {
     );
     let out = kestrel(&["run", &bad("camera_far.toml")]);
     assert_refused(&out, 2, &["camera_far.toml", "camera"]);
+    let out = kestrel(&["run", &bad("sphere_1e300.toml")]);
+    assert_refused(&out, 2, &["sphere_1e300.toml", "radius = 1e300 m", "1e6"]);
     let out = kestrel(&["run", &bad("size_1e300.toml")]);
     assert_refused(
         &out,

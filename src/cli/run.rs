@@ -259,7 +259,14 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         pb.inc(1);
     }
     pb.finish_and_clear();
-    let converged = unconverged == 0;
+    let energies = [
+        world.kinetic_energy(),
+        world.elastic_energy(),
+        world.gravity_energy(),
+    ];
+    // an overflowing state (positions finite but their energies not) is no result either
+    let finite = energies.iter().all(|e| e.is_finite());
+    let converged = unconverged == 0 && finite;
     let frames = recording.as_ref().map(|r| r.frames.len()).unwrap_or(0);
     if let (Some(rec), Some(path), true) = (&recording, &args.record, converged) {
         rec.write(path, args.output.force)
@@ -303,9 +310,9 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         max_rate_shear: rates.shear,
         peak_rate_structural: if steps > 0 { peak_s } else { rates.structural },
         peak_rate_shear: if steps > 0 { peak_sh } else { rates.shear },
-        kinetic_j: world.kinetic_energy(),
-        elastic_j: world.elastic_energy(),
-        gravity_j: world.gravity_energy(),
+        kinetic_j: energies[0],
+        elastic_j: energies[1],
+        gravity_j: energies[2],
         iterations_per_step: per(iterations),
         evaluations_per_step: per(evaluations),
         linear_iterations_per_step: per(linear),
@@ -324,14 +331,23 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     if converged {
         return Ok(());
     }
+    let not_written = if args.record.is_some() {
+        "; the record was not written"
+    } else {
+        ""
+    };
+    if !finite {
+        return Err(CliError::failed(format!(
+            "{}: the energies at the end are not finite (kinetic {:e}, elastic {:e}, gravity {:e} J): the cloth left the range of the arithmetic{not_written}; check the scene's sizes, loads and obstacles",
+            args.scene.display(),
+            energies[0],
+            energies[1],
+            energies[2]
+        )));
+    }
     Err(CliError::failed(format!(
-        "{}: {unconverged} of {steps} steps did not converge ({halved} halvings, then the best iterate was kept){}; the result is not trustworthy: try a smaller --dt or more max_iterations",
+        "{}: {unconverged} of {steps} steps did not converge ({halved} halvings, then the best iterate was kept){not_written}; the result is not trustworthy: try a smaller --dt or more max_iterations",
         args.scene.display(),
-        if args.record.is_some() {
-            "; the record was not written"
-        } else {
-            ""
-        }
     )))
 }
 

@@ -239,6 +239,11 @@ impl CollisionPotential {
     }
 }
 
+/// Farthest an obstacle's coordinates, radius and offset may reach from the origin \[m\], as a
+/// camera's ([`crate::cloth::record::CAMERA_REACH_M`]): beyond, a contact moves the cloth
+/// where its energies overflow, and the renderer's f32 loses the scene.
+pub const OBSTACLE_REACH_M: f64 = crate::cloth::record::CAMERA_REACH_M;
+
 impl Obstacle {
     /// An obstacle of `shape` without friction or offset.
     pub fn frictionless(shape: ObstacleShape) -> Self {
@@ -276,22 +281,30 @@ impl Obstacle {
             }
         }
         if let Some(offset) = self.offset {
-            SettingError::non_negative("obstacle offset", offset, " m")?;
+            if !(0.0..=OBSTACLE_REACH_M).contains(&offset) {
+                return Err(SettingError::range(
+                    "obstacle offset",
+                    offset,
+                    " m",
+                    "0 to 1e6",
+                ));
+            }
         }
         let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
+        let within = |v: &[f64; 3]| v.iter().all(|x| x.abs() <= OBSTACLE_REACH_M);
         match &self.shape {
             ObstacleShape::Plane { point, normal } => {
-                if !finite(point) || !finite(normal) || Vec3::from(*normal).norm() == 0.0 {
+                if !within(point) || !finite(normal) || Vec3::from(*normal).norm() == 0.0 {
                     return Err(SettingError::Plane);
                 }
             }
             ObstacleShape::Sphere { center, radius } => {
-                if !(finite(center) && radius.is_finite() && *radius > 0.0) {
+                if !(within(center) && *radius > 0.0 && *radius <= OBSTACLE_REACH_M) {
                     return Err(SettingError::Sphere { radius: *radius });
                 }
             }
             ObstacleShape::Box { min, max } => {
-                if !finite(min) || !finite(max) || (0..3).any(|k| min[k] >= max[k]) {
+                if !within(min) || !within(max) || (0..3).any(|k| min[k] >= max[k]) {
                     return Err(SettingError::Box {
                         min: *min,
                         max: *max,
