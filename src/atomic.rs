@@ -14,6 +14,11 @@ pub enum WriteError {
     Exists { path: PathBuf },
     #[error("{path} is a folder; name a file to write (the folder is never replaced)")]
     Folder { path: PathBuf },
+    #[error(
+        "{path} is not a regular file (a device, FIFO or socket); name a file to write (it is \
+         never replaced, also with --force)"
+    )]
+    NotAFile { path: PathBuf },
     #[error("cannot write {path}: {source}")]
     Io {
         path: PathBuf,
@@ -22,11 +27,17 @@ pub enum WriteError {
     },
 }
 
-/// Fails early, before any work is done, when `path` is a folder, or exists and `force` is
-/// off.
+/// Fails early, before any work is done, when `path` is a folder or another thing that is
+/// not a regular file (a device, a FIFO: never replaced), or exists and `force` is off.
 pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
     if path.is_dir() {
         return Err(WriteError::Folder {
+            path: path.to_path_buf(),
+        });
+    }
+    // followed through links: a link to /dev/null is a device too
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(WriteError::NotAFile {
             path: path.to_path_buf(),
         });
     }
@@ -179,6 +190,23 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"two");
         // no temporary file left behind
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_never_replaced_also_with_force() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        // (a FIFO stands for devices too: a test must never risk /dev/null)
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        for force in [false, true] {
+            let e = write_atomic(&fifo, b"card", force).unwrap_err();
+            assert!(matches!(e, WriteError::NotAFile { .. }), "{e}");
+            assert!(e.to_string().contains("not a regular file"), "{e}");
+        }
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
     }
 
     #[test]

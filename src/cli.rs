@@ -41,16 +41,15 @@ pub fn progress_bar(len: u64, hidden: bool, template: &str) -> ProgressBar {
     pb
 }
 
-/// Largest rendered image side [pixels] (wgpu's default texture limit).
-#[cfg(feature = "render")]
-pub const MAX_IMAGE_SIDE: u32 = 8192;
-
-/// `--size WxH` in pixels, each side 1 to [`MAX_IMAGE_SIDE`]; `example` is shown in the error.
+/// `--size WxH` in pixels, each side within the renderer's
+/// [`IMAGE_SIDE_PX`](kestrel::render::IMAGE_SIDE_PX) (16 to 8192: wgpu's default texture
+/// limit); `example` is shown in the error.
 #[cfg(feature = "render")]
 pub fn parse_size(s: &str, example: &str) -> Result<(u32, u32), CliError> {
+    let (lo, hi) = kestrel::render::IMAGE_SIDE_PX;
     let bad = || {
         CliError::input(format!(
-            "--size {s}: expected WxH with sides of 1 to {MAX_IMAGE_SIDE} pixels, e.g. {example}"
+            "--size {s}: expected WxH with sides of {lo} to {hi} pixels, e.g. {example}"
         ))
     };
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
@@ -58,7 +57,7 @@ pub fn parse_size(s: &str, example: &str) -> Result<(u32, u32), CliError> {
         t.trim()
             .parse::<u32>()
             .ok()
-            .filter(|v| (1..=MAX_IMAGE_SIDE).contains(v))
+            .filter(|v| (lo..=hi).contains(v))
             .ok_or_else(bad)
     };
     Ok((side(w)?, side(h)?))
@@ -160,7 +159,9 @@ impl CliError {
     /// off (also one that appeared while working), else the work failed (1).
     pub fn written(e: impl WriteFailure) -> Self {
         match e.write_error() {
-            Some(WriteError::Exists { .. } | WriteError::Folder { .. }) => Self::input(e),
+            Some(
+                WriteError::Exists { .. } | WriteError::Folder { .. } | WriteError::NotAFile { .. },
+            ) => Self::input(e),
             _ => Self::failed(e),
         }
     }

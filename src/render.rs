@@ -352,10 +352,14 @@ impl Renderer {
     }
 }
 
+/// Sides of an image the renderer draws \[px\].
+pub const IMAGE_SIDE_PX: (u32, u32) = (16, 8192);
+
 fn check_size(width: u32, height: u32) -> Result<(), RenderError> {
-    if width < 16 || height < 16 || width > 8192 || height > 8192 {
+    let (lo, hi) = IMAGE_SIDE_PX;
+    if ![width, height].iter().all(|s| (lo..=hi).contains(s)) {
         return Err(RenderError::Size(format!(
-            "{width}x{height}: each side must be 16 to 8192 pixels"
+            "{width}x{height}: each side must be {lo} to {hi} pixels"
         )));
     }
     Ok(())

@@ -125,6 +125,14 @@ fn the_model_file_round_trips_and_refuses_bad_bytes() {
         .unwrap_err()
         .to_string()
         .contains("magic"));
+    // the last recorded velocity (before the IRF table, 12 bytes an IRF) made NaN: once
+    // played, and compared with an error of 0
+    assert!(model.transfer.is_none());
+    let at = bytes.len() - 12 * model.orbits.len() - 4;
+    let mut nan = bytes.clone();
+    nan[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let e = ReducedModel::from_bytes(&nan, p).unwrap_err().to_string();
+    assert!(e.contains("door.krd") && e.contains("not finite"), "{e}");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("m.krd");
     assert_eq!(model.write(&f, false).unwrap(), bytes.len());
@@ -188,6 +196,19 @@ fn a_sequence_names_palette_entries_by_name_or_key() {
         .to_string();
     assert!(e.contains("slam") && e.contains("stop, open, close"), "{e}");
     assert!(parse_sequence(pal, "open:-1").is_err());
+}
+
+#[test]
+fn a_sequence_that_plays_no_frame_is_refused() {
+    use kestrel::reduced::sequence_frames;
+    let dt = 0.04;
+    for none in [vec![(1, 0.0)], vec![(1, 1e-300), (0, 0.4 * dt)], vec![]] {
+        let e = sequence_frames(&none, dt).unwrap_err().to_string();
+        assert!(e.contains("plays no frame") && e.contains("0.04 s"), "{e}");
+    }
+    // half a frame rounds up to one
+    assert_eq!(sequence_frames(&[(1, 0.0), (0, 0.5 * dt)], dt).unwrap(), 1);
+    assert_eq!(sequence_frames(&[(1, 1.0)], dt).unwrap(), 25);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::cloth::record::{Camera, Reader, Truncated};
 use crate::scene::{validate_palette, DoorSpec, IrfEnd, OffsetBlend, PaletteEntrySpec};
 
-use super::transfer::{Transfer, TransferInfo, SH_BANDS, SH_COEFFS};
+use super::transfer::{Transfer, TransferInfo, SH_COEFFS};
 use super::{ReducedError, Reduction};
 
 /// First eight bytes of a model file.
@@ -134,9 +134,12 @@ impl ModelInfo {
         validate_palette(&self.palette, self.door.as_ref(), None).map_err(|e| e.to_string())?;
         let entries = self.palette.len();
         if self.start as usize >= entries || self.stop.is_some_and(|s| s as usize >= entries) {
+            let stop = self.stop.map_or("none".into(), |s| s.to_string());
             return Err(format!(
-                "start {} or stop {:?} is not one of the {entries} palette entries",
-                self.start, self.stop
+                "start entry {} or stop entry {stop} is not one of the {entries} palette entries \
+                 (0 to {})",
+                self.start,
+                entries.saturating_sub(1)
             ));
         }
         if let Some(p) = self.pins.iter().find(|&&p| u64::from(p) >= vertices) {
@@ -440,7 +443,8 @@ impl ReducedModel {
         let transfer_bytes = match &transfer_info {
             None => Some(0),
             Some(t) => {
-                validate_transfer(t, states).map_err(|m| bad(format!("transfer: {m}")))?;
+                t.validate(states)
+                    .map_err(|m| bad(format!("transfer: {m}")))?;
                 let (na, ra) = (u64::from(t.states), u64::from(t.rank));
                 let tv = SH_COEFFS as u64 * vertices;
                 tv.checked_mul(ra + 1)
@@ -474,6 +478,15 @@ impl ReducedModel {
         let basis = floats(&mut r, m * rank)?;
         let q = floats(&mut r, states * rank)?;
         let qdot = floats(&mut r, states * rank)?;
+        // a NaN would play and compare as if it were a shape (a NaN error reads as no error)
+        if [&sigma, &mean, &basis, &q, &qdot]
+            .iter()
+            .any(|b| b.iter().any(|x| !x.is_finite()))
+        {
+            return Err(bad(
+                "a value of the basis or of the recorded states is not finite".into(),
+            ));
+        }
         let mut list = Vec::with_capacity(orbits);
         for _ in 0..orbits {
             let o = Orbit {
@@ -483,7 +496,15 @@ impl ReducedModel {
             };
             if o.entry as usize >= info.palette.len() || o.start > o.end || o.end as usize >= states
             {
-                return Err(bad(format!("orbit {o:?} out of range")));
+                return Err(bad(format!(
+                    "IRF {} of entry {}, states {} to {}: out of range ({} entries, {states} \
+                     states)",
+                    list.len(),
+                    o.entry,
+                    o.start,
+                    o.end,
+                    info.palette.len()
+                )));
             }
             list.push(o);
         }
@@ -550,42 +571,4 @@ impl ReducedModel {
     pub fn write(&self, path: &Path, force: bool) -> Result<usize, ReducedError> {
         super::write_file(path, &self.to_bytes()?, force)
     }
-}
-
-/// Checks a transfer entry: 3 bands, 1 ≤ r_a ≤ N_a ≤ `states`, a finite kernel width > 0,
-/// side ±1, finite obstacles.
-fn validate_transfer(t: &TransferInfo, states: u64) -> Result<(), String> {
-    if t.bands as usize != SH_BANDS {
-        return Err(format!(
-            "{} SH bands (this kestrel uses {SH_BANDS})",
-            t.bands
-        ));
-    }
-    if t.states == 0 || u64::from(t.states) > states || t.rank == 0 || t.rank > t.states {
-        return Err(format!(
-            "N_a = {} and r_a = {} for {states} states: need 1 <= r_a <= N_a <= states",
-            t.states, t.rank
-        ));
-    }
-    if !(t.width.is_finite() && t.width > 0.0 && t.regularisation.is_finite()) {
-        return Err(format!(
-            "NRBF width {} m and regularisation {}: must be finite, the width > 0",
-            t.width, t.regularisation
-        ));
-    }
-    if t.side != 1.0 && t.side != -1.0 {
-        return Err(format!("side {}: must be 1 or -1", t.side));
-    }
-    let finite = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
-    let ok = t.obstacles.iter().all(|o| match o {
-        crate::cloth::ObstacleShape::Plane { point, normal } => finite(point) && finite(normal),
-        crate::cloth::ObstacleShape::Sphere { center, radius } => {
-            finite(center) && radius.is_finite()
-        }
-        crate::cloth::ObstacleShape::Box { min, max } => finite(min) && finite(max),
-    });
-    if !ok {
-        return Err("an obstacle is not finite".into());
-    }
-    Ok(())
 }

@@ -58,10 +58,17 @@ pub fn frames_of(seconds: f64, frame_dt: f64) -> usize {
     (seconds / frame_dt).round() as usize
 }
 
-/// Frames a whole sequence plays at `frame_dt` \[s\]; more than [`MAX_PLAY_FRAMES`] is an
-/// error naming the bound.
+/// Frames a whole sequence plays at `frame_dt` \[s\]; none, or more than
+/// [`MAX_PLAY_FRAMES`], is an error naming the bound.
 pub fn sequence_frames(sequence: &[(usize, f64)], frame_dt: f64) -> Result<usize, ReducedError> {
     let seconds: f64 = sequence.iter().map(|&(_, d)| d).sum();
+    if sequence.iter().all(|&(_, d)| frames_of(d, frame_dt) == 0) {
+        return Err(ReducedError::Invalid(format!(
+            "impulse sequence of {} s plays no frame: each duration rounds to 0 frames of \
+             {frame_dt} s",
+            crate::friction::short_number(seconds)
+        )));
+    }
     let frames = sequence
         .iter()
         .try_fold(0usize, |n, &(_, d)| n.checked_add(frames_of(d, frame_dt)))

@@ -2,6 +2,7 @@
 //! transfer T_p = ∫ V_p(s) max(0, n_p·s) Y(s) ds / π in 3 SH bands at N_a k-means states,
 //! T ≈ mean + U_a·q_a by SVD, q_a(q_u) by regularised NRBF; exit radiance albedo·Σ L_i T_i.
 
+mod checks;
 mod nrbf;
 mod raycast;
 mod sh;
@@ -17,6 +18,7 @@ use crate::cloth::ObstacleShape;
 use super::basis::{frobenius_error, reduce};
 use super::ReducedError;
 
+pub use checks::TransferOptionsError;
 pub use sh::{axis_rotation, clamped_cosine, sh_basis, sky_rotation, ShLight, SH_BANDS, SH_COEFFS};
 
 pub use shade::{
@@ -58,44 +60,6 @@ impl Default for TransferOptions {
 
 /// Largest N_a, rays per vertex and held-out states accepted.
 pub const TRANSFER_LIMITS: (usize, usize, usize) = (1000, 4096, 200);
-
-/// Why [`TransferOptions::validate`] refused the options; the message names the option.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TransferOptionsError {
-    #[error("transfer states N_a = {0}: must be 2 to {max}", max = TRANSFER_LIMITS.0)]
-    States(usize),
-    #[error("transfer samples = {0}: must be 1 to {max} rays per vertex", max = TRANSFER_LIMITS.1)]
-    Samples(usize),
-    #[error("held-out states = {0}: at most {max}", max = TRANSFER_LIMITS.2)]
-    HeldOut(usize),
-    #[error("transfer epsilon = {0}: must be in (0, 1)")]
-    Epsilon(f64),
-    #[error("transfer rank must be >= 1")]
-    ZeroRank,
-}
-
-impl TransferOptions {
-    /// Checks the counts against [`TRANSFER_LIMITS`] and ε_a in (0, 1).
-    pub fn validate(&self) -> Result<(), TransferOptionsError> {
-        let (s, r, h) = TRANSFER_LIMITS;
-        if !(2..=s).contains(&self.states) {
-            return Err(TransferOptionsError::States(self.states));
-        }
-        if !(1..=r).contains(&self.samples) {
-            return Err(TransferOptionsError::Samples(self.samples));
-        }
-        if self.held_out > h {
-            return Err(TransferOptionsError::HeldOut(self.held_out));
-        }
-        if !(self.epsilon > 0.0 && self.epsilon < 1.0) {
-            return Err(TransferOptionsError::Epsilon(self.epsilon));
-        }
-        if self.rank == Some(0) {
-            return Err(TransferOptionsError::ZeroRank);
-        }
-        Ok(())
-    }
-}
 
 /// The transfer's entry in the model header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
