@@ -344,7 +344,9 @@ impl FabricParams {
         Some(FittedLaw { law, offset })
     }
 
-    pub(crate) fn validate(&self, path: &Path) -> Result<(), ParamsError> {
+    /// Checks the card as [`FabricParams::read`] does (every law valid and within its
+    /// physical range, the properties within theirs); `path` names it in errors.
+    pub fn validate(&self, path: &Path) -> Result<(), ParamsError> {
         if let Some(p) = &self.properties {
             p.validate(path)?;
         }
@@ -417,8 +419,10 @@ impl FabricParams {
         Self::parse(&text, ParamsFormat::from_path(path), path)
     }
 
-    /// Writes atomically; refuses to overwrite unless `force`.
+    /// Validates (a card kestrel could not read back is not written) and writes atomically;
+    /// refuses to overwrite unless `force`.
     pub fn write(&self, path: &Path, format: ParamsFormat, force: bool) -> Result<(), ParamsError> {
+        self.validate(path)?;
         let text = self.to_string(format)?;
         write_atomic(path, text.as_bytes(), force)?;
         Ok(())

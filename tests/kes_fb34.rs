@@ -352,6 +352,9 @@ fn the_weight_is_read_in_either_unit_and_refused_without_one() {
         "# weight [lb]: 8",
         "# weight [g/m2]: -3",
         "# weight [g/m2]: heavy",
+        // beyond 5 kg/m²: no fabric, a unit mistake (it once reached a card of 300 digits)
+        "# weight [g/m2]: 1e308",
+        "# weight [kg/m2]: 6",
     ] {
         let e = parse(&format!("# direction: normal\n{line}\n{body}")).unwrap_err();
         assert!(
@@ -554,7 +557,7 @@ fn fit_writes_the_fabric_properties_from_the_curves_or_the_command_line() {
     let out = kestrel(&["fit", "--weight", "320", &files[0]]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("expected a positive areal density with its unit"));
+        .contains("expected an areal density of 1 g/m2 to 5 kg/m2 with its unit"));
 }
 
 #[test]
@@ -579,6 +582,43 @@ fn a_card_with_properties_out_of_range_is_refused_by_name() {
     )
     .unwrap();
     assert_eq!(p.properties.unwrap().thickness, Some(0.0004));
+}
+
+/// A card whose values its reader would refuse (here the MIU of friction curves read with the
+/// wrong sign) is not written, nor is any other card of the same run.
+#[test]
+fn fit_writes_no_card_it_could_not_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["tensile_warp.csv", "friction_warp.csv", "friction_weft.csv"] {
+        let text = std::fs::read_to_string(kes_data().join("cotton-shirting").join(name))
+            .unwrap()
+            .lines()
+            .map(|l| match l.split_once(',') {
+                Some((x, mu)) if name.starts_with("friction") && !l.starts_with("position") => {
+                    format!("{x},-{mu}")
+                }
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let card = dir.path().join("card.toml");
+    let file = |n: &str| dir.path().join(n).display().to_string();
+    let (t, fw, ff) = (
+        file("tensile_warp.csv"),
+        file("friction_warp.csv"),
+        file("friction_weft.csv"),
+    );
+    let out = kestrel(&["fit", &t, &fw, &ff, "-o", &card.display().to_string()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("properties.friction_coefficient = -0.1")
+            && err.contains("no parameter file written"),
+        "{err}"
+    );
+    assert!(!card.exists());
 }
 
 #[test]

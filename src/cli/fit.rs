@@ -346,7 +346,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     bar.finish_and_clear();
     let refused: Vec<String> = results.iter().flat_map(not_fitted).collect();
-    let write_any = writes && (refused.is_empty() || args.allow_partial);
+    // every card checked as its reader will check it, before any is written: a value out of
+    // its physical range (from the curves or the options) writes no card at all
+    let unreadable: Vec<String> = results
+        .iter()
+        .filter(|f| f.fits.iter().any(|c| c.is_fitted()))
+        .filter_map(|f| {
+            let path = output_path(&args, &f.fabric, several);
+            f.params.validate(&path).err().map(|e| e.to_string())
+        })
+        .collect();
+    let write_any = writes && unreadable.is_empty() && (refused.is_empty() || args.allow_partial);
     let format = if args.json_out {
         ParamsFormat::Json
     } else {
@@ -384,6 +394,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "{}",
             json!({ "fabrics": out_json, "wall_ms": start.elapsed().as_secs_f64() * 1e3 })
         );
+    }
+    if writes && !unreadable.is_empty() {
+        return Err(CliError::input(format!(
+            "{}\nno parameter file written: a card with a value outside its range could not be \
+             read back",
+            unreadable.join("\n")
+        )));
     }
     if !failures.is_empty() {
         return Err(CliError::failed(failures.join("\n")));

@@ -326,12 +326,14 @@ pub(crate) fn weight_key(metadata: &std::collections::BTreeMap<String, String>) 
 }
 
 /// The weight (areal density) [kg/m²] of a `weight [unit]` metadata line, `None` when the unit
-/// is missing or unknown or the value is not a positive number.
+/// is missing or unknown or the value is not within
+/// [`AREAL_DENSITY_RANGE_KG_PER_M2`](super::units::AREAL_DENSITY_RANGE_KG_PER_M2).
 pub(crate) fn weight_of(key: &str, text: &str) -> Option<f64> {
     let factor = super::units::weight_factor(&split_header(key).1?)?;
+    let (lo, hi) = super::units::AREAL_DENSITY_RANGE_KG_PER_M2;
     table::parse_decimal(text)
         .map(|v| v * factor)
-        .filter(|v| v.is_finite() && *v > 0.0)
+        .filter(|v| (lo..=hi).contains(v))
 }
 
 /// How to fix a row with more fields than the header, when a decimal comma is the likely cause.

@@ -48,6 +48,13 @@ pub(crate) fn weight_unit_names() -> String {
     }
 }
 
+/// Areal densities a fabric may have [kg/m²]: 1 g/m² to 5 kg/m², wide enough for any woven
+/// fabric (a value outside is a unit mistake).
+pub const AREAL_DENSITY_RANGE_KG_PER_M2: (f64, f64) = (1e-3, 5.0);
+
+/// Thicknesses a fabric may have \[m\]: 1 µm to 5 cm.
+pub const THICKNESS_RANGE_M: (f64, f64) = (1e-6, 0.05);
+
 /// Factor to kg/m² of a weight unit (`g/m2`, `mg/cm²`, …), `None` when unknown.
 pub(crate) fn weight_factor(unit: &str) -> Option<f64> {
     let unit = normalise_unit(unit);

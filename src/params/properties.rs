@@ -11,8 +11,8 @@ use crate::kes::{kes_values, Curve, KesTest, ReadingRules};
 
 /// Physically meaningful ranges, wide enough for any woven fabric (a value outside is a unit
 /// mistake): areal density 1 g/m² .. 5 kg/m², thickness 1 µm .. 5 cm, friction 0 .. 5.
-const AREAL_DENSITY: (f64, f64) = (1e-3, 5.0);
-const THICKNESS: (f64, f64) = (1e-6, 0.05);
+const AREAL_DENSITY: (f64, f64) = crate::kes::units::AREAL_DENSITY_RANGE_KG_PER_M2;
+const THICKNESS: (f64, f64) = crate::kes::units::THICKNESS_RANGE_M;
 const FRICTION: (f64, f64) = (0.0, 5.0);
 
 /// The fabric's sheet properties, each from its KES curve or given explicitly; `sources` says
@@ -173,6 +173,7 @@ fn positive_with_unit(
     text: &str,
     what: &'static str,
     factor: fn(&str) -> Option<f64>,
+    (lo, hi): (f64, f64),
     expected: &str,
 ) -> Result<f64, QuantityError> {
     let bad = || QuantityError {
@@ -189,7 +190,7 @@ fn positive_with_unit(
     let v: f64 = trimmed[..split].parse().map_err(|_| bad())?;
     let f = factor(trimmed[split..].trim()).ok_or_else(bad)?;
     Some(v * f)
-        .filter(|x| x.is_finite() && *x > 0.0)
+        .filter(|x| (lo..=hi).contains(x))
         .ok_or_else(bad)
 }
 
@@ -200,8 +201,9 @@ pub fn parse_weight(text: &str) -> Result<f64, QuantityError> {
         text,
         "weight",
         crate::kes::units::weight_factor,
+        AREAL_DENSITY,
         &format!(
-            "a positive areal density with its unit, e.g. 320g/m2 or 32mg/cm2 ({})",
+            "an areal density of 1 g/m2 to 5 kg/m2 with its unit, e.g. 320g/m2 or 32mg/cm2 ({})",
             crate::kes::units::weight_unit_names()
         ),
     )
@@ -213,7 +215,8 @@ pub fn parse_thickness(text: &str) -> Result<f64, QuantityError> {
         text,
         "thickness",
         crate::kes::units::thickness_factor,
-        "a positive length with its unit, e.g. 0.9mm (mm, um, cm or m)",
+        THICKNESS,
+        "a length of 1 um to 5 cm with its unit, e.g. 0.9mm (mm, um, cm or m)",
     )
 }
 
@@ -246,6 +249,17 @@ mod tests {
         assert!((parse_thickness("0.9mm").unwrap() - 9e-4).abs() < 1e-18);
         assert!((parse_thickness("900 µm").unwrap() - 9e-4).abs() < 1e-18);
         assert!(parse_thickness("0.9 in").is_err());
+        // the card's ranges, so that what the options give can be read back
+        assert!(parse_weight("5kg/m2").is_ok() && parse_weight("1g/m2").is_ok());
+        for beyond in ["99999g/m2", "1e308g/m2", "1e-300g/m2", "0.9g/m2"] {
+            let e = parse_weight(beyond).unwrap_err();
+            assert!(e.to_string().contains("1 g/m2 to 5 kg/m2"), "{e}");
+        }
+        assert!(parse_thickness("100mm")
+            .unwrap_err()
+            .to_string()
+            .contains("5 cm"));
+        assert!(parse_thickness("0.5um").is_err() && parse_thickness("50mm").is_ok());
         assert_eq!(parse_friction_coefficient("0.21"), Ok(0.21));
         let e = parse_friction_coefficient("7").unwrap_err();
         assert_eq!(e.what, "friction coefficient");

@@ -111,8 +111,8 @@ pub enum KesError {
         expected: &'static str,
     },
     #[error(
-        "{file}:{line}: weight `{text}` — expected a positive areal density with its unit, \
-         e.g. `# weight [g/m2]: 320` or `# weight [mg/cm2]: 32` ({units})",
+        "{file}:{line}: weight `{text}` — expected an areal density of 1 g/m2 to 5 kg/m2 with \
+         its unit, e.g. `# weight [g/m2]: 320` or `# weight [mg/cm2]: 32` ({units})",
         units = crate::kes::units::weight_unit_names()
     )]
     BadWeight {
