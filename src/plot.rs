@@ -29,6 +29,11 @@ pub enum PlotError {
     Empty(String),
     #[error("{0}: the curve holds values that are not finite numbers")]
     NotFinite(String),
+    #[error(
+        "the {axis} axis would span {lo:e} to {hi:e}: more than a chart can divide (a value \
+         near ±1e308 in the curve or the model?)"
+    )]
+    Span { axis: String, lo: f64, hi: f64 },
     #[error("{what}: {x} x values but {y} y values")]
     Lengths { what: String, x: usize, y: usize },
     #[error("{what}: the model has {model} values for {samples} samples")]

@@ -617,6 +617,33 @@ fn command_errors_are_clear() {
     assert!(!Path::new(&p("o.png")).exists());
 }
 
+/// A force near f64's largest with a model drawn over it: the axis span is not finite, which
+/// plotters' tick search never finishes (a hang); now refused, naming the axis.
+#[test]
+fn a_curve_whose_axis_span_overflows_is_refused_not_drawn_forever() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("huge.csv");
+    let text =
+        std::fs::read_to_string(crate::common::kes_data().join("cotton-shirting/tensile_warp.csv"))
+            .unwrap()
+            .replacen("\n0.0078,", "\n1.0,1e308\n0.0078,", 1);
+    std::fs::write(&csv, text).unwrap();
+    let png = dir.path().join("o.png");
+    let card = crate::common::repo("scenes/fabrics/cotton-shirting.fitted.params.toml");
+    let out = kestrel(&[
+        "plot",
+        &csv.display().to_string(),
+        "--params",
+        &card.display().to_string(),
+        "-o",
+        &png.display().to_string(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("force [gf/cm] axis would span"), "{err}");
+    assert!(!png.exists());
+}
+
 /// The texts of an SVG's `<text>` elements, trimmed.
 fn svg_texts(svg: &str) -> Vec<String> {
     svg.split("<text")

@@ -243,6 +243,17 @@ pub(super) fn chart<'a, 'b>(
     x_desc: &str,
     y_desc: &str,
 ) -> Result<Chart<'a, 'b>, PlotError> {
+    // plotters' tick search never ends on a span that is not a finite positive number
+    for (axis, r) in [(x_desc, &x), (y_desc, &y)] {
+        let span = r.end - r.start;
+        if !(span.is_finite() && span > 0.0) {
+            return Err(PlotError::Span {
+                axis: axis.to_string(),
+                lo: r.start,
+                hi: r.end,
+            });
+        }
+    }
     let mut builder = ChartBuilder::on(area);
     builder
         .margin(frame.margin)
