@@ -155,7 +155,7 @@ impl Scene {
                 ));
             }
             let mut spec = VirtualKesSpec::new(t.test, t.direction);
-            spec.points = t.points.unwrap_or(spec.points).max(2);
+            spec.points = t.points.unwrap_or(spec.points);
             let cells = [t.gauge_cells, t.width_cells].into_iter().flatten().max();
             if spec.points > MAX_KES_POINTS || cells.is_some_and(|c| c > MAX_KES_CELLS) {
                 return Err(invalid(format!(
@@ -166,6 +166,7 @@ impl Scene {
             spec.max = t.max;
             spec.gauge_cells = t.gauge_cells;
             spec.width_cells = t.width_cells;
+            spec.validate().map_err(setting)?;
             let laws = KesLaws::from_params(fabric).map_err(cloth)?;
             return Ok(Scene::VirtualKes(Box::new(VirtualKesScene {
                 name: file.name.clone(),

@@ -200,6 +200,40 @@ fn a_curve_over_the_row_limit_is_refused_at_its_line() {
     assert_refused(&out, 2, &["long.csv", "1000002", "1000000 rows"]);
 }
 
+/// A virtual KES test with a turning point that is not one (negative, vanishing, enormous) or
+/// an empty mesh: once an all-zero curve with an NRMSE of 4e16 and exit 0, now refused.
+#[test]
+fn a_virtual_kes_test_out_of_its_ranges_is_refused_with_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let card = crate::common::repo("scenes/fabrics/cotton_shirting.params.toml");
+    for (line, named) in [
+        (
+            "max = -500.0",
+            "kes_test max = -500 gf/cm: must be 10 to 5000",
+        ),
+        ("max = 1e-300", "kes_test max = 1e-300 gf/cm"),
+        ("max = 1e300", "kes_test max = 1e300 gf/cm"),
+        (
+            "gauge_cells = 0",
+            "kes_test gauge_cells = 0: must be at least 1",
+        ),
+        ("points = 1", "kes_test points = 1: must be at least 2"),
+    ] {
+        let scene = dir.path().join("kes.toml");
+        std::fs::write(
+            &scene,
+            format!(
+                "name = \"bad\"\n[material]\nkind = \"kes\"\nparams = {:?}\n[kes_test]\ntest = \"tensile\"\ndirection = \"warp\"\n{line}\noutput = \"out.csv\"\n",
+                card.display().to_string()
+            ),
+        )
+        .unwrap();
+        let out = kestrel(&["run", &scene.display().to_string()]);
+        assert_refused(&out, 2, &["kes.toml", named]);
+        assert!(!dir.path().join("out.csv").exists(), "{line}");
+    }
+}
+
 #[test]
 fn a_scene_over_the_memory_budget_is_refused_up_front() {
     let out = kestrel(&["run", &bad("grid_5000.toml")]);

@@ -49,6 +49,45 @@ impl VirtualKesSpec {
         }
     }
 
+    /// Checks the turning point against [`VirtualKesSpec::max_range`] (finite, in the test's
+    /// Kawabata unit) and that the path has at least 2 points and each cell count is >= 1.
+    pub fn validate(&self) -> Result<(), super::SettingError> {
+        if let Some(max) = self.max {
+            let (lo, hi, unit, rule) = Self::max_range(self.test);
+            if !(lo..=hi).contains(&max) {
+                return Err(super::SettingError::range("kes_test max", max, unit, rule));
+            }
+        }
+        if self.points < 2 {
+            return Err(super::SettingError::range(
+                "kes_test points",
+                self.points as f64,
+                "",
+                "at least 2",
+            ));
+        }
+        for (name, cells) in [
+            ("kes_test gauge_cells", self.gauge_cells),
+            ("kes_test width_cells", self.width_cells),
+        ] {
+            if cells == Some(0) {
+                return Err(super::SettingError::range(name, 0.0, "", "at least 1"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The turning points a virtual test accepts, in its Kawabata unit: from a fiftieth of
+    /// the KES-FB default to ten times it (tensile 500 gf/cm, shear 8 deg, bending 2.5 1/cm),
+    /// shear at most 45 deg.
+    pub fn max_range(test: KesTest) -> (f64, f64, &'static str, &'static str) {
+        match test {
+            KesTest::Shear => (0.16, 45.0, " deg", "0.16 to 45"),
+            KesTest::Bending => (0.05, 25.0, " 1/cm", "0.05 to 25"),
+            _ => (10.0, 5000.0, " gf/cm", "10 to 5000"),
+        }
+    }
+
     /// Gauge and width of the sample \[m\] (KES-FB: tensile 5 × 20 cm, shear 5 × 20 cm,
     /// bending 1 × 20 cm).
     pub(crate) fn sample_size(&self) -> (f64, f64) {
