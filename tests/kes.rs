@@ -381,6 +381,19 @@ fn percent_numbers_under_strain_fraction_are_refused() {
         "{TENSILE}strain [-],force [gf/cm]\n0,0\n0.05,100\n0.125,500\n"
     ))
     .unwrap();
+    // a knit's 300 % is a curve; 1e300 % is no textile's (once values of 300 digits)
+    parse(&format!(
+        "{TENSILE}strain [%],force [gf/cm]\n0,0\n150,100\n300,500\n200,0\n"
+    ))
+    .unwrap();
+    let e = error(&format!(
+        "{TENSILE}strain [%],force [gf/cm]\n0,0\n1e300,100\n12.5,500\n8,0\n"
+    ));
+    assert!(
+        e.starts_with("t.csv:4:1: column `strain [%]` reaches 1e300 (a strain of 1e300 %)")
+            && e.contains("ten times its length"),
+        "{e}"
+    );
     // an elongation over a gauge length given in the wrong unit
     let e = error(&format!(
         "{TENSILE}# gauge length [mm]: 2\nelongation [mm],force [gf/cm]\n0,0\n10,100\n20,300\n"

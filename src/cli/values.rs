@@ -112,10 +112,13 @@ fn print_json<T: Serialize>(value: &T) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `v` with five significant digits.
+/// `v` with five significant digits (in exponent form beyond 1e6 and below 1e-4).
 fn sig5(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
+    }
+    if !(1e-4..1e6).contains(&v.abs()) {
+        return format!("{v:.4e}");
     }
     let decimals = (4 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
     format!("{v:.decimals$}")

@@ -31,6 +31,8 @@ pub struct CurveOverrides {
 /// A tensile strain above this (100 %) is no woven fabric's: percent numbers in `strain [-]`,
 /// or an elongation over a wrong gauge length.
 const MAX_STRAIN: f64 = 1.0;
+/// Largest tensile strain read under a `%` header [-] (1000 %: beyond any textile, knits too).
+const MAX_PERCENT_STRAIN: f64 = 10.0;
 
 /// A measured path reverses at the instrument's turning points, each stroke many samples long;
 /// a file with at least this many reversals, and fewer than `MIN_SAMPLES_PER_STROKE` samples
@@ -359,12 +361,20 @@ fn check_strain(
     if max <= MAX_STRAIN {
         return Ok(());
     }
+    // the column's own number: a percent column reads in percent
+    let percent = split_header(header).1.as_deref() == Some("%");
     let fix = match quantity {
         KesQuantity::Elongation => {
             "check the gauge length and the elongation's unit (strain = elongation / gauge length)"
         }
-        // `strain [%]` above 100 % may be a knit's: only a fraction that large is refused
-        _ if split_header(header).1.as_deref() == Some("%") => return Ok(()),
+        // `strain [%]` above 100 % may be a knit's: only a fraction that large is refused, and
+        // percent beyond any textile's
+        _ if percent => {
+            if max <= MAX_PERCENT_STRAIN {
+                return Ok(());
+            }
+            "no textile stretches to ten times its length: check the column and its unit"
+        }
         _ => "these look like percent numbers: write the header `strain [%]`",
     };
     Err(KesError::StrainTooLarge {
@@ -372,7 +382,7 @@ fn check_strain(
         line,
         column: xi + 1,
         text: header.to_string(),
-        max,
+        max: if percent { 100.0 * max } else { max },
         percent: 100.0 * max,
         fix,
     })

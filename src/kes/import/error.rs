@@ -204,8 +204,10 @@ pub enum KesError {
         text: String,
     },
     #[error(
-        "{file}:{line}:{column}: column `{text}` reaches {max} (a strain of {percent} %), \
-         beyond any woven fabric — {fix}"
+        "{file}:{line}:{column}: column `{text}` reaches {shown} (a strain of {pc} %), beyond \
+         any woven fabric — {fix}",
+        shown = crate::friction::short_number(*.max),
+        pc = crate::friction::short_number(*.percent)
     )]
     StrainTooLarge {
         file: String,
