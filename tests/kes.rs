@@ -362,6 +362,21 @@ fn elongation_in_mm_needs_a_gauge_length() {
     );
 }
 
+/// A metadata key said twice with two values is refused at the second line (the last one
+/// silently won: a warp curve read as weft); said twice alike, it is read.
+#[test]
+fn metadata_said_twice_differently_is_refused_at_its_line() {
+    let body = "strain [%],force [gf/cm]\n0,0\n5,100\n12.5,500\n8,0\n";
+    let e = error(&format!("{TENSILE}# Direction: weft\n{body}"));
+    assert_eq!(
+        e,
+        "t.csv:4: `direction` is `weft` here but `warp` at line 2 — a metadata line says its \
+         key once (or the same value again)"
+    );
+    let c = parse(&format!("{TENSILE}# direction: warp\n{body}")).unwrap();
+    assert_eq!(c.direction, Direction::Warp);
+}
+
 #[test]
 fn percent_numbers_under_strain_fraction_are_refused() {
     let e = error(&format!(

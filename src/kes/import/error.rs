@@ -126,6 +126,18 @@ pub enum KesError {
         key: &'static str,
         expected: &'static str,
     },
+    #[error(
+        "{file}:{line}: `{key}` is `{value}` here but `{first}` at line {first_line} — a \
+         metadata line says its key once (or the same value again)"
+    )]
+    MetadataTwice {
+        file: String,
+        line: usize,
+        key: String,
+        value: String,
+        first: String,
+        first_line: usize,
+    },
     #[error("{file}:{line}: the file says {key} `{in_file}` but `{given}` was asked for")]
     Conflict {
         file: String,

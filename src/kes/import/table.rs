@@ -51,7 +51,7 @@ impl<'a> Table<'a> {
                 file: file.to_string(),
             });
         }
-        let mut metadata = BTreeMap::new();
+        let mut metadata: BTreeMap<String, String> = BTreeMap::new();
         let mut metadata_lines = BTreeMap::new();
         let mut offset = 0;
         for (i, raw) in text.split_inclusive('\n').enumerate() {
@@ -59,8 +59,20 @@ impl<'a> Table<'a> {
             if let Some(comment) = line.strip_prefix('#') {
                 if let Some((key, value)) = split_metadata(comment) {
                     let key = key.trim().to_ascii_lowercase();
-                    metadata_lines.insert(key.clone(), i + 1);
-                    metadata.insert(key, value.trim().to_string());
+                    let value = value.trim().to_string();
+                    // a key said twice must say the same thing: no silent last-one-wins
+                    if let Some(first) = metadata.get(&key).filter(|&v| *v != value) {
+                        return Err(KesError::MetadataTwice {
+                            file: file.to_string(),
+                            line: i + 1,
+                            first_line: metadata_lines.get(&key).copied().unwrap_or(0),
+                            key,
+                            first: first.clone(),
+                            value,
+                        });
+                    }
+                    metadata_lines.entry(key.clone()).or_insert(i + 1);
+                    metadata.insert(key, value);
                 }
             } else if !line.is_empty() {
                 let body = &text[offset..];
