@@ -19,6 +19,11 @@ pub enum WriteError {
          never replaced, also with --force)"
     )]
     NotAFile { path: PathBuf },
+    #[error(
+        "{path}: a file name of {bytes} bytes; at most {MAX_FILE_NAME_BYTES} are written (name \
+         the file with -o)"
+    )]
+    NameTooLong { path: PathBuf, bytes: usize },
     #[error("cannot write {path}: {source}")]
     Io {
         path: PathBuf,
@@ -27,12 +32,27 @@ pub enum WriteError {
     },
 }
 
+/// Longest file name written \[bytes\]: 255 less the temporary's `.` prefix, process id,
+/// random part and `.tmp` suffix.
+pub const MAX_FILE_NAME_BYTES: usize = 200;
+
 /// Fails early, before any work is done, when `path` is a folder or another thing that is
 /// not a regular file (a device, a FIFO: never replaced), or exists and `force` is off.
 pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
     if path.is_dir() {
         return Err(WriteError::Folder {
             path: path.to_path_buf(),
+        });
+    }
+    // the temporary beside it adds a prefix and a suffix: keep the whole name within the
+    // 255 bytes most file systems allow
+    if path
+        .file_name()
+        .is_some_and(|n| n.len() > MAX_FILE_NAME_BYTES)
+    {
+        return Err(WriteError::NameTooLong {
+            path: path.to_path_buf(),
+            bytes: path.file_name().map_or(0, |n| n.len()),
         });
     }
     // followed through links: a link to /dev/null is a device too
@@ -207,6 +227,20 @@ mod tests {
             assert!(e.to_string().contains("not a regular file"), "{e}");
         }
         assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+
+    #[test]
+    fn a_name_too_long_for_its_temporary_is_refused_before_any_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = dir.path().join("c".repeat(MAX_FILE_NAME_BYTES));
+        write_atomic(&ok, b"card", false).unwrap();
+        let long = dir.path().join("c".repeat(MAX_FILE_NAME_BYTES + 1));
+        let e = check_target(&long, true).unwrap_err();
+        assert!(
+            matches!(e, WriteError::NameTooLong { bytes: 201, .. }),
+            "{e}"
+        );
+        assert!(!long.exists());
     }
 
     #[test]

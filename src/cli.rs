@@ -160,7 +160,10 @@ impl CliError {
     pub fn written(e: impl WriteFailure) -> Self {
         match e.write_error() {
             Some(
-                WriteError::Exists { .. } | WriteError::Folder { .. } | WriteError::NotAFile { .. },
+                WriteError::Exists { .. }
+                | WriteError::Folder { .. }
+                | WriteError::NotAFile { .. }
+                | WriteError::NameTooLong { .. },
             ) => Self::input(e),
             _ => Self::failed(e),
         }

@@ -413,11 +413,13 @@ fn print_table(s: &RunSummary) {
     if let Some(r) = &s.record {
         println!("record       {r} ({} frames)", s.frames);
     }
-    if !s.converged {
+    if s.unconverged_steps > 0 {
         println!(
             "NOT CONVERGED {} of {} steps did not converge",
             s.unconverged_steps, s.steps
         );
+    } else if !s.converged {
+        println!("NOT FINITE   the energies at the end are not finite");
     }
 }
 
