@@ -312,3 +312,36 @@ fn mesa_says_nothing_about_xdg_runtime_dir_when_it_is_unset_or_invalid() {
         assert!(!err.contains("XDG_RUNTIME_DIR"), "{err}");
     }
 }
+
+/// A render whose simulation blows up at its second frame exits 1 and leaves no frame and no
+/// folder it made (it once left frame_00000.png behind). Without an adapter the renderer
+/// fails first: the same holds.
+#[test]
+fn a_failed_render_leaves_no_new_frame_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("blow.toml");
+    std::fs::write(
+        &scene,
+        "name = \"blow\"\n[grid]\nnu = 5\nnv = 5\nsize = [0.4, 0.4]\norigin = [0.0, 1.0, 0.0]\n\
+         warp = [1.0, 0.0, 0.0]\nweft = [0.0, -1.0, 0.0]\nareal_density = 0.15\n[material]\n\
+         kind = \"springs\"\nstructural = 60.0\nshear = 20.0\nflexion = 2.0\n[integrator]\n\
+         kind = \"explicit\"\ndt = 0.001\nsteps = 30\n[loads]\ngravity = [0.0, -1e300, 0.0]\n",
+    )
+    .unwrap();
+    let frames = dir.path().join("frames");
+    let out = crate::common::kestrel(&[
+        "render",
+        &scene.display().to_string(),
+        "--frames",
+        "3",
+        "--every",
+        "5",
+        "--size",
+        "16x16",
+        "--out",
+        &frames.display().to_string(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(!frames.exists(), "{err}");
+}

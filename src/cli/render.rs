@@ -125,6 +125,34 @@ fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
     Ok((lo, hi))
 }
 
+/// What a render found in its output folder before it wrote: on a failed run the frames it
+/// added (and the folder, if it made it and left it empty) are removed again, so a failed
+/// command leaves no new file. Frames replaced under `--force` stay replaced.
+struct FramesBefore {
+    dir_existed: bool,
+    existed: Vec<bool>,
+}
+
+impl FramesBefore {
+    fn of(out: &Path, frames: usize) -> Self {
+        Self {
+            dir_existed: out.is_dir(),
+            existed: (0..frames).map(|n| frame_path(out, n).exists()).collect(),
+        }
+    }
+
+    fn remove_new(&self, out: &Path) {
+        for (n, _) in self.existed.iter().enumerate().filter(|(_, &e)| !e) {
+            // a frame not written yet is not there: nothing to remove
+            let _ = std::fs::remove_file(frame_path(out, n));
+        }
+        if !self.dir_existed {
+            // fails, leaving it, unless it is empty
+            let _ = std::fs::remove_dir(out);
+        }
+    }
+}
+
 /// Refuses to start when a frame or the video would be replaced without `--force`.
 fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
     if args.out.exists() && !args.out.is_dir() {
@@ -171,8 +199,12 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
     let (source, steps, every);
     if let Some(from) = &args.from {
         let rec = Recording::read(from).map_err(CliError::input)?;
+        let before = FramesBefore::of(&args.out, rec.frames.len());
         check_outputs(&args, rec.frames.len())?;
-        renderer = Renderer::new(width, height).map_err(CliError::failed)?;
+        renderer = Renderer::new(width, height).map_err(|e| {
+            before.remove_new(&args.out);
+            CliError::failed(e)
+        })?;
         t_start = Instant::now();
         let pb = super::progress_bar(rec.frames.len() as u64, args.output.json, super::FRAMES_BAR);
         let result = render_recording(
@@ -188,6 +220,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             Ok(t) => timings = t,
             Err(e) => {
                 pb.abandon();
+                before.remove_new(&args.out);
                 return Err(CliError::written(e));
             }
         }
@@ -224,20 +257,26 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 world.material.name()
             )));
         }
+        let before = FramesBefore::of(&args.out, frames);
         check_outputs(&args, frames)?;
-        renderer = Renderer::new(width, height).map_err(CliError::failed)?;
+        renderer = Renderer::new(width, height).map_err(|e| {
+            before.remove_new(&args.out);
+            CliError::failed(e)
+        })?;
         t_start = Instant::now();
         let mut view = SceneView::of_world(&world, scene.camera);
         if let Some(door) = scene.reduced.as_ref().and_then(|r| r.door.as_ref()) {
             view = view.with_door(door, &positions(&world));
         }
-        renderer
-            .set_scene(&view, &positions(&world))
-            .map_err(CliError::failed)?;
+        renderer.set_scene(&view, &positions(&world)).map_err(|e| {
+            before.remove_new(&args.out);
+            CliError::failed(e)
+        })?;
         let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
         let mut pipeline = ClothPipeline::new();
         let fail = |pb: &ProgressBar, e: String| {
             pb.abandon();
+            before.remove_new(&args.out);
             CliError::failed(e)
         };
         for n in 0..frames {
@@ -260,6 +299,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             kestrel::atomic::write_atomic(&frame_path(&args.out, n), &png, args.output.force)
                 .map_err(|e| {
                     pb.abandon();
+                    before.remove_new(&args.out);
                     CliError::written(e)
                 })?;
             timings.push(t);
