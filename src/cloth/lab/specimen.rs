@@ -81,7 +81,11 @@ impl Specimen {
                     grid.index(i, j + 1),
                     grid.index(i + 1, j + 1),
                 ];
-                if corners.iter().all(|&q| inside[q]) {
+                // WIP: the cells whose centre lies inside (a polygon of area πR² to O(h²) on
+                // average, instead of one a band of about h/2 short)
+                let centre = (flat[corners[0]] + flat[corners[3]]) * 0.5;
+                let _ = &inside;
+                if radius(&centre) <= half + tiny {
                     corners.iter().for_each(|&q| kept[q] = true);
                 }
             }
@@ -127,9 +131,25 @@ impl Specimen {
             density,
             Material::Kes(Box::new(connectors)),
         )?;
+        // WIP: each cell of the specimen lumps its mass ρ·h² on its four corners
         for (k, m) in world.mass.iter_mut().enumerate() {
             if self.kept[k] {
-                *m = density * h * h;
+                *m = 0.0;
+            }
+        }
+        for i in 0..grid.nu - 1 {
+            for j in 0..grid.nv - 1 {
+                let corners = [
+                    grid.index(i, j),
+                    grid.index(i + 1, j),
+                    grid.index(i, j + 1),
+                    grid.index(i + 1, j + 1),
+                ];
+                if corners.iter().all(|&q| self.kept[q]) {
+                    corners
+                        .iter()
+                        .for_each(|&q| world.mass[q] += 0.25 * density * h * h);
+                }
             }
         }
         for (k, p) in flat.iter().enumerate() {
