@@ -6,7 +6,9 @@
 # Usage: scripts/playback_error_matrix.sh OUT.csv MODEL.krd...   (KESTREL: the binary; RULES:
 # the offset rules to play, default "exponential linear flow"; SEQS: the sequences, default
 # "H1 H2 H3", any of H1–H6, H2a, H2b; K: with the flow, average the steps of the K nearest
-# frames, `--flow-neighbours K`, the rule written `flow-kK` when K > 1)
+# frames, `--flow-neighbours K`, the rule written `flow-kK` when K > 1; HYST: with the flow,
+# orbit hysteresis H, `--flow-hysteresis H`, `-hH` added to the rule when H is not 1; TAPER=1:
+# with the flow and K > 1, `--flow-taper`, `-t` added to the rule)
 set -euo pipefail
 out="$1"; shift
 kestrel="${KESTREL:-target/release/kestrel}"
@@ -31,6 +33,8 @@ for model in "$@"; do
       [[ -n "${seqs[$h]:-}" ]] || { echo "unknown sequence $h (H1–H6, H2a, H2b)" >&2; exit 2; }
       k="${K:-1}" label="$rule" nearest=()
       if [[ "$rule" == flow && "$k" != 1 ]]; then label="flow-k$k" nearest=(--flow-neighbours "$k"); fi
+      if [[ "$rule" == flow && "${HYST:-1}" != 1 ]]; then label="$label-h$HYST" nearest+=(--flow-hysteresis "$HYST"); fi
+      if [[ "$rule" == flow && "${TAPER:-}" == 1 ]]; then label="$label-t" nearest+=(--flow-taper); fi
       "$kestrel" play "$model" --json --offset "$rule" "${nearest[@]}" --compare "$scene" \
         --impulses "${seqs[$h]}" > "$out.run.json"
       row=$(field "$out.run.json" "f\"{d['rank']},{d['compare']['playback_error']},{d['compare']['projection_error']}\"")

@@ -2,6 +2,7 @@
 //! and prints. Binary-only (not part of the library).
 
 pub mod play;
+pub mod play_frames;
 pub mod precompute;
 #[cfg(feature = "render")]
 pub mod render;

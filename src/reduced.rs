@@ -9,7 +9,7 @@ mod basis;
 mod compare;
 mod drive;
 mod flow;
-pub use flow::MAX_FLOW_NEIGHBOURS;
+pub use flow::{MAX_FLOW_HYSTERESIS, MAX_FLOW_NEIGHBOURS};
 mod model;
 mod offset;
 mod play;
@@ -26,7 +26,9 @@ use crate::atomic::WriteError;
 use crate::cloth::ClothError;
 
 pub use basis::{frobenius_error, reduce, relative_error, Reduction};
-pub use compare::{compare, Comparison, SegmentError, PLAYBACK_ERROR_WARNING};
+pub use compare::{
+    compare, compare_frames, Comparison, FrameError, SegmentError, PLAYBACK_ERROR_WARNING,
+};
 pub use model::{
     ModelInfo, Orbit, ReducedModel, FRAME_DT_RANGE_S, MODEL_MAGIC, MODEL_VERSION,
     MODEL_VERSION_TRANSFER,

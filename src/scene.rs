@@ -282,10 +282,15 @@ impl Scene {
                 "integrator semi_implicit needs material kind = \"terzopoulos\"".into(),
             ));
         }
-        if integ.kind == Integrator::NewtonTangent && !matches!(world.material, Material::Kes(_)) {
-            return Err(invalid(
-                "integrator newton_tangent needs material kind = \"kes\" (its analytic tangent is the kes connectors'); use broyden".into(),
-            ));
+        if matches!(
+            integ.kind,
+            Integrator::NewtonTangent | Integrator::NewtonDirect
+        ) && !matches!(world.material, Material::Kes(_))
+        {
+            return Err(invalid(format!(
+                "integrator {} needs material kind = \"kes\" (its analytic tangent is the kes connectors'); use broyden",
+                integ.kind.name()
+            )));
         }
         for p in &file.potentials {
             p.validate().map_err(setting)?;

@@ -296,6 +296,74 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     let c4 = compare(scene, &flow4, &seq, &mut |_| {}).unwrap();
     assert!(c4.playback_error < 0.3, "{c4:?}");
     assert_ne!(c4.playback_error, c.playback_error, "another rule");
+    // tapered weights 1/d² − 1/d²_{K+1}: still the nearest alone at distance 0 (the recording
+    // replayed), another step off the library, and nothing at K = 1
+    let tapered = flow4.clone().with_flow_taper(true);
+    assert!(tapered.flow_tapered() && !flow4.flow_tapered());
+    let mut player = Player::new(&tapered);
+    assert!(player.impulse(o.entry as usize));
+    for j in 1..=(o.end - o.start) as usize {
+        player.advance();
+        assert_eq!(player.q(), tapered.q_of(j), "frame {j}, tapered");
+    }
+    let ct = compare(scene, &tapered, &seq, &mut |_| {}).unwrap();
+    assert!(ct.playback_error < 0.3, "{ct:?}");
+    assert_ne!(ct.playback_error, c4.playback_error, "another rule");
+    let one = flow.clone().with_flow_taper(true);
+    let c1 = compare(scene, &one, &seq, &mut |_| {}).unwrap();
+    assert_eq!(c1.playback_error, c.playback_error, "K = 1: no taper");
+}
+
+#[test]
+fn flow_hysteresis_follows_one_irf_and_replays_it_exactly() {
+    use kestrel::scene::OffsetBlend;
+    let (scene, model, _) = door_model();
+    let flow = model.clone().with_offset(OffsetBlend::Flow);
+    let held = flow.clone().with_flow_hysteresis(2.0);
+    assert_eq!((flow.flow_hysteresis(), held.flow_hysteresis()), (1.0, 2.0));
+    assert_eq!(
+        flow.clone().with_flow_hysteresis(0.5).flow_hysteresis(),
+        1.0
+    );
+    // The chains all start in the settled state, so the first IRF of each chain under the
+    // same entry is recorded from the same state: frames tie at distance 0 and the plain flow
+    // may hop between them. With hysteresis the successor of the last match is followed
+    // (its distance, 0, is within H × the nearest's): the frames followed are consecutive
+    // frames of one IRF until that IRF ends, and the played states the recording, to its end.
+    let o = held
+        .orbits
+        .iter()
+        .find(|o| o.start == 0 && o.entry != held.info.start)
+        .expect("the first chain starts with an impulse");
+    let mut player = Player::new(&held);
+    assert!(player.impulse(o.entry as usize));
+    let (mut last, mut checked) = (None, 0);
+    for j in 1..=(o.end - o.start) as usize {
+        player.advance();
+        assert_eq!(player.q(), held.q_of(j), "frame {j}");
+        let now = player.followed().expect("playing");
+        let inside = |f: usize| {
+            held.orbits
+                .iter()
+                .any(|o| o.start as usize <= f && f + 1 < o.end as usize)
+        };
+        if let Some(p) = last.filter(|&p| inside(p + 1)) {
+            assert_eq!(now, p + 1, "frame {j}: the IRF followed");
+            checked += 1;
+        }
+        last = Some(now);
+    }
+    assert!(checked > 0, "no frame followed");
+    // an unsampled sequence: bounded as the plain flow, and not the same playback
+    let seq = parse_sequence(
+        &held.info.palette,
+        "open:0.7,stop:0.9,open:0.6,stop:0.5,close:1.1,stop:1.2",
+    )
+    .unwrap();
+    let c = compare(scene, &held, &seq, &mut |_| {}).unwrap();
+    let plain = compare(scene, &flow, &seq, &mut |_| {}).unwrap();
+    assert!(c.playback_error < 0.3, "{c:?}");
+    assert_ne!(c.playback_error, plain.playback_error, "another rule");
 }
 
 #[test]
@@ -500,6 +568,53 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
         (j["offset"].as_str(), j["flow_neighbours"].as_u64()),
         (Some("flow"), Some(4))
     );
+    assert_eq!(j["flow_hysteresis"].as_f64(), Some(1.0), "off by default");
+    assert_eq!(j["flow_taper"].as_bool(), Some(false));
+    // --flow-hysteresis, and --frame-errors: one CSV row per compared frame, whose squared
+    // errors sum to the summary's playback error; not replaced without --force
+    let csv = p("frames.csv");
+    let hy = [
+        "--offset",
+        "flow",
+        "--flow-hysteresis",
+        "2",
+        "--json",
+        "--compare",
+        &s,
+        "--frame-errors",
+        &csv,
+    ];
+    let out = play(&hy);
+    assert_success(&out);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["flow_hysteresis"].as_f64(), Some(2.0));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let frames = j["compare"]["frames"].as_u64().unwrap() as usize;
+    let rank = j["rank"].as_u64().unwrap() as usize;
+    assert_eq!((rows.len(), head.len()), (frames, 12 + 4 * rank));
+    let sum = |c: usize| {
+        rows.iter()
+            .map(|r| r[c].parse::<f64>().unwrap())
+            .sum::<f64>()
+    };
+    let error = (sum(col("error_m2")) / sum(col("norm_m2"))).sqrt();
+    let want = j["compare"]["playback_error"].as_f64().unwrap();
+    assert!((error - want).abs() < 1e-9 * want, "{error} against {want}");
+    // the flow's one-frame step exists after the first frame wherever the entry in force has
+    // recorded frames (this small model holds no stop IRF: neither there)
+    let (step, library) = (col("flow_step_m2"), col("library_m2"));
+    assert!(rows[0][step].is_empty());
+    assert!(rows[1..]
+        .iter()
+        .all(|r| r[step].is_empty() == r[library].is_empty()));
+    assert!(rows.iter().any(|r| !r[step].is_empty()));
+    let again = play(&hy);
+    let e = String::from_utf8_lossy(&again.stderr);
+    assert!(!again.status.success() && e.contains("--force"), "{e}");
     for (extra, says) in [
         (
             &["--offset", "linear", "--flow-neighbours", "4"][..],
@@ -513,6 +628,13 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
             &["--offset", "flow", "--flow-neighbours", "0"][..],
             "1 to 8",
         ),
+        (&["--flow-hysteresis", "2"][..], "flow rule"),
+        (&["--offset", "flow", "--flow-taper"][..], "K >= 2"),
+        (
+            &["--offset", "flow", "--flow-hysteresis", "0.5"][..],
+            "1 (off) to 100",
+        ),
+        (&["--frame-errors", "x.csv"][..], "--compare"),
     ] {
         let out = play(extra);
         let e = String::from_utf8_lossy(&out.stderr);

@@ -14,14 +14,15 @@ use kestrel::reduced::transfer::{
     TransferSource,
 };
 use kestrel::reduced::{
-    compare, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
-    ReducedModel, MAX_FLOW_NEIGHBOURS,
+    compare_frames, frames_of, parse_sequence, sequence_frames, Comparison, Player, ReducedError,
+    ReducedModel, MAX_FLOW_HYSTERESIS, MAX_FLOW_NEIGHBOURS,
 };
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
 
 use kestrel::scene::OffsetBlend;
 
+use super::play_frames::MAX_FRAME_ERROR_ROWS;
 use super::CliError;
 
 #[derive(Debug, Args)]
@@ -64,10 +65,24 @@ pub struct PlayArgs {
     /// eq. 9's distance), 1 ≤ K ≤ 8; default 1, the nearest frame alone.
     #[arg(long, value_name = "K")]
     pub flow_neighbours: Option<usize>,
+    /// With the flow rule: orbit hysteresis H > 1, follow the IRF of the last match while its
+    /// next frame is at most H times as far (eq. 9) as the nearest frame; default 1, off
+    /// (re-match every frame).
+    #[arg(long, value_name = "H")]
+    pub flow_hysteresis: Option<f64>,
+    /// With the flow rule and K > 1: taper the K nearest frames' weights to 0 at the
+    /// (K + 1)-th frame's distance, w = 1/d² − 1/d²_{K+1}, so that the step does not jump when
+    /// a frame enters or leaves the K nearest.
+    #[arg(long)]
+    pub flow_taper: bool,
     /// Also run the full simulation of this scene under the same sequence and report the
     /// relative l2 error of the playback.
     #[arg(long, value_name = "SCENE")]
     pub compare: Option<PathBuf>,
+    /// With --compare: write every frame's errors [m²] and both sides' reduced coordinates
+    /// (played q, q̇; the full simulation's c, ċ) to this CSV file.
+    #[arg(long, value_name = "CSV", requires = "compare")]
+    pub frame_errors: Option<PathBuf>,
     #[command(flatten)]
     pub output: super::OutputArgs,
 }
@@ -82,6 +97,10 @@ struct Summary {
     offset: OffsetBlend,
     /// Nearest frames whose flow steps are averaged (`--flow-neighbours`; 1 with other rules).
     flow_neighbours: usize,
+    /// Whether the flow's K nearest weights are tapered (`--flow-taper`).
+    flow_taper: bool,
+    /// Orbit hysteresis H of the flow (`--flow-hysteresis`; 1: off, and with other rules).
+    flow_hysteresis: f64,
     /// Played frames per second, shape reconstruction (mean + U·q, door turn) included, one
     /// thread.
     frames_per_s: f64,
@@ -348,6 +367,17 @@ fn render_frames(
     ))
 }
 
+/// Refuses `flag` (with its value) unless `model` plays with the flow rule.
+fn needs_flow(model: &ReducedModel, flag: String) -> Result<(), CliError> {
+    if model.info.offset == OffsetBlend::Flow {
+        return Ok(());
+    }
+    Err(CliError::input(format!(
+        "{flag}: the model plays with {} offsets; it needs the flow rule (--offset flow)",
+        format!("{:?}", model.info.offset).to_lowercase()
+    )))
+}
+
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut model = ReducedModel::read(&args.model).map_err(CliError::input)?;
     if let Some(rule) = args.offset.as_deref() {
@@ -358,19 +388,31 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         });
     }
     if let Some(k) = args.flow_neighbours {
-        if model.info.offset != OffsetBlend::Flow {
-            return Err(CliError::input(format!(
-                "--flow-neighbours {k}: the model plays with {} offsets; it needs the flow rule \
-                 (--offset flow)",
-                format!("{:?}", model.info.offset).to_lowercase()
-            )));
-        }
+        needs_flow(&model, format!("--flow-neighbours {k}"))?;
         if !(1..=MAX_FLOW_NEIGHBOURS).contains(&k) {
             return Err(CliError::input(format!(
                 "--flow-neighbours {k}: must be 1 to {MAX_FLOW_NEIGHBOURS} nearest frames"
             )));
         }
         model = model.with_flow_neighbours(k);
+    }
+    if args.flow_taper {
+        if model.info.offset != OffsetBlend::Flow || model.flow_neighbours() < 2 {
+            return Err(CliError::input(
+                "--flow-taper: needs the flow rule (--offset flow) and --flow-neighbours K >= 2",
+            ));
+        }
+        model = model.with_flow_taper(true);
+    }
+    if let Some(h) = args.flow_hysteresis {
+        needs_flow(&model, format!("--flow-hysteresis {h}"))?;
+        if !(h.is_finite() && (1.0..=MAX_FLOW_HYSTERESIS).contains(&h)) {
+            return Err(CliError::input(format!(
+                "--flow-hysteresis {h}: must be 1 (off) to {MAX_FLOW_HYSTERESIS} (a ratio of \
+                 eq. 9 distances, no unit)"
+            )));
+        }
+        model = model.with_flow_hysteresis(h);
     }
     let seq = parse_sequence(&model.info.palette, &args.impulses).map_err(CliError::input)?;
     let frames = sequence_frames(&seq, model.info.frame_dt).map_err(CliError::input)?;
@@ -385,6 +427,15 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             args.shading.as_deref().unwrap_or_default(),
             args.model.display()
         )));
+    }
+    if let Some(path) = &args.frame_errors {
+        if frames > MAX_FRAME_ERROR_ROWS {
+            return Err(CliError::input(format!(
+                "--frame-errors: the sequence plays {frames} frames; at most \
+                 {MAX_FRAME_ERROR_ROWS} are recorded (shorten --impulses)"
+            )));
+        }
+        super::check_output(path, args.output.force)?;
     }
     // The frames' folder and size are checked before any work.
     let size = match &args.out {
@@ -430,7 +481,8 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             } else {
                 ProgressBar::new(1000)
             };
-            let c = compare(&scene, &model, &seq, &mut |f| {
+            let record = args.frame_errors.is_some();
+            let c = compare_frames(&scene, &model, &seq, record, &mut |f| {
                 pb.set_position((f * 1000.0) as u64)
             })
             .map_err(|e| match e {
@@ -438,6 +490,11 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 e => CliError::failed(e),
             })?;
             pb.finish_and_clear();
+            if let Some(path) = &args.frame_errors {
+                let csv = super::play_frames::frame_errors_csv(&model, &c.frame_errors);
+                kestrel::atomic::write_atomic(path, csv.as_bytes(), args.output.force)
+                    .map_err(CliError::written)?;
+            }
             Some(c)
         }
         None => None,
@@ -449,6 +506,8 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         rank: model.rank,
         offset: model.info.offset,
         flow_neighbours: model.flow_neighbours(),
+        flow_taper: model.flow_tapered(),
+        flow_hysteresis: model.flow_hysteresis(),
         frames_per_s,
         frame_us: 1e6 / frames_per_s,
         jumps,

@@ -23,7 +23,8 @@ pub struct RunArgs {
     /// Number of steps (default: the scene's).
     #[arg(long)]
     pub steps: Option<u64>,
-    /// Integrator instead of the scene's: explicit, broyden, newton-krylov or semi-implicit.
+    /// Integrator instead of the scene's: explicit, broyden, newton-krylov, newton-tangent,
+    /// newton-direct or semi-implicit.
     #[arg(long)]
     pub integrator: Option<Integrator>,
     /// Time step [s] instead of the scene's.
@@ -64,7 +65,8 @@ struct RunSummary {
     name: String,
     integrator: String,
     /// Preconditioner of the implicit steps: block, stretch or lines (Broyden, Newton–Krylov),
-    /// tangent_lines (newton_tangent), none (explicit, semi-implicit).
+    /// tangent_lines (newton_tangent), tangent_cholesky (newton_direct), none (explicit,
+    /// semi-implicit).
     preconditioner: String,
     material: String,
     constraints: String,
@@ -87,7 +89,8 @@ struct RunSummary {
     gravity_j: f64,
     iterations_per_step: f64,
     evaluations_per_step: f64,
-    /// Conjugate-gradient iterations per step (`newton_tangent`; 0 for the others).
+    /// Conjugate-gradient iterations per step (`newton_tangent`, `newton_direct`; 0 for the
+    /// others).
     linear_iterations_per_step: f64,
     unconverged_steps: u64,
     /// Implicit steps (or half steps) taken again as two halves because they did not converge.
@@ -176,12 +179,15 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         params.constraints = ProvotConstraints::none();
     }
     params.validate().map_err(CliError::input)?;
-    if params.integrator == Integrator::NewtonTangent
-        && !matches!(world.material, kestrel::cloth::Material::Kes(_))
+    if matches!(
+        params.integrator,
+        Integrator::NewtonTangent | Integrator::NewtonDirect
+    ) && !matches!(world.material, kestrel::cloth::Material::Kes(_))
     {
-        return Err(CliError::input(
-            "--integrator newton-tangent needs a kes material (its analytic tangent is the kes connectors'); use broyden",
-        ));
+        return Err(CliError::input(format!(
+            "--integrator {} needs a kes material (its analytic tangent is the kes connectors'); use broyden",
+            params.integrator.name().replace('_', "-")
+        )));
     }
     let steps = args.steps.unwrap_or(steps);
     if args.every == 0 {
@@ -276,6 +282,8 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
             Integrator::Broyden | Integrator::NewtonKrylov => params.preconditioner.name().into(),
             // its own: line solves of the tangent system
             Integrator::NewtonTangent => "tangent_lines".into(),
+            // none: the tangent system factored by sparse Cholesky
+            Integrator::NewtonDirect => "tangent_cholesky".into(),
             Integrator::Explicit | Integrator::SemiImplicit => "none".into(),
         },
         material: world.material.name().into(),

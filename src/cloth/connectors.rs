@@ -11,6 +11,7 @@ use super::{ClothError, Mat3, Vec3};
 
 mod clamp;
 mod forces;
+mod matrix;
 mod tangent;
 
 pub(crate) use clamp::ClampedYarn;
@@ -20,6 +21,8 @@ use tangent::{
     TractionFactor,
 };
 
+#[cfg(test)]
+pub(crate) use matrix::tests::{bent_sheet, tangent_at};
 #[cfg(test)]
 pub(crate) use tangent::tests::flat_sheet as tangent_test_sheet;
 #[cfg(test)]

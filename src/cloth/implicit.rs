@@ -4,6 +4,7 @@
 //! residual G_i = D_i⁻¹g_i, D_i = (m/Δt² + (γm + cA)/Δt)·I + Σ k·k̂k̂ᵀ [N/m]: |G_i| is a length [m].
 
 mod broyden;
+mod direct;
 mod krylov;
 mod newton;
 mod residual;
@@ -34,7 +35,8 @@ pub struct SolveOutcome {
     /// max_i |G_i| at the end \[m\].
     pub residual: f64,
     pub converged: bool,
-    /// Inner linear iterations (conjugate gradients of `newton_tangent`, else 0).
+    /// Inner linear iterations (conjugate gradients of `newton_tangent` and `newton_direct`,
+    /// else 0).
     pub linear_iterations: usize,
 }
 
@@ -209,7 +211,8 @@ pub struct BroydenStepper {
 }
 
 /// Backward Euler stepped by Newton's method with the analytic tangent (conjugate gradients
-/// preconditioned by line solves of the tangent's traction and shear-side couplings).
+/// preconditioned by line solves of the tangent's traction and shear-side couplings, or by
+/// the system's Cholesky factor for `newton_direct`).
 #[derive(Debug, Default, Clone)]
 pub struct NewtonTangentStepper {
     be: BackwardEulerScratch,

@@ -43,6 +43,10 @@ crate::named::named_enum! {
         /// Backward Euler solved by Newton with the analytic tangent and preconditioned
         /// conjugate gradients.
         NewtonTangent => "newton_tangent" | "newton_cg" | "tangent",
+        /// Backward Euler solved by Newton with the analytic tangent and conjugate gradients
+        /// preconditioned by the system's sparse Cholesky factor (refactored every fourth
+        /// Newton iteration; the line solves where Cholesky fails).
+        NewtonDirect => "newton_direct" | "newton_cholesky" | "direct",
         /// Terzopoulos' semi-implicit scheme (eqs. 28–31), for the `terzopoulos` material.
         SemiImplicit => "semi_implicit" | "terzopoulos",
     }
@@ -199,7 +203,10 @@ impl ClothPipeline {
         let mut report = StepReport::default();
         let implicit = matches!(
             params.integrator,
-            Integrator::Broyden | Integrator::NewtonKrylov | Integrator::NewtonTangent
+            Integrator::Broyden
+                | Integrator::NewtonKrylov
+                | Integrator::NewtonTangent
+                | Integrator::NewtonDirect
         );
         let may_halve = implicit && level < MAX_HALVINGS;
         if may_halve {
@@ -231,13 +238,13 @@ impl ClothPipeline {
             }
             Integrator::Broyden => report.solve = self.broyden.step(params, world),
             Integrator::NewtonKrylov => report.solve = self.newton.step(params, world),
-            Integrator::NewtonTangent => {
+            Integrator::NewtonTangent | Integrator::NewtonDirect => {
                 if !matches!(world.material, super::world::Material::Kes(_)) {
-                    return Err(ClothError::Invalid(
-                        "integrator newton_tangent needs the kes material (its analytic tangent \
-                         is the kes connectors'); use broyden"
-                            .into(),
-                    ));
+                    return Err(ClothError::Invalid(format!(
+                        "integrator {} needs the kes material (its analytic tangent is the kes \
+                         connectors'); use broyden",
+                        params.integrator.name()
+                    )));
                 }
                 report.solve = self.tangent.step(params, world);
             }

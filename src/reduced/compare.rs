@@ -6,9 +6,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::scene::DynamicScene;
+use crate::scene::{DynamicScene, OffsetBlend};
 
 use super::drive::Driver;
+use super::flow::flow_frame;
 use super::model::ReducedModel;
 use super::play::{frames_of, sequence_frames, Player};
 use super::precompute::{dist2, settle_steps};
@@ -47,6 +48,47 @@ pub struct Comparison {
     /// Said when `playback_error` ≥ [`PLAYBACK_ERROR_WARNING`]: the playback does not follow
     /// the full simulation, and whether the basis or the impulse responses are to blame.
     pub warning: Option<String>,
+    /// Every frame's errors and coordinates, when asked for ([`compare_frames`]); not in the
+    /// JSON summary (`kestrel play --frame-errors` writes them as CSV).
+    #[serde(skip)]
+    pub frame_errors: Vec<FrameError>,
+}
+
+/// One frame of a comparison: squared errors \[m²\] (divide a sum of them by the sum of
+/// `norm_m2` for a relative l2 error) and the reduced coordinates of both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameError {
+    /// Time of the frame since the sequence's start \[s\].
+    pub t_s: f64,
+    /// Palette entry in force in the full simulation.
+    pub entry: usize,
+    /// 0-based impulse of the sequence the frame belongs to.
+    pub segment: usize,
+    /// Σ‖x_play − x_full‖² over the vertices \[m²\].
+    pub error_m2: f64,
+    /// Σ‖x_full − mean‖² \[m²\].
+    pub norm_m2: f64,
+    /// Σ‖U·c − (x_full − mean)‖², the basis' own error \[m²\].
+    pub projection_m2: f64,
+    /// Eq. 9's distance² of (c, ċ) to the library \[m²\] (None: no IRF of the entry).
+    pub library_m2: Option<f64>,
+    /// Eq. 9's distance² of the played (q, q̇) to the library \[m²\] (as `library_m2`).
+    pub played_library_m2: Option<f64>,
+    /// With the flow rule, its one-frame error on the full simulation itself: ‖q′ − c‖² \[m²\],
+    /// q′ the flow's step from the previous frame's (c, ċ) under the entry in force (no
+    /// previous match: all the entry's frames searched); None on the first frame or with
+    /// another rule.
+    pub flow_step_m2: Option<f64>,
+    /// The recorded frame the player follows (None: at rest).
+    pub followed: Option<usize>,
+    /// The IRF that frame belongs to (its index among the model's IRFs).
+    pub followed_irf: Option<usize>,
+    /// Played reduced coordinates q and velocities q̇ \[m, m/s\].
+    pub q: Vec<f32>,
+    pub qdot: Vec<f32>,
+    /// The full simulation's c = Uᵀ(x_full − mean) and ċ (eq. 8) \[m, m/s\].
+    pub c: Vec<f32>,
+    pub cdot: Vec<f32>,
 }
 
 /// A comparison's errors over one impulse of the sequence.
@@ -140,6 +182,7 @@ impl Comparison {
             segments: Vec::new(),
             mode_errors: Vec::new(),
             warning,
+            frame_errors: Vec::new(),
         }
     }
 }
@@ -150,6 +193,18 @@ pub fn compare(
     scene: &DynamicScene,
     model: &ReducedModel,
     sequence: &[(usize, f64)],
+    progress: &mut dyn FnMut(f64),
+) -> Result<Comparison, ReducedError> {
+    compare_frames(scene, model, sequence, false, progress)
+}
+
+/// [`compare`], and with `record` every frame's errors and coordinates in
+/// [`Comparison::frame_errors`] (2r + 2r values and a few numbers a frame).
+pub fn compare_frames(
+    scene: &DynamicScene,
+    model: &ReducedModel,
+    sequence: &[(usize, f64)],
+    record: bool,
     progress: &mut dyn FnMut(f64),
 ) -> Result<Comparison, ReducedError> {
     let spec = scene.reduced.as_ref().ok_or(ReducedError::NoPalette)?;
@@ -192,12 +247,17 @@ pub fn compare(
     let mut frames = 0usize;
     let mut full_s = 0.0;
     let mut at_s = 0.0;
-    for &(k, d) in sequence {
+    let mut frame_errors = Vec::new();
+    // the flow's one-frame step from the full simulation's previous (c, ċ), when recorded
+    let probe_flow = record && model.info.offset == OffsetBlend::Flow;
+    let (mut pq, mut pqd) = (vec![0f32; model.rank], vec![0f32; model.rank]);
+    let mut probe_scratch = vec![0f32; 6 * model.rank];
+    for (segment, &(k, d)) in sequence.iter().enumerate() {
         driver.set_entry(k);
         player.impulse(k);
         let mut seg = Squares::default();
         let seg_frames = frames_of(d, frame_dt);
-        for _ in 0..seg_frames {
+        for frame_in_seg in 0..seg_frames {
             let t = Instant::now();
             for _ in 0..every {
                 driver.step()?;
@@ -207,27 +267,73 @@ pub fn compare(
             player.advance();
             player.shape(&mut play);
             before.copy_from_slice(&c);
+            // (cq, cq̇) still hold the previous frame's full state
+            let mut stepped = false;
+            if probe_flow && frames > 0 {
+                pq.copy_from_slice(&cq);
+                pqd.copy_from_slice(&cqdot);
+                let kicked = frame_in_seg == 0 && spec.palette[k].impulse != [0.0; 3];
+                let (e, sc) = (driver.entry(), &mut probe_scratch);
+                stepped = flow_frame(model, e, kicked, None, &mut pq, &mut pqd, sc).is_some();
+            }
             project(model, &full, &mut c);
             for (i, (&now, &was)) in c.iter().zip(&before).enumerate() {
                 cq[i] = now as f32;
                 cqdot[i] = ((now - was) * inv_dt) as f32;
             }
-            match library_distance2(model, driver.entry(), &cq, &cqdot) {
+            let flow_step_m2 = stepped.then(|| {
+                pq.iter()
+                    .zip(&cq)
+                    .map(|(&a, &b)| (f64::from(a) - f64::from(b)).powi(2))
+                    .sum::<f64>()
+            });
+            let library = library_distance2(model, driver.entry(), &cq, &cqdot);
+            match library {
                 Some(d2) => seg.library += d2,
                 None => seg.uncovered += 1,
             }
+            // this frame's own sums (the segment's are summed as before, value by value)
+            let mut own = Squares::default();
             for ((sq, &qk), &ck) in modes.iter_mut().zip(player.q()).zip(&c) {
                 *sq += (f64::from(qk) - ck).powi(2);
             }
             for i in 0..m {
                 let d = full[i] - model.mean[i] as f64;
                 seg.den += d * d;
+                own.den += d * d;
                 let e = play[i] as f64 - full[i];
                 seg.num += e * e;
+                own.num += e * e;
                 let p: f64 = (0..model.rank)
                     .map(|col| model.basis[col * m + i] as f64 * c[col])
                     .sum();
                 seg.proj += (p - d) * (p - d);
+                own.proj += (p - d) * (p - d);
+            }
+            if record {
+                let followed = player.followed();
+                frame_errors.push(FrameError {
+                    t_s: (frames + 1) as f64 * frame_dt,
+                    entry: driver.entry(),
+                    segment,
+                    error_m2: own.num,
+                    norm_m2: own.den,
+                    projection_m2: own.proj,
+                    library_m2: library,
+                    played_library_m2: library_distance2(
+                        model,
+                        driver.entry(),
+                        player.q(),
+                        player.qdot(),
+                    ),
+                    flow_step_m2,
+                    followed,
+                    followed_irf: followed.and_then(|j| irf_of(model, j)),
+                    q: player.q().to_vec(),
+                    qdot: player.qdot().to_vec(),
+                    c: cq.clone(),
+                    cdot: cqdot.clone(),
+                });
             }
             frames += 1;
             progress(frames as f64 / total.max(1) as f64);
@@ -249,8 +355,23 @@ pub fn compare(
     out.library_distance = total_sq.relative_of(total_sq.library);
     out.library_uncovered_frames = total_sq.uncovered;
     out.segments = segments;
+    out.frame_errors = frame_errors;
     out.mode_errors = modes.iter().map(|&sq| total_sq.relative_of(sq)).collect();
     Ok(out)
+}
+
+/// The IRF (index in the model's IRFs) that steps on from state j (start ≤ j < end; a state
+/// that ends one IRF and starts the next belongs to the next), else the one it ends, if any.
+fn irf_of(model: &ReducedModel, j: usize) -> Option<usize> {
+    let holds = |o: &super::Orbit, last: bool| {
+        let (start, end) = (o.start as usize, o.end as usize);
+        start <= j && (j < end || (last && j == end))
+    };
+    let orbits = &model.orbits;
+    orbits
+        .iter()
+        .position(|o| holds(o, false))
+        .or_else(|| orbits.iter().position(|o| holds(o, true)))
 }
 
 /// c = Uᵀ(x − mean) of local positions `x` \[m\].

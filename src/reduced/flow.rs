@@ -1,7 +1,9 @@
 //! Flow playback (`offset = "flow"`): each frame, the nearest recorded frame x_j (eq. 9) of
 //! the entry's IRFs is stepped by its successor, x′ = x_{j+1} + A_e·(x − x_j), x = (q, q̇)
 //! \[m, m/s\] (A_e fitted as for linear offsets; the identity where it cannot be fitted), or
-//! the same step from each of the K nearest frames averaged with weights 1/d² (eq. 9's d²).
+//! the same step from each of the K nearest frames averaged with weights 1/d² (eq. 9's d²;
+//! tapered, 1/d² − 1/d²_{K+1}, on request); with hysteresis H, the last match's IRF is followed
+//! while its next frame is within H × the nearest distance.
 
 use rayon::prelude::*;
 
@@ -12,6 +14,9 @@ const NEAR: usize = 24;
 
 /// Most frames of one entry for which the cache is built (it costs frames² distances).
 const MAX_CACHED: usize = 20_000;
+
+/// Largest orbit hysteresis H (`kestrel play --flow-hysteresis`), a ratio of eq. 9 distances.
+pub const MAX_FLOW_HYSTERESIS: f64 = 100.0;
 
 /// Most nearest frames a flow step may average (`kestrel play --flow-neighbours`).
 pub const MAX_FLOW_NEIGHBOURS: usize = 8;
@@ -29,6 +34,11 @@ pub(crate) struct FlowFrames {
     near: Vec<Vec<u32>>,
     /// K: nearest frames whose steps are averaged (0 and 1: the nearest alone).
     neighbours: usize,
+    /// Weights of the K nearest tapered to 0 at the (K + 1)-th frame's distance.
+    tapered: bool,
+    /// H² of the orbit hysteresis (0: off): the successor of the last match is followed
+    /// while its distance² is at most H² × the nearest frame's.
+    hysteresis2: f32,
 }
 
 impl ReducedModel {
@@ -40,9 +50,47 @@ impl ReducedModel {
         self
     }
 
+    /// The model played by the flow with the K nearest frames' weights tapered:
+    /// w_j = 1/d_j² − 1/d_{K+1}² (d_{K+1} eq. 9's distance to the (K + 1)-th nearest frame), so
+    /// that a frame's weight falls to 0 as it leaves the K nearest and the step is continuous
+    /// in the played state; false (the default): w_j = 1/d_j². No effect with K = 1. Set after
+    /// `with_offset`, which resets it.
+    pub fn with_flow_taper(mut self, tapered: bool) -> Self {
+        self.flow.tapered = tapered;
+        self
+    }
+
+    /// Whether [`ReducedModel::with_flow_taper`] is on.
+    pub fn flow_tapered(&self) -> bool {
+        self.flow.tapered
+    }
+
     /// K of [`ReducedModel::with_flow_neighbours`].
     pub fn flow_neighbours(&self) -> usize {
         self.flow.neighbours.max(1)
+    }
+
+    /// The model played by the flow with orbit hysteresis H ≥ 1: after an impulse's first
+    /// frame, the successor x_{p+1} of the last match p is stepped (alone, as K = 1) while its
+    /// eq. 9 distance is at most H × the nearest frame's, so the player follows one IRF
+    /// instead of re-matching every frame; beyond it, the nearest frame(s) as without
+    /// hysteresis. H = 1 (the default) or less: off. Set after `with_offset`, which resets it.
+    pub fn with_flow_hysteresis(mut self, h: f64) -> Self {
+        self.flow.hysteresis2 = if h.is_finite() && h > 1.0 {
+            (h * h) as f32
+        } else {
+            0.0
+        };
+        self
+    }
+
+    /// H of [`ReducedModel::with_flow_hysteresis`] (1: off).
+    pub fn flow_hysteresis(&self) -> f64 {
+        if self.flow.hysteresis2 > 0.0 {
+            f64::from(self.flow.hysteresis2).sqrt()
+        } else {
+            1.0
+        }
     }
 }
 
@@ -55,6 +103,8 @@ impl FlowFrames {
             covered: vec![Vec::new(); n],
             near: vec![Vec::new(); n],
             neighbours: 1,
+            tapered: false,
+            hysteresis2: 0.0,
         };
         for o in &model.orbits {
             let e = o.entry as usize;
@@ -65,10 +115,6 @@ impl FlowFrames {
             f.inner[e].extend(o.start + 1..o.end);
         }
         for e in 0..n {
-            let candidates: Vec<u32> = f.candidates(model, e, false).copied().collect();
-            if candidates.is_empty() || candidates.len() > MAX_CACHED {
-                continue;
-            }
             let mut covered: Vec<u32> = f.starts[e]
                 .iter()
                 .chain(&f.inner[e])
@@ -76,6 +122,11 @@ impl FlowFrames {
                 .collect();
             covered.sort_unstable();
             covered.dedup();
+            let candidates: Vec<u32> = f.candidates(model, e, false).copied().collect();
+            if candidates.is_empty() || candidates.len() > MAX_CACHED {
+                f.covered[e] = covered;
+                continue;
+            }
             f.near[e] = covered
                 .par_iter()
                 .flat_map_iter(|&s| {
@@ -118,6 +169,13 @@ impl FlowFrames {
         };
         let inner = if kicked { &[][..] } else { &self.inner[e][..] };
         starts.iter().chain(inner)
+    }
+
+    /// Whether frame j is matched among entry e's frames (it has a successor in its IRF).
+    fn has_successor(&self, e: usize, j: usize) -> bool {
+        self.covered
+            .get(e)
+            .is_some_and(|c| c.binary_search(&(j as u32 + 1)).is_ok())
     }
 
     /// The cached nearest frames of successor `s` under entry `e`, if cached.
@@ -168,13 +226,14 @@ pub(crate) fn flow_frame(
     }
     let cached = previous.and_then(|p| f.near_of(entry, p + 1));
     let k = model.flow_neighbours().min(MAX_FLOW_NEIGHBOURS);
-    // the k nearest (d², frame), nearest first
-    let mut near = [(f32::INFINITY, usize::MAX); MAX_FLOW_NEIGHBOURS];
+    // the k nearest (d², frame), nearest first, and the (k + 1)-th for tapered weights
+    let kept = if f.tapered && k > 1 { k + 1 } else { k };
+    let mut near = [(f32::INFINITY, usize::MAX); MAX_FLOW_NEIGHBOURS + 1];
     let mut consider = |j: u32| {
         if j != u32::MAX {
-            let d = distance(model, q, qd, j as usize, near[k - 1].0);
-            if d < near[k - 1].0 {
-                let mut i = k - 1;
+            let d = distance(model, q, qd, j as usize, near[kept - 1].0);
+            if d < near[kept - 1].0 {
+                let mut i = kept - 1;
                 while i > 0 && near[i - 1].0 > d {
                     near[i] = near[i - 1];
                     i -= 1;
@@ -189,14 +248,24 @@ pub(crate) fn flow_frame(
             .candidates(model, entry, kicked)
             .for_each(|&j| consider(j)),
     }
-    let (d0, j) = near[0];
+    let (d0, mut j) = near[0];
     if j == usize::MAX {
         return None;
+    }
+    let mut follow = false;
+    if let Some(p) = previous.filter(|_| f.hysteresis2 > 0.0 && !kicked) {
+        let s = p + 1;
+        if s != j
+            && f.has_successor(entry, s)
+            && distance(model, q, qd, s, f32::INFINITY) <= f.hysteresis2 * d0
+        {
+            (j, follow) = (s, true);
+        }
     }
     let r = model.rank;
     let (delta, rest) = scratch.split_at_mut(2 * r);
     let (step, acc) = rest.split_at_mut(2 * r);
-    if k == 1 || d0 == 0.0 || near[1].1 == usize::MAX {
+    if follow || k == 1 || d0 == 0.0 || near[1].1 == usize::MAX {
         step_from(model, entry, j, q, qd, delta, step);
         q.copy_from_slice(&step[..r]);
         qd.copy_from_slice(&step[r..2 * r]);
@@ -204,8 +273,15 @@ pub(crate) fn flow_frame(
     }
     acc[..2 * r].fill(0.0);
     let mut weights = 0.0f32;
+    // tapered: w_j = 1/d_j² − 1/d_{K+1}², which falls to 0 as frame j leaves the K nearest,
+    // so the step does not jump when the set of neighbours changes (1/d² when all tie)
+    let taper = if kept > k && near[k].1 != usize::MAX && near[k].0 > near[0].0 {
+        1.0 / near[k].0
+    } else {
+        0.0
+    };
     for &(d, jn) in near[..k].iter().filter(|n| n.1 != usize::MAX) {
-        let w = 1.0 / d;
+        let w = 1.0 / d - taper;
         step_from(model, entry, jn, q, qd, delta, step);
         for (a, s) in acc.iter_mut().zip(step.iter()) {
             *a += w * s;

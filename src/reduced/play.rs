@@ -321,6 +321,17 @@ impl<'m> Player<'m> {
         &self.q
     }
 
+    /// Reduced velocities q̇ of the frame shown \[m/s\].
+    pub fn qdot(&self) -> &[f32] {
+        &self.qd
+    }
+
+    /// The recorded frame being followed (the flow's last match, or the IRF's frame under
+    /// the other rules); None at rest.
+    pub fn followed(&self) -> Option<usize> {
+        self.playing.then_some(self.state)
+    }
+
     /// The shape in the model's frame (door frame), mean + U·q, into `out` (3v values) \[m\].
     #[inline]
     pub fn shape(&self, out: &mut [f32]) {

@@ -267,10 +267,15 @@ fn every_implicit_method_reaches_the_same_step() {
 /// slow or diverging iteration.
 #[test]
 fn newton_tangent_refuses_a_material_without_its_tangent() {
-    let mut world = spring_world(5, 0.1, 4.0);
-    let params = StepParameters::new(Integrator::NewtonTangent, 1e-3);
-    match ClothPipeline::new().step(&params, &mut world) {
-        Err(ClothError::Invalid(m)) => assert!(m.contains("newton_tangent"), "{m}"),
-        other => panic!("expected an error, got {other:?}"),
+    for (integrator, name) in [
+        (Integrator::NewtonTangent, "newton_tangent"),
+        (Integrator::NewtonDirect, "newton_direct"),
+    ] {
+        let mut world = spring_world(5, 0.1, 4.0);
+        let params = StepParameters::new(integrator, 1e-3);
+        match ClothPipeline::new().step(&params, &mut world) {
+            Err(ClothError::Invalid(m)) => assert!(m.contains(name), "{m}"),
+            other => panic!("expected an error, got {other:?}"),
+        }
     }
 }

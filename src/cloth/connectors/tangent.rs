@@ -315,13 +315,13 @@ impl KesConnectors {
 
 /// ∇φ at p_a, p_c, p_b, p_{e+}, p_{e−} from ∂φ/∂r_a, ∂φ/∂r_b, ∂φ/∂e [1/m].
 #[inline(always)]
-fn bending_gradient(&[d_a, d_b, d_e]: &[Vec3; 3]) -> [Vec3; 5] {
+pub(super) fn bending_gradient(&[d_a, d_b, d_e]: &[Vec3; 3]) -> [Vec3; 5] {
     [-d_a, d_a - d_b, d_b, d_e, -d_e]
 }
 
-#[cfg(test)]
 /// ∇θ at p00, p10, p01, p11 from ∂θ/∂(warp), ∂θ/∂(weft) [1/m].
-fn shear_gradient(&[d_w, d_f]: &[Vec3; 2]) -> [Vec3; 4] {
+#[inline(always)]
+pub(super) fn shear_gradient(&[d_w, d_f]: &[Vec3; 2]) -> [Vec3; 4] {
     [
         -(d_w + d_f) * 0.5,
         (d_w - d_f) * 0.5,

@@ -1,26 +1,39 @@
 //! Newton on the backward-Euler residual with the analytic tangent: (M/Δt² + C/Δt + K)δ = −g
 //! solved by conjugate gradients to a relative `forcing`, preconditioned by line solves of the
 //! same matrix's traction and shear-side couplings (factored every fourth Newton iteration);
-//! a step that does not lower ‖D⁻¹g‖₂ is halved (≤ 5 times).
+//! a step that does not lower ‖D⁻¹g‖₂ is halved (≤ 5 times). `newton_direct` preconditions
+//! CG by the same matrix factored by sparse Cholesky (`direct.rs`): exact when fresh.
 
-use rayon::prelude::*;
-
-use super::residual::{dot, BackwardEuler};
+use super::direct::DirectSolve;
+use super::residual::BackwardEuler;
 use super::SolveOutcome;
 use crate::cloth::connectors::KesTangent;
 use crate::cloth::line_precond::LinePreconditioner;
-use crate::cloth::pipeline::StepParameters;
+use crate::cloth::pipeline::{Integrator, StepParameters};
 use crate::cloth::world::Material;
 use crate::cloth::{Mat3, Vec3};
+
+mod cg;
+use cg::conjugate_gradients;
 
 /// Most conjugate-gradient iterations per Newton step.
 pub(crate) const MAX_CG_ITERATIONS: usize = 500;
 
-/// Newton iterations one line factor serves, across steps: the line matrix of a tangent a
-/// few iterations old preconditions CG almost as well as the current one (`kes_sheet_70`:
-/// 5.79 against 5.745 CG iterations per step), for a quarter of the blocks' passes and
-/// factorisations. A change of Δt, damping, masses or pins rebuilds it at once.
+/// Newton iterations one factor serves, across steps: the line matrix of a tangent a few
+/// iterations old preconditions CG almost as well as the current one (`kes_sheet_70`: 5.79
+/// against 5.745 CG iterations per step), for a quarter of the blocks' passes and
+/// factorisations; so does a Cholesky factor (exact at its first iteration, then a
+/// preconditioner). A change of Δt, damping, masses or pins rebuilds it at once.
 const LINE_FACTOR_ITERATIONS: usize = 4;
+
+/// The factor that preconditions CG: line solves (`newton_tangent`) or the whole system's
+/// Cholesky factor (`newton_direct`).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+enum Factor {
+    #[default]
+    Lines,
+    Cholesky,
+}
 
 /// Scratch of the Newton solver.
 #[derive(Debug, Default, Clone)]
@@ -38,15 +51,20 @@ pub(crate) struct NewtonScratch {
     inertia: Vec<f64>,
     tangent: KesTangent,
     lines: LinePreconditioner,
+    /// The factored system of `newton_direct`.
+    direct: DirectSolve,
     /// One buffer per rayon thread but the first for the banded tangent product.
     parts: Vec<Vec<Vec3>>,
     /// Conjugate-gradient iterations of the last solve.
     pub cg_iterations: usize,
-    /// Newton iterations the line factor has served, and the inertia and pins it was
-    /// built with.
-    lines_age: usize,
-    lines_inertia: Vec<f64>,
-    lines_pinned: Vec<bool>,
+    /// The factor in use, the Newton iterations it has served, and the inertia and pins it
+    /// was built with.
+    factor: Factor,
+    factor_age: usize,
+    factor_inertia: Vec<f64>,
+    factor_pinned: Vec<bool>,
+    /// The Cholesky factorisation failed on the system the factor was made for.
+    cholesky_failed: bool,
 }
 
 /// The unscaled residual g at `x` into `r` (zero on pinned rows), with max_i |D_i⁻¹g_i| [m]
@@ -96,71 +114,6 @@ fn residual(
     }
 }
 
-/// Particles per rayon task of the conjugate gradients' vector operations; their partial
-/// sums are added in chunk order, so a dot product does not depend on the thread count.
-const CHUNK: usize = 1024;
-
-/// a·b summed per chunk of `CHUNK` particles on rayon's threads, then over the chunks in order.
-fn par_dot(a: &[Vec3], b: &[Vec3]) -> f64 {
-    let parts: Vec<f64> = a
-        .par_chunks(CHUNK)
-        .zip(b.par_chunks(CHUNK))
-        .map(|(a, b)| dot(a, b))
-        .collect();
-    parts.iter().sum()
-}
-
-/// p ← z + β·p (p ← z when `beta` is None) and y ← diag(inertia)·p, in one pass over the
-/// chunks: the first part of y = A·p (`finish_product` adds K·p).
-fn direction_and_inertia(
-    sc_inertia: &[f64],
-    z: &[Vec3],
-    beta: Option<f64>,
-    p: &mut [Vec3],
-    y: &mut [Vec3],
-) {
-    p.par_chunks_mut(CHUNK)
-        .zip(y.par_chunks_mut(CHUNK))
-        .zip(z.par_chunks(CHUNK).zip(sc_inertia.par_chunks(CHUNK)))
-        .for_each(|((p, y), (z, s))| {
-            for ((pk, yk), (zk, s)) in p.iter_mut().zip(y.iter_mut()).zip(z.iter().zip(s)) {
-                *pk = match beta {
-                    Some(beta) => zk + *pk * beta,
-                    None => *zk,
-                };
-                *yk = *pk * *s;
-            }
-        });
-}
-
-/// y += K·v, then y = v on the pinned rows (A = diag(inertia) + K, pinned rows and columns
-/// the identity); returns v·y summed as `par_dot` sums it (per chunk, then in chunk order).
-fn finish_product(
-    be: &BackwardEuler<'_>,
-    t: &KesTangent,
-    parts: &mut Vec<Vec<Vec3>>,
-    v: &[Vec3],
-    y: &mut [Vec3],
-) -> f64 {
-    if let Material::Kes(k) = &be.world.material {
-        k.add_tangent_product_banded(t, v, y, parts);
-    }
-    let pinned = be.world.pinned();
-    let sums: Vec<f64> = y
-        .par_chunks_mut(CHUNK)
-        .zip(v.par_chunks(CHUNK).zip(pinned.par_chunks(CHUNK)))
-        .map(|(y, (v, pinned))| {
-            for ((yk, vk), &p) in y.iter_mut().zip(v).zip(pinned) {
-                if p {
-                    *yk = *vk;
-                }
-            }
-            dot(v, y)
-        })
-        .collect();
-    sums.iter().sum()
-}
-
 /// Newton's method on the backward-Euler residual of `be` from `x`, stopping when
 /// max_i |D_i⁻¹g_i| ≤ `params.tolerance`; each iteration costs one tangent evaluation and
 /// at least one force evaluation (both counted in `evaluations`).
@@ -207,85 +160,61 @@ pub(crate) fn newton_solve(
         }
         out.iterations += 1;
         // the tangent at x, from the trial states the residual at x left
-        let ready = match &world.material {
-            Material::Kes(k) => {
-                if !tangent_at_x {
-                    k.tangent(x, &be.ws.trial, &mut sc.tangent);
-                }
-                // counted as an evaluation either way (fused or a pass of its own)
-                out.evaluations += 1;
-                let (tangent, inertia) = (&sc.tangent, &sc.inertia);
-                if sc.lines.is_ready()
-                    && sc.lines_age < LINE_FACTOR_ITERATIONS
-                    && sc.lines_inertia == *inertia
-                    && sc.lines_pinned == world.pinned()
-                {
-                    sc.lines_age += 1;
-                    true
-                } else {
-                    sc.lines_age = 1;
-                    sc.lines_inertia.clone_from(inertia);
-                    sc.lines_pinned.clear();
-                    sc.lines_pinned.extend_from_slice(world.pinned());
-                    sc.lines.build_with(world, |diag, edge| {
-                        diag.extend(inertia.iter().map(|&s| Mat3::identity() * s));
-                        k.tangent_blocks(tangent, diag, edge);
-                    })
-                }
-            }
-            _ => false,
+        let kes = match &world.material {
+            Material::Kes(k) => Some(k),
+            _ => None,
         };
+        if let Some(k) = kes {
+            if !tangent_at_x {
+                k.tangent(x, &be.ws.trial, &mut sc.tangent);
+            }
+            // counted as an evaluation either way (fused or a pass of its own)
+            out.evaluations += 1;
+        }
+        // a system the factor was not made for (Δt, damping, masses, pins) rebuilds it, and
+        // may take the Cholesky factor again after a failed one
+        let same_system = sc.factor_inertia == sc.inertia && sc.factor_pinned == world.pinned();
+        if !same_system {
+            sc.cholesky_failed = false;
+        }
+        let kind = match params.integrator {
+            Integrator::NewtonDirect if !sc.cholesky_failed => Factor::Cholesky,
+            _ => Factor::Lines,
+        };
+        let ready = kes.is_some_and(|k| {
+            let holds = match sc.factor {
+                Factor::Lines => sc.lines.is_ready(),
+                Factor::Cholesky => sc.direct.is_factored(),
+            };
+            if holds && sc.factor == kind && sc.factor_age < LINE_FACTOR_ITERATIONS && same_system {
+                sc.factor_age += 1;
+                return true;
+            }
+            sc.factor_age = 1;
+            sc.factor_inertia.clone_from(&sc.inertia);
+            sc.factor_pinned.clear();
+            sc.factor_pinned.extend_from_slice(world.pinned());
+            sc.factor = kind;
+            let (tangent, inertia) = (&sc.tangent, &sc.inertia);
+            // the Cholesky factor, else (not asked for, or not positive definite: then the
+            // lines until the system changes) the lines
+            if kind == Factor::Cholesky {
+                if sc.direct.factor(tangent, inertia, world.pinned()) {
+                    return true;
+                }
+                sc.cholesky_failed = true;
+            }
+            sc.factor = Factor::Lines;
+            sc.lines.build_with(world, |diag, edge| {
+                diag.extend(inertia.iter().map(|&s| Mat3::identity() * s));
+                k.tangent_blocks(tangent, diag, edge);
+            })
+        });
         if !ready {
+            sc.factor = Factor::Lines;
             sc.lines.invalidate();
         }
-        // CG on A δ = −r from δ = 0
-        sc.delta.fill(Vec3::zeros());
-        for (res, r) in sc.res.iter_mut().zip(&sc.r) {
-            *res = -r;
-        }
-        let b_norm = par_dot(&sc.res, &sc.res).sqrt();
-        sc.lines.apply(&sc.res, &mut sc.z);
-        // p = z and the inertia part of q = A·p in one pass
-        direction_and_inertia(&sc.inertia, &sc.z, None, &mut sc.p, &mut sc.q);
-        let mut rz = par_dot(&sc.res, &sc.z);
-        for _ in 0..MAX_CG_ITERATIONS {
-            // q = A·p and p·q
-            let pq = finish_product(be, &sc.tangent, &mut sc.parts, &sc.p, &mut sc.q);
-            // a direction of no or negative curvature: K is semi-definite, stop here
-            if pq.is_nan() || pq <= 0.0 {
-                break;
-            }
-            let alpha = rz / pq;
-            // δ += αp, res −= αq, and ‖res‖² per chunk
-            let res_sq: Vec<f64> = sc
-                .delta
-                .par_chunks_mut(CHUNK)
-                .zip(sc.res.par_chunks_mut(CHUNK))
-                .zip(sc.p.par_chunks(CHUNK).zip(sc.q.par_chunks(CHUNK)))
-                .map(|((delta, res), (p, q))| {
-                    let mut sq = 0.0;
-                    for ((d, r), (p, q)) in
-                        delta.iter_mut().zip(res.iter_mut()).zip(p.iter().zip(q))
-                    {
-                        *d += p * alpha;
-                        *r -= q * alpha;
-                        sq += r.norm_squared();
-                    }
-                    sq
-                })
-                .collect();
-            sc.cg_iterations += 1;
-            out.linear_iterations += 1;
-            if res_sq.iter().sum::<f64>().sqrt() <= params.forcing * b_norm {
-                break;
-            }
-            sc.lines.apply(&sc.res, &mut sc.z);
-            let rz_new = par_dot(&sc.res, &sc.z);
-            let beta = rz_new / rz;
-            rz = rz_new;
-            // p = z + βp and the inertia part of the next q = A·p in one pass
-            direction_and_inertia(&sc.inertia, &sc.z, Some(beta), &mut sc.p, &mut sc.q);
-        }
+        conjugate_gradients(be, sc, params.forcing, &mut out);
         // halve the step until ‖D⁻¹g‖₂ goes down (at most 5 times)
         let mut lambda = 1.0;
         loop {
@@ -316,8 +245,8 @@ pub(crate) fn newton_solve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloth::connectors::tangent_test_sheet;
-    use crate::cloth::implicit::residual::{block_scaling, Workspace};
+    use crate::cloth::connectors::{bent_sheet, tangent_at, tangent_test_sheet};
+    use crate::cloth::implicit::residual::{block_scaling, dot, Workspace};
     use crate::cloth::{ClothWorld, Integrator, Loads};
     use crate::material::LawState;
 
@@ -328,29 +257,14 @@ mod tests {
     fn line_preconditioner_is_symmetric_and_positive() {
         use rand::rngs::Xoshiro256PlusPlus;
         use rand::{RngExt, SeedableRng};
-        let (nu, nv, h) = (6, 5, 0.01);
-        let mut world = tangent_test_sheet(nu, nv, h);
+        let h = 0.01;
+        let mut world = tangent_test_sheet(6, 5, h);
         world.pin(0, 0).unwrap();
-        let grid = world.grid;
-        let x: Vec<Vec3> = (0..nu * nv)
-            .map(|k| {
-                let (i, j) = grid.coords(k);
-                let (i, j) = (i as f64, j as f64);
-                Vec3::new(
-                    h * (1.03 * i + 0.15 * j),
-                    h * 1.02 * j,
-                    2e-3 * (i * j).sin(),
-                )
-            })
-            .collect();
+        let x = bent_sheet(&world, h);
+        let t = tangent_at(&world, &x);
         let Material::Kes(kes) = &world.material else {
             unreachable!()
         };
-        let mut trial = vec![LawState::default(); kes.state_len()];
-        let mut f = vec![Vec3::zeros(); x.len()];
-        kes.add_forces(&x, &mut trial, &mut f);
-        let mut t = KesTangent::default();
-        kes.tangent(&x, &trial, &mut t);
         let mut d = vec![Mat3::identity() * 12.0; x.len()];
         let mut edges = Vec::new();
         kes.tangent_blocks(&t, &mut d, |a, b, m| edges.push((a, b, m)));

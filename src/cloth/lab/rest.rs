@@ -108,11 +108,13 @@ pub(crate) fn relax_to_rest(
         }
         world.v.iter_mut().for_each(|v| *v = Vec3::zeros());
         world.save(&mut before);
-        // Newton with the tangent, else the dynamic steps' solver at the same Δt; a step that
-        // neither converges is taken back and Δt halved (down to the dynamic Δt, where the
-        // dynamic steps' solver's result is kept when its residual is below `accepted`)
+        // Newton with the tangent (CG preconditioned by its Cholesky factor: at Δt up to 1 s
+        // the line preconditioner needs many CG iterations), else the dynamic steps' solver
+        // at the same Δt; a step that neither converges is taken back and Δt halved (down to
+        // the dynamic Δt, where the dynamic steps' solver's result is kept when its residual
+        // is below `accepted`)
         let mut converged = false;
-        for integrator in [Integrator::NewtonTangent, base.integrator] {
+        for integrator in [Integrator::NewtonDirect, base.integrator] {
             params.integrator = integrator;
             let report = pipeline.step(&params, world)?;
             rest.steps += 1;

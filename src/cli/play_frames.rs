@@ -1,0 +1,54 @@
+//! `kestrel play --compare SCENE --frame-errors CSV`: one row per compared frame, squared
+//! errors [m²] (Σ error_m2 / Σ norm_m2 = playback_error²) and both sides' reduced coordinates.
+
+use kestrel::reduced::{FrameError, ReducedModel};
+
+/// Most frames `--frame-errors` records (they are held in memory: 4r values and a few
+/// numbers a frame, and the CSV's text).
+pub const MAX_FRAME_ERROR_ROWS: usize = 100_000;
+
+/// `--frame-errors`: one row a frame, squared errors \[m²\] then q, q̇, c, ċ (r values each).
+pub fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
+    use std::fmt::Write;
+    let mut out = String::from(
+        "frame,t_s,segment,entry,error_m2,norm_m2,projection_m2,library_m2,played_library_m2,\
+         flow_step_m2,followed,followed_irf",
+    );
+    for name in ["q", "qdot", "c", "cdot"] {
+        for k in 1..=model.rank {
+            let _ = write!(out, ",{name}{k}");
+        }
+    }
+    out.push('\n');
+    for (n, f) in rows.iter().enumerate() {
+        let entry = model
+            .info
+            .palette
+            .get(f.entry)
+            .map_or("", |p| p.name.as_str());
+        let _ = write!(
+            out,
+            "{n},{},{},{entry},{},{},{},{},{},{},{},{}",
+            f.t_s,
+            f.segment + 1,
+            f.error_m2,
+            f.norm_m2,
+            f.projection_m2,
+            cell(f.library_m2),
+            cell(f.played_library_m2),
+            cell(f.flow_step_m2),
+            cell(f.followed),
+            cell(f.followed_irf)
+        );
+        for v in f.q.iter().chain(&f.qdot).chain(&f.c).chain(&f.cdot) {
+            let _ = write!(out, ",{v}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A CSV cell of an optional value: empty when there is none.
+fn cell<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
