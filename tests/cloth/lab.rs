@@ -363,7 +363,8 @@ fn drape_coefficient_runs_from_stiff_to_limp() {
     let stiff = run(&scaled(20.0));
     let own = run(&card);
     let limp = run(&scaled(1e-2));
-    // each is read at rest: every free particle's unbalanced force under 10⁻³ of its weight
+    // each is read at rest: every free particle's unbalanced force under 10⁻³ of a full
+    // particle's weight
     for r in [&stiff, &own, &limp] {
         assert!(
             r.rest_force_limit == 1e-3 && r.rest_force_ratio <= r.rest_force_limit,
