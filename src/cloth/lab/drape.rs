@@ -179,8 +179,8 @@ pub struct DrapeResult {
     /// the last load step), before the static relaxation [%].
     pub settled_drape_coefficient: f64,
     /// Static relaxation: pseudo steps (backward Euler from rest, Δt doubled up to 1 s), those
-    /// left unconverged at Δt/8, and the reading's largest unbalanced force over a free
-    /// particle's weight, |F_i|/(m_i·g) (at rest: ≤ `rest_force_limit`, 10⁻³).
+    /// left unconverged at Δt/8, and the reading's largest unbalanced force over a full
+    /// particle's weight, |F_i|/(ρ·h²·g) (at rest: ≤ `rest_force_limit`, 10⁻³).
     pub rest_steps: u64,
     pub rest_unconverged_steps: u64,
     pub rest_force_ratio: f64,
@@ -250,6 +250,8 @@ pub fn run_drape(
     let specimen = Specimen::new(opts.cell)?;
     let mut world = specimen.world(laws, density)?;
     let h = specimen.grid.h_warp;
+    // a full particle (one cell's mass, lumped on its corners): the rest criterion's reference
+    let particle_mass = density * h * h;
     // the load at the end of the first step (dynamic) or load step (quasi-static)
     world.loads.gravity[1] = -STANDARD_GRAVITY
         * match opts.lowering {
@@ -275,6 +277,7 @@ pub fn run_drape(
             &params,
             ACCEPTED_RESIDUAL_M,
             &free,
+            particle_mass,
             load_steps,
             progress,
             cancel,
@@ -302,6 +305,7 @@ pub fn run_drape(
         &params,
         ACCEPTED_RESIDUAL_M,
         &free,
+        particle_mass,
         &mut || progress(1.0),
         cancel,
     )?;

@@ -1,5 +1,5 @@
 //! The drape specimen's lowering: quasi-static (gravity g·k/N, k = 1..N, at rest at each:
-//! |F_i| ≤ 10⁻³·m_i·g·k/N \[N\]) or dynamic (g·(3τ² − 2τ³), τ = t/T \[s\], until it settles).
+//! |F_i| ≤ 10⁻³·ρ·h²·g·k/N \[N\]) or dynamic (g·(3τ² − 2τ³), τ = t/T \[s\], until it settles).
 
 use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
@@ -75,7 +75,7 @@ pub(crate) struct Lowered {
 /// rest from the last (`relax_to_rest`: static steps from zero velocity, the friction states
 /// following the displacement of each) before the next. No dynamics: the path is the
 /// sequence of equilibria under the rising load, not a motion whose vibrations depend on
-/// the mesh. `progress` gets k/N, and (k − 1)/N before each static step of load step k.
+/// the mesh; `particle_mass` \[kg\] is a full particle's ρ·h², the rest's reference. `progress` gets k/N, and (k − 1)/N before each static step of load step k.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn lower_quasi_statically(
     world: &mut ClothWorld,
@@ -83,6 +83,7 @@ pub(crate) fn lower_quasi_statically(
     params: &StepParameters,
     accepted: f64,
     free: &[bool],
+    particle_mass: f64,
     increments: u32,
     progress: &mut dyn FnMut(f64),
     cancel: Option<&AtomicBool>,
@@ -94,14 +95,23 @@ pub(crate) fn lower_quasi_statically(
         world.loads.gravity = [0.0, -STANDARD_GRAVITY * fraction, 0.0];
         // the load steps done so far, before each static step: a stop is seen within one
         let each_step = &mut || progress(done);
-        let rest = relax_to_rest(world, pipeline, params, accepted, free, each_step, cancel)
-            .map_err(|e| match e {
-                LabError::NotReached(m) => LabError::NotReached(format!(
-                    "lowering at {:.0} % of g (load step {k} of {increments}): {m}",
-                    100.0 * fraction
-                )),
-                other => other,
-            })?;
+        let rest = relax_to_rest(
+            world,
+            pipeline,
+            params,
+            accepted,
+            free,
+            particle_mass,
+            each_step,
+            cancel,
+        )
+        .map_err(|e| match e {
+            LabError::NotReached(m) => LabError::NotReached(format!(
+                "lowering at {:.0} % of g (load step {k} of {increments}): {m}",
+                100.0 * fraction
+            )),
+            other => other,
+        })?;
         static_steps += rest.steps;
         static_unconverged += rest.unconverged;
         progress(fraction);

@@ -1,4 +1,4 @@
-//! The drape test's specimen: a 30 cm disc of a square lattice (the cells wholly inside), held
+//! The drape test's specimen: a 30 cm disc of a square lattice (the cells centred inside), held
 //! on an 18 cm disc whose rim clamps each yarn at its crossing, positions in m (Y up).
 
 use super::drape::{DISC_DIAMETER_M, SPECIMEN_DIAMETER_M};
@@ -8,12 +8,11 @@ use crate::cloth::grid::Grid;
 use crate::cloth::world::{ClothWorld, Material, Pin};
 use crate::cloth::Vec3;
 
-/// The specimen cut from a square grid: the corners of the cells that lie wholly within the
-/// specimen's radius of the centre (each particle with a cell's area, so the specimen's mass
-/// is π·R²·ρ to the boundary's order), flat in the XZ plane at y = 0, centred on the origin.
-/// The lattice point at each of the circle's four poles is inside but belongs to no such
-/// cell: a yarn end with no shear cell, whose one warp (or weft) neighbour's bending axis it
-/// would set; it is left out (docs/cloth.md, the cotton card's failing step). The disc holds
+/// The specimen cut from a square grid: the corners of the cells whose centres lie within the
+/// specimen's radius of the centre (a polygon of area π·R² to O(h²) on average; each cell's
+/// mass ρ·h² lumped on its corners), flat in the XZ plane at y = 0, centred on the origin;
+/// every particle is a corner of a cell (a yarn end with no cell made the cotton card's step
+/// fail, docs/cloth.md). The disc holds
 /// the lattice points within its radius (to h/100), and each yarn leaving it is clamped at its
 /// crossing of the rim: an anchor, a held particle taken from the square outside the specimen.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,9 +68,6 @@ impl Specimen {
             .collect();
         let tiny = 1e-9 * h;
         let radius = |p: &Vec3| (p.x * p.x + p.z * p.z).sqrt();
-        let inside: Vec<bool> = flat.iter().map(|p| radius(p) <= half + tiny).collect();
-        // the corners of the cells wholly inside: a lattice point inside with no such cell
-        // (one at each of the four poles) is no piece of fabric, only a yarn end
         let mut kept = vec![false; flat.len()];
         for i in 0..cells {
             for j in 0..cells {
@@ -81,7 +77,10 @@ impl Specimen {
                     grid.index(i, j + 1),
                     grid.index(i + 1, j + 1),
                 ];
-                if corners.iter().all(|&q| inside[q]) {
+                // the cells whose centre lies inside: a polygon of area πR² to O(h²) on
+                // average (the cells wholly inside fall a band of about h/2 short)
+                let centre = (flat[corners[0]] + flat[corners[3]]) * 0.5;
+                if radius(&centre) <= half + tiny {
                     corners.iter().for_each(|&q| kept[q] = true);
                 }
             }
@@ -127,9 +126,25 @@ impl Specimen {
             density,
             Material::Kes(Box::new(connectors)),
         )?;
+        // each cell of the specimen lumps its mass ρ·h² on its four corners
         for (k, m) in world.mass.iter_mut().enumerate() {
             if self.kept[k] {
-                *m = density * h * h;
+                *m = 0.0;
+            }
+        }
+        for i in 0..grid.nu - 1 {
+            for j in 0..grid.nv - 1 {
+                let corners = [
+                    grid.index(i, j),
+                    grid.index(i + 1, j),
+                    grid.index(i, j + 1),
+                    grid.index(i + 1, j + 1),
+                ];
+                if corners.iter().all(|&q| self.kept[q]) {
+                    corners
+                        .iter()
+                        .for_each(|&q| world.mass[q] += 0.25 * density * h * h);
+                }
             }
         }
         for (k, p) in flat.iter().enumerate() {
