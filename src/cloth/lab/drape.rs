@@ -17,6 +17,7 @@ use super::{card_areal_density, card_laws, LabError, STANDARD_GRAVITY};
 use crate::cloth::grid::Grid;
 use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
 use crate::cloth::{ProvotConstraints, Vec3};
+use crate::friction::short_number;
 use crate::params::FabricParams;
 
 pub use super::specimen::Specimen;
@@ -365,7 +366,8 @@ fn check_options(opts: &DrapeOptions) -> Result<(), LabError> {
     if !(dt_ok && damping_ok) {
         return Err(LabError::Option(format!(
             "dt = {} s, damping = {} 1/s: need 0 < dt <= 0.05 s, damping >= 0",
-            opts.dt, opts.damping
+            short_number(opts.dt),
+            short_number(opts.damping)
         )));
     }
     match opts.lowering {
@@ -382,8 +384,10 @@ fn check_options(opts: &DrapeOptions) -> Result<(), LabError> {
                 Ok(())
             } else {
                 Err(LabError::Option(format!(
-                    "max time = {max_time} s, ramp = {ramp} s: need 0 < max time <= 600 s, \
-                     0 <= ramp <= max time - 1.5 s (the settling is read over 1 s from 0.5 s after the ramp)"
+                    "max time = {} s, ramp = {} s: need 0 < max time <= 600 s, 0 <= ramp <= \
+                     max time - 1.5 s (the settling is read over 1 s from 0.5 s after the ramp)",
+                    short_number(max_time),
+                    short_number(ramp)
                 )))
             }
         }

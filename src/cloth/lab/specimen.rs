@@ -48,7 +48,7 @@ impl Specimen {
         if !(cell.is_finite() && (0.001..=0.05).contains(&cell)) {
             return Err(LabError::Option(format!(
                 "cell = {} mm: must be 1 to 50 mm",
-                cell * 1e3
+                crate::friction::short_number(cell * 1e3)
             )));
         }
         let cells = (SPECIMEN_DIAMETER_M / cell).round().max(2.0) as usize;
