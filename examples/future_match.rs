@@ -123,19 +123,43 @@ fn main() -> ExitCode {
     }
     let w = w as usize;
     let beta = model.info.beta;
-    println!("frame,segment,entry,best_future,best_frame,best_eq9_rank,nearest_future,nearest_frame,within_bound,candidates,played_future");
+    // what the door did before a recorded frame: frames since its IRF's start, and the entry
+    // and frames of the IRF that ended where it started (none: a chain's or branch's first)
+    let history = |j: usize| -> String {
+        let Some(o) = model
+            .orbits
+            .iter()
+            .find(|o| (o.start as usize) <= j && j < o.end as usize)
+        else {
+            return "-".into();
+        };
+        let before = model.orbits.iter().find(|p| p.end == o.start);
+        let name = |e: u32| model.info.palette[e as usize].name.clone();
+        match before {
+            Some(p) => format!(
+                "{}+{} after {}:{}",
+                name(o.entry),
+                j - o.start as usize,
+                name(p.entry),
+                p.end - p.start
+            ),
+            None => format!("{}+{} first", name(o.entry), j - o.start as usize),
+        }
+    };
+    let segment_start = |t: usize| {
+        (0..=t)
+            .rev()
+            .take_while(|&i| f.segment[i] == f.segment[t])
+            .last()
+            .unwrap_or(t)
+    };
+    println!("frame,segment,entry,best_future,best_frame,best_eq9_rank,nearest_future,nearest_frame,within_bound,candidates,played_future,truth_history,best_history,nearest_history");
     for t in 0..f.frame.len() {
         let ft = f.frame[t] as f64;
-        if ft < from || ft > to || t + w > f.frame.len() || f.segment[t + w - 1] != f.segment[t]
-        {
+        if ft < from || ft > to || t + w > f.frame.len() || f.segment[t + w - 1] != f.segment[t] {
             continue;
         }
-        let Some(e) = model
-            .info
-            .palette
-            .iter()
-            .position(|p| p.name == f.entry[t])
-        else {
+        let Some(e) = model.info.palette.iter().position(|p| p.name == f.entry[t]) else {
             continue;
         };
         let norm: f64 = f.norm[t..t + w].iter().sum();
@@ -171,8 +195,21 @@ fn main() -> ExitCode {
             .filter(|s| s.0 <= bound * bound * norm)
             .count();
         let rel = |x: f64| (x / norm).sqrt();
+        let s0 = segment_start(t);
+        let truth = if s0 > 0 {
+            let p0 = segment_start(s0 - 1);
+            format!(
+                "{}+{} after {}:{}",
+                f.entry[t],
+                t - s0,
+                f.entry[s0 - 1],
+                s0 - p0
+            )
+        } else {
+            format!("{}+{} first", f.entry[t], t)
+        };
         println!(
-            "{},{},{},{:.5},{},{},{:.5},{},{},{},{:.5}",
+            "{},{},{},{:.5},{},{},{:.5},{},{},{},{:.5},{},{},{}",
             f.frame[t],
             f.segment[t],
             f.entry[t],
@@ -184,6 +221,9 @@ fn main() -> ExitCode {
             within,
             scored.len(),
             rel(played),
+            truth,
+            history(best.2),
+            history(nearest.2),
         );
     }
     ExitCode::SUCCESS

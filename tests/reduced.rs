@@ -524,7 +524,11 @@ fn switch_branches_start_inside_a_chain_irf_and_shards_still_merge_byte_for_byte
             assert_eq!(inside(x0).count(), 0, "its states follow the chain's");
         }
     }
-    assert!(branches >= 3, "{branches} branches in {} IRFs", model.orbits.len());
+    assert!(
+        branches >= 3,
+        "{branches} branches in {} IRFs",
+        model.orbits.len()
+    );
     let bytes = model.to_bytes().unwrap();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)

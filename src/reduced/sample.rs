@@ -1,5 +1,6 @@
 //! Sampling (§3.5): independent units from the settled state, states recorded every k steps:
-//! random chains (seed + c, IRFs of T ∈ [T_min, T_max] s) and a tree of IRFs of T_max.
+//! random chains (seed + c, IRFs of T ∈ [T_min, T_max] s, optionally with switch branches from
+//! inside their IRFs) and a tree of IRFs of T_max.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -271,9 +272,8 @@ fn run_chain(
     let stop = stop_entry(spec);
     while frames as u64 + branch_states(&branches) <= total_frames {
         // Next entry: allowed from the current one, and able to run t_min inside the door's range.
-        let next = next_entry(spec, &driver, current, &mut rng).unwrap_or_else(|| {
-            stop.unwrap_or(spec.start_index())
-        });
+        let next = next_entry(spec, &driver, current, &mut rng)
+            .unwrap_or_else(|| stop.unwrap_or(spec.start_index()));
         let mut t = spec
             .durations
             .duration(spec.t_min, spec.t_max, rng.random::<f64>());
@@ -313,7 +313,16 @@ fn run_chain(
         for (x0, snapshot) in snapshots {
             let left = (total_frames + 1).saturating_sub(frames as u64 + branch_states(&branches));
             let lead = &data[(x0 - 1) * m..x0 * m];
-            record_branch(snapshot, lead, spec, plan, left, &mut branch_rng, &mut branches, tick)?;
+            record_branch(
+                snapshot,
+                lead,
+                spec,
+                plan,
+                left,
+                &mut branch_rng,
+                &mut branches,
+                tick,
+            )?;
         }
     }
     data.truncate(frames * m);
