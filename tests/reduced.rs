@@ -546,6 +546,12 @@ fn switch_branches_start_inside_a_chain_irf_and_shards_still_merge_byte_for_byte
         .collect();
     let (merged, _) = merge(&scene, sha, parts, &opts).unwrap();
     assert_eq!(merged.to_bytes().unwrap(), bytes);
+    // more than 8 branches per IRF is refused, naming the key and the file
+    let path = scene_path("reduced_door_cloth.toml");
+    let mut file = SceneFile::read(&path).unwrap();
+    file.reduced.as_mut().unwrap().switch_branches = 9;
+    let e = Scene::build(&file, &path).unwrap_err().to_string();
+    assert!(e.contains("switch_branches 0 to 8"), "{e}");
 }
 
 #[test]
