@@ -505,6 +505,77 @@ fn log_uniform_durations_give_another_sampling_that_shards_still_merge_byte_for_
 }
 
 #[test]
+fn switch_branches_start_inside_a_chain_irf_and_shards_still_merge_byte_for_byte() {
+    use kestrel::scene::{palette_allows, DurationLaw};
+    let mut scene = crate::common::small_door(8, 9, 12.0);
+    let spec = scene.reduced.as_mut().unwrap();
+    spec.chains = 3;
+    spec.settle = 0.5;
+    spec.durations = DurationLaw::LogUniform;
+    let opts = PrecomputeOptions::default();
+    let (plain, _) = precompute(&scene, &opts, &|_| {}).unwrap();
+    scene.reduced.as_mut().unwrap().switch_branches = 1;
+    let (model, _) = precompute(&scene, &opts, &|_| {}).unwrap();
+    // the same sampled time: no more states than the chains alone
+    assert!(model.q.len() <= plain.q.len());
+    // a branch's x⁰ is a state strictly inside a chain IRF of another entry, the same bits
+    // (q and q̇: its lead state is that state's predecessor), and its entry may follow that one
+    let inside = |s: usize| {
+        model
+            .orbits
+            .iter()
+            .filter(move |p| (p.start as usize) < s && s < p.end as usize)
+    };
+    let mut branches = 0;
+    for o in &model.orbits {
+        let x0 = o.start as usize;
+        let from = model.orbits.iter().find_map(|p| {
+            (p.start as usize + 1..p.end as usize)
+                .find(|&j| {
+                    j != x0
+                        && model.q_of(j) == model.q_of(x0)
+                        && model.qdot_of(j) == model.qdot_of(x0)
+                })
+                .map(|_| p.entry as usize)
+        });
+        if let Some(from) = from {
+            branches += 1;
+            assert_ne!(from, o.entry as usize, "a branch switches entry");
+            assert!(palette_allows(&model.info.palette, from, o.entry as usize));
+            assert_eq!(inside(x0).count(), 0, "its states follow the chain's");
+        }
+    }
+    assert!(
+        branches >= 3,
+        "{branches} branches in {} IRFs",
+        model.orbits.len()
+    );
+    let bytes = model.to_bytes().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (serial, _) = pool.install(|| precompute(&scene, &opts, &|_| {}).unwrap());
+    assert_eq!(serial.to_bytes().unwrap(), bytes);
+    let (sha, path) = ("0123abcd", "door.toml");
+    let parts: Vec<(PathBuf, Shard)> = [2, 1]
+        .iter()
+        .map(|&k| {
+            let s = precompute_shard(&scene, (path, sha), &opts, (k, 2), &|_| {}).unwrap();
+            (PathBuf::from(format!("p{k}of2.part")), s)
+        })
+        .collect();
+    let (merged, _) = merge(&scene, sha, parts, &opts).unwrap();
+    assert_eq!(merged.to_bytes().unwrap(), bytes);
+    // more than 8 branches per IRF is refused, naming the key and the file
+    let path = scene_path("reduced_door_cloth.toml");
+    let mut file = SceneFile::read(&path).unwrap();
+    file.reduced.as_mut().unwrap().switch_branches = 9;
+    let e = Scene::build(&file, &path).unwrap_err().to_string();
+    assert!(e.contains("switch_branches 0 to 8"), "{e}");
+}
+
+#[test]
 fn a_model_that_comes_to_rest_holds_the_last_state_of_its_irf() {
     let mut scene = crate::common::small_tree_door();
     scene.reduced.as_mut().unwrap().irf_end = IrfEnd::Rest;

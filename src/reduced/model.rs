@@ -288,7 +288,7 @@ impl ReducedModel {
 
     /// q̇ of state j.
     #[inline]
-    pub(crate) fn qdot_of(&self, j: usize) -> &[f32] {
+    pub fn qdot_of(&self, j: usize) -> &[f32] {
         &self.qdot[j * self.rank..(j + 1) * self.rank]
     }
 

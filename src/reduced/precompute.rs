@@ -41,7 +41,8 @@ pub(crate) struct Sampled {
     pub coordinates: usize,
     /// N states of M positions each [m], state-major.
     pub data: Vec<f32>,
-    /// IRFs in chain and sampling order; within a chain, orbit i starts where i − 1 ends.
+    /// IRFs in chain and sampling order; within a chain, orbit i starts where i − 1 ends (its
+    /// switch branches, after them, each from a lead state and a copy of a chain state).
     pub orbits: Vec<Orbit>,
     /// States without a recorded predecessor (q̇ = 0).
     pub rests: Vec<u32>,

@@ -1,5 +1,6 @@
 //! Sampling (§3.5): independent units from the settled state, states recorded every k steps:
-//! random chains (seed + c, IRFs of T ∈ [T_min, T_max] s) and a tree of IRFs of T_max.
+//! random chains (seed + c, IRFs of T ∈ [T_min, T_max] s, optionally with switch branches from
+//! inside their IRFs) and a tree of IRFs of T_max.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -242,7 +243,9 @@ pub(crate) fn sample_chains(
 }
 
 /// Random chain `c` of `total_frames` frames: a palette sequence seeded with seed + c from the
-/// settled `driver`.
+/// settled `driver`; with `switch_branches` N, each chain IRF also branches N IRFs (their
+/// own generator, so the chain's sequence is that of the chain without branches, cut
+/// shorter), whose states follow the chain's and count in the same `total_frames`.
 fn run_chain(
     mut driver: Driver,
     spec: &ReducedSpec,
@@ -251,40 +254,54 @@ fn run_chain(
     tick: &(dyn Fn(u64) + Sync),
 ) -> Result<Chain, ReducedError> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(plan.seed.wrapping_add(c as u64));
+    let mut branch_rng =
+        Xoshiro256PlusPlus::seed_from_u64(plan.seed.wrapping_add(c as u64) ^ BRANCH_SEED);
     let (every, frame_dt) = (plan.every, plan.frame_dt);
     let m = 3 * driver.world.len();
     let mut data = vec![0.0; m * (total_frames as usize + 1)];
     driver.local_positions(&mut data[..m]);
     let mut frames = 1usize;
     let mut orbits = Vec::new();
+    let mut branches = Chain {
+        data: Vec::new(),
+        orbits: Vec::new(),
+        rests: Vec::new(),
+    };
+    let branch_states = |b: &Chain| (b.data.len() / m.max(1)) as u64;
     let mut current = driver.entry();
     let stop = stop_entry(spec);
-    while (frames as u64) <= total_frames {
+    while frames as u64 + branch_states(&branches) <= total_frames {
         // Next entry: allowed from the current one, and able to run t_min inside the door's range.
-        let candidates: Vec<usize> = (0..spec.palette.len())
-            .filter(|&k| k != current && spec.allows(current, k))
-            .filter(|&k| driver.time_to_limit(spec.palette[k].angular_velocity) >= spec.t_min)
-            .collect();
-        let next = if candidates.is_empty() {
-            stop.unwrap_or(spec.start_index())
-        } else {
-            candidates[rng.random_range(0..candidates.len())]
-        };
+        let next = next_entry(spec, &driver, current, &mut rng)
+            .unwrap_or_else(|| stop.unwrap_or(spec.start_index()));
         let mut t = spec
             .durations
             .duration(spec.t_min, spec.t_max, rng.random::<f64>());
         t = t.min(driver.time_to_limit(spec.palette[next].angular_velocity));
-        let left = total_frames + 1 - frames as u64;
+        let left = total_frames + 1 - frames as u64 - branch_states(&branches);
         // floor: a swing never runs past the door's range.
         let n = ((t / frame_dt).floor() as u64).clamp(1, left);
+        // branch points: frames strictly inside the IRF (after 1 … n − 1 of its frames)
+        let mut points: Vec<u64> = if n >= 2 {
+            (0..spec.switch_branches)
+                .map(|_| branch_rng.random_range(1..n))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        points.sort_unstable();
+        let mut snapshots = Vec::new();
         driver.set_entry(next);
         let start = frames - 1;
-        for _ in 0..n {
+        for f in 1..=n {
             for _ in 0..every {
                 driver.step()?;
             }
             driver.local_positions(&mut data[frames * m..(frames + 1) * m]);
             frames += 1;
+            for _ in points.iter().filter(|&&p| p == f) {
+                snapshots.push((frames - 1, driver.clone()));
+            }
         }
         tick(n * every);
         orbits.push(Orbit {
@@ -293,13 +310,106 @@ fn run_chain(
             end: (frames - 1) as u32,
         });
         current = driver.entry();
+        for (x0, snapshot) in snapshots {
+            let left = (total_frames + 1).saturating_sub(frames as u64 + branch_states(&branches));
+            let lead = &data[(x0 - 1) * m..x0 * m];
+            record_branch(
+                snapshot,
+                lead,
+                spec,
+                plan,
+                left,
+                &mut branch_rng,
+                &mut branches,
+                tick,
+            )?;
+        }
     }
     data.truncate(frames * m);
+    // the branches' states after the chain's
+    let first = frames as u32;
+    data.extend_from_slice(&branches.data);
+    orbits.extend(branches.orbits.iter().map(|o| Orbit {
+        entry: o.entry,
+        start: o.start + first,
+        end: o.end + first,
+    }));
+    let mut rests = vec![0];
+    rests.extend(branches.rests.iter().map(|j| j + first));
     Ok(Chain {
         data,
         orbits,
-        rests: vec![0],
+        rests,
     })
+}
+
+/// Mixed into a chain's seed for the generator of its switch branches.
+const BRANCH_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// An entry allowed after `current`, other than it, able to run t_min inside the door's
+/// range, drawn uniformly; None when there is none.
+fn next_entry(
+    spec: &ReducedSpec,
+    driver: &Driver,
+    current: usize,
+    rng: &mut Xoshiro256PlusPlus,
+) -> Option<usize> {
+    let candidates: Vec<usize> = (0..spec.palette.len())
+        .filter(|&k| k != current && spec.allows(current, k))
+        .filter(|&k| driver.time_to_limit(spec.palette[k].angular_velocity) >= spec.t_min)
+        .collect();
+    (!candidates.is_empty()).then(|| candidates[rng.random_range(0..candidates.len())])
+}
+
+/// A switch branch from a chain state: `lead` (the state one frame before it), x⁰ (the
+/// `driver`'s state), then an IRF of an entry allowed after the driver's, drawn as a chain
+/// draws its next (duration by the law, within the door's range), in at most `left` states;
+/// nothing when fewer than 3 are left or no entry may follow.
+#[allow(clippy::too_many_arguments)]
+fn record_branch(
+    mut driver: Driver,
+    lead: &[f32],
+    spec: &ReducedSpec,
+    plan: &SamplePlan,
+    left: u64,
+    rng: &mut Xoshiro256PlusPlus,
+    out: &mut Chain,
+    tick: &(dyn Fn(u64) + Sync),
+) -> Result<(), ReducedError> {
+    let m = lead.len();
+    if left < 3 {
+        return Ok(());
+    }
+    let Some(next) = next_entry(spec, &driver, driver.entry(), rng) else {
+        return Ok(());
+    };
+    let t = spec
+        .durations
+        .duration(spec.t_min, spec.t_max, rng.random::<f64>())
+        .min(driver.time_to_limit(spec.palette[next].angular_velocity));
+    let n = ((t / plan.frame_dt).floor() as u64).clamp(1, left - 2);
+    let first = (out.data.len() / m) as u32;
+    out.rests.push(first);
+    out.data.extend_from_slice(lead);
+    let at = out.data.len();
+    out.data.resize(at + m, 0.0);
+    driver.local_positions(&mut out.data[at..]);
+    driver.set_entry(next);
+    for _ in 0..n {
+        for _ in 0..plan.every {
+            driver.step()?;
+        }
+        let at = out.data.len();
+        out.data.resize(at + m, 0.0);
+        driver.local_positions(&mut out.data[at..]);
+    }
+    tick(n * plan.every);
+    out.orbits.push(Orbit {
+        entry: next as u32,
+        start: first + 1,
+        end: first + 1 + n as u32,
+    });
+    Ok(())
 }
 
 /// A tree unit: its prefix from the settled state, then its IRF and subtree. The door's range

@@ -34,7 +34,7 @@ pub enum ReducedSpecError {
     Rank,
     #[error("reduced: blend_rate, dead_end_factor > 0, prune_short >= 0")]
     Blending,
-    #[error("reduced: chains >= 1, svd_states >= 2, branch_every values > 0 s (sampling = \"tree\" needs at least one)")]
+    #[error("reduced: chains >= 1, svd_states >= 2, branch_every values > 0 s (sampling = \"tree\" needs at least one), switch_branches 0 to {MAX_SWITCH_BRANCHES}")]
     Tree,
 }
 
@@ -49,6 +49,9 @@ pub enum Sampling {
     /// every `branch_every` (docs/reduced.md).
     Tree,
 }
+
+/// Most `switch_branches` per chain IRF.
+pub const MAX_SWITCH_BRANCHES: u32 = 8;
 
 /// Law of a random chain's IRF durations T in [t_min, t_max].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
@@ -188,6 +191,11 @@ pub struct ReducedSpec {
     /// Law of the random chains' IRF durations in [t_min, t_max]. Default `uniform`.
     #[serde(default)]
     pub durations: DurationLaw,
+    /// Random chains: IRFs branched from each chain IRF at frames drawn uniformly inside it,
+    /// each into another entry allowed next (a stop in mid-swing, a switch in mid-stop), of a
+    /// duration by the same law, within the same sampled time. Default 0: none.
+    #[serde(default)]
+    pub switch_branches: u32,
     /// Random chains only, or also a tree of IRFs.
     #[serde(default)]
     pub sampling: Sampling,
@@ -300,6 +308,7 @@ impl ReducedSpec {
             || self.svd_states < 2
             || !self.branch_every.iter().all(|&b| pos(b))
             || (self.sampling == Sampling::Tree && self.branch_every.is_empty())
+            || self.switch_branches > MAX_SWITCH_BRANCHES
         {
             return Err(ReducedSpecError::Tree);
         }
