@@ -648,6 +648,9 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
     assert!(!bad.status.success() && !dir.path().join("x.krp").exists());
     // --flow-neighbours: played and reported with the flow; refused with another rule or K
     let model = p("m.krd");
+    let flag = crate::common::repo("scenes/flag.toml")
+        .display()
+        .to_string();
     let play = |extra: &[&str]| {
         let mut args = vec!["play", &model[..], "--impulses", "open:0.5,stop:0.5"];
         args.extend_from_slice(extra);
@@ -727,6 +730,20 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
             "1 (off) to 100",
         ),
         (&["--frame-errors", "x.csv"][..], "--compare"),
+        (
+            &["--offset", "flow", "--flow-hysteresis", "1e300"][..],
+            "--flow-hysteresis 1.000e300: must be 1 (off)",
+        ),
+        // a scene without an impulse palette, named before any work (it was exit 1)
+        (
+            &["--compare", &flag][..],
+            "flag.toml: the scene has no [reduced] section",
+        ),
+        // a file where the frames' folder goes (it was exit 1, "cannot create")
+        (
+            &["--out", &s, "--size", "32x32"][..],
+            "exists and is not a folder",
+        ),
     ] {
         let out = play(extra);
         let e = String::from_utf8_lossy(&out.stderr);

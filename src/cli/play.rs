@@ -183,6 +183,12 @@ fn play(
 #[cfg(feature = "render")]
 fn prepare_frames(args: &PlayArgs, dir: &Path, rendered: usize) -> Result<(u32, u32), CliError> {
     let size = super::parse_size(&args.size, "960x720")?;
+    if dir.exists() && !dir.is_dir() {
+        return Err(CliError::input(format!(
+            "--out {}: exists and is not a folder",
+            dir.display()
+        )));
+    }
     for n in 0..rendered {
         super::check_output(&frame_path(dir, n), args.output.force)?;
     }
@@ -405,11 +411,15 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         model = model.with_flow_taper(true);
     }
     if let Some(h) = args.flow_hysteresis {
-        needs_flow(&model, format!("--flow-hysteresis {h}"))?;
+        needs_flow(
+            &model,
+            format!("--flow-hysteresis {}", kestrel::fit::values::shown(h)),
+        )?;
         if !(h.is_finite() && (1.0..=MAX_FLOW_HYSTERESIS).contains(&h)) {
             return Err(CliError::input(format!(
-                "--flow-hysteresis {h}: must be 1 (off) to {MAX_FLOW_HYSTERESIS} (a ratio of \
-                 eq. 9 distances, no unit)"
+                "--flow-hysteresis {}: must be 1 (off) to {MAX_FLOW_HYSTERESIS} (a ratio of \
+                 eq. 9 distances, no unit)",
+                kestrel::fit::values::shown(h)
             )));
         }
         model = model.with_flow_hysteresis(h);
@@ -437,6 +447,22 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         }
         super::check_output(path, args.output.force)?;
     }
+    // The scene to compare against is read and checked before any work: one without an
+    // impulse palette is bad input, named.
+    let compared = match &args.compare {
+        Some(path) => {
+            let scene = super::load_dynamic(path, "is not a dynamic scene")?;
+            if scene.reduced.is_none() {
+                return Err(CliError::input(format!(
+                    "--compare {}: the scene has no [reduced] section (impulse palette) to play \
+                     the sequence in; see docs/reduced.md",
+                    path.display()
+                )));
+            }
+            Some(scene)
+        }
+        None => None,
+    };
     // The frames' folder and size are checked before any work.
     let size = match &args.out {
         Some(dir) => Some(prepare_frames(&args, dir, frames.div_ceil(args.every))?),
@@ -473,9 +499,8 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         (Some(dir), Some(size)) => render_frames(&args, &model, &seq, frames, dir, size)?,
         _ => 0,
     };
-    let comparison = match &args.compare {
-        Some(path) => {
-            let scene = super::load_dynamic(path, "is not a dynamic scene")?;
+    let comparison = match compared {
+        Some(scene) => {
             let pb = if args.output.json {
                 ProgressBar::hidden()
             } else {
