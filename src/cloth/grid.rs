@@ -84,7 +84,7 @@ impl Grid {
         }
     }
 
-    /// Checks the grid has at least 2 × 2 particles and spacings within [`SPACING_RANGE_M`].
+    /// Checks the grid has at least 2 × 2 particles and spacings within `SPACING_RANGE_M` (1 µm to 100 m).
     pub fn new(nu: usize, nv: usize, h_warp: f64, h_weft: f64) -> Result<Self, ClothError> {
         if nu < 2 || nv < 2 {
             return Err(ClothError::Invalid(format!(
