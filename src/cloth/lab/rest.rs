@@ -172,6 +172,28 @@ mod tests {
     use super::*;
     use crate::cloth::connectors::tangent_test_sheet;
 
+    /// The lab's relaxation as the tests run it: pseudo-steps of 2 ms that keep the
+    /// compression limit, accepted at 10⁻⁶, the particles `free` of mass `particle_mass`.
+    fn relax(world: &mut ClothWorld, free: &[bool], particle_mass: f64) -> Rest {
+        let mut base = StepParameters::new(Integrator::Broyden, 2e-3);
+        base.constraints = ProvotConstraints {
+            compression: Some(0.02),
+            ..ProvotConstraints::none()
+        };
+        let mut pipeline = ClothPipeline::new();
+        relax_to_rest(
+            world,
+            &mut pipeline,
+            &base,
+            1e-6,
+            free,
+            particle_mass,
+            &mut || {},
+            None,
+        )
+        .unwrap()
+    }
+
     /// A strip shortened by 5 % between pinned ends, its yarns at −5 % (beyond a 2 %
     /// compression limit; they carry no elastic compression, friction holds them): the rest
     /// is F(x) = 0 of the laws, so the limit the dynamic steps would project to is not
@@ -187,23 +209,7 @@ mod tests {
         }
         world.loads.gravity = [0.0, 0.0, -9.81];
         let free: Vec<bool> = (0..world.len()).map(|k| !world.is_pinned(k)).collect();
-        let mut base = StepParameters::new(Integrator::Broyden, 2e-3);
-        base.constraints = ProvotConstraints {
-            compression: Some(0.02),
-            ..ProvotConstraints::none()
-        };
-        let mut pipeline = ClothPipeline::new();
-        let rest = relax_to_rest(
-            &mut world,
-            &mut pipeline,
-            &base,
-            1e-6,
-            &free,
-            0.12 * h * h,
-            &mut || {},
-            None,
-        )
-        .unwrap();
+        let rest = relax(&mut world, &free, 0.12 * h * h);
         assert!(rest.residual <= REST_FORCE_RATIO, "{rest:?}");
         // every free particle's total force against its weight, evaluated here
         let force = forces_at_rest(&world);
@@ -248,23 +254,7 @@ mod tests {
             .map(|k| specimen.kept[k] && !specimen.on_disc[k])
             .collect();
         let h = specimen.grid.h_warp;
-        let mut base = StepParameters::new(Integrator::Broyden, 2e-3);
-        base.constraints = ProvotConstraints {
-            compression: Some(0.02),
-            ..ProvotConstraints::none()
-        };
-        let mut pipeline = ClothPipeline::new();
-        let rest = relax_to_rest(
-            &mut world,
-            &mut pipeline,
-            &base,
-            1e-6,
-            &free,
-            density * h * h,
-            &mut || {},
-            None,
-        )
-        .unwrap();
+        let rest = relax(&mut world, &free, density * h * h);
         assert!(rest.steps <= 20, "{rest:?}");
         let weight = density * h * h * g;
         let force = forces_at_rest(&world);
