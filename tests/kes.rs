@@ -375,6 +375,18 @@ fn metadata_said_twice_differently_is_refused_at_its_line() {
     );
     let c = parse(&format!("{TENSILE}# direction: warp\n{body}")).unwrap();
     assert_eq!(c.direction, Direction::Warp);
+    // free text kestrel does not read may repeat
+    parse(&format!(
+        "{TENSILE}# note: first specimen\n# note: rig B\n{body}"
+    ))
+    .unwrap();
+    let e = error(&format!(
+        "{TENSILE}# weight [g/m2]: 120\n# weight [g/m2]: 500\n{body}"
+    ));
+    assert!(
+        e.starts_with("t.csv:5: `weight [g/m2]` is `500` here but `120` at line 4"),
+        "{e}"
+    );
 }
 
 #[test]

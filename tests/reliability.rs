@@ -234,6 +234,18 @@ fn a_virtual_kes_test_out_of_its_ranges_is_refused_with_units() {
     }
 }
 
+/// A run whose energies overflow (positions finite) is no result: exit 1, said in the table.
+#[test]
+fn a_run_whose_energies_overflow_exits_one() {
+    let out = kestrel(&["run", &bad("wind_1e200.toml")]);
+    assert_refused(
+        &out,
+        1,
+        &["wind_1e200.toml", "the energies at the end are not finite"],
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("NOT FINITE"));
+}
+
 #[test]
 fn a_scene_over_the_memory_budget_is_refused_up_front() {
     let out = kestrel(&["run", &bad("grid_5000.toml")]);

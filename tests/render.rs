@@ -328,20 +328,46 @@ fn a_failed_render_leaves_no_new_frame_behind() {
          kind = \"explicit\"\ndt = 0.001\nsteps = 30\n[loads]\ngravity = [0.0, -1e300, 0.0]\n",
     )
     .unwrap();
-    let frames = dir.path().join("frames");
-    let out = crate::common::kestrel(&[
-        "render",
-        &scene.display().to_string(),
-        "--frames",
-        "3",
-        "--every",
-        "5",
-        "--size",
-        "16x16",
-        "--out",
-        &frames.display().to_string(),
-    ]);
+    let render = |frames: &std::path::Path, force: bool| {
+        let mut args = vec![
+            "render".to_string(),
+            scene.display().to_string(),
+            "--frames".into(),
+            "3".into(),
+            "--every".into(),
+            "5".into(),
+            "--size".into(),
+            "16x16".into(),
+            "--out".into(),
+            frames.display().to_string(),
+        ];
+        if force {
+            args.push("--force".into());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        crate::common::kestrel(&args)
+    };
+    // folders it made, nested: none is left
+    let frames = dir.path().join("new/frames");
+    let out = render(&frames, false);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(!frames.exists(), "{err}");
+    if gpu_or_skip(16, 16).is_some() {
+        assert!(err.contains("blow-up") || err.contains("blew up"), "{err}");
+    }
+    assert!(!dir.path().join("new").exists(), "{err}");
+    // a folder that was there keeps what was in it, an old frame included (under --force
+    // the run replaces it: frame 0 is written before the blow-up)
+    let kept = dir.path().join("kept");
+    std::fs::create_dir(&kept).unwrap();
+    std::fs::write(kept.join("notes.txt"), b"mine").unwrap();
+    std::fs::write(kestrel::render::frame_path(&kept, 2), b"old").unwrap();
+    let out = render(&kept, true);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(kept.join("notes.txt")).unwrap(), b"mine");
+    assert_eq!(
+        std::fs::read(kestrel::render::frame_path(&kept, 2)).unwrap(),
+        b"old"
+    );
+    assert!(!kestrel::render::frame_path(&kept, 0).exists());
 }

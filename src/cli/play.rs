@@ -511,7 +511,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 pb.set_position((f * 1000.0) as u64)
             })
             .map_err(|e| match e {
-                ReducedError::Invalid(_) => CliError::input(e),
+                ReducedError::Invalid(_) | ReducedError::TransferOptions(_) => CliError::input(e),
                 e => CliError::failed(e),
             })?;
             pb.finish_and_clear();

@@ -219,7 +219,7 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     );
     let progress = |f: f64| pb.set_position((f * 1000.0) as u64);
     let failed = |e: ReducedError| match e {
-        ReducedError::Invalid(_) => CliError::input(e),
+        ReducedError::Invalid(_) | ReducedError::TransferOptions(_) => CliError::input(e),
         e => CliError::failed(e),
     };
     if let Some((k, n)) = args.shard {
@@ -324,7 +324,7 @@ fn run_merge(args: MergeArgs) -> Result<(), CliError> {
     let (model, stats) = merge_reporting(&scene, &sha, shards, &opts, &progress)
         .inspect_err(|_| tb.abandon())
         .map_err(|e| match e {
-            ReducedError::Invalid(_) => CliError::input(e),
+            ReducedError::Invalid(_) | ReducedError::TransferOptions(_) => CliError::input(e),
             e => CliError::failed(e),
         })?;
     tb.finish_and_clear();

@@ -125,30 +125,48 @@ fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
     Ok((lo, hi))
 }
 
-/// What a render found in its output folder before it wrote: on a failed run the frames it
-/// added (and the folder, if it made it and left it empty) are removed again, so a failed
-/// command leaves no new file. Frames replaced under `--force` stay replaced.
+/// What a render found before it wrote: which frames were there (a link too, dangling or
+/// not) and the topmost folder of `--out` that was not. On a failed run the frames it wrote
+/// that were not there before are removed, and the folders it made if they are left empty,
+/// so a failed command leaves no new file. Frames replaced under `--force` stay replaced;
+/// a frame another process made meanwhile is not touched (this run did not write it).
 struct FramesBefore {
-    dir_existed: bool,
     existed: Vec<bool>,
+    made: Option<PathBuf>,
 }
 
 impl FramesBefore {
     fn of(out: &Path, frames: usize) -> Self {
+        let there = |p: &Path| p.symlink_metadata().is_ok();
+        let made = out
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !there(a))
+            .last()
+            .map(Path::to_path_buf);
         Self {
-            dir_existed: out.is_dir(),
-            existed: (0..frames).map(|n| frame_path(out, n).exists()).collect(),
+            existed: (0..frames).map(|n| there(&frame_path(out, n))).collect(),
+            made,
         }
     }
 
-    fn remove_new(&self, out: &Path) {
-        for (n, _) in self.existed.iter().enumerate().filter(|(_, &e)| !e) {
-            // a frame not written yet is not there: nothing to remove
+    /// Removes what the run added, `written` its frames written (0 to written − 1).
+    fn remove_new(&self, out: &Path, written: usize) {
+        for (n, _) in self
+            .existed
+            .iter()
+            .take(written)
+            .enumerate()
+            .filter(|(_, &e)| !e)
+        {
             let _ = std::fs::remove_file(frame_path(out, n));
         }
-        if !self.dir_existed {
-            // fails, leaving it, unless it is empty
-            let _ = std::fs::remove_dir(out);
+        if let Some(top) = &self.made {
+            // each fails, leaving the folder, unless it is empty
+            for dir in out.ancestors().take_while(|a| a.starts_with(top)) {
+                if std::fs::remove_dir(dir).is_err() {
+                    break;
+                }
+            }
         }
     }
 }
@@ -161,16 +179,12 @@ fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
             args.out.display()
         )));
     }
+    // every frame as `write_atomic` will take it: not replaced without --force, and never a
+    // device, a FIFO or a folder
+    for n in 0..frames {
+        super::check_output(&frame_path(&args.out, n), args.output.force)?;
+    }
     if !args.output.force {
-        if let Some(p) = (0..frames)
-            .map(|n| frame_path(&args.out, n))
-            .find(|p| p.exists())
-        {
-            return Err(CliError::input(format!(
-                "{} exists; pass --force to overwrite the frames",
-                p.display()
-            )));
-        }
         if let Some(v) = args.video.as_ref().filter(|v| v.exists()) {
             return Err(CliError::input(format!(
                 "{} exists; pass --force to overwrite it",
@@ -202,11 +216,12 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         let before = FramesBefore::of(&args.out, rec.frames.len());
         check_outputs(&args, rec.frames.len())?;
         renderer = Renderer::new(width, height).map_err(|e| {
-            before.remove_new(&args.out);
+            before.remove_new(&args.out, 0);
             CliError::failed(e)
         })?;
         t_start = Instant::now();
         let pb = super::progress_bar(rec.frames.len() as u64, args.output.json, super::FRAMES_BAR);
+        let done = std::cell::Cell::new(0);
         let result = render_recording(
             &mut renderer,
             &rec,
@@ -214,13 +229,16 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             range,
             &args.out,
             args.output.force,
-            |p| pb.set_position(p.done as u64),
+            |p| {
+                done.set(p.done);
+                pb.set_position(p.done as u64)
+            },
         );
         match result {
             Ok(t) => timings = t,
             Err(e) => {
                 pb.abandon();
-                before.remove_new(&args.out);
+                before.remove_new(&args.out, done.get());
                 return Err(CliError::written(e));
             }
         }
@@ -260,7 +278,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         let before = FramesBefore::of(&args.out, frames);
         check_outputs(&args, frames)?;
         renderer = Renderer::new(width, height).map_err(|e| {
-            before.remove_new(&args.out);
+            before.remove_new(&args.out, 0);
             CliError::failed(e)
         })?;
         t_start = Instant::now();
@@ -269,14 +287,15 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             view = view.with_door(door, &positions(&world));
         }
         renderer.set_scene(&view, &positions(&world)).map_err(|e| {
-            before.remove_new(&args.out);
+            before.remove_new(&args.out, 0);
             CliError::failed(e)
         })?;
         let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
         let mut pipeline = ClothPipeline::new();
-        let fail = |pb: &ProgressBar, e: String| {
+        // at frame n, frames 0 to n − 1 are written
+        let fail = |pb: &ProgressBar, n: usize, e: String| {
             pb.abandon();
-            before.remove_new(&args.out);
+            before.remove_new(&args.out, n);
             CliError::failed(e)
         };
         for n in 0..frames {
@@ -285,7 +304,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 for _ in 0..k {
                     pipeline
                         .step(&scene.params, &mut world)
-                        .map_err(|e| fail(&pb, e.to_string()))?;
+                        .map_err(|e| fail(&pb, n, e.to_string()))?;
                 }
                 simulate += t0.elapsed();
             }
@@ -295,11 +314,11 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 .map(|f| f.with_range(range));
             let (png, t) = renderer
                 .render_png(&positions(&world), field.as_ref())
-                .map_err(|e| fail(&pb, e.to_string()))?;
+                .map_err(|e| fail(&pb, n, e.to_string()))?;
             kestrel::atomic::write_atomic(&frame_path(&args.out, n), &png, args.output.force)
                 .map_err(|e| {
                     pb.abandon();
-                    before.remove_new(&args.out);
+                    before.remove_new(&args.out, n);
                     CliError::written(e)
                 })?;
             timings.push(t);

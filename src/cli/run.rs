@@ -418,7 +418,11 @@ fn print_table(s: &RunSummary) {
             "NOT CONVERGED {} of {} steps did not converge",
             s.unconverged_steps, s.steps
         );
-    } else if !s.converged {
+    }
+    if ![s.kinetic_j, s.elastic_j, s.gravity_j]
+        .iter()
+        .all(|e| e.is_finite())
+    {
         println!("NOT FINITE   the energies at the end are not finite");
     }
 }

@@ -57,7 +57,7 @@ struct DrapeArgs {
     /// Set every friction level of the card to zero.
     #[arg(long)]
     no_friction: bool,
-    /// Mesh spacing [mm] (31 particles across the 30 cm specimen at 10 mm).
+    /// Mesh spacing [mm], 1 to 30 (31 particles across the 30 cm specimen at 10 mm).
     #[arg(long, default_value_t = 10.0, value_name = "MM")]
     cell: f64,
     /// Time step [s] of the implicit (Broyden) steps.

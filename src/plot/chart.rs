@@ -244,11 +244,12 @@ pub(super) fn chart<'a, 'b>(
     y_desc: &str,
 ) -> Result<Chart<'a, 'b>, PlotError> {
     // plotters' tick search never ends on a span that is not a finite positive number
-    for (axis, r) in [(x_desc, &x), (y_desc, &y)] {
+    for (axis, desc, r) in [("x", x_desc, &x), ("y", y_desc, &y)] {
         let span = r.end - r.start;
         if !(span.is_finite() && span > 0.0) {
             return Err(PlotError::Span {
-                axis: axis.to_string(),
+                // a panel above a residual strip draws no x title: name the axis itself
+                axis: if desc.is_empty() { axis } else { desc }.to_string(),
                 lo: r.start,
                 hi: r.end,
             });

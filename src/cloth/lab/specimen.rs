@@ -45,9 +45,11 @@ impl Specimen {
                 "lattice shift = {shift} cells: must be in [0, 1)"
             )));
         }
-        if !(cell.is_finite() && (0.001..=0.05).contains(&cell)) {
+        // at most 30 mm: a coarser lattice (8 cells across) leaves too few particles outside
+        // the specimen to anchor every yarn at the rim
+        if !(cell.is_finite() && (0.001..=0.03).contains(&cell)) {
             return Err(LabError::Option(format!(
-                "cell = {} mm: must be 1 to 50 mm",
+                "cell = {} mm: must be 1 to 30 mm",
                 crate::friction::short_number(cell * 1e3)
             )));
         }

@@ -44,6 +44,17 @@ pub(super) fn read_file(path: &Path) -> Result<String, KesError> {
     decode(&bytes, &file)
 }
 
+/// The metadata keys kestrel reads (a unit in brackets aside): said twice, they must agree.
+const READ_KEYS: [&str; 7] = [
+    "kestrel-kes",
+    "test",
+    "direction",
+    "fabric",
+    "protocol",
+    "weight",
+    "gauge length",
+];
+
 impl<'a> Table<'a> {
     pub(super) fn split(text: &'a str, file: &str) -> Result<Self, KesError> {
         if text.trim().is_empty() {
@@ -60,8 +71,11 @@ impl<'a> Table<'a> {
                 if let Some((key, value)) = split_metadata(comment) {
                     let key = key.trim().to_ascii_lowercase();
                     let value = value.trim().to_string();
-                    // a key said twice must say the same thing: no silent last-one-wins
-                    if let Some(first) = metadata.get(&key).filter(|&v| *v != value) {
+                    // a key kestrel reads, said twice, must say the same thing: no silent
+                    // last-one-wins (free text such as `note` or `source` may repeat)
+                    let read =
+                        READ_KEYS.contains(&crate::kes::units::split_header(&key).0.as_str());
+                    if let Some(first) = metadata.get(&key).filter(|&v| read && *v != value) {
                         return Err(KesError::MetadataTwice {
                             file: file.to_string(),
                             line: i + 1,
