@@ -52,8 +52,13 @@ pub enum SceneError {
         #[source]
         source: ReducedSpecError,
     },
-    #[error(transparent)]
-    Params(#[from] ParamsError),
+    /// The scene's card (`params =`) could not be read: the scene is named, then the card.
+    #[error("{path}: {source}")]
+    Params {
+        path: PathBuf,
+        #[source]
+        source: Box<ParamsError>,
+    },
     #[error("{path}: {source}")]
     Cloth {
         path: PathBuf,
@@ -136,7 +141,10 @@ impl Scene {
         let card = match &file.material {
             MaterialSpec::Kes { params } => {
                 let card = base.join(params);
-                let fabric = FabricParams::read(&card)?;
+                let fabric = FabricParams::read(&card).map_err(|source| SceneError::Params {
+                    path: path.to_path_buf(),
+                    source: Box::new(source),
+                })?;
                 Some((card, fabric))
             }
             MaterialSpec::Springs { .. } | MaterialSpec::Terzopoulos(_) => None,

@@ -234,6 +234,28 @@ fn a_virtual_kes_test_out_of_its_ranges_is_refused_with_units() {
     }
 }
 
+/// A scene whose card is missing names the scene, then the card.
+#[test]
+fn a_scene_whose_card_is_missing_names_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(crate::common::repo("scenes/fabric_hanging.toml"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            if l.starts_with("params =") {
+                "params = \"fabrics/nope.toml\"".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let scene = dir.path().join("hang.toml");
+    std::fs::write(&scene, text).unwrap();
+    let out = kestrel(&["run", &scene.display().to_string(), "--steps", "1"]);
+    assert_refused(&out, 2, &["hang.toml: cannot read", "fabrics/nope.toml"]);
+}
+
 /// A run whose energies overflow (positions finite) is no result: exit 1, said in the table.
 #[test]
 fn a_run_whose_energies_overflow_exits_one() {
