@@ -109,3 +109,38 @@ fn drape_lowering_options_go_with_their_lowering() {
         assert!(err.contains("--"), "{extra:?}: {err}");
     }
 }
+
+/// What a card lacks for a lab test is bad input naming the card: here a card cut to its warp
+/// laws, for the drape (which needs the weft's too) and for a weft cantilever.
+#[test]
+fn a_lab_test_names_the_card_that_lacks_a_law() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(crate::common::repo(
+        "scenes/fabrics/cotton-shirting.fitted.params.toml",
+    ))
+    .unwrap();
+    let mut params: kestrel::params::FabricParams = toml::from_str(&text).unwrap();
+    params.weft = Default::default();
+    let card = dir.path().join("warp_only.toml");
+    std::fs::write(&card, toml::to_string(&params).unwrap()).unwrap();
+    let card = card.display().to_string();
+    for args in [
+        &["test", "drape", "--params", &card, "--cell", "30", "--json"][..],
+        &[
+            "test",
+            "cantilever",
+            "--params",
+            &card,
+            "--direction",
+            "weft",
+        ][..],
+    ] {
+        let out = kestrel(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("warp_only.toml: ") && err.contains("weft"),
+            "{args:?}: {err}"
+        );
+    }
+}

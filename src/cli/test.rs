@@ -110,9 +110,12 @@ pub fn run(args: TestArgs) -> Result<(), CliError> {
     }
 }
 
-fn lab_error(e: LabError) -> CliError {
+/// A lab test's error as the command's: what the card lacks names the card (exit 2), an
+/// option out of range is bad input too, the rest a failed run (exit 1).
+fn lab_error(e: LabError, card: &Path) -> CliError {
     match e {
-        LabError::Card(_) | LabError::Option(_) => CliError::input(e),
+        LabError::Card(_) => CliError::input(format!("{}: {e}", card.display())),
+        LabError::Option(_) => CliError::input(e),
         _ => CliError::failed(e),
     }
 }
@@ -125,6 +128,7 @@ fn read_card(path: &Path) -> Result<FabricParams, CliError> {
 /// progress and labelled `message`; its error as the command's.
 fn with_bar<T>(
     hidden: bool,
+    card: &Path,
     message: &'static str,
     test: impl FnOnce(&mut dyn FnMut(f64)) -> Result<T, LabError>,
 ) -> Result<T, CliError> {
@@ -137,7 +141,7 @@ fn with_bar<T>(
     pb.set_message(message);
     let result = test(&mut |f| pb.set_position((f * 1000.0) as u64));
     pb.finish_and_clear();
-    result.map_err(lab_error)
+    result.map_err(|e| lab_error(e, card))
 }
 
 fn cantilever(args: CantileverArgs) -> Result<(), CliError> {
@@ -152,7 +156,7 @@ fn cantilever(args: CantileverArgs) -> Result<(), CliError> {
     opts.friction = !args.no_friction;
     opts.cells = args.cells;
     opts.load_steps = args.load_steps;
-    let result = with_bar(args.json, "relaxing the strip", |progress| {
+    let result = with_bar(args.json, &args.params, "relaxing the strip", |progress| {
         run_cantilever(&card, &opts, progress, None)
     })?;
     super::print_summary(&result, args.json, print_cantilever)
@@ -220,7 +224,7 @@ fn drape(args: DrapeArgs) -> Result<(), CliError> {
     } else {
         "draping (load steps)"
     };
-    let result = with_bar(args.json, stage, |progress| {
+    let result = with_bar(args.json, &args.params, stage, |progress| {
         run_drape(&card, &opts, progress, None)
     })?;
     if let Some(targets) = renders {
