@@ -28,6 +28,13 @@ pub enum ValidateError {
     NotFinite { file: String, sample: usize },
     #[error("{file}: the measured force has no range — NRMSE is undefined on a flat curve")]
     Flat { file: String },
+    #[error(
+        "{file}: the measured force spans {} to {} (SI) — its NRMSE overflows (check the \
+         column and its unit)",
+        crate::friction::short_number(*.lo),
+        crate::friction::short_number(*.hi)
+    )]
+    Overflow { file: String, lo: f64, hi: f64 },
 }
 
 /// The KES values read from the measured curve and from the law's prediction on its path.
@@ -82,7 +89,18 @@ pub fn validate_curve(
     }
     let score = nrmse(&curve.y, &predicted);
     if !score.is_finite() {
-        return Err(ValidateError::Flat { file });
+        let (lo, hi) = curve
+            .y
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &y| {
+                (lo.min(y), hi.max(y))
+            });
+        // a range of 0 is a flat curve; one too wide for the squares, an overflow
+        return Err(if hi > lo {
+            ValidateError::Overflow { file, lo, hi }
+        } else {
+            ValidateError::Flat { file }
+        });
     }
     let model = Curve {
         y: predicted.clone(),

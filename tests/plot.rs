@@ -642,6 +642,19 @@ fn a_curve_whose_axis_span_overflows_is_refused_not_drawn_forever() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("force [gf/cm] axis would span"), "{err}");
     assert!(!png.exists());
+    // the same curve validated: its NRMSE overflows, said as such (it said "no range")
+    let out = kestrel(&[
+        "validate",
+        "--params",
+        &card.display().to_string(),
+        &csv.display().to_string(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("its NRMSE overflows") && err.contains("to 9.80665e307 (SI)"),
+        "{err}"
+    );
 }
 
 /// The texts of an SVG's `<text>` elements, trimmed.
