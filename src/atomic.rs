@@ -39,34 +39,29 @@ pub const MAX_FILE_NAME_BYTES: usize = 200;
 /// Fails early, before any work is done, when `path` is a folder or another thing that is
 /// not a regular file (a device, a FIFO: never replaced), or exists and `force` is off.
 pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
-    if path.is_dir() {
-        return Err(WriteError::Folder {
-            path: path.to_path_buf(),
-        });
+    let target = || path.to_path_buf();
+    // followed through links: a link to /dev/null is a device too
+    let found = std::fs::metadata(path).ok();
+    if found.as_ref().is_some_and(|m| m.is_dir()) {
+        return Err(WriteError::Folder { path: target() });
     }
     // the temporary beside it adds a prefix and a suffix: keep the whole name within the
     // 255 bytes most file systems allow
-    if path
+    if let Some(bytes) = path
         .file_name()
-        .is_some_and(|n| n.len() > MAX_FILE_NAME_BYTES)
+        .map(|n| n.len())
+        .filter(|&n| n > MAX_FILE_NAME_BYTES)
     {
         return Err(WriteError::NameTooLong {
-            path: path.to_path_buf(),
-            bytes: path.file_name().map_or(0, |n| n.len()),
+            path: target(),
+            bytes,
         });
     }
-    // followed through links: a link to /dev/null is a device too
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Err(WriteError::NotAFile {
-            path: path.to_path_buf(),
-        });
+    match found {
+        Some(m) if !m.is_file() => Err(WriteError::NotAFile { path: target() }),
+        Some(_) if !force => Err(WriteError::Exists { path: target() }),
+        _ => Ok(()),
     }
-    if !force && path.exists() {
-        return Err(WriteError::Exists {
-            path: path.to_path_buf(),
-        });
-    }
-    Ok(())
 }
 
 /// Writes `bytes` to `path` through a uniquely named temporary file in the same folder, so a

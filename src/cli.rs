@@ -63,14 +63,32 @@ pub fn parse_size(s: &str, example: &str) -> Result<(u32, u32), CliError> {
     Ok((side(w)?, side(h)?))
 }
 
+/// Refuses, before any work, a `--out` folder for `frames` rendered frames that is not a
+/// folder, or one of whose frames `write_atomic` would refuse (exit 2).
+#[cfg(feature = "render")]
+pub fn check_frames(dir: &std::path::Path, frames: usize, force: bool) -> Result<(), CliError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(CliError::input(format!(
+            "--out {}: exists and is not a folder",
+            dir.display()
+        )));
+    }
+    (0..frames).try_for_each(|n| check_output(&kestrel::render::frame_path(dir, n), force))
+}
+
 /// Refuses, before any work, an output that exists when `--force` is off (exit 2).
 pub fn check_output(path: &std::path::Path, force: bool) -> Result<(), CliError> {
     kestrel::atomic::check_target(path, force).map_err(CliError::input)
 }
 
-/// Errors that may be a refused overwrite.
+/// Errors that may be a refused overwrite, or another refusal of what was to be written.
 pub trait WriteFailure: fmt::Display {
     fn write_error(&self) -> Option<&WriteError>;
+
+    /// What was to be written is refused as it stands (bad input, exit 2), before any write.
+    fn refused(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! write_failure {
@@ -89,10 +107,23 @@ macro_rules! write_failure {
 write_failure!(
     kestrel::cloth::record::RecordError,
     kestrel::reduced::ReducedError,
-    kestrel::ParamsError,
     kestrel::PlotError,
     kestrel::kes::WriteCurveError
 );
+
+impl WriteFailure for kestrel::ParamsError {
+    fn write_error(&self) -> Option<&WriteError> {
+        match self {
+            Self::Write(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// A card its reader would refuse (`FabricParams::write` validates first).
+    fn refused(&self) -> bool {
+        matches!(self, Self::Invalid { .. } | Self::Property { .. })
+    }
+}
 #[cfg(feature = "render")]
 write_failure!(kestrel::render::RenderError);
 
@@ -155,9 +186,13 @@ impl CliError {
         }
     }
 
-    /// A failed write: bad usage (2) when the target is a folder, or exists and `--force` is
-    /// off (also one that appeared while working), else the work failed (1).
+    /// A failed write: bad usage (2) when what was to be written is refused, or the target is
+    /// a folder, a device or a FIFO, a name too long, or exists and `--force` is off (also one
+    /// that appeared while working), else the work failed (1).
     pub fn written(e: impl WriteFailure) -> Self {
+        if e.refused() {
+            return Self::input(e);
+        }
         match e.write_error() {
             Some(
                 WriteError::Exists { .. }

@@ -50,8 +50,6 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
         .collect();
     let write = refused.is_empty() || (args.allow_partial && fits.iter().any(|f| f.law.is_some()));
     if write {
-        // a card its reader would refuse is bad input (exit 2), as in `fit` from curves
-        params.validate(&path).map_err(CliError::input)?;
         params
             .write(&path, format, force)
             .map_err(CliError::written)?;

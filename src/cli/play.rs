@@ -183,15 +183,7 @@ fn play(
 #[cfg(feature = "render")]
 fn prepare_frames(args: &PlayArgs, dir: &Path, rendered: usize) -> Result<(u32, u32), CliError> {
     let size = super::parse_size(&args.size, "960x720")?;
-    if dir.exists() && !dir.is_dir() {
-        return Err(CliError::input(format!(
-            "--out {}: exists and is not a folder",
-            dir.display()
-        )));
-    }
-    for n in 0..rendered {
-        super::check_output(&frame_path(dir, n), args.output.force)?;
-    }
+    super::check_frames(dir, rendered, args.output.force)?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
     Ok(size)

@@ -173,17 +173,7 @@ impl FramesBefore {
 
 /// Refuses to start when a frame or the video would be replaced without `--force`.
 fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
-    if args.out.exists() && !args.out.is_dir() {
-        return Err(CliError::input(format!(
-            "{} exists and is not a folder",
-            args.out.display()
-        )));
-    }
-    // every frame as `write_atomic` will take it: not replaced without --force, and never a
-    // device, a FIFO or a folder
-    for n in 0..frames {
-        super::check_output(&frame_path(&args.out, n), args.output.force)?;
-    }
+    super::check_frames(&args.out, frames, args.output.force)?;
     if !args.output.force {
         if let Some(v) = args.video.as_ref().filter(|v| v.exists()) {
             return Err(CliError::input(format!(
@@ -277,26 +267,25 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         }
         let before = FramesBefore::of(&args.out, frames);
         check_outputs(&args, frames)?;
-        renderer = Renderer::new(width, height).map_err(|e| {
-            before.remove_new(&args.out, 0);
-            CliError::failed(e)
-        })?;
+        // a failure with frames 0 to n − 1 written: what the run added is removed
+        let undo = |n: usize, e: CliError| {
+            before.remove_new(&args.out, n);
+            e
+        };
+        renderer = Renderer::new(width, height).map_err(|e| undo(0, CliError::failed(e)))?;
         t_start = Instant::now();
         let mut view = SceneView::of_world(&world, scene.camera);
         if let Some(door) = scene.reduced.as_ref().and_then(|r| r.door.as_ref()) {
             view = view.with_door(door, &positions(&world));
         }
-        renderer.set_scene(&view, &positions(&world)).map_err(|e| {
-            before.remove_new(&args.out, 0);
-            CliError::failed(e)
-        })?;
+        renderer
+            .set_scene(&view, &positions(&world))
+            .map_err(|e| undo(0, CliError::failed(e)))?;
         let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
         let mut pipeline = ClothPipeline::new();
-        // at frame n, frames 0 to n − 1 are written
-        let fail = |pb: &ProgressBar, n: usize, e: String| {
+        let fail = |pb: &ProgressBar, n: usize, e: CliError| {
             pb.abandon();
-            before.remove_new(&args.out, n);
-            CliError::failed(e)
+            undo(n, e)
         };
         for n in 0..frames {
             if n > 0 {
@@ -304,7 +293,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 for _ in 0..k {
                     pipeline
                         .step(&scene.params, &mut world)
-                        .map_err(|e| fail(&pb, n, e.to_string()))?;
+                        .map_err(|e| fail(&pb, n, CliError::failed(e)))?;
                 }
                 simulate += t0.elapsed();
             }
@@ -314,13 +303,9 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 .map(|f| f.with_range(range));
             let (png, t) = renderer
                 .render_png(&positions(&world), field.as_ref())
-                .map_err(|e| fail(&pb, n, e.to_string()))?;
+                .map_err(|e| fail(&pb, n, CliError::failed(e)))?;
             kestrel::atomic::write_atomic(&frame_path(&args.out, n), &png, args.output.force)
-                .map_err(|e| {
-                    pb.abandon();
-                    before.remove_new(&args.out, n);
-                    CliError::written(e)
-                })?;
+                .map_err(|e| fail(&pb, n, CliError::written(e)))?;
             timings.push(t);
             pb.inc(1);
         }

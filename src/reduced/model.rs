@@ -467,26 +467,25 @@ impl ReducedModel {
         let [vertices, rank, states, orbits, singular] =
             [vertices, rank, states, orbits, singular].map(|v| v as usize);
         let m = 3 * vertices;
-        let floats = |r: &mut Reader, n: usize| -> Result<Vec<f32>, ReducedError> {
+        // every value finite: a NaN would play and compare as if it were a shape (a NaN error
+        // reads as no error)
+        let floats = |r: &mut Reader, n: usize, what: &str| -> Result<Vec<f32>, ReducedError> {
             let s = r.take(4 * n).map_err(cut)?;
-            Ok(s.chunks_exact(4)
+            let v: Vec<f32> = s
+                .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect())
+                .collect();
+            if v.iter().all(|x| x.is_finite()) {
+                Ok(v)
+            } else {
+                Err(bad(format!("{what}: a value is not finite")))
+            }
         };
-        let sigma = floats(&mut r, singular)?;
-        let mean = floats(&mut r, m)?;
-        let basis = floats(&mut r, m * rank)?;
-        let q = floats(&mut r, states * rank)?;
-        let qdot = floats(&mut r, states * rank)?;
-        // a NaN would play and compare as if it were a shape (a NaN error reads as no error)
-        if [&sigma, &mean, &basis, &q, &qdot]
-            .iter()
-            .any(|b| b.iter().any(|x| !x.is_finite()))
-        {
-            return Err(bad(
-                "a value of the basis or of the recorded states is not finite".into(),
-            ));
-        }
+        let sigma = floats(&mut r, singular, "singular values")?;
+        let mean = floats(&mut r, m, "mean shape")?;
+        let basis = floats(&mut r, m * rank, "basis")?;
+        let q = floats(&mut r, states * rank, "recorded states")?;
+        let qdot = floats(&mut r, states * rank, "recorded velocities")?;
         let mut list = Vec::with_capacity(orbits);
         for _ in 0..orbits {
             let o = Orbit {
@@ -524,16 +523,10 @@ impl ReducedModel {
                     centers.push(c);
                 }
                 let tv = SH_COEFFS * vertices;
-                let sigma = floats(&mut r, na)?;
-                let mean = floats(&mut r, tv)?;
-                let basis = floats(&mut r, tv * ra)?;
-                let weights = floats(&mut r, na * ra)?;
-                if [&sigma, &mean, &basis, &weights]
-                    .iter()
-                    .any(|b| b.iter().any(|x| !x.is_finite()))
-                {
-                    return Err(bad("transfer: a value is not finite".into()));
-                }
+                let sigma = floats(&mut r, na, "transfer")?;
+                let mean = floats(&mut r, tv, "transfer")?;
+                let basis = floats(&mut r, tv * ra, "transfer")?;
+                let weights = floats(&mut r, na * ra, "transfer")?;
                 Some(Transfer {
                     info: t,
                     centers,

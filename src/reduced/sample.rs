@@ -193,6 +193,25 @@ pub(crate) struct Chain {
     pub rests: Vec<u32>,
 }
 
+impl Chain {
+    /// Appends `driver`'s state (its local positions) as the next state.
+    fn push_state(&mut self, driver: &Driver) {
+        let at = self.data.len();
+        self.data.resize(at + 3 * driver.world.len(), 0.0);
+        driver.local_positions(&mut self.data[at..]);
+    }
+
+    /// Starts an IRF from `driver`'s state x⁰: `lead` (the state one frame before, recorded
+    /// without a predecessor), then x⁰. Returns the lead's index; x⁰ is the next.
+    fn begin_irf(&mut self, lead: &[f32], driver: &Driver) -> u32 {
+        let first = (self.data.len() / lead.len()) as u32;
+        self.rests.push(first);
+        self.data.extend_from_slice(lead);
+        self.push_state(driver);
+        first
+    }
+}
+
 /// Samples units `range` of `plan` on all of rayon's threads, each unit on one thread (its
 /// cloth steps serial), gathered in unit order: the states do not depend on the threads.
 /// `progress` gets the fraction done; returns the units' states and the wall time \[s\].
@@ -376,7 +395,6 @@ fn record_branch(
     out: &mut Chain,
     tick: &(dyn Fn(u64) + Sync),
 ) -> Result<(), ReducedError> {
-    let m = lead.len();
     if left < 3 {
         return Ok(());
     }
@@ -388,20 +406,13 @@ fn record_branch(
         .duration(spec.t_min, spec.t_max, rng.random::<f64>())
         .min(driver.time_to_limit(spec.palette[next].angular_velocity));
     let n = ((t / plan.frame_dt).floor() as u64).clamp(1, left - 2);
-    let first = (out.data.len() / m) as u32;
-    out.rests.push(first);
-    out.data.extend_from_slice(lead);
-    let at = out.data.len();
-    out.data.resize(at + m, 0.0);
-    driver.local_positions(&mut out.data[at..]);
+    let first = out.begin_irf(lead, &driver);
     driver.set_entry(next);
     for _ in 0..n {
         for _ in 0..plan.every {
             driver.step()?;
         }
-        let at = out.data.len();
-        out.data.resize(at + m, 0.0);
-        driver.local_positions(&mut out.data[at..]);
+        out.push_state(&driver);
     }
     tick(n * plan.every);
     out.orbits.push(Orbit {
@@ -472,21 +483,14 @@ fn record_tree(
     if n == 0 {
         return Ok(());
     }
-    let lead = (out.data.len() / m) as u32;
-    out.rests.push(lead);
-    out.data.extend_from_slice(prev);
-    let at = out.data.len();
-    out.data.resize(at + m, 0.0);
-    driver.local_positions(&mut out.data[at..]);
+    let lead = out.begin_irf(prev, &driver);
     driver.set_entry(entry);
     let mut snapshots = Vec::new();
     for f in 1..=n {
         for _ in 0..plan.every {
             driver.step()?;
         }
-        let at = out.data.len();
-        out.data.resize(at + m, 0.0);
-        driver.local_positions(&mut out.data[at..]);
+        out.push_state(&driver);
         if let Some(&b) = branches.first() {
             if f % b == 0 {
                 snapshots.push((f, driver.clone()));
