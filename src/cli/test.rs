@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use kestrel::cloth::lab::{
     run_cantilever, run_drape, CantileverOptions, CantileverResult, DrapeOptions, DrapeResult,
-    DynamicLowering, LabError, Lowering,
+    DynamicLowering, LabError, Lowering, DEFAULT_CELL_MM,
 };
 use kestrel::kes::Direction;
 use kestrel::FabricParams;
@@ -57,8 +57,8 @@ struct DrapeArgs {
     /// Set every friction level of the card to zero.
     #[arg(long)]
     no_friction: bool,
-    /// Mesh spacing [mm], 1 to 30 (31 particles across the 30 cm specimen at 10 mm).
-    #[arg(long, default_value_t = 10.0, value_name = "MM")]
+    /// Mesh spacing [mm], 1 to 30 (41 particles across the 30 cm specimen at 7.5 mm).
+    #[arg(long, default_value_t = DEFAULT_CELL_MM, value_name = "MM")]
     cell: f64,
     /// Time step [s] of the implicit (Broyden) steps.
     #[arg(long, default_value_t = 0.002, value_name = "S")]

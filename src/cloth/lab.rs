@@ -26,6 +26,7 @@ pub use lowering::DynamicLowering;
 pub(crate) const STANDARD_GRAVITY: f64 = 9.806_65;
 pub use drape::{
     drape_reading, run_drape, DrapeOptions, DrapeReading, DrapeResult, Lowering, Specimen,
+    DEFAULT_CELL_MM,
 };
 
 /// Barnes' kinetic damping: the motion is stopped (every velocity set to zero) at each peak

@@ -36,6 +36,10 @@ const ACCEPTED_RESIDUAL_M: f64 = 1e-6;
 const PIXEL_M: f64 = 0.5e-3;
 /// Most load steps of the quasi-static lowering.
 pub const MAX_LOAD_STEPS: u32 = 1000;
+/// The default mesh spacing \[mm\] (40 cells, 41 particles across the specimen): the
+/// coarsest cell whose reading moves by at most 2 points at half the spacing on every sample
+/// fabric's card (docs/figures.md, the convergence table).
+pub const DEFAULT_CELL_MM: f64 = 7.5;
 
 /// How the specimen is lowered onto the disc.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,7 +61,7 @@ impl Lowering {
 pub struct DrapeOptions {
     /// The card's friction terms on (the default) or all levels set to zero.
     pub friction: bool,
-    /// Mesh spacing \[m\] (default 1 cm: 31 particles across the specimen).
+    /// Mesh spacing \[m\] (default `DEFAULT_CELL_MM`: 41 particles across the specimen).
     pub cell: f64,
     /// Time step \[s\] of the dynamic steps and the first of each rest's static steps
     /// (default 2 ms).
@@ -72,7 +76,7 @@ impl Default for DrapeOptions {
     fn default() -> Self {
         Self {
             friction: true,
-            cell: 0.01,
+            cell: DEFAULT_CELL_MM * 1e-3,
             dt: 0.002,
             damping: 1.0,
             lowering: Lowering::DEFAULT,
