@@ -25,7 +25,7 @@ pub const ASTM_ANGLE_DEG: f64 = 41.5;
 pub const STRIP_WIDTH_M: f64 = 0.025;
 /// Most relaxations of the overhang search.
 const MAX_RELAXATIONS: usize = 40;
-/// Most iterations of one relaxation.
+/// Most iterations of one relaxation (of each of its load steps).
 const MAX_ITERATIONS: usize = 2_000_000;
 /// Equilibrium: every free particle's net force below this fraction of its weight.
 const FORCE_TOLERANCE: f64 = 1e-7;
@@ -376,7 +376,9 @@ fn relax(
             best: f64::INFINITY,
             at: iterations,
         };
-        while iterations < MAX_ITERATIONS {
+        // each load step is a relaxation of its own, with its own budget
+        let budget = iterations + MAX_ITERATIONS;
+        while iterations < budget {
             iterations += 1;
             if iterations % 4096 == 0 {
                 check_cancel(cancel)?;
