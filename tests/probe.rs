@@ -1,0 +1,185 @@
+//! Regression tests of crafted bad inputs (a probe of the command line): each once panicked,
+//! hung, lost data or gave a wrong result silently. Each must now end at once with a clear
+//! error (exit 2 for bad input) naming what is wrong, and write nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{kes_data, repo, write_file};
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `kestrel args…` run in `dir`, killed (and the test failed) if it runs past `limit`.
+fn kestrel_in(dir: &Path, args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the kestrel binary runs");
+    let start = Instant::now();
+    while child.try_wait().expect("waits").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`kestrel {}` still ran after {limit:?}", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// Runs in `dir` with a limit of 60 s (a few ms of work; the machine may be loaded).
+fn kestrel(dir: &Path, args: &[&str]) -> Output {
+    kestrel_in(dir, args, Duration::from_secs(60))
+}
+
+/// The command exits with `code`, no panic, and its error names every one of `words`.
+fn assert_refused(out: &Output, code: i32, words: &[&str]) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for w in words {
+        assert!(err.contains(w), "`{w}` not in: {err}");
+    }
+}
+
+/// The names of the files in `dir`, sorted.
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `kes_data/cotton-shirting/FILE` with each data row (a line that starts with a digit or a
+/// sign) rewritten by `edit(line number, cells)`, written to `dir/name`.
+fn edited_curve(
+    dir: &Path,
+    file: &str,
+    name: &str,
+    edit: impl Fn(usize, &[&str]) -> String,
+) -> PathBuf {
+    let text = std::fs::read_to_string(kes_data().join("cotton-shirting").join(file)).unwrap();
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let data = line.starts_with(|c: char| c.is_ascii_digit() || c == '-');
+        if data {
+            let cells: Vec<&str> = line.split(',').collect();
+            out.push_str(&edit(i + 1, &cells));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    write_file(dir, name, out)
+}
+
+/// A tensile curve with one force of 1e308 gf/cm (line 17), a shear curve whose angles are
+/// scaled by 1e306 and a bending curve whose moments are all 1e308: finite numbers whose
+/// slopes and spans overflow.
+fn overflowing_curves(dir: &Path) -> [PathBuf; 3] {
+    [
+        edited_curve(dir, "tensile_warp.csv", "t.csv", |line, c| {
+            if line == 17 {
+                format!("{},1e308", c[0])
+            } else {
+                c.join(",")
+            }
+        }),
+        edited_curve(dir, "shear_warp.csv", "s.csv", |_, c| {
+            let angle: f64 = c[0].parse().unwrap();
+            format!("{:e},{}", angle * 1e306, c[1])
+        }),
+        edited_curve(dir, "bending_warp.csv", "b.csv", |_, c| {
+            format!("{},1e308", c[0])
+        }),
+    ]
+}
+
+#[test]
+fn curves_whose_values_overflow_are_refused_without_a_panic_or_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let [t, s, b] = overflowing_curves(d);
+    let t = t.file_name().unwrap().to_str().unwrap();
+    // the fit's start overflowed (an infinite slope): a NaN bound panicked in the fit
+    assert_refused(
+        &kestrel(d, &["fit", t, "-o", "o.toml"]),
+        2,
+        &["t.csv", "beyond the range of the fit's arithmetic"],
+    );
+    let out = kestrel(d, &["report", t, "-o", "r.csv"]);
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    // the hysteresis plot's axes spanned more than plotters' tick search can divide: it hung
+    for curve in [t, "s.csv", "b.csv"] {
+        let out = kestrel_in(
+            d,
+            &["plot", curve, "--hysteresis", "-o", "h.png"],
+            Duration::from_secs(60),
+        );
+        assert_refused(&out, 2, &["axis would span"]);
+    }
+    assert!(!d.join("h.png").exists() && !d.join("o.toml").exists());
+    assert!(s.exists() && b.exists());
+}
+
+#[cfg(feature = "tui")]
+#[test]
+fn the_workbench_opens_and_draws_the_fit_of_curves_whose_values_overflow() {
+    use kestrel::tui::{Action, App, Event, Job, Tab};
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    let dir = tempfile::tempdir().unwrap();
+    for path in overflowing_curves(dir.path()) {
+        let (curves, errors) = kestrel::tui::files::open(path.to_str().unwrap());
+        assert!(errors.is_empty(), "{errors:?}");
+        // building the app starts the Connector tab from the curve's estimate (it panicked)
+        let mut app = App::new(curves, String::new(), true);
+        app.update(Action::GoTab(Tab::Fit));
+        app.update(Action::RunFit);
+        let Some(Job::Fit {
+            curve_index,
+            specimens,
+            options,
+        }) = app.jobs.pop()
+        else {
+            panic!("no fit job")
+        };
+        let refs: Vec<&kestrel::kes::Curve> = specimens.iter().collect();
+        let fit = kestrel::fit::fit_specimens(&refs, &options);
+        app.update(Action::Event(Event::FitDone {
+            curve_index,
+            fit: Box::new(fit),
+        }));
+        // drawing a line to a point past the canvas' arithmetic never ended
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut t = Terminal::new(TestBackend::new(120, 40)).unwrap();
+            t.draw(|f| f.render_widget(&app, f.area())).unwrap();
+            let _ = tx.send(t.backend().to_string());
+        });
+        let screen = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("{}: the Fit tab did not draw", path.display()));
+        assert!(screen.contains("Fit"), "{screen}");
+    }
+}
+
+#[test]
+fn overflow_free_curves_still_fit() {
+    // the guard above refuses only what overflows: the data as given fits
+    let dir = tempfile::tempdir().unwrap();
+    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
+    let out = kestrel(dir.path(), &["fit", t.to_str().unwrap(), "-o", "o.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(files_in(dir.path()), ["o.toml"]);
+}
