@@ -81,6 +81,31 @@ pub fn check_output(path: &std::path::Path, force: bool) -> Result<(), CliError>
     kestrel::atomic::check_target(path, force).map_err(CliError::input)
 }
 
+/// Refuses, before any work, two outputs of one command that name the same file (one would
+/// replace the other): `outputs` are (option, path). Paths are compared by their folder as it
+/// resolves (links, `.`, `..`) and their file name.
+pub fn check_distinct(outputs: &[(&str, &std::path::Path)]) -> Result<(), CliError> {
+    let key = |p: &std::path::Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        dir.join(p.file_name().unwrap_or_default())
+    };
+    for (i, (a, pa)) in outputs.iter().enumerate() {
+        for (b, pb) in &outputs[i + 1..] {
+            if key(pa) == key(pb) {
+                return Err(CliError::input(format!(
+                    "{a} and {b} name the same file {}: one would replace the other",
+                    pb.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Errors that may be a refused overwrite, or another refusal of what was to be written.
 pub trait WriteFailure: fmt::Display {
     fn write_error(&self) -> Option<&WriteError>;

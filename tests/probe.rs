@@ -183,3 +183,155 @@ fn overflow_free_curves_still_fit() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(files_in(dir.path()), ["o.toml"]);
 }
+
+/// `kes_data/cotton-shirting/FILE` with its `# fabric:` (and, if given, `# direction:`) line
+/// replaced, written to `dir/name`.
+fn relabelled(
+    dir: &Path,
+    file: &str,
+    name: &str,
+    fabric: &str,
+    direction: Option<&str>,
+) -> PathBuf {
+    let text = std::fs::read_to_string(kes_data().join("cotton-shirting").join(file)).unwrap();
+    let text: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("# fabric:") {
+                format!("# fabric: {fabric}")
+            } else if let (true, Some(d)) = (l.starts_with("# direction:"), direction) {
+                format!("# direction: {d}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    write_file(dir, name, text.join("\n") + "\n")
+}
+
+#[test]
+fn fabrics_whose_cards_would_share_a_name_are_refused_before_any_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let names = ["Cotton shirting", "cotton-shirting", "Cotton/shirting"];
+    for (i, n) in names.iter().enumerate() {
+        relabelled(d, "tensile_warp.csv", &format!("t{i}.csv"), n, None);
+    }
+    for force in [true, false] {
+        let mut args = vec!["fit", "t0.csv", "t1.csv", "t2.csv", "-o", "out/"];
+        if force {
+            args.push("--force");
+        }
+        let out = kestrel(d, &args);
+        assert_refused(
+            &out,
+            2,
+            &["would both be written to", "cotton-shirting.params.toml"],
+        );
+        assert!(!d.join("out").exists(), "the folder was made");
+    }
+}
+
+#[test]
+fn a_bias_curve_never_replaces_the_warp_law_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    relabelled(d, "tensile_warp.csv", "warp.csv", "Cotton shirting", None);
+    relabelled(
+        d,
+        "tensile_weft.csv",
+        "bias.csv",
+        "Cotton shirting",
+        Some("bias"),
+    );
+    let out = kestrel(
+        d,
+        &[
+            "fit", "warp.csv", "bias.csv", "--model", "dahl", "-o", "wb.toml",
+        ],
+    );
+    assert_refused(&out, 2, &["warp.csv", "bias.csv", "stored under warp"]);
+    assert!(!d.join("wb.toml").exists());
+    // a bias curve alone is the warp law, as documented
+    let out = kestrel(d, &["fit", "bias.csv", "--model", "dahl", "-o", "b.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn outputs_that_are_one_file_or_under_a_file_are_refused_before_precompute() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::common::small_door_file(d);
+    write_file(d, "afile", "");
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["--out", "same.png", "--error-plot", "same.png", "--force"],
+            &["--out and --error-plot", "same file"],
+        ),
+        (
+            &["--out", "./same.png", "--error-plot", "same.png"],
+            &["same file"],
+        ),
+        (
+            &["--out", "y.krd", "--error-plot", "afile/e.png"],
+            &["afile is not a folder"],
+        ),
+    ];
+    for (args, words) in cases {
+        let mut all = vec!["precompute", "door.toml"];
+        all.extend_from_slice(args);
+        assert_refused(&kestrel(d, &all), 2, words);
+        assert_eq!(files_in(d), ["afile", "door.toml"], "{args:?}");
+    }
+}
+
+#[test]
+fn fit_writes_the_format_its_output_name_says_and_checks_the_path_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
+    let t = t.to_str().unwrap();
+    let out = kestrel(d, &["fit", t, "--model", "dahl", "-o", "card.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(d.join("card.json")).unwrap();
+    serde_json::from_str::<serde_json::Value>(&text).expect("card.json is JSON");
+    kestrel::params::FabricParams::read(&d.join("card.json")).expect("reads back");
+    let out = kestrel(d, &["fit", t, "--json-out", "-o", "x.toml"]);
+    assert_refused(&out, 2, &["--json-out", "x.toml"]);
+    write_file(d, "afile", "");
+    let long = "a/".repeat(2200) + "x.toml";
+    let cases: [(&str, &[&str]); 3] = [
+        ("afile/c.toml", &["afile is not a folder"]),
+        ("newdir/", &["names a folder"]),
+        (&long, &["4406 bytes", "at most 4096"]),
+    ];
+    for (o, words) in cases {
+        let out = kestrel(d, &["fit", t, "-o", o]);
+        assert_refused(&out, 2, words);
+        assert!(stderr(&out).len() < 1000, "{}", stderr(&out));
+    }
+    assert_eq!(files_in(d), ["afile", "card.json"]);
+    // a missing folder on the path is made, as for every file kestrel writes
+    let out = kestrel(d, &["fit", t, "--model", "dahl", "-o", "new/sub/c.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(d.join("new/sub/c.toml").is_file());
+}
+
+#[test]
+fn a_failed_fit_of_several_fabrics_leaves_no_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    relabelled(d, "tensile_warp.csv", "a.csv", "Fabric A", None);
+    let flat = edited_curve(d, "tensile_warp.csv", "flat.csv", |_, c| {
+        format!("{},1.0", c[0])
+    });
+    let text = std::fs::read_to_string(&flat).unwrap();
+    std::fs::write(
+        &flat,
+        text.replace("# fabric: Cotton shirting", "# fabric: Fabric B"),
+    )
+    .unwrap();
+    let out = kestrel(d, &["fit", "a.csv", "flat.csv", "-o", "out"]);
+    assert_refused(&out, 2, &["flat.csv", "flat curve"]);
+    assert!(!d.join("out").exists());
+}

@@ -32,7 +32,7 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
             if json_out { "json" } else { "toml" }
         ))
     });
-    super::fit::check_output(&path, force)?;
+    super::check_output(&path, force)?;
     let (mut params, fits) = fit_fabric_values(&spec);
     super::fit::given_properties(&mut params, args);
     let refused: Vec<String> = fits

@@ -69,6 +69,9 @@ impl BasisArgs {
         for p in std::iter::once(out).chain(self.error_plot.as_deref()) {
             super::check_output(p, force)?;
         }
+        if let Some(plot) = &self.error_plot {
+            super::check_distinct(&[("--out", out), ("--error-plot", plot)])?;
+        }
         self.error_plot
             .as_deref()
             .map(|p| ImageFormat::of_path(p).map_err(CliError::input))
