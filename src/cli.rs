@@ -268,11 +268,20 @@ impl CurveArgs {
 }
 
 /// `--gauge-length MM` in metres, refused unless positive and finite.
+/// Whether `v` lies in the closed range `(lo, hi)` (false for NaN).
+fn in_range(v: f64, (lo, hi): (f64, f64)) -> bool {
+    (lo..=hi).contains(&v)
+}
+
 pub fn gauge_length_m(mm: Option<f64>) -> Result<Option<f64>, CliError> {
     match mm {
-        Some(v) if v.is_finite() && v > 0.0 => Ok(Some(v * 1e-3)),
+        Some(v) if in_range(v * 1e-3, kestrel::kes::import::GAUGE_LENGTH_RANGE_M) => {
+            Ok(Some(v * 1e-3))
+        }
         Some(v) => Err(CliError::input(format!(
-            "--gauge-length {v}: expected a positive length in mm, e.g. --gauge-length 200"
+            "--gauge-length {}: expected a positive length in mm (1 to 10000), e.g. \
+             --gauge-length 200",
+            kestrel::friction::short_number(v)
         ))),
         None => Ok(None),
     }

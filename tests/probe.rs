@@ -335,3 +335,133 @@ fn a_failed_fit_of_several_fabrics_leaves_no_folder() {
     assert_refused(&out, 2, &["flat.csv", "flat curve"]);
     assert!(!d.join("out").exists());
 }
+
+/// The text of `kes_data/cotton-shirting/FILE`.
+fn cotton_text(file: &str) -> String {
+    std::fs::read_to_string(kes_data().join("cotton-shirting").join(file)).unwrap()
+}
+
+/// The KES reader's error on `text` (it must refuse it).
+fn kes_error(text: &str) -> String {
+    match kestrel::kes::import::parse_kes(text, "t.csv", Default::default()) {
+        Ok(c) => panic!("read: {} samples", c.x.len()),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// `text` with `extra` lines inserted after line `after` (1-based).
+fn with_lines(text: &str, after: usize, extra: &[&str]) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    for (i, e) in extra.iter().enumerate() {
+        lines.insert(after + i, e);
+    }
+    lines.join("\n") + "\n"
+}
+
+/// `text` with line `n` (1-based) replaced.
+fn with_line(text: &str, n: usize, new: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[n - 1] = new;
+    lines.join("\n") + "\n"
+}
+
+#[test]
+fn metadata_in_two_units_must_agree_and_comes_before_the_header() {
+    let t = cotton_text("tensile_warp.csv");
+    let e = kes_error(&with_lines(
+        &t,
+        2,
+        &["# weight [g/m2]: 120", "# weight [mg/cm2]: 50"],
+    ));
+    assert!(
+        e.contains("t.csv:4") && e.contains("weight [g/m2]: 120"),
+        "{e}"
+    );
+    // the same weight in two units is one weight
+    let same = with_lines(&t, 2, &["# weight [g/m2]: 120", "# weight [mg/cm2]: 12"]);
+    let c = kestrel::kes::import::parse_kes(&same, "t.csv", Default::default()).unwrap();
+    assert!((c.weight().unwrap() - 0.12).abs() < 1e-12);
+    let el = t.replace("strain [%]", "elongation [mm]");
+    let e = kes_error(&with_lines(
+        &el,
+        2,
+        &["# gauge length [mm]: 200", "# gauge length [cm]: 10"],
+    ));
+    assert!(
+        e.contains("t.csv:4") && e.contains("gauge length [mm]: 200"),
+        "{e}"
+    );
+    // a metadata line between the rows was ignored
+    let e = kes_error(&with_lines(&t, 10, &["# direction: weft"]));
+    assert!(
+        e.contains("t.csv:11") && e.contains("after the header"),
+        "{e}"
+    );
+    // a key read in any case agrees with itself in another case
+    let again = with_lines(&t, 4, &["# direction: Warp"]);
+    kestrel::kes::import::parse_kes(&again, "t.csv", Default::default()).unwrap();
+    let e = kes_error(&t.replace("# kestrel-kes: 1", "# kestrel-kes: 99"));
+    assert!(e.contains("t.csv:1") && e.contains("version 1"), "{e}");
+    let e = kes_error(&t.replace('\n', "\r"));
+    assert!(e.contains("carriage return alone"), "{e}");
+}
+
+#[test]
+fn cells_are_checked_in_si_and_named_at_their_line_in_crlf_files_too() {
+    let t = cotton_text("tensile_warp.csv");
+    let bad_cell = with_line(&t, 17, "0.0750,x");
+    for (text, line) in [
+        (bad_cell.clone(), 17),
+        (bad_cell.replace('\n', "\r\n"), 17),
+        (with_lines(&bad_cell, 8, &["", ""]), 19),
+        (
+            with_lines(&bad_cell, 8, &["", ""]).replace('\n', "\r\n"),
+            19,
+        ),
+    ] {
+        let e = kes_error(&text);
+        assert!(e.contains(&format!("t.csv:{line}:2:")), "{e}");
+    }
+    // a curvature of 1e307 1/cm is 1e309 1/m: infinite in SI
+    let b = cotton_text("bending_warp.csv");
+    let line = b.lines().position(|l| l.starts_with("0.")).unwrap() + 2;
+    let e = kes_error(&with_line(&b, line, "1e307,0.01"));
+    assert!(
+        e.contains(&format!("t.csv:{line}:1")) && e.contains("overflows in SI"),
+        "{e}"
+    );
+    // the strain error points at the row of the largest strain
+    let e = kes_error(&with_line(&t, 17, "5000,1.0"));
+    assert!(e.contains("t.csv:17:1"), "{e}");
+}
+
+#[test]
+fn time_goes_forward_and_gauge_lengths_are_bounded() {
+    let t = cotton_text("tensile_warp.csv");
+    let mut n = 0;
+    let timed: Vec<String> = t
+        .lines()
+        .map(|l| {
+            if l.starts_with("strain") {
+                format!("time [s],{l}")
+            } else if l.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+                n += 1;
+                format!("{},{l}", if n == 20 { 3 } else { n })
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let e = kes_error(&(timed.join("\n") + "\n"));
+    assert!(
+        e.contains("t.csv:26:1") && e.contains("time goes back"),
+        "{e}"
+    );
+    let el = t.replace("strain [%]", "elongation [mm]");
+    let e = kes_error(&with_lines(&el, 2, &["# gauge length [m]: 1e308"]));
+    assert!(e.contains("1 mm to 10 m"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    write_file(dir.path(), "el.csv", &el);
+    let out = kestrel(dir.path(), &["values", "el.csv", "--gauge-length", "1e308"]);
+    assert_refused(&out, 2, &["--gauge-length 1e308", "1 to 10000"]);
+}
