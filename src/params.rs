@@ -46,6 +46,19 @@ pub enum ParamsError {
         value: f64,
         range: String,
     },
+    #[error(
+        "{path}: fits ({curve}): offset = {shown} is outside [-{bound}, {bound}] {unit}",
+        shown = crate::friction::short_number(*.value),
+        bound = crate::friction::short_number(*.bound)
+    )]
+    Offset {
+        path: PathBuf,
+        /// The entry's test, direction and file.
+        curve: String,
+        value: f64,
+        bound: f64,
+        unit: &'static str,
+    },
     #[error("cannot encode parameters: {0}")]
     Encode(String),
     #[error(transparent)]
@@ -349,6 +362,28 @@ impl FabricParams {
     pub fn validate(&self, path: &Path) -> Result<(), ParamsError> {
         if let Some(p) = &self.properties {
             p.validate(path)?;
+        }
+        // a fitted force offset is a force of the law's own scale: finite, and within the
+        // friction level's range (the offset is a tenth of the curve's force range at most)
+        for f in &self.fits {
+            let Some(value) = f.offset else { continue };
+            let (_, bound, unit) = match f.test.as_str() {
+                "bending" => BENDING_FRICTION[0],
+                "shear" => SHEAR_FRICTION[0],
+                _ => TRACTION_FRICTION[0],
+            };
+            if !(value.is_finite() && value.abs() <= bound) {
+                return Err(ParamsError::Offset {
+                    path: path.to_path_buf(),
+                    curve: crate::input::printable(&format!(
+                        "{} {}, {}",
+                        f.test, f.direction, f.file
+                    )),
+                    value,
+                    bound,
+                    unit,
+                });
+            }
         }
         for (name, laws) in [("warp", &self.warp), ("weft", &self.weft)] {
             let invalid = |law, source| ParamsError::Invalid {

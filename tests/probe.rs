@@ -465,3 +465,137 @@ fn time_goes_forward_and_gauge_lengths_are_bounded() {
     let out = kestrel(dir.path(), &["values", "el.csv", "--gauge-length", "1e308"]);
     assert_refused(&out, 2, &["--gauge-length 1e308", "1 to 10000"]);
 }
+
+#[test]
+fn simulate_writes_only_what_reads_back_and_checks_a_cards_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
+    let out = kestrel(
+        d,
+        &[
+            "fit",
+            t.to_str().unwrap(),
+            "--model",
+            "dahl",
+            "-o",
+            "c.toml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sim = |card: &str, extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--params",
+            card,
+            "--test",
+            "tensile",
+            "--direction",
+            "warp",
+            "-o",
+            "s.csv",
+        ];
+        args.extend_from_slice(extra);
+        kestrel(d, &args)
+    };
+    let out = sim("c.toml", &["--samples", "2000000"]);
+    assert_refused(&out, 2, &["2000000 samples", "1000000"]);
+    let mut args = vec!["simulate", "--params", "c.toml", "--test", "shear"];
+    args.extend(["--direction", "normal", "-o", "s.csv"]);
+    assert_refused(&kestrel(d, &args), 2, &["--direction normal"]);
+    assert!(!d.join("s.csv").exists());
+    // the most samples written read back
+    let out = sim("c.toml", &["--samples", "1000000"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let e = kestrel(d, &["values", "s.csv"]);
+    assert_eq!(e.status.code(), Some(0), "{}", stderr(&e));
+    std::fs::remove_file(d.join("s.csv")).unwrap();
+    let card = std::fs::read_to_string(d.join("c.toml")).unwrap();
+    for bad in ["1e308", "nan", "inf"] {
+        let text = card.replacen("[[fits]]\n", &format!("[[fits]]\noffset = {bad}\n"), 1);
+        write_file(d, "bad.toml", text);
+        let out = sim("bad.toml", &[]);
+        assert_refused(&out, 2, &["bad.toml", "offset = "]);
+        assert!(!d.join("s.csv").exists());
+    }
+}
+
+#[test]
+fn fit_options_out_of_range_and_negative_numbers_get_their_own_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
+    let t = t.to_str().unwrap();
+    for w in ["1e308", "-1", "nan"] {
+        let out = kestrel(d, &["fit", t, "--weight-values", w]);
+        assert_refused(&out, 2, &["is not a weight", "to 1e6"]);
+    }
+    let out = kestrel(d, &["fit", t, "--friction-coefficient", "-0.1"]);
+    assert_refused(&out, 2, &["friction coefficient `-0.1`"]);
+    let out = kestrel(d, &["plot", t, "--size", "-5x10", "-o", "p.png"]);
+    assert_refused(&out, 2, &["bad plot size `-5x10`"]);
+    let scene = repo("scenes/provot_sheet_17.toml");
+    let out = kestrel(d, &["run", scene.to_str().unwrap(), "--dt", "-1"]);
+    assert_refused(&out, 2, &["dt = -1 s"]);
+    assert!(files_in(d).is_empty());
+}
+
+#[test]
+fn a_generic_loop_law_is_never_written_to_a_card_that_cannot_hold_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = repo("tests/data/friction-loops/FrictionModels_test_data_2.txt");
+    let mut args = vec!["fit", data.to_str().unwrap(), "--x", "Position [mm]"];
+    args.extend([
+        "--y",
+        "Friction [uN]",
+        "--flip-y",
+        "--where",
+        "Normal [uN] > 1e6",
+    ]);
+    args.extend([
+        "--model",
+        "dahl",
+        "--mu",
+        "zero",
+        "--offset",
+        "fit",
+        "-o",
+        "loop.toml",
+    ]);
+    assert_refused(&kestrel(d, &args), 2, &["generic loop", "no place"]);
+    assert!(files_in(d).is_empty());
+}
+
+#[test]
+fn a_scene_grid_is_placed_within_bounds_with_a_cards_density() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases = [
+        (
+            "origin = [0.0, 0.0, 0.0]",
+            "origin = [1e300, 0.0, 0.0]",
+            "origin = [1e300, 0, 0]",
+        ),
+        (
+            "origin = [0.0, 0.0, 0.0]",
+            "origin = [nan, 0.0, 0.0]",
+            "origin = [NaN, 0, 0]",
+        ),
+        (
+            "areal_density = 0.2",
+            "areal_density = 5.1",
+            "areal_density = 5.1 kg/m2",
+        ),
+        (
+            "areal_density = 0.2",
+            "areal_density = 1e308",
+            "areal_density = 1e308 kg/m2",
+        ),
+    ];
+    for (from, to, words) in cases {
+        let scene = crate::common::edited_scene(d, "provot_sheet_17.toml", &[(from, to)]);
+        let out = kestrel(d, &["run", scene.to_str().unwrap(), "--steps", "2"]);
+        assert_refused(&out, 2, &["provot_sheet_17.toml", words]);
+    }
+}

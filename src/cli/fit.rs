@@ -106,11 +106,16 @@ fn parse_mu(s: &str) -> Result<MuMode, String> {
     }
 }
 
+/// The largest `--weight-values`: past it the values alone decide the fit already, and W²
+/// must stay far from overflow.
+const MAX_WEIGHT_VALUES: f64 = 1e6;
+
 fn parse_weight(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        Ok(w) if (0.0..=MAX_WEIGHT_VALUES).contains(&w) => Ok(w),
         _ => Err(format!(
-            "`{s}` is not a weight: expected a finite number >= 0 (0: the curve alone)"
+            "`{}` is not a weight: expected a number from 0 (the curve alone) to 1e6",
+            kestrel::input::printable(s)
         )),
     }
 }
@@ -351,8 +356,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let fabrics = groups.len();
     let several = fabrics > 1;
     let all_loops = curves.iter().all(|c| c.test == KesTest::Loop);
-    // a generic loop has no law slot in a fabric file: report only, unless -o is given
-    let writes = !(all_loops && args.out.is_none());
+    // a generic loop has no law slot in a fabric file: its law is reported (and in --json),
+    // never written to a card that would not hold it
+    if let (Some(o), Some(lp)) = (&args.out, curves.iter().find(|c| c.test == KesTest::Loop)) {
+        return Err(CliError::input(format!(
+            "-o {}: the law of a generic loop ({}) has no place in a parameter file (it is not a \
+             tensile, shear or bending law); its parameters are in the report and in --json",
+            o.display(),
+            lp.path_name()
+        )));
+    }
+    let writes = !all_loops;
     // every output checked before anything is fitted; the folder of several is made by the
     // first write (a failed fit leaves none)
     let format = params_format(&args, several)?;

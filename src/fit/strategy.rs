@@ -503,7 +503,7 @@ pub fn fit_specimens_with_progress(
             let objective = if options.weight_values > 0.0 {
                 format!(
                     "every candidate fitted to the curve and its KES values (--weight-values {}): lowest AIC = n ln(NRMSE² + W²·g²) + 2k, g the RMS relative gap of the values",
-                    options.weight_values
+                    crate::friction::short_number(options.weight_values)
                 )
             } else {
                 "lowest AIC = n ln(RSS/n) + 2k".into()
