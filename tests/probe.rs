@@ -599,3 +599,54 @@ fn a_scene_grid_is_placed_within_bounds_with_a_cards_density() {
         assert_refused(&out, 2, &["provot_sheet_17.toml", words]);
     }
 }
+
+#[cfg(feature = "render")]
+#[test]
+fn render_refuses_up_front_what_it_cannot_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scene = repo("scenes/provot_sheet_17.toml");
+    let scene = scene.to_str().unwrap();
+    // no ffmpeg on PATH: no frames rendered for a video that cannot be made
+    let out = Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args([
+            "render", scene, "--frames", "2", "--out", "fr", "--video", "v.mp4",
+        ])
+        .current_dir(d)
+        .env("PATH", d)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_refused(
+        &out,
+        2,
+        &[
+            "--video v.mp4",
+            "ffmpeg is not on PATH",
+            "ffmpeg -framerate",
+        ],
+    );
+    std::fs::create_dir(d.join("vd")).unwrap();
+    let mut args = vec!["render", scene, "--frames", "2", "--out", "fr"];
+    args.extend(["--video", "vd", "--force"]);
+    assert_refused(&kestrel(d, &args), 2, &["vd is a folder"]);
+    let rec = kestrel(d, &["run", scene, "--steps", "2", "--record", "r.rec"]);
+    assert_eq!(rec.status.code(), Some(0), "{}", stderr(&rec));
+    let mut args = vec!["render", "--from", "r.rec", "--color-by", "energy"];
+    args.extend(["--out", "fr"]);
+    assert_refused(&kestrel(d, &args), 2, &["r.rec", "positions only"]);
+    assert_eq!(files_in(d), ["r.rec", "vd"]);
+}
+
+#[test]
+fn an_integrator_the_material_cannot_take_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = repo("scenes/provot_sheet_17.toml");
+    let mut args = vec!["run", scene.to_str().unwrap(), "--steps", "2"];
+    args.extend(["--integrator", "semi-implicit"]);
+    assert_refused(
+        &kestrel(dir.path(), &args),
+        2,
+        &["semi-implicit", "terzopoulos"],
+    );
+}
