@@ -95,7 +95,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // text from input files (a fabric name, a cell) never drives the terminal: control
+            // characters other than the message's own line breaks are escaped
+            let lines: Vec<String> = e
+                .to_string()
+                .split('\n')
+                .map(kestrel::input::printable)
+                .collect();
+            eprintln!("error: {}", lines.join("\n"));
             ExitCode::from(e.exit_code())
         }
     }

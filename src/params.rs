@@ -363,6 +363,16 @@ impl FabricParams {
         if let Some(p) = &self.properties {
             p.validate(path)?;
         }
+        // the name is printed and written: no escape sequences
+        if self.fabric.chars().any(char::is_control) {
+            return Err(ParamsError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "fabric = \"{}\" holds a control character — expected printable text",
+                    crate::input::printable(&self.fabric)
+                ),
+            });
+        }
         // a fitted force offset is a force of the law's own scale: finite, and within the
         // friction level's range (the offset is a tenth of the curve's force range at most)
         for f in &self.fits {

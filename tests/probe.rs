@@ -650,3 +650,35 @@ fn an_integrator_the_material_cannot_take_is_bad_input() {
         &["semi-implicit", "terzopoulos"],
     );
 }
+
+#[test]
+fn control_characters_from_a_file_never_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    relabelled(
+        d,
+        "tensile_warp.csv",
+        "evil.csv",
+        "\u{1b}[2J\u{1b}[31mEVIL\u{7}",
+        None,
+    );
+    edited_curve(d, "tensile_warp.csv", "nul.csv", |line, c| {
+        if line == 17 {
+            format!("{},1\u{0}2", c[0])
+        } else {
+            c.join(",")
+        }
+    });
+    for (file, words) in [
+        (
+            "evil.csv",
+            ["evil.csv:2", "\\u{1b}[2J\\u{1b}[31mEVIL\\u{7}"],
+        ),
+        ("nul.csv", ["nul.csv:17:2", "1\\u{0}2"]),
+    ] {
+        let out = kestrel(d, &["values", file]);
+        assert_refused(&out, 2, &words);
+        let raw = out.stderr.iter().any(|&b| b < 0x20 && b != b'\n');
+        assert!(!raw, "{}", stderr(&out));
+    }
+}

@@ -166,6 +166,14 @@ pub enum KesError {
         text: String,
     },
     #[error(
+        "{file}:{line}: metadata `{text}` holds a control character — expected printable text"
+    )]
+    ControlCharacter {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error(
         "{file}: lines end in a carriage return alone (classic Mac OS text) — save the file \
          with LF or CRLF line ends"
     )]

@@ -75,6 +75,14 @@ impl<'a> Table<'a> {
             let line = raw.trim();
             if let Some(comment) = line.strip_prefix('#') {
                 if let Some((key, value)) = split_metadata(comment) {
+                    // kept with the curve, written to cards and printed: no escape sequences
+                    if comment.chars().any(|c| c.is_control() && c != '\t') {
+                        return Err(KesError::ControlCharacter {
+                            file: file.to_string(),
+                            line: i + 1,
+                            text: crate::input::printable(&shorten(line)),
+                        });
+                    }
                     let key = key.trim().to_ascii_lowercase();
                     let value = value.trim().to_string();
                     // a key kestrel reads, said twice, must say the same thing: no silent
@@ -262,13 +270,14 @@ pub(super) fn record_text(record: &csv::StringRecord, delimiter: u8) -> String {
     shorten(&text)
 }
 
-/// At most 80 characters of `text`, for messages.
+/// At most 80 characters of `text`, for messages, control characters escaped.
 pub(super) fn shorten(text: &str) -> String {
+    let text = crate::input::printable(text);
     if text.chars().count() > 80 {
         let cut: String = text.chars().take(77).collect();
         format!("{cut}...")
     } else {
-        text.to_string()
+        text
     }
 }
 
