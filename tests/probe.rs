@@ -682,3 +682,84 @@ fn control_characters_from_a_file_never_reach_the_terminal_raw() {
         assert!(!raw, "{}", stderr(&out));
     }
 }
+
+#[test]
+fn impossible_thickness_reversed_loops_and_a_zero_door_normal_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    edited_curve(d, "compression.csv", "neg.csv", |_, c| {
+        format!("-{},{}", c[0], c[1])
+    });
+    let out = kestrel(d, &["values", "neg.csv"]);
+    assert_refused(&out, 2, &["neg.csv:", ":1:", "a thickness is positive"]);
+    // a shear loop with its rows reversed: 2HG < 0, said
+    let text = cotton_text("shear_warp.csv");
+    let (head, rows): (Vec<&str>, Vec<&str>) = text
+        .lines()
+        .partition(|l| !l.starts_with(|c: char| c.is_ascii_digit() || c == '-'));
+    let reversed: Vec<&str> = head.into_iter().chain(rows.into_iter().rev()).collect();
+    write_file(d, "rev.csv", reversed.join("\n") + "\n");
+    let out = kestrel(d, &["values", "rev.csv"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("2HG is negative"), "{}", stderr(&out));
+    // a reduced model whose door plane has no normal
+    let scene = crate::common::small_door(6, 6, 3.0);
+    let opts = kestrel::reduced::PrecomputeOptions::default();
+    let (mut model, _) = kestrel::reduced::precompute(&scene, &opts, &|_| {}).unwrap();
+    model.info.door_plane = Some([[0.0; 3], [0.0; 3]]);
+    write_file(d, "m.krd", model.to_bytes().unwrap());
+    let out = kestrel(d, &["play", "m.krd", "--impulses", "stop:1", "--json"]);
+    assert_refused(&out, 2, &["m.krd", "door_plane normal"]);
+}
+
+#[test]
+fn huge_numbers_in_messages_are_short_and_each_message_blames_its_own_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    edited_curve(d, "tensile_warp.csv", "negf.csv", |_, c| {
+        format!("{},-1e300", c[0])
+    });
+    let out = kestrel(d, &["values", "negf.csv"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("RT unavailable: WT = -") && err.len() < 2000,
+        "{err}"
+    );
+    assert!(!err.contains("0000000000"), "{err}");
+    crate::common::small_door_file(d);
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--epsilon", "nan"],
+            "--epsilon NaN: expected a number in (0, 1)",
+        ),
+        (
+            &["--epsilon", "2"],
+            "--epsilon 2: expected a number in (0, 1)",
+        ),
+        (&["--rank", "0"], "--rank 0: expected a rank of at least 1"),
+        (&["--duration", "1e300"], "1.84e19 steps"),
+    ];
+    for (extra, words) in cases {
+        let mut args = vec!["precompute", "door.toml", "--out", "m.krd"];
+        args.extend_from_slice(extra);
+        assert_refused(&kestrel(d, &args), 2, &[words]);
+    }
+    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
+    std::fs::create_dir(d.join("DIR")).unwrap();
+    for force in [false, true] {
+        let mut args = vec!["report", t.to_str().unwrap(), "-o", "DIR"];
+        if force {
+            args.push("--force");
+        }
+        assert_refused(&kestrel(d, &args), 2, &["DIR is a folder"]);
+    }
+    let door = std::fs::read_to_string(d.join("door.toml")).unwrap();
+    let axis = door
+        .lines()
+        .find(|l| l.trim_start().starts_with("axis"))
+        .expect("the door scene has an axis");
+    write_file(d, "nan.toml", door.replace(axis, "axis = [nan, 1.0, 0.0]"));
+    let out = kestrel(d, &["precompute", "nan.toml", "--out", "m.krd"]);
+    assert_refused(&out, 2, &["axis must be a finite, non-zero vector"]);
+    assert!(!d.join("m.krd").exists());
+}

@@ -117,7 +117,14 @@ fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
         a.trim().parse().map_err(|_| bad())?,
         b.trim().parse().map_err(|_| bad())?,
     );
-    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(CliError::input(format!(
+            "--range {}: LO and HI must be finite numbers within ±3.4e38 (the colour scale is \
+             single precision), e.g. 0:0.1",
+            kestrel::input::printable(s)
+        )));
+    }
+    if lo >= hi {
         return Err(bad());
     }
     Ok((lo, hi))

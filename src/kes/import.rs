@@ -286,6 +286,15 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
             }
             row[i] = si;
         }
+        if columns[xi].0 == KesQuantity::Thickness && row[xi] <= 0.0 {
+            return Err(KesError::NotPositive {
+                file: file.to_string(),
+                line: *line,
+                column: xi + 1,
+                text: table::shorten(&record[xi]),
+                header: header_cells[xi].clone(),
+            });
+        }
         if let Some(t) = time {
             if row[t] < last_time {
                 return Err(KesError::TimeBack {

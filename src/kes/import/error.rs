@@ -192,6 +192,17 @@ pub enum KesError {
         si: f64,
     },
     #[error(
+        "{file}:{line}:{column}: `{text}` in column {column} (`{header}`) — a thickness is \
+         positive"
+    )]
+    NotPositive {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        header: String,
+    },
+    #[error(
         "{file}:{line}:{column}: time goes back to {now} s after {before} s — the rows must be \
          in measurement order (time never decreases)",
         now = crate::friction::short_number(*.now),
