@@ -43,6 +43,26 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
+/// A parser's message for people: each line cut to its first 200 characters (a TOML error
+/// quotes the offending line, which may be a file's whole content), control characters
+/// escaped.
+pub fn clipped(message: &str) -> String {
+    const MAX: usize = 200;
+    message
+        .lines()
+        .map(|line| {
+            let n = line.chars().count();
+            if n <= MAX {
+                printable(line)
+            } else {
+                let cut: String = line.chars().take(MAX).collect();
+                format!("{}… ({n} characters)", printable(&cut))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The bytes of the regular file `path`, at most `limit` of them; an `InvalidInput` error
 /// names the limit or says what kind of file it is.
 pub fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {

@@ -438,8 +438,12 @@ impl FabricParams {
     /// Parses a parameter file's text and validates it; `path` names it in errors.
     pub fn parse(text: &str, format: ParamsFormat, path: &Path) -> Result<Self, ParamsError> {
         let parsed: Result<Self, String> = match format {
-            ParamsFormat::Toml => toml::from_str(text).map_err(|e| e.to_string()),
-            ParamsFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
+            ParamsFormat::Toml => {
+                toml::from_str(text).map_err(|e| crate::input::clipped(&e.to_string()))
+            }
+            ParamsFormat::Json => {
+                serde_json::from_str(text).map_err(|e| crate::input::clipped(&e.to_string()))
+            }
         };
         let params = parsed.map_err(|message| ParamsError::Parse {
             path: path.to_path_buf(),

@@ -113,7 +113,7 @@ impl SceneFile {
         let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
         toml::from_str(&text).map_err(|e| SceneError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: crate::input::clipped(&e.to_string()),
         })
     }
 }

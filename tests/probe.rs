@@ -763,3 +763,57 @@ fn huge_numbers_in_messages_are_short_and_each_message_blames_its_own_cause() {
     assert_refused(&out, 2, &["axis must be a finite, non-zero vector"]);
     assert!(!d.join("m.krd").exists());
 }
+
+#[test]
+fn a_shard_with_an_irf_past_its_states_is_named_a_shard_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::common::small_door_file(d);
+    let out = kestrel(
+        d,
+        &["precompute", "door.toml", "--shard", "1/1", "--out", "p1"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut bytes = std::fs::read(d.join("p1")).unwrap();
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    // magic, version, header length and header; then the first unit: states, rests, IRFs
+    let unit = 16 + u32_at(&bytes, 12) as usize;
+    let rests = u32_at(&bytes, unit + 4) as usize;
+    let irfs = unit + 8 + 4 * rests;
+    assert!(u32_at(&bytes, irfs) > 0, "the first unit has an IRF");
+    let end = u32_at(&bytes, irfs + 12);
+    bytes[irfs + 8..irfs + 12].copy_from_slice(&(end + 1).to_le_bytes());
+    std::fs::write(d.join("p1"), bytes).unwrap();
+    let out = kestrel(d, &["precompute", "merge", "p1", "--out", "m.krd"]);
+    assert_refused(
+        &out,
+        2,
+        &["p1: not a kestrel precompute shard", "runs from state"],
+    );
+    assert!(!stderr(&out).contains("Orbit {"), "{}", stderr(&out));
+    assert!(!d.join("m.krd").exists());
+}
+
+#[test]
+fn a_toml_error_on_a_long_line_quotes_only_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let long = format!(
+        "kestrel_params = 1\nfabric = \"{}\" junk\n",
+        "x".repeat(200_000)
+    );
+    write_file(d, "long.toml", &long);
+    let mut args = vec!["simulate", "--params", "long.toml", "--test", "tensile"];
+    args.extend(["--direction", "warp", "-o", "s.csv"]);
+    let out = kestrel(d, &args);
+    assert_refused(&out, 2, &["long.toml", "characters)"]);
+    assert!(out.stderr.len() < 4000, "{} bytes", out.stderr.len());
+    write_file(
+        d,
+        "scene.toml",
+        format!("name = \"{}\" junk\n", "y".repeat(200_000)),
+    );
+    let out = kestrel(d, &["run", "scene.toml"]);
+    assert_refused(&out, 2, &["scene.toml", "characters)"]);
+    assert!(out.stderr.len() < 4000, "{} bytes", out.stderr.len());
+}

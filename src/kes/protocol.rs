@@ -433,7 +433,9 @@ pub fn read_fitted_law(
         message,
     };
     let value: serde_json::Value = match format {
-        ParamsFormat::Toml => toml::from_str(&text).map_err(|e| parse_error(e.to_string()))?,
+        ParamsFormat::Toml => {
+            toml::from_str(&text).map_err(|e| parse_error(crate::input::clipped(&e.to_string())))?
+        }
         ParamsFormat::Json => {
             serde_json::from_str(&text).map_err(|e| parse_error(e.to_string()))?
         }

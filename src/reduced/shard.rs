@@ -142,9 +142,9 @@ impl Shard {
 
     /// Parses a shard's bytes, checking every length and index; `path` names it in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self, ReducedError> {
-        let bad = |message: String| ReducedError::Format {
+        let bad = |message: String| ReducedError::ShardFormat {
             path: path.to_path_buf(),
-            message: format!("shard: {message}"),
+            message,
         };
         let cut = |t: Truncated| bad(t.into());
         let mut r = Reader::new(bytes);
@@ -195,7 +195,11 @@ impl Shard {
                     end: r.u32().map_err(cut)?,
                 };
                 if o.start > o.end || u64::from(o.end) >= states {
-                    return Err(bad(format!("unit {c}: IRF {o:?} out of range")));
+                    return Err(bad(format!(
+                        "unit {c}: the IRF of palette entry {} runs from state {} to {}, outside \
+                         the unit's {states} states or backwards",
+                        o.entry, o.start, o.end
+                    )));
                 }
                 orbits.push(o);
             }
