@@ -83,6 +83,25 @@ const SHEAR_FRICTION: [Range; 2] = [(0.0, 1e5, "N/m"), (1e-7, 1.0, "rad")];
 const DAHL_ALPHA: Range = (1.0, 100.0, "-");
 
 /// Checks the elastic parameters and the friction term of a law against their ranges.
+/// Checks a law's parameters against the physical ranges of a fabric's laws (docs/params.md):
+/// a card's, and a law file's alone.
+pub(crate) fn law_within_physics(law: &ConnectorLaw) -> Result<(), ParamError> {
+    match law {
+        ConnectorLaw::Traction(l) => {
+            let elastic = [("k_t", l.k_t, TRACTION_K), ("eps1", l.eps1, STRAIN)];
+            within_physics(&elastic, &l.friction, TRACTION_FRICTION)
+        }
+        ConnectorLaw::Bending(l) => {
+            let elastic = [("k_b", l.k_b, BENDING_K), ("k0", l.k0, CURVATURE)];
+            within_physics(&elastic, &l.friction, BENDING_FRICTION)
+        }
+        ConnectorLaw::Shear(l) => {
+            let elastic = [("k_s", l.k_s, SHEAR_K), ("theta0", l.theta0, ANGLE)];
+            within_physics(&elastic, &l.friction, SHEAR_FRICTION)
+        }
+    }
+}
+
 fn within_physics(
     elastic: &[(&'static str, f64, Range)],
     friction: &FrictionLaw,
@@ -404,21 +423,17 @@ impl FabricParams {
             };
             if let Some(l) = &laws.traction {
                 l.validate().map_err(|e| invalid("traction", e))?;
-                let elastic = [("k_t", l.k_t, TRACTION_K), ("eps1", l.eps1, STRAIN)];
-                within_physics(&elastic, &l.friction, TRACTION_FRICTION)
+                law_within_physics(&ConnectorLaw::Traction(*l))
                     .map_err(|e| invalid("traction", e))?;
             }
             if let Some(l) = &laws.bending {
                 l.validate().map_err(|e| invalid("bending", e))?;
-                let elastic = [("k_b", l.k_b, BENDING_K), ("k0", l.k0, CURVATURE)];
-                within_physics(&elastic, &l.friction, BENDING_FRICTION)
+                law_within_physics(&ConnectorLaw::Bending(*l))
                     .map_err(|e| invalid("bending", e))?;
             }
             if let Some(l) = &laws.shear {
                 l.validate().map_err(|e| invalid("shear", e))?;
-                let elastic = [("k_s", l.k_s, SHEAR_K), ("theta0", l.theta0, ANGLE)];
-                within_physics(&elastic, &l.friction, SHEAR_FRICTION)
-                    .map_err(|e| invalid("shear", e))?;
+                law_within_physics(&ConnectorLaw::Shear(*l)).map_err(|e| invalid("shear", e))?;
             }
         }
         Ok(())

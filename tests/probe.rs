@@ -765,7 +765,7 @@ fn huge_numbers_in_messages_are_short_and_each_message_blames_its_own_cause() {
 }
 
 #[test]
-fn a_shard_with_an_irf_past_its_states_is_named_a_shard_in_words() {
+fn a_changed_shard_is_refused_by_its_checksum_and_a_bad_irf_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     crate::common::small_door_file(d);
@@ -782,7 +782,25 @@ fn a_shard_with_an_irf_past_its_states_is_named_a_shard_in_words() {
     let irfs = unit + 8 + 4 * rests;
     assert!(u32_at(&bytes, irfs) > 0, "the first unit has an IRF");
     let end = u32_at(&bytes, irfs + 12);
+    // a flipped byte in the states: the header's checksum refuses it
+    let mut flipped = bytes.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0x40;
+    std::fs::write(d.join("p1"), &flipped).unwrap();
+    let out = kestrel(d, &["precompute", "merge", "p1", "--out", "m.krd"]);
+    assert_refused(&out, 2, &["p1: not a kestrel precompute shard", "checksum"]);
+    // an IRF starting after its end, written with a checksum that matches
     bytes[irfs + 8..irfs + 12].copy_from_slice(&(end + 1).to_le_bytes());
+    let sum: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&bytes[unit..])
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let header = String::from_utf8(bytes[16..unit].to_vec()).unwrap();
+    let at = header.find("\"body_sha256\":\"").expect("a checksum") + 15;
+    bytes[16 + at..16 + at + 64].copy_from_slice(sum.as_bytes());
     std::fs::write(d.join("p1"), bytes).unwrap();
     let out = kestrel(d, &["precompute", "merge", "p1", "--out", "m.krd"]);
     assert_refused(
@@ -816,4 +834,25 @@ fn a_toml_error_on_a_long_line_quotes_only_its_start() {
     let out = kestrel(d, &["run", "scene.toml"]);
     assert_refused(&out, 2, &["scene.toml", "characters)"]);
     assert!(out.stderr.len() < 4000, "{} bytes", out.stderr.len());
+}
+
+#[test]
+fn a_law_alone_in_its_file_is_held_to_a_cards_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let law = |level: &str| {
+        format!(
+            "[shear]\nk_s = 45.0\ntheta0 = 0.0\n[shear.friction]\nlevel = {level}\nmu = 0.05\n\
+             [shear.friction.shape]\nmodel = \"bs2\"\neps_f = 0.01\neta = 0.3\nratio = 0.3\n"
+        )
+    };
+    let mut args = vec!["simulate", "--params", "law.toml", "--test", "shear"];
+    args.extend(["--direction", "warp", "-o", "s.csv"]);
+    write_file(d, "law.toml", law("0.5"));
+    let out = kestrel(d, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::remove_file(d.join("s.csv")).unwrap();
+    write_file(d, "law.toml", law("1e9"));
+    assert_refused(&kestrel(d, &args), 2, &["law.toml", "level", "1e9"]);
+    assert!(!d.join("s.csv").exists());
 }

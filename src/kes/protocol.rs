@@ -465,10 +465,13 @@ pub fn read_fitted_law(
         };
         parsed.map_err(|e| parse_error(e.to_string()))?
     };
-    law.validate().map_err(|source| LawFileError::Invalid {
-        file: file.clone(),
-        law: law_name,
-        source,
-    })?;
+    // a law alone is held to the ranges of a card's laws
+    law.validate()
+        .and_then(|()| crate::params::law_within_physics(&law))
+        .map_err(|source| LawFileError::Invalid {
+            file: file.clone(),
+            law: law_name,
+            source,
+        })?;
     Ok((FittedLaw { law, offset: 0.0 }, None))
 }
