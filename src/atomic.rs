@@ -20,10 +20,29 @@ pub enum WriteError {
     )]
     NotAFile { path: PathBuf },
     #[error(
-        "{path}: a file name of {bytes} bytes; at most {MAX_FILE_NAME_BYTES} are written (name \
-         the file with -o)"
+        "{}: a file name of {bytes} bytes; at most {MAX_FILE_NAME_BYTES} are written (name \
+         the file with -o)",
+        shown(path)
     )]
     NameTooLong { path: PathBuf, bytes: usize },
+    #[error(
+        "{}: a path of {bytes} bytes; at most {MAX_PATH_BYTES} are written",
+        shown(path)
+    )]
+    PathTooLong { path: PathBuf, bytes: usize },
+    #[error("an empty output path; name a file to write")]
+    Empty,
+    #[error(
+        "{}: ends with a separator, so it names a folder; name a file to write",
+        shown(path)
+    )]
+    EndsInSeparator { path: PathBuf },
+    #[error(
+        "cannot write {}: {} is not a folder (a file of that name exists)",
+        shown(path),
+        shown(parent)
+    )]
+    ParentNotFolder { path: PathBuf, parent: PathBuf },
     #[error("cannot write {path}: {source}")]
     Io {
         path: PathBuf,
@@ -36,10 +55,54 @@ pub enum WriteError {
 /// random part and `.tmp` suffix.
 pub const MAX_FILE_NAME_BYTES: usize = 200;
 
-/// Fails early, before any work is done, when `path` is a folder or another thing that is
-/// not a regular file (a device, a FIFO: never replaced), or exists and `force` is off.
+/// Longest output path written \[bytes\] (Linux's PATH_MAX).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// A path as messages show it: at most 120 characters, the middle cut (a path of kilobytes is
+/// not echoed whole).
+fn shown(path: &Path) -> String {
+    let s = path.display().to_string();
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= 120 {
+        return s;
+    }
+    let head: String = chars[..60].iter().collect();
+    let tail: String = chars[chars.len() - 40..].iter().collect();
+    format!("{head}…{tail} ({} bytes)", s.len())
+}
+
+/// Fails early, before any work is done, when `path` is empty, ends with a separator, is
+/// longer than [`MAX_PATH_BYTES`], has a file where a folder of its path should be, is a
+/// folder or another thing that is not a regular file (a device, a FIFO: never replaced), or
+/// exists and `force` is off. A folder of the path that does not exist is fine (it is
+/// created when the file is written).
 pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
     let target = || path.to_path_buf();
+    let text = path.as_os_str();
+    if text.is_empty() {
+        return Err(WriteError::Empty);
+    }
+    if text.len() > MAX_PATH_BYTES {
+        return Err(WriteError::PathTooLong {
+            path: target(),
+            bytes: text.len(),
+        });
+    }
+    if text.to_string_lossy().ends_with(std::path::is_separator) {
+        return Err(WriteError::EndsInSeparator { path: target() });
+    }
+    // the nearest folder of the path that exists must be a folder (links followed)
+    let existing = path
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .find_map(|a| std::fs::metadata(a).ok().map(|m| (a, m)));
+    if let Some((parent, _)) = existing.filter(|(_, m)| !m.is_dir()) {
+        return Err(WriteError::ParentNotFolder {
+            path: target(),
+            parent: parent.to_path_buf(),
+        });
+    }
     // followed through links: a link to /dev/null is a device too
     let found = std::fs::metadata(path).ok();
     if found.as_ref().is_some_and(|m| m.is_dir()) {

@@ -81,6 +81,31 @@ pub fn check_output(path: &std::path::Path, force: bool) -> Result<(), CliError>
     kestrel::atomic::check_target(path, force).map_err(CliError::input)
 }
 
+/// Refuses, before any work, two outputs of one command that name the same file (one would
+/// replace the other): `outputs` are (option, path). Paths are compared by their folder as it
+/// resolves (links, `.`, `..`) and their file name.
+pub fn check_distinct(outputs: &[(&str, &std::path::Path)]) -> Result<(), CliError> {
+    let key = |p: &std::path::Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        dir.join(p.file_name().unwrap_or_default())
+    };
+    for (i, (a, pa)) in outputs.iter().enumerate() {
+        for (b, pb) in &outputs[i + 1..] {
+            if key(pa) == key(pb) {
+                return Err(CliError::input(format!(
+                    "{a} and {b} name the same file {}: one would replace the other",
+                    pb.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Errors that may be a refused overwrite, or another refusal of what was to be written.
 pub trait WriteFailure: fmt::Display {
     fn write_error(&self) -> Option<&WriteError>;
@@ -243,11 +268,20 @@ impl CurveArgs {
 }
 
 /// `--gauge-length MM` in metres, refused unless positive and finite.
+/// Whether `v` lies in the closed range `(lo, hi)` (false for NaN).
+fn in_range(v: f64, (lo, hi): (f64, f64)) -> bool {
+    (lo..=hi).contains(&v)
+}
+
 pub fn gauge_length_m(mm: Option<f64>) -> Result<Option<f64>, CliError> {
     match mm {
-        Some(v) if v.is_finite() && v > 0.0 => Ok(Some(v * 1e-3)),
+        Some(v) if in_range(v * 1e-3, kestrel::kes::import::GAUGE_LENGTH_RANGE_M) => {
+            Ok(Some(v * 1e-3))
+        }
         Some(v) => Err(CliError::input(format!(
-            "--gauge-length {v}: expected a positive length in mm, e.g. --gauge-length 200"
+            "--gauge-length {}: expected a positive length in mm (1 to 10000), e.g. \
+             --gauge-length 200",
+            kestrel::friction::short_number(v)
         ))),
         None => Ok(None),
     }

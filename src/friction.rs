@@ -19,7 +19,7 @@ pub struct ParamError {
 }
 
 /// A number as written by hand: plain between 1e-4 and 1e6, else in exponent form (`1e-300`).
-pub(crate) fn short_number(v: f64) -> String {
+pub fn short_number(v: f64) -> String {
     if v != 0.0 && v.is_finite() && !(1e-4..1e6).contains(&v.abs()) {
         format!("{v:e}")
     } else {

@@ -25,6 +25,44 @@ pub fn bytes_label(n: u64) -> String {
     format!("{n} bytes")
 }
 
+/// Text from an input file as a message shows it: control characters (escape sequences,
+/// bells, NUL, carriage returns) escaped as `\u{1b}`, so that a file cannot drive the
+/// terminal; everything else as it is.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A parser's message for people: each line cut to its first 200 characters (a TOML error
+/// quotes the offending line, which may be a file's whole content), control characters
+/// escaped.
+pub fn clipped(message: &str) -> String {
+    const MAX: usize = 200;
+    message
+        .lines()
+        .map(|line| {
+            let n = line.chars().count();
+            if n <= MAX {
+                printable(line)
+            } else {
+                let cut: String = line.chars().take(MAX).collect();
+                format!("{}… ({n} characters)", printable(&cut))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The bytes of the regular file `path`, at most `limit` of them; an `InvalidInput` error
 /// names the limit or says what kind of file it is.
 pub fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {

@@ -4,7 +4,7 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// kestrel: a terminal lab workbench for the mechanics of woven fabric (KES-FB curves,
 /// connector laws with Dahl / Bliman–Sorine friction, identification, cloth simulation).
@@ -53,11 +53,28 @@ enum Command {
     Play(cli::play::PlayArgs),
 }
 
+/// Every option's value may be a negative number (`--dt -1` reaches the range check and its
+/// message, not clap's "unexpected argument"), and a size may start with a hyphen
+/// (`--size -5x10`), in every command and subcommand.
+fn negative_values(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|a| {
+        if !a.get_action().takes_values() {
+            a
+        } else if a.get_id() == "size" {
+            a.allow_hyphen_values(true)
+        } else {
+            a.allow_negative_numbers(true)
+        }
+    })
+    .mut_subcommands(negative_values)
+}
+
 fn main() -> ExitCode {
     // Before any thread: Mesa's "XDG_RUNTIME_DIR is invalid" stays off the terminal.
     #[cfg(feature = "render")]
     let _runtime_dir = kestrel::render::RuntimeDir::ensure();
-    let cli = Cli::parse();
+    let matches = negative_values(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let result: Result<(), cli::CliError> = match cli.command {
         Some(Command::Plot(args)) => cli::plot::run(args),
         None => cli::tui::run(cli::tui::Args { files: cli.files }),
@@ -78,7 +95,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // text from input files (a fabric name, a cell) never drives the terminal: control
+            // characters other than the message's own line breaks are escaped
+            let lines: Vec<String> = e
+                .to_string()
+                .split('\n')
+                .map(kestrel::input::printable)
+                .collect();
+            eprintln!("error: {}", lines.join("\n"));
             ExitCode::from(e.exit_code())
         }
     }

@@ -10,6 +10,16 @@ mod drive;
 
 pub use drive::{drive_parts, friction_part, law_friction, DrivingPath};
 
+/// A bound in a message: six decimals in the range people type, else short (`1e300`, not
+/// three hundred digits).
+fn bound(v: f64) -> String {
+    if v == 0.0 || (1e-4..1e6).contains(&v.abs()) {
+        format!("{v:.6}")
+    } else {
+        crate::friction::short_number(v)
+    }
+}
+
 /// The friction term of a law: a level F_c0 that may grow with load (μ), and the shape of its
 /// unit hysteresis state. μ = 0 is the paper's additive law.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -179,10 +189,13 @@ impl TractionLaw {
                 self.f1,
                 match self.toe {
                     ToeShape::Quadratic => format!(
-                        "toe bound k_t*eps1/2 <= f1 <= k_t*eps1 requires {lo:.6} <= f1 <= {hi:.6} N/m"
+                        "toe bound k_t*eps1/2 <= f1 <= k_t*eps1 requires {} <= f1 <= {} N/m",
+                        bound(lo),
+                        bound(hi)
                     ),
                     ToeShape::Power => format!(
-                        "power toe bound 0 < f1 <= k_t*eps1 requires f1 <= {hi:.6} N/m"
+                        "power toe bound 0 < f1 <= k_t*eps1 requires f1 <= {} N/m",
+                        bound(hi)
                     ),
                 },
             ));
@@ -205,8 +218,9 @@ impl TractionLaw {
                     "eps1_aligned",
                     ea,
                     format!(
-                        "must satisfy {lo_a:.6} = {rule} eps1_aligned <= eps1 = {:.6} (aligned toe bound)",
-                        self.eps1
+                        "must satisfy {} = {rule} eps1_aligned <= eps1 = {} (aligned toe bound)",
+                        bound(lo_a),
+                        bound(self.eps1)
                     ),
                 ));
             }

@@ -46,6 +46,19 @@ pub enum ParamsError {
         value: f64,
         range: String,
     },
+    #[error(
+        "{path}: fits ({curve}): offset = {shown} is outside [-{bound}, {bound}] {unit}",
+        shown = crate::friction::short_number(*.value),
+        bound = crate::friction::short_number(*.bound)
+    )]
+    Offset {
+        path: PathBuf,
+        /// The entry's test, direction and file.
+        curve: String,
+        value: f64,
+        bound: f64,
+        unit: &'static str,
+    },
     #[error("cannot encode parameters: {0}")]
     Encode(String),
     #[error(transparent)]
@@ -70,6 +83,25 @@ const SHEAR_FRICTION: [Range; 2] = [(0.0, 1e5, "N/m"), (1e-7, 1.0, "rad")];
 const DAHL_ALPHA: Range = (1.0, 100.0, "-");
 
 /// Checks the elastic parameters and the friction term of a law against their ranges.
+/// Checks a law's parameters against the physical ranges of a fabric's laws (docs/params.md):
+/// a card's, and a law file's alone.
+pub(crate) fn law_within_physics(law: &ConnectorLaw) -> Result<(), ParamError> {
+    match law {
+        ConnectorLaw::Traction(l) => {
+            let elastic = [("k_t", l.k_t, TRACTION_K), ("eps1", l.eps1, STRAIN)];
+            within_physics(&elastic, &l.friction, TRACTION_FRICTION)
+        }
+        ConnectorLaw::Bending(l) => {
+            let elastic = [("k_b", l.k_b, BENDING_K), ("k0", l.k0, CURVATURE)];
+            within_physics(&elastic, &l.friction, BENDING_FRICTION)
+        }
+        ConnectorLaw::Shear(l) => {
+            let elastic = [("k_s", l.k_s, SHEAR_K), ("theta0", l.theta0, ANGLE)];
+            within_physics(&elastic, &l.friction, SHEAR_FRICTION)
+        }
+    }
+}
+
 fn within_physics(
     elastic: &[(&'static str, f64, Range)],
     friction: &FrictionLaw,
@@ -350,6 +382,38 @@ impl FabricParams {
         if let Some(p) = &self.properties {
             p.validate(path)?;
         }
+        // the name is printed and written: no escape sequences
+        if self.fabric.chars().any(char::is_control) {
+            return Err(ParamsError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "fabric = \"{}\" holds a control character — expected printable text",
+                    crate::input::printable(&self.fabric)
+                ),
+            });
+        }
+        // a fitted force offset is a force of the law's own scale: finite, and within the
+        // friction level's range (the offset is a tenth of the curve's force range at most)
+        for f in &self.fits {
+            let Some(value) = f.offset else { continue };
+            let (_, bound, unit) = match f.test.as_str() {
+                "bending" => BENDING_FRICTION[0],
+                "shear" => SHEAR_FRICTION[0],
+                _ => TRACTION_FRICTION[0],
+            };
+            if !(value.is_finite() && value.abs() <= bound) {
+                return Err(ParamsError::Offset {
+                    path: path.to_path_buf(),
+                    curve: crate::input::printable(&format!(
+                        "{} {}, {}",
+                        f.test, f.direction, f.file
+                    )),
+                    value,
+                    bound,
+                    unit,
+                });
+            }
+        }
         for (name, laws) in [("warp", &self.warp), ("weft", &self.weft)] {
             let invalid = |law, source| ParamsError::Invalid {
                 path: path.to_path_buf(),
@@ -359,21 +423,17 @@ impl FabricParams {
             };
             if let Some(l) = &laws.traction {
                 l.validate().map_err(|e| invalid("traction", e))?;
-                let elastic = [("k_t", l.k_t, TRACTION_K), ("eps1", l.eps1, STRAIN)];
-                within_physics(&elastic, &l.friction, TRACTION_FRICTION)
+                law_within_physics(&ConnectorLaw::Traction(*l))
                     .map_err(|e| invalid("traction", e))?;
             }
             if let Some(l) = &laws.bending {
                 l.validate().map_err(|e| invalid("bending", e))?;
-                let elastic = [("k_b", l.k_b, BENDING_K), ("k0", l.k0, CURVATURE)];
-                within_physics(&elastic, &l.friction, BENDING_FRICTION)
+                law_within_physics(&ConnectorLaw::Bending(*l))
                     .map_err(|e| invalid("bending", e))?;
             }
             if let Some(l) = &laws.shear {
                 l.validate().map_err(|e| invalid("shear", e))?;
-                let elastic = [("k_s", l.k_s, SHEAR_K), ("theta0", l.theta0, ANGLE)];
-                within_physics(&elastic, &l.friction, SHEAR_FRICTION)
-                    .map_err(|e| invalid("shear", e))?;
+                law_within_physics(&ConnectorLaw::Shear(*l)).map_err(|e| invalid("shear", e))?;
             }
         }
         Ok(())
@@ -393,8 +453,12 @@ impl FabricParams {
     /// Parses a parameter file's text and validates it; `path` names it in errors.
     pub fn parse(text: &str, format: ParamsFormat, path: &Path) -> Result<Self, ParamsError> {
         let parsed: Result<Self, String> = match format {
-            ParamsFormat::Toml => toml::from_str(text).map_err(|e| e.to_string()),
-            ParamsFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
+            ParamsFormat::Toml => {
+                toml::from_str(text).map_err(|e| crate::input::clipped(&e.to_string()))
+            }
+            ParamsFormat::Json => {
+                serde_json::from_str(text).map_err(|e| crate::input::clipped(&e.to_string()))
+            }
         };
         let params = parsed.map_err(|message| ParamsError::Parse {
             path: path.to_path_buf(),

@@ -55,6 +55,8 @@ pub enum ReducedError {
     Read(#[from] crate::input::Unreadable),
     #[error("{path}: not a kestrel reduced model: {message}")]
     Format { path: PathBuf, message: String },
+    #[error("{path}: not a kestrel precompute shard: {message}")]
+    ShardFormat { path: PathBuf, message: String },
     #[error(transparent)]
     Write(#[from] WriteError),
 }

@@ -70,6 +70,9 @@ pub enum SceneError {
 /// Most samples per unit of a virtual KES test's path, and most cells of its strip.
 pub const MAX_KES_POINTS: usize = 100_000;
 pub const MAX_KES_CELLS: usize = 1_000;
+/// Farthest a grid's origin (and the length of its warp and weft vectors) may be from the
+/// origin on any axis \[m\], as for obstacles.
+pub const MAX_SCENE_COORDINATE: f64 = 1e6;
 
 /// A dynamic scene ready to run.
 #[derive(Debug, Clone)]
@@ -110,7 +113,7 @@ impl SceneFile {
         let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
         toml::from_str(&text).map_err(|e| SceneError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: crate::input::clipped(&e.to_string()),
         })
     }
 }
@@ -269,6 +272,26 @@ impl Scene {
                 .map_err(cloth)?,
             ),
         };
+        // the sheet's placement: finite, and within the range every obstacle is held to
+        for (name, v) in [("origin", g.origin), ("warp", g.warp), ("weft", g.weft)] {
+            if !v
+                .iter()
+                .all(|c| c.is_finite() && c.abs() <= MAX_SCENE_COORDINATE)
+            {
+                return Err(invalid(format!(
+                    "grid: {name} = [{}] must be finite and within 1e6 m of the origin on every \
+                     axis",
+                    v.map(crate::friction::short_number).join(", ")
+                )));
+            }
+        }
+        let (lo, hi) = crate::kes::units::AREAL_DENSITY_RANGE_KG_PER_M2;
+        if !(lo..=hi).contains(&numbers.areal_density) {
+            return Err(invalid(format!(
+                "areal_density = {} kg/m2 is outside [{lo}, {hi}] kg/m2 (a card's range)",
+                crate::friction::short_number(numbers.areal_density)
+            )));
+        }
         let mut world = ClothWorld::flat(
             grid,
             Vec3::from(g.origin),

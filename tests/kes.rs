@@ -396,7 +396,7 @@ fn percent_numbers_under_strain_fraction_are_refused() {
     ));
     assert_eq!(
         e,
-        "t.csv:4:1: column `strain [-]` reaches 12.5 (a strain of 1250 %), beyond any woven \
+        "t.csv:7:1: column `strain [-]` reaches 12.5 (a strain of 1250 %), beyond any woven \
          fabric — these look like percent numbers: write the header `strain [%]`"
     );
     // the same numbers under `strain [%]` are a curve; a fraction up to 1 is too
@@ -417,7 +417,7 @@ fn percent_numbers_under_strain_fraction_are_refused() {
         "{TENSILE}strain [%],force [gf/cm]\n0,0\n1e300,100\n12.5,500\n8,0\n"
     ));
     assert!(
-        e.starts_with("t.csv:4:1: column `strain [%]` reaches 1e300 (a strain of 1e300 %)")
+        e.starts_with("t.csv:6:1: column `strain [%]` reaches 1e300 (a strain of 1e300 %)")
             && e.contains("ten times its length"),
         "{e}"
     );

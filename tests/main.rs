@@ -9,6 +9,7 @@ mod kes;
 mod kes_fb34;
 mod material;
 mod plot;
+mod probe;
 mod reduced;
 mod reliability;
 #[cfg(feature = "render")]

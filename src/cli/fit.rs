@@ -106,11 +106,16 @@ fn parse_mu(s: &str) -> Result<MuMode, String> {
     }
 }
 
+/// The largest `--weight-values`: past it the values alone decide the fit already, and W²
+/// must stay far from overflow.
+const MAX_WEIGHT_VALUES: f64 = 1e6;
+
 fn parse_weight(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        Ok(w) if (0.0..=MAX_WEIGHT_VALUES).contains(&w) => Ok(w),
         _ => Err(format!(
-            "`{s}` is not a weight: expected a finite number >= 0 (0: the curve alone)"
+            "`{}` is not a weight: expected a number from 0 (the curve alone) to 1e6",
+            kestrel::input::printable(s)
         )),
     }
 }
@@ -138,7 +143,8 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
     Ok(curves)
 }
 
-/// Where each fabric's file goes.
+/// Where each fabric's file goes (several: `<slug>.params.toml`, or `.json` with
+/// `--json-out`, in the `-o` folder).
 fn output_path(args: &Args, fabric: &str, several: bool) -> PathBuf {
     let ext = if args.json_out { "json" } else { "toml" };
     let name = format!("{}.params.{ext}", fabric_slug(fabric));
@@ -147,6 +153,48 @@ fn output_path(args: &Args, fabric: &str, several: bool) -> PathBuf {
         (Some(o), false) => o.clone(),
         (None, _) => PathBuf::from(name),
     }
+}
+
+/// The format of the parameter files: JSON with `--json-out` or a `-o` file named `.json`,
+/// else TOML; `--json-out` with a `-o` file named `.toml` is a contradiction (exit 2).
+fn params_format(args: &Args, several: bool) -> Result<ParamsFormat, CliError> {
+    let ext = args
+        .out
+        .as_ref()
+        .filter(|_| !several)
+        .and_then(|o| o.extension())
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    match (ext.as_deref(), args.json_out) {
+        (Some("toml"), true) => Err(CliError::input(format!(
+            "--json-out writes JSON, but -o {} names a TOML file (name it .json, or drop \
+             --json-out)",
+            args.out.as_deref().unwrap_or(Path::new("")).display()
+        ))),
+        (Some("json"), _) | (_, true) => Ok(ParamsFormat::Json),
+        _ => Ok(ParamsFormat::Toml),
+    }
+}
+
+/// Refuses (exit 2), before anything is fitted, fabrics whose parameter files would have the
+/// same name (`Cotton shirting` and `cotton-shirting` both give `cotton-shirting.params.toml`;
+/// names are compared without case, as some file systems do): one would replace the other.
+fn check_distinct_outputs(args: &Args, fabrics: &[&str], several: bool) -> Result<(), CliError> {
+    let mut seen: Vec<(String, &str)> = Vec::new();
+    for &fabric in fabrics {
+        let path = output_path(args, fabric, several);
+        let key = path.to_string_lossy().to_lowercase();
+        if let Some((_, first)) = seen.iter().find(|(k, _)| *k == key) {
+            return Err(CliError::input(format!(
+                "fabrics `{}` and `{}` would both be written to {}: give them distinct \
+                 `# fabric:` names (or fit them apart)",
+                kestrel::input::printable(first),
+                kestrel::input::printable(fabric),
+                path.display()
+            )));
+        }
+        seen.push((key, fabric));
+    }
+    Ok(())
 }
 
 fn params_json(fit: &CurveFit) -> serde_json::Value {
@@ -249,21 +297,6 @@ fn print_report(fabric: &FabricFit, written: Option<&Path>) {
     }
 }
 
-/// Refuses, before anything is fitted, an output that exists (without `--force`) or whose
-/// folder does not exist.
-pub(super) fn check_output(path: &Path, force: bool) -> Result<(), CliError> {
-    kestrel::atomic::check_target(path, force).map_err(CliError::input)?;
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(dir) = parent.filter(|d| !d.is_dir()) {
-        return Err(CliError::input(format!(
-            "cannot write {}: the folder {} does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
-}
-
 /// The curves of a fabric that could not be fitted, one line each naming the file.
 fn not_fitted(fabric: &FabricFit) -> Vec<String> {
     fabric
@@ -316,19 +349,32 @@ pub fn run(args: Args) -> Result<(), CliError> {
         weight_values: args.weight_values,
         ..FitOptions::default()
     };
+    if let Some(clash) = kestrel::fit::fabric::slot_clash(&curves) {
+        return Err(CliError::input(clash));
+    }
     let groups = kestrel::fit::fabric::group_by_fabric(&curves);
     let fabrics = groups.len();
     let several = fabrics > 1;
     let all_loops = curves.iter().all(|c| c.test == KesTest::Loop);
-    // a generic loop has no law slot in a fabric file: report only, unless -o is given
-    let writes = !(all_loops && args.out.is_none());
-    if let (true, true, Some(o)) = (writes, several, &args.out) {
-        std::fs::create_dir_all(o)
-            .map_err(|e| CliError::failed(format!("cannot create {}: {e}", o.display())))?;
+    // a generic loop has no law slot in a fabric file: its law is reported (and in --json),
+    // never written to a card that would not hold it
+    if let (Some(o), Some(lp)) = (&args.out, curves.iter().find(|c| c.test == KesTest::Loop)) {
+        return Err(CliError::input(format!(
+            "-o {}: the law of a generic loop ({}) has no place in a parameter file (it is not a \
+             tensile, shear or bending law); its parameters are in the report and in --json",
+            o.display(),
+            lp.path_name()
+        )));
     }
+    let writes = !all_loops;
+    // every output checked before anything is fitted; the folder of several is made by the
+    // first write (a failed fit leaves none)
+    let format = params_format(&args, several)?;
     if writes {
-        for (fabric, _) in &groups {
-            check_output(&output_path(&args, fabric, several), args.force)?;
+        let names: Vec<&str> = groups.iter().map(|(f, _)| f.as_str()).collect();
+        check_distinct_outputs(&args, &names, several)?;
+        for name in names {
+            super::check_output(&output_path(&args, name, several), args.force)?;
         }
     }
     let bar = super::progress_bar(
@@ -357,11 +403,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         })
         .collect();
     let write_any = writes && unreadable.is_empty() && (refused.is_empty() || args.allow_partial);
-    let format = if args.json_out {
-        ParamsFormat::Json
-    } else {
-        ParamsFormat::Toml
-    };
     let mut out_json = Vec::new();
     let mut failures = Vec::new();
     for fabric in &results {

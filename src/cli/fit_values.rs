@@ -15,8 +15,9 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
         .map_err(|e| CliError::input(format!("cannot read {}: {e}", values.display())))?;
     let spec: FabricValues = toml::from_str(&text).map_err(|e| {
         CliError::input(format!(
-            "{}: not a KES values file: {e}\nexpected: fabric = \"…\", then [warp] and [weft] tables with EMT [%], LT, RT [%], G [gf/(cm*deg)], 2HG, 2HG5 [gf/cm], B [gf*cm^2/cm], 2HB [gf*cm/cm]",
-            values.display()
+            "{}: not a KES values file: {}\nexpected: fabric = \"…\", then [warp] and [weft] tables with EMT [%], LT, RT [%], G [gf/(cm*deg)], 2HG, 2HG5 [gf/cm], B [gf*cm^2/cm], 2HB [gf*cm/cm]",
+            values.display(),
+            kestrel::input::clipped(&e.to_string())
         ))
     })?;
     check_values(&spec).map_err(|e| CliError::input(format!("{}: {e}", values.display())))?;
@@ -32,7 +33,7 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
             if json_out { "json" } else { "toml" }
         ))
     });
-    super::fit::check_output(&path, force)?;
+    super::check_output(&path, force)?;
     let (mut params, fits) = fit_fabric_values(&spec);
     super::fit::given_properties(&mut params, args);
     let refused: Vec<String> = fits

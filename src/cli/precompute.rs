@@ -64,10 +64,23 @@ pub struct BasisArgs {
 }
 
 impl BasisArgs {
-    /// Checks `out` and the error plot's path before any work; the plot's format.
+    /// Checks ε and the rank, `out` and the error plot's path before any work; the plot's
+    /// format.
     fn check_outputs(&self, out: &Path, force: bool) -> Result<Option<ImageFormat>, CliError> {
+        if let Some(e) = self.epsilon.filter(|e| !(*e > 0.0 && *e < 1.0)) {
+            return Err(CliError::input(format!(
+                "--epsilon {}: expected a number in (0, 1) (keep rank r with σ_r ≥ ε·σ₁)",
+                kestrel::friction::short_number(e)
+            )));
+        }
+        if self.rank == Some(0) {
+            return Err(CliError::input("--rank 0: expected a rank of at least 1"));
+        }
         for p in std::iter::once(out).chain(self.error_plot.as_deref()) {
             super::check_output(p, force)?;
+        }
+        if let Some(plot) = &self.error_plot {
+            super::check_distinct(&[("--out", out), ("--error-plot", plot)])?;
         }
         self.error_plot
             .as_deref()

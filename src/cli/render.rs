@@ -101,8 +101,6 @@ struct RenderSummary {
     /// Wall time of the whole command after the adapter was opened [ms].
     wall_ms: f64,
     video: Option<String>,
-    /// Why no video was made, when one was asked for.
-    video_note: Option<String>,
 }
 
 /// Most frames one render writes.
@@ -119,7 +117,14 @@ fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
         a.trim().parse().map_err(|_| bad())?,
         b.trim().parse().map_err(|_| bad())?,
     );
-    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(CliError::input(format!(
+            "--range {}: LO and HI must be finite numbers within ±3.4e38 (the colour scale is \
+             single precision), e.g. 0:0.1",
+            kestrel::input::printable(s)
+        )));
+    }
+    if lo >= hi {
         return Err(bad());
     }
     Ok((lo, hi))
@@ -171,15 +176,15 @@ impl FramesBefore {
     }
 }
 
-/// Refuses to start when a frame or the video would be replaced without `--force`.
+/// Refuses to start when a frame or the video would be replaced without `--force`, when the
+/// video names a folder, or when ffmpeg is not there to make it.
 fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
     super::check_frames(&args.out, frames, args.output.force)?;
-    if !args.output.force {
-        if let Some(v) = args.video.as_ref().filter(|v| v.exists()) {
-            return Err(CliError::input(format!(
-                "{} exists; pass --force to overwrite it",
-                v.display()
-            )));
+    if let Some(v) = &args.video {
+        // a folder is never replaced, also with --force; without ffmpeg no video can be made
+        super::check_output(v, args.output.force)?;
+        if !on_path("ffmpeg") {
+            return Err(CliError::input(no_ffmpeg(&args.out, v, args.fps)));
         }
     }
     std::fs::create_dir_all(&args.out)
@@ -202,6 +207,14 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
     let mut simulate = Duration::ZERO;
     let (source, steps, every);
     if let Some(from) = &args.from {
+        // before the record is read or the renderer made: what a record cannot show
+        if let Some(by) = args.color_by.filter(|b| !b.from_positions()) {
+            return Err(CliError::input(format!(
+                "--from {}: a record holds positions only; --color-by {by} needs a simulation \
+                 (render the scene file instead)",
+                from.display()
+            )));
+        }
         let rec = Recording::read(from).map_err(CliError::input)?;
         let before = FramesBefore::of(&args.out, rec.frames.len());
         check_outputs(&args, rec.frames.len())?;
@@ -314,9 +327,9 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         every = k;
         steps = world.steps;
     }
-    let (video, video_note) = match &args.video {
-        Some(v) => make_video(&args.out, v, args.fps, args.output.force)?,
-        None => (None, None),
+    let video = match &args.video {
+        Some(v) => Some(make_video(&args.out, v, args.fps, args.output.force)?),
+        None => None,
     };
     let summary = RenderSummary {
         source,
@@ -334,7 +347,6 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         png: Stat::of(timings.iter().map(|t| ms(t.encode)).collect()),
         wall_ms: ms(t_start.elapsed()),
         video,
-        video_note,
     };
     super::print_summary(&summary, args.output.json, print_table)
 }
@@ -389,23 +401,21 @@ fn ffmpeg_hint(fps: u32, pattern: &Path, video: &Path) -> String {
     format!("ffmpeg {}", words.join(" "))
 }
 
-/// Runs ffmpeg on the frames; without ffmpeg, a note saying how to make the video later.
-fn make_video(
-    dir: &Path,
-    video: &Path,
-    fps: u32,
-    force: bool,
-) -> Result<(Option<String>, Option<String>), CliError> {
+/// Why `--video` cannot be made: ffmpeg is not on PATH; how to make it later from the frames.
+fn no_ffmpeg(dir: &Path, video: &Path, fps: u32) -> String {
+    format!(
+        "--video {}: ffmpeg is not on PATH, so no video can be made (install it, e.g. \
+         `apt-get install ffmpeg`; or render without --video and run: {})",
+        video.display(),
+        ffmpeg_hint(fps, &dir.join("frame_%05d.png"), video)
+    )
+}
+
+/// Runs ffmpeg on the frames: the video's path, or why it could not be made.
+fn make_video(dir: &Path, video: &Path, fps: u32, force: bool) -> Result<String, CliError> {
     let pattern = dir.join("frame_%05d.png");
     if !on_path("ffmpeg") {
-        return Ok((
-            None,
-            Some(format!(
-                "ffmpeg is not on PATH, so no video was made (install it, e.g. `apt-get install \
-                 ffmpeg`, then run: {})",
-                ffmpeg_hint(fps, &pattern, video)
-            )),
-        ));
+        return Err(CliError::failed(no_ffmpeg(dir, video, fps)));
     }
     let status = Command::new("ffmpeg")
         .args(["-hide_banner", "-loglevel", "error"])
@@ -419,7 +429,7 @@ fn make_video(
             video.display()
         )));
     }
-    Ok((Some(video.display().to_string()), None))
+    Ok(video.display().to_string())
 }
 
 fn print_table(s: &RenderSummary) {
@@ -454,9 +464,6 @@ fn print_table(s: &RenderSummary) {
     println!("wall time    {:.1} ms", s.wall_ms);
     if let Some(v) = &s.video {
         println!("video        {v}");
-    }
-    if let Some(n) = &s.video_note {
-        println!("video        {n}");
     }
 }
 

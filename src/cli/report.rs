@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use kestrel::atomic::{write_atomic, WriteError};
+use kestrel::atomic::write_atomic;
 use kestrel::fit::FitOptions;
 use kestrel::kes::{read_kes_files, ReadingRules};
 use kestrel::params::FabricParams;
@@ -38,11 +38,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    if !args.force && args.out.exists() {
-        return Err(CliError::input(WriteError::Exists {
-            path: args.out.clone(),
-        }));
-    }
+    super::check_output(&args.out, args.force)?;
     let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
     let cards = args
         .params

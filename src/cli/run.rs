@@ -179,6 +179,14 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         params.constraints = ProvotConstraints::none();
     }
     params.validate().map_err(CliError::input)?;
+    if params.integrator == Integrator::SemiImplicit
+        && !matches!(world.material, kestrel::cloth::Material::Terzopoulos(_))
+    {
+        return Err(CliError::input(
+            "--integrator semi-implicit needs material kind = \"terzopoulos\" (its elastic \
+             surface); use broyden",
+        ));
+    }
     if matches!(
         params.integrator,
         Integrator::NewtonTangent | Integrator::NewtonDirect

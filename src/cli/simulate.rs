@@ -40,6 +40,14 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     super::check_output(&args.output, args.force)?;
+    // what is written must read back: `normal` is the compression test's direction
+    if args.direction == Direction::Normal {
+        return Err(CliError::input(format!(
+            "--direction normal: a {} curve is warp, weft or bias (normal is the compression \
+             test's direction)",
+            args.test
+        )));
+    }
     let (law, fabric) =
         read_fitted_law(&args.params, args.test, args.direction).map_err(CliError::input)?;
     let fabric = args.fabric.clone().or(fabric).unwrap_or_else(|| {

@@ -62,9 +62,12 @@ pub const MAX_KRYLOV_DIM: usize = 200;
 /// Refuses more than [`MAX_STEPS`] steps; `what` names the input (`steps`, `--frames × --every`).
 pub fn check_steps(what: &str, steps: u64) -> Result<(), SettingError> {
     if steps > MAX_STEPS {
+        // three significant digits: a count from a huge duration is not read to the step
+        let v = steps as f64;
+        let unit = 10f64.powf((v.log10().floor() - 2.0).max(0.0));
         return Err(SettingError::range(
             what.to_string(),
-            steps as f64,
+            (v / unit).round() * unit,
             " steps",
             "at most 1e8 steps",
         ));

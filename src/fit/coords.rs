@@ -238,10 +238,17 @@ impl Coordinates {
             p[Param::Offset] = 0.0;
         }
         let mut q = Self::from_physical(kind, &p);
-        // start strictly inside the bounds
+        // start strictly inside the bounds; bounds from a curve whose values overflow the
+        // arithmetic (an infinite slope, a NaN span) leave the start NaN, which the fit
+        // reports (`Self::start_is_finite`)
         for &j in &free {
             let (l, h) = (lo[j], hi[j]);
-            q[j] = q[j].clamp(l + 1e-3 * (h - l), h - 1e-3 * (h - l));
+            let margin = 1e-3 * (h - l);
+            q[j] = if l.is_finite() && h.is_finite() && margin.is_finite() && l < h {
+                q[j].clamp(l + margin, h - margin)
+            } else {
+                f64::NAN
+            };
         }
         Self {
             kind,
@@ -250,6 +257,14 @@ impl Coordinates {
             hi,
             q,
         }
+    }
+
+    /// Whether the start and the bounds of every free coordinate are finite numbers (false
+    /// for a curve whose values are beyond the range of the fit's arithmetic).
+    pub(crate) fn start_is_finite(&self) -> bool {
+        self.free
+            .iter()
+            .all(|&j| self.q[j].is_finite() && self.lo[j].is_finite() && self.hi[j].is_finite())
     }
 
     /// Physical parameters p(q).

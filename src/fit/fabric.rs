@@ -34,6 +34,43 @@ pub fn group_by_fabric(curves: &[Curve]) -> Vec<(String, Vec<&Curve>)> {
     groups
 }
 
+/// Curves of one fabric whose laws would take the same place in its card, with the two files:
+/// a bias curve's law is stored under warp, so a warp and a bias curve of one test cannot both
+/// be written (one law would replace the other). None when every law has its own place.
+pub fn slot_clash<'a>(curves: impl IntoIterator<Item = &'a Curve>) -> Option<String> {
+    let slot = |d: Direction| match d {
+        Direction::Weft => Direction::Weft,
+        Direction::Warp | Direction::Bias | Direction::Normal => Direction::Warp,
+    };
+    let with_law: Vec<&Curve> = curves
+        .into_iter()
+        .filter(|c| c.test.has_connector_law())
+        .collect();
+    for (i, a) in with_law.iter().enumerate() {
+        let clash = with_law[i + 1..].iter().find(|b| {
+            b.fabric == a.fabric
+                && b.test == a.test
+                && b.direction != a.direction
+                && slot(b.direction) == slot(a.direction)
+        });
+        if let Some(b) = clash {
+            return Some(format!(
+                "{} ({} {}) and {} ({} {}) of fabric `{}` would both be its warp {} law (a bias \
+                 curve's law is stored under warp): fit them apart",
+                a.path_name(),
+                a.test,
+                a.direction,
+                b.path_name(),
+                b.test,
+                b.direction,
+                crate::input::printable(&a.fabric),
+                a.test
+            ));
+        }
+    }
+    None
+}
+
 /// UTC now as RFC 3339 to the second (`2026-11-23T07:05:00Z`).
 pub(crate) fn utc_now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()

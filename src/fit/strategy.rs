@@ -8,7 +8,7 @@ use super::estimate::CurveRanges;
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
 use super::path_model::{ElasticKind, LawKind, ShapeKind, P};
 use super::problem::{PathProblem, Segment, Solution, ValueTargets};
-use super::report::{self, CurveFit, ValuesSideBySide};
+use super::report::{self, CurveFit, FitStatus, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
 
@@ -57,6 +57,20 @@ fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> {
         );
     }
     None
+}
+
+/// Why a fit cannot start on curves whose values are finite but beyond the range of the
+/// fit's arithmetic (the initial slope or a bound overflows), with the ranges in SI.
+fn overflow_reason(ranges: &CurveRanges) -> String {
+    use crate::friction::short_number;
+    format!(
+        "the curve's values are beyond the range of the fit's arithmetic (forces {} to {}, \
+         path {} to {}, in SI): its starting law is not finite",
+        short_number(ranges.y_min),
+        short_number(ranges.y_max),
+        short_number(ranges.x_min),
+        short_number(ranges.x_max)
+    )
 }
 
 /// The ranges of every sample of every specimen together (the bounds of the coordinates).
@@ -148,6 +162,9 @@ fn fit_model(
         mu == MuMode::Free,
         options.offset == OffsetMode::Fit,
     );
+    if !coords.start_is_finite() {
+        return CurveFit::failed_specimens(specimens, overflow_reason(&ranges));
+    }
     let targets = value_targets(specimens, options);
     let mut pinned: Vec<(Param, String)> = Vec::new();
     // ε₁' is identified only by samples below ε₁ after the strain has reached it
@@ -486,7 +503,7 @@ pub fn fit_specimens_with_progress(
             let objective = if options.weight_values > 0.0 {
                 format!(
                     "every candidate fitted to the curve and its KES values (--weight-values {}): lowest AIC = n ln(NRMSE² + W²·g²) + 2k, g the RMS relative gap of the values",
-                    options.weight_values
+                    crate::friction::short_number(options.weight_values)
                 )
             } else {
                 "lowest AIC = n ln(RSS/n) + 2k".into()
@@ -498,7 +515,15 @@ pub fn fit_specimens_with_progress(
             b.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
             refuse_unphysical(specimens, b)
         }
-        None => CurveFit::failed_specimens(specimens, "no model could be fitted".into()),
+        // every candidate failed: the first one's reason (they share the curve) says why
+        None => {
+            let reason = candidates.iter().find_map(|c| match &c.status {
+                FitStatus::Failed(r) => Some(format!("no model could be fitted: {r}")),
+                FitStatus::Fitted => None,
+            });
+            let reason = reason.unwrap_or_else(|| "no model could be fitted".into());
+            CurveFit::failed_specimens(specimens, reason)
+        }
     }
 }
 

@@ -40,6 +40,9 @@ const MAX_PERCENT_STRAIN: f64 = 10.0;
 const MIN_DISORDER_TURNS: usize = 10;
 const MIN_SAMPLES_PER_STROKE: usize = 4;
 
+/// Gauge lengths read (a file's `# gauge length` line, `--gauge-length`) \[m\]: 1 mm to 10 m.
+pub const GAUGE_LENGTH_RANGE_M: (f64, f64) = (1e-3, 10.0);
+
 /// Reads a KES curve file (docs/kes.md) into SI units, rows in file order.
 pub fn read_kes(path: &Path, overrides: CurveOverrides) -> Result<Curve, KesError> {
     let text = read_file(path)?;
@@ -52,6 +55,17 @@ pub fn read_kes(path: &Path, overrides: CurveOverrides) -> Result<Curve, KesErro
 pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Curve, KesError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let table = Table::split(text, file)?;
+    if let Some(version) = table
+        .metadata
+        .get("kestrel-kes")
+        .filter(|v| v.trim() != "1")
+    {
+        return Err(KesError::FormatVersion {
+            file: file.to_string(),
+            line: table.line_of("kestrel-kes"),
+            text: crate::input::printable(&table::shorten(version)),
+        });
+    }
     let test = resolve(&table, "test", overrides.test, |file, line, text| {
         KesError::UnknownTest { file, line, text }
     })?;
@@ -243,6 +257,8 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
 
     let mut x = Vec::with_capacity(records.len());
     let mut y = Vec::with_capacity(records.len());
+    let time = columns.iter().position(|(q, _)| *q == KesQuantity::Time);
+    let mut last_time = f64::NEG_INFINITY;
     for (line, record) in &records[1..] {
         if record.len() != columns.len() {
             return Err(KesError::Ragged {
@@ -256,7 +272,40 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         }
         let mut row = [0.0; 3];
         for (i, cell) in record.iter().enumerate() {
-            row[i] = number(file, *line, i + 1, cell, &header_cells[i])? * columns[i].1;
+            // finite as written, and still finite in SI units
+            let si = number(file, *line, i + 1, cell, &header_cells[i])? * columns[i].1;
+            if !si.is_finite() {
+                return Err(KesError::OverflowsInSi {
+                    file: file.to_string(),
+                    line: *line,
+                    column: i + 1,
+                    text: table::shorten(cell),
+                    header: header_cells[i].clone(),
+                    si,
+                });
+            }
+            row[i] = si;
+        }
+        if columns[xi].0 == KesQuantity::Thickness && row[xi] <= 0.0 {
+            return Err(KesError::NotPositive {
+                file: file.to_string(),
+                line: *line,
+                column: xi + 1,
+                text: table::shorten(&record[xi]),
+                header: header_cells[xi].clone(),
+            });
+        }
+        if let Some(t) = time {
+            if row[t] < last_time {
+                return Err(KesError::TimeBack {
+                    file: file.to_string(),
+                    line: *line,
+                    column: t + 1,
+                    now: row[t],
+                    before: last_time,
+                });
+            }
+            last_time = row[t];
         }
         x.push(row[xi]);
         y.push(row[yi]);
@@ -269,7 +318,9 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         });
     }
     if test == KesTest::Tensile {
-        check_strain(file, header_line, xi, &header_cells[xi], columns[xi].0, &x)?;
+        // the error points at the row of the largest strain
+        let rows: Vec<usize> = records[1..].iter().map(|(l, _)| *l).collect();
+        check_strain(file, &rows, xi, &header_cells[xi], columns[xi].0, &x)?;
     }
     check_path_order(file, &x)?;
     Ok(Curve {
@@ -303,9 +354,10 @@ fn gauge_length(table: &Table, given: Option<f64>) -> Result<Option<f64>, KesErr
         .1
         .and_then(|u| KesQuantity::Elongation.factor(&u))
         .ok_or_else(bad)?;
+    let (lo, hi) = GAUGE_LENGTH_RANGE_M;
     let in_file = table::parse_decimal(text)
         .map(|v| v * factor)
-        .filter(|v| v.is_finite() && *v > 0.0)
+        .filter(|v| (lo..=hi).contains(v))
         .ok_or_else(bad)?;
     match given {
         Some(g) if (g - in_file).abs() > 1e-9 * in_file => Err(KesError::Conflict {
@@ -351,13 +403,21 @@ pub(crate) fn ragged_hint(delimiter: u8, found: usize, expected: usize) -> Strin
 /// length.
 fn check_strain(
     file: &str,
-    line: usize,
+    rows: &[usize],
     xi: usize,
     header: &str,
     quantity: KesQuantity,
     x: &[f64],
 ) -> Result<(), KesError> {
-    let max = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let (at, max) = x
+        .iter()
+        .copied()
+        .enumerate()
+        .fold(
+            (0, f64::NEG_INFINITY),
+            |(i, m), (j, v)| if v > m { (j, v) } else { (i, m) },
+        );
+    let line = rows.get(at).copied().unwrap_or(0);
     if max <= MAX_STRAIN {
         return Ok(());
     }

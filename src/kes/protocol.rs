@@ -15,8 +15,9 @@ use crate::params::FittedLaw;
 /// The fewest samples a protocol curve may have.
 pub(crate) const MIN_PROTOCOL_SAMPLES: usize = 8;
 
-/// The most samples a protocol curve may have.
-pub(crate) const MAX_PROTOCOL_SAMPLES: usize = 10_000_000;
+/// The most samples a protocol curve may have: the rows a curve file may hold, so that what
+/// `kestrel simulate` writes is read back.
+pub(crate) const MAX_PROTOCOL_SAMPLES: usize = crate::kes::import::MAX_ROWS;
 
 /// Samples written when the caller does not choose.
 pub const DEFAULT_SAMPLES: usize = 1001;
@@ -32,7 +33,10 @@ pub enum ProtocolError {
         samples: usize,
         needed: usize,
     },
-    #[error("{samples} samples are too many — expected at most {MAX_PROTOCOL_SAMPLES}")]
+    #[error(
+        "{samples} samples are too many — expected at most {MAX_PROTOCOL_SAMPLES} (the rows a \
+         curve file may hold)"
+    )]
     TooManySamples { samples: usize },
     #[error("a {law} law cannot run the {test} protocol — expected a {expected} law")]
     WrongLaw {
@@ -429,7 +433,9 @@ pub fn read_fitted_law(
         message,
     };
     let value: serde_json::Value = match format {
-        ParamsFormat::Toml => toml::from_str(&text).map_err(|e| parse_error(e.to_string()))?,
+        ParamsFormat::Toml => {
+            toml::from_str(&text).map_err(|e| parse_error(crate::input::clipped(&e.to_string())))?
+        }
         ParamsFormat::Json => {
             serde_json::from_str(&text).map_err(|e| parse_error(e.to_string()))?
         }
@@ -459,10 +465,13 @@ pub fn read_fitted_law(
         };
         parsed.map_err(|e| parse_error(e.to_string()))?
     };
-    law.validate().map_err(|source| LawFileError::Invalid {
-        file: file.clone(),
-        law: law_name,
-        source,
-    })?;
+    // a law alone is held to the ranges of a card's laws
+    law.validate()
+        .and_then(|()| crate::params::law_within_physics(&law))
+        .map_err(|source| LawFileError::Invalid {
+            file: file.clone(),
+            law: law_name,
+            source,
+        })?;
     Ok((FittedLaw { law, offset: 0.0 }, None))
 }

@@ -497,14 +497,23 @@ fn tensile(path: &KesPath, rules: &ReadingRules, reading: &mut KesReading) {
     if emt > 0.0 && rules.tensile_max_force > 0.0 {
         reading.values.lt = Some(wt / (rules.tensile_max_force * emt / 100.0 / 2.0));
     } else {
-        reading.missing("LT", format!("EMT = {emt} % is not positive"));
+        reading.missing(
+            "LT",
+            format!(
+                "EMT = {} % is not positive",
+                crate::friction::short_number(emt)
+            ),
+        );
     }
     match bs.get(1) {
         Some(unloading) if wt > 0.0 => {
             let returned = -trapezoid(x, y, unloading) / 100.0;
             reading.values.rt = Some(100.0 * returned / wt);
         }
-        Some(_) => reading.missing("RT", format!("WT = {wt} is not positive")),
+        Some(_) => reading.missing(
+            "RT",
+            format!("WT = {} is not positive", crate::friction::short_number(wt)),
+        ),
         None => reading.missing(
             "RT",
             "no reversal: the strain never returns from its maximum, and RT needs the \
@@ -562,7 +571,16 @@ fn loop_test<const N: usize>(
                     "{name} from one side only (the path misses -{at} or +{at})"
                 ));
             }
-            out[k] = Some(sides.iter().sum::<f64>() / sides.len() as f64);
+            let width = sides.iter().sum::<f64>() / sides.len() as f64;
+            // the loading branch lies above the return one in a measured loop: a negative
+            // width is a path run backwards (rows in reverse order) or a sign flipped
+            if width < 0.0 {
+                reading.notes.push(format!(
+                    "{name} is negative: the return branch lies above the loading one (rows in \
+                     reverse order, or the force's sign flipped?)"
+                ));
+            }
+            out[k] = Some(width);
         }
     }
     (slope, out)

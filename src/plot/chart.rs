@@ -172,8 +172,12 @@ pub(super) fn tick_decimals(range: &Range<f64>, ticks: usize) -> usize {
     (-step.log10().floor()).clamp(0.0, 12.0) as usize
 }
 
-/// A tick label with `decimals` decimals, never "-0".
+/// A tick label with `decimals` decimals, never "-0"; past a million in magnitude, three
+/// significant digits in scientific notation (not hundreds of digits).
 pub(super) fn tick_label(v: f64, decimals: usize) -> String {
+    if v.abs() >= 1e6 {
+        return crate::kes::units::significant(v, 3);
+    }
     let s = format!("{v:.decimals$}");
     if s.trim_start_matches('-')
         .chars()
@@ -232,6 +236,22 @@ pub(super) type Chart<'a, 'b> = ChartContext<
     Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
 >;
 
+/// Refuses an axis range plotters cannot divide: its tick search never ends on a span that is
+/// not a finite positive number, nor on one whose tenfold overflows (it scales its step by 10
+/// past the span); a margin of 1000 keeps its arithmetic finite.
+pub(super) fn check_span(axis: &str, r: &Range<f64>) -> Result<(), PlotError> {
+    let span = r.end - r.start;
+    if (1e3 * span).is_finite() && span > 0.0 {
+        Ok(())
+    } else {
+        Err(PlotError::Span {
+            axis: axis.to_string(),
+            lo: r.start,
+            hi: r.end,
+        })
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn chart<'a, 'b>(
     area: &'a Area<'b>,
@@ -243,17 +263,9 @@ pub(super) fn chart<'a, 'b>(
     x_desc: &str,
     y_desc: &str,
 ) -> Result<Chart<'a, 'b>, PlotError> {
-    // plotters' tick search never ends on a span that is not a finite positive number
     for (axis, desc, r) in [("x", x_desc, &x), ("y", y_desc, &y)] {
-        let span = r.end - r.start;
-        if !(span.is_finite() && span > 0.0) {
-            return Err(PlotError::Span {
-                // a panel above a residual strip draws no x title: name the axis itself
-                axis: if desc.is_empty() { axis } else { desc }.to_string(),
-                lo: r.start,
-                hi: r.end,
-            });
-        }
+        // a panel above a residual strip draws no x title: name the axis itself
+        check_span(if desc.is_empty() { axis } else { desc }, r)?;
     }
     let mut builder = ChartBuilder::on(area);
     builder

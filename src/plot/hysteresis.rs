@@ -7,8 +7,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::canvas::{draw_err, text_style, Area, Fonts};
 use super::chart::{
-    bounds, chart, draw_branches, draw_dashed, draw_zero_line, house_mesh, padded, tick_decimals,
-    tick_label, ChartFrame, Legend, Mark, Y_TICKS,
+    bounds, chart, check_span, draw_branches, draw_dashed, draw_zero_line, house_mesh, padded,
+    tick_decimals, tick_label, ChartFrame, Legend, Mark, Y_TICKS,
 };
 use super::style::{energy_unit, rgb, sig, KesAxes, LOADING_RGB, MODEL_RGB, NOTE, UNLOADING_RGB};
 use super::{HysteresisPlot, PlotError};
@@ -202,6 +202,7 @@ fn energy_bars(
     let span = (hi - lo).max(1e-12);
     let y = (lo - if lo < 0.0 { 0.1 * span } else { 0.0 })..(hi + 0.15 * span);
     let x = 0.4..(n as f64 + 0.6);
+    check_span(&y_desc, &y)?;
     let mut builder = ChartBuilder::on(area);
     builder
         .margin(frame.margin)

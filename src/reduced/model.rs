@@ -151,6 +151,15 @@ impl ModelInfo {
         {
             return Err("door_plane must be finite".into());
         }
+        // a plane's normal has a direction: a zero vector gives the shading nothing to face
+        if let Some([_, n]) = self.door_plane {
+            if n.iter().map(|v| v * v).sum::<f64>() <= 0.0 {
+                return Err(format!(
+                    "door_plane normal [{}] is zero — expected the door leaf's normal",
+                    n.map(crate::friction::short_number).join(", ")
+                ));
+            }
+        }
         self.camera
             .as_ref()
             .map_or(Ok(()), Camera::validate)

@@ -99,14 +99,21 @@ pub(crate) fn plan(
     let duration = opts.duration.unwrap_or(spec.duration);
     if !(duration.is_finite() && duration > 0.0) {
         return Err(ReducedError::Invalid(format!(
-            "duration = {duration} s: must be > 0"
+            "duration = {} s: must be > 0",
+            crate::friction::short_number(duration)
         )));
     }
     let chains = opts.chains.unwrap_or(spec.chains);
     let total_frames = (duration / frame_dt).round().max(1.0) as u64;
     if chains == 0 || chains as u64 > total_frames {
+        use crate::friction::short_number;
         return Err(ReducedError::Invalid(format!(
-            "chains = {chains}: must be 1 to {total_frames} (the frames of {duration} s at {frame_dt} s)"
+            "chains = {chains}: must be 1 to {total_frames}, the frames of the sampled {} s at \
+             {} s a frame (every = {every} steps of {} s): lengthen the duration, lower \
+             every, or use fewer chains",
+            short_number(duration),
+            short_number(frame_dt),
+            short_number(scene.params.dt)
         )));
     }
     crate::cloth::check_steps("reduced duration", total_frames.saturating_mul(every))

@@ -16,6 +16,17 @@ use super::ReducedError;
 
 /// First eight bytes of a shard file.
 pub const SHARD_MAGIC: &[u8; 8] = b"KESTRELP";
+/// The header key of the SHA-256 (hex) of the bytes after the header.
+const BODY_SHA256: &str = "body_sha256";
+
+/// SHA-256 of `bytes`, in hex.
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Version of the shard format.
 pub const SHARD_VERSION: u32 = 1;
 
@@ -112,14 +123,29 @@ impl Shard {
     /// u32 states S, u32 rest states and their indices, u32 IRFs and 3 × u32 per IRF (entry,
     /// first and last state), 3v·S f32 positions (docs/reduced.md).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ReducedError> {
-        let json = serde_json::to_vec(&self.header)
-            .map_err(|e| ReducedError::Invalid(format!("cannot encode the header: {e}")))?;
-        let floats: usize = self.chains.iter().map(|c| c.data.len()).sum();
-        let mut out = Vec::with_capacity(16 + json.len() + 8 * floats);
+        let body = self.body_bytes();
+        // the header carries the SHA-256 of the units after it (`body_sha256`), checked on
+        // reading: a shard changed after it was written is refused, not merged
+        let encode =
+            |e: serde_json::Error| ReducedError::Invalid(format!("cannot encode the header: {e}"));
+        let mut header = serde_json::to_value(&self.header).map_err(encode)?;
+        if let Some(map) = header.as_object_mut() {
+            map.insert(BODY_SHA256.into(), sha256_hex(&body).into());
+        }
+        let json = serde_json::to_vec(&header).map_err(encode)?;
+        let mut out = Vec::with_capacity(16 + json.len() + body.len());
         out.extend_from_slice(SHARD_MAGIC);
         out.extend_from_slice(&SHARD_VERSION.to_le_bytes());
         out.extend_from_slice(&(json.len() as u32).to_le_bytes());
         out.extend_from_slice(&json);
+        out.extend_from_slice(&body);
+        Ok(out)
+    }
+
+    /// The units' bytes, as they follow the header.
+    fn body_bytes(&self) -> Vec<u8> {
+        let floats: usize = self.chains.iter().map(|c| c.data.len()).sum();
+        let mut out = Vec::with_capacity(4 * floats + 64 * self.chains.len());
         let m = self.header.coordinates.max(1) as usize;
         for c in &self.chains {
             out.extend_from_slice(&((c.data.len() / m) as u32).to_le_bytes());
@@ -137,14 +163,14 @@ impl Shard {
                 out.extend_from_slice(&x.to_le_bytes());
             }
         }
-        Ok(out)
+        out
     }
 
     /// Parses a shard's bytes, checking every length and index; `path` names it in errors.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self, ReducedError> {
-        let bad = |message: String| ReducedError::Format {
+        let bad = |message: String| ReducedError::ShardFormat {
             path: path.to_path_buf(),
-            message: format!("shard: {message}"),
+            message,
         };
         let cut = |t: Truncated| bad(t.into());
         let mut r = Reader::new(bytes);
@@ -158,8 +184,26 @@ impl Shard {
             )));
         }
         let json_len = r.u32().map_err(cut)? as usize;
-        let header: ShardHeader = serde_json::from_slice(r.take(json_len).map_err(cut)?)
+        let mut header: serde_json::Value = serde_json::from_slice(r.take(json_len).map_err(cut)?)
             .map_err(|e| bad(format!("header: {e}")))?;
+        // shards written before the checksum have none: read unchecked
+        let sum = header
+            .as_object_mut()
+            .and_then(|m| m.remove(BODY_SHA256))
+            .map(|v| v.as_str().map(str::to_string));
+        let header: ShardHeader =
+            serde_json::from_value(header).map_err(|e| bad(format!("header: {e}")))?;
+        match sum {
+            None => {}
+            Some(Some(sum)) if sum == sha256_hex(&bytes[bytes.len() - r.remaining()..]) => {}
+            Some(_) => {
+                return Err(bad(
+                    "its states and IRFs do not match the checksum in its header (the file was \
+                     changed or damaged after it was written)"
+                        .into(),
+                ))
+            }
+        }
         let h = &header;
         let range = u64::from(h.first_unit)..u64::from(h.first_unit) + u64::from(h.unit_count);
         if h.shards == 0
@@ -195,7 +239,11 @@ impl Shard {
                     end: r.u32().map_err(cut)?,
                 };
                 if o.start > o.end || u64::from(o.end) >= states {
-                    return Err(bad(format!("unit {c}: IRF {o:?} out of range")));
+                    return Err(bad(format!(
+                        "unit {c}: the IRF of palette entry {} runs from state {} to {}, outside \
+                         the unit's {states} states or backwards",
+                        o.entry, o.start, o.end
+                    )));
                 }
                 orbits.push(o);
             }

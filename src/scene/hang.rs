@@ -53,7 +53,7 @@ target = [0.25, -0.25, 0.0]
     );
     let file: SceneFile = toml::from_str(&text).map_err(|e| SceneError::Parse {
         path: card.to_path_buf(),
-        message: e.to_string(),
+        message: crate::input::clipped(&e.to_string()),
     })?;
     Scene::build(&file, card)
 }

@@ -24,7 +24,9 @@ pub enum ReducedSpecError {
     UnknownStart { start: String },
     #[error("reduced.door: range_deg must be [lo, hi] with lo < hi")]
     DoorRange,
-    #[error("reduced.door: axis is zero")]
+    #[error("reduced.door: hinge must be a finite point")]
+    DoorHinge,
+    #[error("reduced.door: axis must be a finite, non-zero vector")]
     DoorAxis,
     #[error("reduced: need 0 < t_min <= t_max and duration > 0 [s]")]
     Times,
@@ -368,11 +370,11 @@ pub(crate) fn validate_palette(
         }
     }
     if let Some(d) = door {
-        if d.range_deg[0] >= d.range_deg[1]
-            || d.range_deg.iter().any(|v| !v.is_finite())
-            || !d.hinge.iter().all(|v| v.is_finite())
-        {
+        if d.range_deg[0] >= d.range_deg[1] || d.range_deg.iter().any(|v| !v.is_finite()) {
             return Err(ReducedSpecError::DoorRange);
+        }
+        if !d.hinge.iter().all(|v| v.is_finite()) {
+            return Err(ReducedSpecError::DoorHinge);
         }
         if !(d.axis.iter().all(|v| v.is_finite()) && Vector3::from(d.axis).norm() >= 1e-12) {
             return Err(ReducedSpecError::DoorAxis);

@@ -148,6 +148,23 @@ pub(crate) fn chart(
     buf: &mut Buffer,
 ) {
     let (xb, yb) = bounds(sets.iter().map(|s| s.1));
+    // ratatui's canvas maps a point through (v − lo)·columns/span: past about 1e300 that
+    // product overflows, the point lands at usize::MAX and drawing a line to it never ends
+    let drawable = |b: [f64; 2]| (1e6 * (b[1] - b[0])).is_finite();
+    if !(drawable(xb) && drawable(yb)) {
+        Paragraph::new(format!(
+            "not drawn: the values span {} to {} (x), {} to {} (y), beyond what a chart can \
+             scale",
+            significant(xb[0], 3),
+            significant(xb[1], 3),
+            significant(yb[0], 3),
+            significant(yb[1], 3)
+        ))
+        .block(block(title))
+        .wrap(Wrap { trim: true })
+        .render(area, buf);
+        return;
+    }
     let datasets: Vec<Dataset> = sets
         .iter()
         .map(|(name, data, pen, line)| {

@@ -170,6 +170,9 @@ fn save_params(
         );
     }
     let fitted_curves: Vec<&Curve> = fitted.iter().map(|p| &p.0).collect();
+    if let Some(clash) = crate::fit::fabric::slot_clash(fitted_curves.iter().copied()) {
+        return Event::Failed(format!("not saved: {clash}"));
+    }
     let fits: Vec<CurveFit> = fitted.iter().map(|p| p.1.clone()).collect();
     let mut params = assemble_fabric_params(fabric, &fitted_curves, &fits);
     add_properties(&mut params, &curves.iter().collect::<Vec<_>>());

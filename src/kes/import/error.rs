@@ -138,6 +138,83 @@ pub enum KesError {
         first: String,
         first_line: usize,
     },
+    #[error(
+        "{file}:{line}: `{said}` disagrees with `{first}` at line {first_line} — a metadata \
+         line says its key once (or the same value again, in any unit)"
+    )]
+    MetadataUnits {
+        file: String,
+        line: usize,
+        /// `key: value` as said here and at `first_line`.
+        said: String,
+        first: String,
+        first_line: usize,
+    },
+    #[error(
+        "{file}:{line}: metadata `{text}` after the header — metadata lines come before the \
+         header line"
+    )]
+    MetadataAfterHeader {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error("{file}:{line}: `# kestrel-kes: {text}` — this kestrel reads version 1 of the format")]
+    FormatVersion {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error(
+        "{file}:{line}: metadata `{text}` holds a control character — expected printable text"
+    )]
+    ControlCharacter {
+        file: String,
+        line: usize,
+        text: String,
+    },
+    #[error(
+        "{file}: lines end in a carriage return alone (classic Mac OS text) — save the file \
+         with LF or CRLF line ends"
+    )]
+    CrLineEnds { file: String },
+    #[error(
+        "{file}:{line}:{column}: `{text}` in column {column} (`{header}`) overflows in SI units \
+         ({si}) — expected a number the unit keeps finite",
+        si = crate::friction::short_number(*.si)
+    )]
+    OverflowsInSi {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        header: String,
+        si: f64,
+    },
+    #[error(
+        "{file}:{line}:{column}: `{text}` in column {column} (`{header}`) — a thickness is \
+         positive"
+    )]
+    NotPositive {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        header: String,
+    },
+    #[error(
+        "{file}:{line}:{column}: time goes back to {now} s after {before} s — the rows must be \
+         in measurement order (time never decreases)",
+        now = crate::friction::short_number(*.now),
+        before = crate::friction::short_number(*.before)
+    )]
+    TimeBack {
+        file: String,
+        line: usize,
+        column: usize,
+        now: f64,
+        before: f64,
+    },
     #[error("{file}:{line}: the file says {key} `{in_file}` but `{given}` was asked for")]
     Conflict {
         file: String,
@@ -187,6 +264,11 @@ pub enum KesError {
         found: usize,
         needed: usize,
     },
+    #[error(
+        "{file}:{line}: more than {limit} rows, the limit of a curve file — split the record",
+        limit = super::MAX_ROWS
+    )]
+    TooManyRows { file: String, line: usize },
     #[error("{file}:{line}: malformed CSV: {message}")]
     Csv {
         file: String,
@@ -207,8 +289,8 @@ pub enum KesError {
         text: String,
     },
     #[error(
-        "{file}:{line}: gauge length `{text}` — expected a positive length with its unit, \
-         e.g. `# gauge length [mm]: 200` (mm, cm or m)"
+        "{file}:{line}: gauge length `{text}` — expected a positive length (1 mm to 10 m) with its \
+         unit, e.g. `# gauge length [mm]: 200` (mm, cm or m)"
     )]
     BadGaugeLength {
         file: String,

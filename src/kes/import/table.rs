@@ -62,6 +62,12 @@ impl<'a> Table<'a> {
                 file: file.to_string(),
             });
         }
+        // a file of one line with carriage returns in it: lines ended by CR alone
+        if text.contains('\r') && !text.contains('\n') && text.trim_end().contains('\r') {
+            return Err(KesError::CrLineEnds {
+                file: file.to_string(),
+            });
+        }
         let mut metadata: BTreeMap<String, String> = BTreeMap::new();
         let mut metadata_lines = BTreeMap::new();
         let mut offset = 0;
@@ -69,13 +75,26 @@ impl<'a> Table<'a> {
             let line = raw.trim();
             if let Some(comment) = line.strip_prefix('#') {
                 if let Some((key, value)) = split_metadata(comment) {
+                    // kept with the curve, written to cards and printed: no escape sequences
+                    if comment.chars().any(|c| c.is_control() && c != '\t') {
+                        return Err(KesError::ControlCharacter {
+                            file: file.to_string(),
+                            line: i + 1,
+                            text: crate::input::printable(&shorten(line)),
+                        });
+                    }
                     let key = key.trim().to_ascii_lowercase();
                     let value = value.trim().to_string();
                     // a key kestrel reads, said twice, must say the same thing: no silent
                     // last-one-wins (free text such as `note` or `source` may repeat)
-                    let read =
-                        READ_KEYS.contains(&crate::kes::units::split_header(&key).0.as_str());
-                    if let Some(first) = metadata.get(&key).filter(|&v| read && *v != value) {
+                    let base = crate::kes::units::split_header(&key).0;
+                    let read = READ_KEYS.contains(&base.as_str());
+                    let same = |first: &str| match base.as_str() {
+                        // read in any case
+                        "test" | "direction" => first.eq_ignore_ascii_case(&value),
+                        _ => first == value,
+                    };
+                    if let Some(first) = metadata.get(&key).filter(|&v| read && !same(v)) {
                         return Err(KesError::MetadataTwice {
                             file: file.to_string(),
                             line: i + 1,
@@ -84,6 +103,27 @@ impl<'a> Table<'a> {
                             first: first.clone(),
                             value,
                         });
+                    }
+                    // the same key in another unit (`weight [g/m2]`, `weight [mg/cm2]`) must
+                    // say the same quantity
+                    let other_unit = metadata.iter().find(|(k, _)| {
+                        read && **k != key && crate::kes::units::split_header(k).0 == base
+                    });
+                    if let Some((first_key, first)) = other_unit {
+                        let si = |k: &str, v: &str| metadata_si(k, v);
+                        let agree = match (si(first_key, first), si(&key, &value)) {
+                            (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(b.abs()),
+                            _ => false,
+                        };
+                        if !agree {
+                            return Err(KesError::MetadataUnits {
+                                file: file.to_string(),
+                                line: i + 1,
+                                first_line: metadata_lines.get(first_key).copied().unwrap_or(0),
+                                first: format!("{first_key}: {first}"),
+                                said: format!("{key}: {value}"),
+                            });
+                        }
                     }
                     metadata_lines.entry(key.clone()).or_insert(i + 1);
                     metadata.insert(key, value);
@@ -113,8 +153,44 @@ impl<'a> Table<'a> {
         })
     }
 
-    /// Records of the body with their line numbers in the file.
+    /// Records of the body with their line numbers in the file (counted from the bytes: LF
+    /// and CRLF files alike, blank and comment lines included); a metadata line among them
+    /// is refused.
     pub(super) fn records(&self) -> Result<Vec<(usize, csv::StringRecord)>, KesError> {
+        for (i, raw) in self.body.split_inclusive('\n').enumerate() {
+            let line = raw.trim();
+            if line
+                .strip_prefix('#')
+                .and_then(split_metadata)
+                .is_some_and(|(k, _)| !k.trim().is_empty())
+            {
+                return Err(KesError::MetadataAfterHeader {
+                    file: self.file.clone(),
+                    line: self.first_line + i,
+                    text: shorten(line),
+                });
+            }
+        }
+        // the line of a byte offset of the body, counted on from the last one asked for
+        let mut counted = (0usize, self.first_line);
+        let mut line_at = |byte: u64| {
+            // in a CRLF file the reader puts a record after the CR of the line before: the
+            // record starts past the line ends
+            let bytes = self.body.as_bytes();
+            let mut byte = (byte as usize).min(bytes.len());
+            while bytes.get(byte).is_some_and(|b| *b == b'\r' || *b == b'\n') {
+                byte += 1;
+            }
+            let (from, line) = counted;
+            let (from, line) = if byte >= from {
+                (from, line)
+            } else {
+                (0, self.first_line)
+            };
+            let more = bytes[from..byte].iter().filter(|&&b| b == b'\n').count();
+            counted = (byte, line + more);
+            line + more
+        };
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
@@ -125,9 +201,7 @@ impl<'a> Table<'a> {
         let mut out = Vec::new();
         for record in reader.records() {
             let record = record.map_err(|e| {
-                let line = e
-                    .position()
-                    .map_or(self.first_line, |p| self.first_line + p.line() as usize - 1);
+                let line = e.position().map_or(self.first_line, |p| line_at(p.byte()));
                 KesError::Csv {
                     file: self.file.clone(),
                     line,
@@ -144,13 +218,12 @@ impl<'a> Table<'a> {
             record.truncate(width);
             let line = record
                 .position()
-                .map_or(self.first_line, |p| self.first_line + p.line() as usize - 1);
+                .map_or(self.first_line, |p| line_at(p.byte()));
             // the header is a record too
             if out.len() > MAX_ROWS {
-                return Err(KesError::Csv {
+                return Err(KesError::TooManyRows {
                     file: self.file.clone(),
                     line,
-                    message: format!("more than {MAX_ROWS} rows, the limit of a curve file"),
                 });
             }
             out.push((line, record));
@@ -161,6 +234,18 @@ impl<'a> Table<'a> {
     pub(super) fn line_of(&self, key: &str) -> usize {
         self.metadata_lines.get(key).copied().unwrap_or(1)
     }
+}
+
+/// A read metadata value with a unit in SI (weight [kg/m²], gauge length [m]); None when the
+/// unit or the number is not understood.
+fn metadata_si(key: &str, value: &str) -> Option<f64> {
+    let (base, unit) = crate::kes::units::split_header(key);
+    let factor = match base.as_str() {
+        "weight" => crate::kes::units::weight_factor(&unit?)?,
+        "gauge length" => crate::kes::units::KesQuantity::Elongation.factor(&unit?)?,
+        _ => return None,
+    };
+    parse_decimal(value).map(|v| v * factor)
 }
 
 /// `key: value` or `key = value`, whichever separator comes first.
@@ -185,13 +270,14 @@ pub(super) fn record_text(record: &csv::StringRecord, delimiter: u8) -> String {
     shorten(&text)
 }
 
-/// At most 80 characters of `text`, for messages.
+/// At most 80 characters of `text`, for messages, control characters escaped.
 pub(super) fn shorten(text: &str) -> String {
+    let text = crate::input::printable(text);
     if text.chars().count() > 80 {
         let cut: String = text.chars().take(77).collect();
         format!("{cut}...")
     } else {
-        text.to_string()
+        text
     }
 }
 
