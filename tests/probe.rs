@@ -856,3 +856,39 @@ fn a_law_alone_in_its_file_is_held_to_a_cards_ranges() {
     assert_refused(&kestrel(d, &args), 2, &["law.toml", "level", "1e9"]);
     assert!(!d.join("s.csv").exists());
 }
+
+#[test]
+fn a_model_is_compared_only_with_the_scene_it_was_made_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::common::small_door_file(d);
+    let out = kestrel(d, &["precompute", "door.toml", "--out", "m.krd"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(d.join("door.toml")).unwrap();
+    // the same grid and frame time, another scene (its duration)
+    write_file(
+        d,
+        "other.toml",
+        text.replace("duration = 2.0", "duration = 2.5"),
+    );
+    let mut args = vec!["play", "m.krd", "--impulses", "stop:0.1", "--json"];
+    args.extend(["--compare", "other.toml"]);
+    assert_refused(
+        &kestrel(d, &args),
+        2,
+        &["--compare other.toml", "not the scene"],
+    );
+    let out = kestrel(
+        d,
+        &[
+            "play",
+            "m.krd",
+            "--impulses",
+            "stop:0.1",
+            "--json",
+            "--compare",
+            "door.toml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
