@@ -892,3 +892,35 @@ fn a_model_is_compared_only_with_the_scene_it_was_made_from() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+#[test]
+fn a_virtual_kes_scene_names_its_output_as_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let card = repo("scenes/fabrics/cotton_shirting.params.toml");
+    let card = card.to_str().unwrap();
+    let text = std::fs::read_to_string(repo("scenes/kes_shear_warp.toml")).unwrap();
+    let params = text
+        .lines()
+        .find(|l| l.starts_with("params"))
+        .expect("the scene names its card");
+    let output = text
+        .lines()
+        .find(|l| l.starts_with("output"))
+        .expect("the scene names its output");
+    for (bad, shown) in [
+        ("output = \"\"", "output = \"\""),
+        ("output = \"new/\"", "new/"),
+    ] {
+        let scene = text
+            .replace(params, &format!("params = \"{card}\""))
+            .replace(output, bad);
+        write_file(d, "ks.toml", scene);
+        let out = kestrel(d, &["run", "ks.toml"]);
+        assert_refused(
+            &out,
+            2,
+            &["ks.toml: kes_test: output", shown, "must name a file"],
+        );
+    }
+}
