@@ -296,8 +296,10 @@ fn fit_writes_the_format_its_output_name_says_and_checks_the_path_up_front() {
     let text = std::fs::read_to_string(d.join("card.json")).unwrap();
     serde_json::from_str::<serde_json::Value>(&text).expect("card.json is JSON");
     kestrel::params::FabricParams::read(&d.join("card.json")).expect("reads back");
-    let out = kestrel(d, &["fit", t, "--json-out", "-o", "x.toml"]);
-    assert_refused(&out, 2, &["--json-out", "x.toml"]);
+    for o in ["x.toml", "x"] {
+        let out = kestrel(d, &["fit", t, "--json-out", "-o", o]);
+        assert_refused(&out, 2, &["--json-out", "read back as TOML"]);
+    }
     write_file(d, "afile", "");
     let long = "a/".repeat(2200) + "x.toml";
     let cases: [(&str, &[&str]); 3] = [
