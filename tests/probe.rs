@@ -763,6 +763,17 @@ fn huge_numbers_in_messages_are_short_and_each_message_blames_its_own_cause() {
     write_file(d, "nan.toml", door.replace(axis, "axis = [nan, 1.0, 0.0]"));
     let out = kestrel(d, &["precompute", "nan.toml", "--out", "m.krd"]);
     assert_refused(&out, 2, &["axis must be a finite, non-zero vector"]);
+    let every = door
+        .lines()
+        .find(|l| l.starts_with("every"))
+        .expect("the door scene records every few steps");
+    write_file(d, "every.toml", door.replace(every, "every = 1000000"));
+    let out = kestrel(d, &["precompute", "every.toml", "--out", "m.krd"]);
+    assert_refused(
+        &out,
+        2,
+        &["chains = 4", "every = 1000000 steps", "lower every"],
+    );
     assert!(!d.join("m.krd").exists());
 }
 
