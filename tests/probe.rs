@@ -937,3 +937,20 @@ fn a_virtual_kes_scene_names_its_output_as_a_file() {
         );
     }
 }
+
+#[test]
+fn fit_from_values_writes_the_format_its_output_name_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let body = "fabric = \"crafted\"\n[warp]\nEMT = 3.2\nWT = 5.76\nRT = 52\n";
+    write_file(d, "v.toml", body);
+    let out = kestrel(d, &["fit", "--values", "v.toml", "-o", "card.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    kestrel::params::FabricParams::read(&d.join("card.json")).expect("reads back as JSON");
+    let out = kestrel(
+        d,
+        &["fit", "--values", "v.toml", "--json-out", "-o", "c.toml"],
+    );
+    assert_refused(&out, 2, &["--json-out", "read back as TOML"]);
+    assert_eq!(files_in(d), ["card.json", "v.toml"]);
+}

@@ -157,7 +157,7 @@ fn output_path(args: &Args, fabric: &str, several: bool) -> PathBuf {
 
 /// The format of the parameter files: JSON with `--json-out` or a `-o` file named `.json`,
 /// else TOML; `--json-out` with a `-o` file not named `.json` would not read back (exit 2).
-fn params_format(args: &Args, several: bool) -> Result<ParamsFormat, CliError> {
+pub(super) fn params_format(args: &Args, several: bool) -> Result<ParamsFormat, CliError> {
     let ext = args
         .out
         .as_ref()
