@@ -21,6 +21,15 @@ use crate::material::ConnectorLaw;
 
 pub use style::{energy_unit, KesAxes, LOADING_RGB, MODEL_RGB, UNLOADING_RGB};
 
+/// An end of an axis range in a message: three significant digits, or `inf` / `NaN`.
+fn axis_end(v: f64) -> String {
+    if v.is_finite() {
+        crate::kes::units::significant(v, 3)
+    } else {
+        v.to_string()
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum PlotError {
     #[error("bad plot size `{0}`: expected WIDTHxHEIGHT, e.g. 1200x800, each 200..=8000 pixels")]
@@ -30,8 +39,10 @@ pub enum PlotError {
     #[error("{0}: the curve holds values that are not finite numbers")]
     NotFinite(String),
     #[error(
-        "the {axis} axis would span {lo:e} to {hi:e}: more than a chart can divide (a value \
-         near ±1e308 in the curve or the model?)"
+        "the {axis} axis would span {} to {}: more than a chart can divide (a value near ±1e308 \
+         in the curve or the model?)",
+        axis_end(*.lo),
+        axis_end(*.hi)
     )]
     Span { axis: String, lo: f64, hi: f64 },
     #[error("{what}: {x} x values but {y} y values")]

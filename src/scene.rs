@@ -178,6 +178,16 @@ impl Scene {
             spec.gauge_cells = t.gauge_cells;
             spec.width_cells = t.width_cells;
             spec.validate().map_err(setting)?;
+            // the CSV's name, as written in the scene (checked again with the folder joined)
+            if let Some(o) = &t.output {
+                let text = o.to_string_lossy();
+                if text.trim().is_empty() || text.ends_with(std::path::is_separator) {
+                    return Err(invalid(format!(
+                        "kes_test: output = \"{}\" must name a file (the virtual curve's CSV)",
+                        crate::input::printable(&text)
+                    )));
+                }
+            }
             let laws = KesLaws::from_params(fabric).map_err(cloth)?;
             return Ok(Scene::VirtualKes(Box::new(VirtualKesScene {
                 name: file.name.clone(),

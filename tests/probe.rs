@@ -296,8 +296,10 @@ fn fit_writes_the_format_its_output_name_says_and_checks_the_path_up_front() {
     let text = std::fs::read_to_string(d.join("card.json")).unwrap();
     serde_json::from_str::<serde_json::Value>(&text).expect("card.json is JSON");
     kestrel::params::FabricParams::read(&d.join("card.json")).expect("reads back");
-    let out = kestrel(d, &["fit", t, "--json-out", "-o", "x.toml"]);
-    assert_refused(&out, 2, &["--json-out", "x.toml"]);
+    for o in ["x.toml", "x"] {
+        let out = kestrel(d, &["fit", t, "--json-out", "-o", o]);
+        assert_refused(&out, 2, &["--json-out", "read back as TOML"]);
+    }
     write_file(d, "afile", "");
     let long = "a/".repeat(2200) + "x.toml";
     let cases: [(&str, &[&str]); 3] = [
@@ -761,6 +763,17 @@ fn huge_numbers_in_messages_are_short_and_each_message_blames_its_own_cause() {
     write_file(d, "nan.toml", door.replace(axis, "axis = [nan, 1.0, 0.0]"));
     let out = kestrel(d, &["precompute", "nan.toml", "--out", "m.krd"]);
     assert_refused(&out, 2, &["axis must be a finite, non-zero vector"]);
+    let every = door
+        .lines()
+        .find(|l| l.starts_with("every"))
+        .expect("the door scene records every few steps");
+    write_file(d, "every.toml", door.replace(every, "every = 1000000"));
+    let out = kestrel(d, &["precompute", "every.toml", "--out", "m.krd"]);
+    assert_refused(
+        &out,
+        2,
+        &["chains = 4", "every = 1000000 steps", "lower every"],
+    );
     assert!(!d.join("m.krd").exists());
 }
 
@@ -855,4 +868,89 @@ fn a_law_alone_in_its_file_is_held_to_a_cards_ranges() {
     write_file(d, "law.toml", law("1e9"));
     assert_refused(&kestrel(d, &args), 2, &["law.toml", "level", "1e9"]);
     assert!(!d.join("s.csv").exists());
+}
+
+#[test]
+fn a_model_is_compared_only_with_the_scene_it_was_made_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::common::small_door_file(d);
+    let out = kestrel(d, &["precompute", "door.toml", "--out", "m.krd"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(d.join("door.toml")).unwrap();
+    // the same grid and frame time, another scene (its duration)
+    write_file(
+        d,
+        "other.toml",
+        text.replace("duration = 2.0", "duration = 2.5"),
+    );
+    let mut args = vec!["play", "m.krd", "--impulses", "stop:0.1", "--json"];
+    args.extend(["--compare", "other.toml"]);
+    assert_refused(
+        &kestrel(d, &args),
+        2,
+        &["--compare other.toml", "not the scene"],
+    );
+    let out = kestrel(
+        d,
+        &[
+            "play",
+            "m.krd",
+            "--impulses",
+            "stop:0.1",
+            "--json",
+            "--compare",
+            "door.toml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+#[test]
+fn a_virtual_kes_scene_names_its_output_as_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let card = repo("scenes/fabrics/cotton_shirting.params.toml");
+    let card = card.to_str().unwrap();
+    let text = std::fs::read_to_string(repo("scenes/kes_shear_warp.toml")).unwrap();
+    let params = text
+        .lines()
+        .find(|l| l.starts_with("params"))
+        .expect("the scene names its card");
+    let output = text
+        .lines()
+        .find(|l| l.starts_with("output"))
+        .expect("the scene names its output");
+    for (bad, shown) in [
+        ("output = \"\"", "output = \"\""),
+        ("output = \"new/\"", "new/"),
+    ] {
+        let scene = text
+            .replace(params, &format!("params = \"{card}\""))
+            .replace(output, bad);
+        write_file(d, "ks.toml", scene);
+        let out = kestrel(d, &["run", "ks.toml"]);
+        assert_refused(
+            &out,
+            2,
+            &["ks.toml: kes_test: output", shown, "must name a file"],
+        );
+    }
+}
+
+#[test]
+fn fit_from_values_writes_the_format_its_output_name_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let body = "fabric = \"crafted\"\n[warp]\nEMT = 3.2\nWT = 5.76\nRT = 52\n";
+    write_file(d, "v.toml", body);
+    let out = kestrel(d, &["fit", "--values", "v.toml", "-o", "card.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    kestrel::params::FabricParams::read(&d.join("card.json")).expect("reads back as JSON");
+    let out = kestrel(
+        d,
+        &["fit", "--values", "v.toml", "--json-out", "-o", "c.toml"],
+    );
+    assert_refused(&out, 2, &["--json-out", "read back as TOML"]);
+    assert_eq!(files_in(d), ["card.json", "v.toml"]);
 }

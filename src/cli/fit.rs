@@ -156,21 +156,24 @@ fn output_path(args: &Args, fabric: &str, several: bool) -> PathBuf {
 }
 
 /// The format of the parameter files: JSON with `--json-out` or a `-o` file named `.json`,
-/// else TOML; `--json-out` with a `-o` file named `.toml` is a contradiction (exit 2).
-fn params_format(args: &Args, several: bool) -> Result<ParamsFormat, CliError> {
+/// else TOML; `--json-out` with a `-o` file not named `.json` would not read back (exit 2).
+pub(super) fn params_format(args: &Args, several: bool) -> Result<ParamsFormat, CliError> {
     let ext = args
         .out
         .as_ref()
         .filter(|_| !several)
         .and_then(|o| o.extension())
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let one_file = args.out.is_some() && !several;
     match (ext.as_deref(), args.json_out) {
-        (Some("toml"), true) => Err(CliError::input(format!(
-            "--json-out writes JSON, but -o {} names a TOML file (name it .json, or drop \
-             --json-out)",
+        (Some("json"), _) => Ok(ParamsFormat::Json),
+        // every reader takes a name not ending in .json for TOML
+        (_, true) if one_file => Err(CliError::input(format!(
+            "--json-out writes JSON, but -o {} would be read back as TOML (a name not ending \
+             in .json): name it .json, or drop --json-out",
             args.out.as_deref().unwrap_or(Path::new("")).display()
         ))),
-        (Some("json"), _) | (_, true) => Ok(ParamsFormat::Json),
+        (_, true) => Ok(ParamsFormat::Json),
         _ => Ok(ParamsFormat::Toml),
     }
 }

@@ -7,7 +7,6 @@ use serde_json::json;
 use super::CliError;
 use kestrel::fit::fabric::fabric_slug;
 use kestrel::fit::values::{check_values, fit_fabric_values, shown, FabricValues};
-use kestrel::params::ParamsFormat;
 
 pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
     let (out, force, as_json, json_out) = (&args.out, args.force, args.json, args.json_out);
@@ -21,11 +20,8 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
         ))
     })?;
     check_values(&spec).map_err(|e| CliError::input(format!("{}: {e}", values.display())))?;
-    let format = if json_out {
-        ParamsFormat::Json
-    } else {
-        ParamsFormat::Toml
-    };
+    // as for curves: the format follows the -o name
+    let format = super::fit::params_format(args, false)?;
     let path = out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "{}.params.{}",

@@ -451,6 +451,19 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                     path.display()
                 )));
             }
+            if let Some(made_from) = &model.info.scene_sha256 {
+                let sha = kestrel::reduced::scene_fingerprint(path).map_err(CliError::input)?;
+                if sha != *made_from {
+                    return Err(CliError::input(format!(
+                        "--compare {}: not the scene {} was made from (its SHA-256 {}… differs \
+                         from the one recorded, {}…): compare a model with its own scene",
+                        path.display(),
+                        args.model.display(),
+                        sha.chars().take(12).collect::<String>(),
+                        made_from.chars().take(12).collect::<String>()
+                    )));
+                }
+            }
             Some(scene)
         }
         None => None,

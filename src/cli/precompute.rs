@@ -280,12 +280,14 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         tb.set_position((f * 1000.0) as u64)
     };
     let result = precompute_reporting(&scene, &opts, &progress, &transfer_progress);
-    let (model, stats) = result
+    let (mut model, stats) = result
         .inspect_err(|_| {
             pb.abandon();
             tb.abandon()
         })
         .map_err(failed)?;
+    // the scene's fingerprint, for `play --compare`
+    model.info.scene_sha256 = Some(scene_fingerprint(&scene_path).map_err(CliError::input)?);
     pb.finish_and_clear();
     tb.finish_and_clear();
     let written = Written {
@@ -334,12 +336,14 @@ fn run_merge(args: MergeArgs) -> Result<(), CliError> {
         TRANSFER_BAR,
     );
     let progress = |f: f64| tb.set_position((f * 1000.0) as u64);
-    let (model, stats) = merge_reporting(&scene, &sha, shards, &opts, &progress)
+    let (mut model, stats) = merge_reporting(&scene, &sha, shards, &opts, &progress)
         .inspect_err(|_| tb.abandon())
         .map_err(|e| match e {
             ReducedError::Invalid(_) | ReducedError::TransferOptions(_) => CliError::input(e),
             e => CliError::failed(e),
         })?;
+    // as one process records it: the same bytes
+    model.info.scene_sha256 = Some(sha.clone());
     tb.finish_and_clear();
     let written = Written {
         scene: &scene.name,

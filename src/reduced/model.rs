@@ -95,6 +95,11 @@ pub struct ModelInfo {
     /// How playback removes a jump's offset (models without it: `exponential`).
     #[serde(default)]
     pub offset: OffsetBlend,
+    /// SHA-256 (hex) of the scene file's bytes the model was precomputed from (`kestrel
+    /// precompute` and `merge` record it; absent in models written before, or made by the
+    /// library alone): `play --compare` checks the scene against it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scene_sha256: Option<String>,
 }
 
 /// Shortest and longest time between recorded states \[s\]: playback advances one state

@@ -322,6 +322,7 @@ pub(crate) fn build(
         pruned_dead_end: pruned_dead_end as u32,
         irf_end: spec.irf_end,
         offset: spec.offset,
+        scene_sha256: None,
     };
     let mut stats = PrecomputeStats {
         snapshots: n,

@@ -450,6 +450,15 @@ impl ClothTabState {
         let (cx, cy) = (0.5 * (xb[0] + xb[1]), 0.5 * (yb[0] + yb[1]));
         let scale = ((xb[1] - xb[0]) / w).max((yb[1] - yb[0]) / h);
         let (hx, hy) = (0.5 * scale * w, 0.5 * scale * h);
+        // the canvas maps a point through (v − lo)·dots/span: past about 1e300 m that
+        // overflows and drawing a line to it never ends (a cloth that blew up)
+        if !((1e6 * hx).is_finite() && (1e6 * hy).is_finite()) {
+            Paragraph::new("not drawn: the positions span more than the view can scale")
+                .block(block(title))
+                .wrap(Wrap { trim: true })
+                .render(area, buf);
+            return;
+        }
         let (nu, nv) = (frame.nu, frame.nv);
         let plain = if theme.mono {
             Color::Reset
