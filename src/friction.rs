@@ -27,6 +27,16 @@ pub fn short_number(v: f64) -> String {
     }
 }
 
+/// A bound in a message: six decimals in the range people type, else short (`1e300`, not
+/// three hundred digits).
+pub(crate) fn bound_text(v: f64) -> String {
+    if v == 0.0 || (1e-4..1e6).contains(&v.abs()) {
+        format!("{v:.6}")
+    } else {
+        short_number(v)
+    }
+}
+
 impl ParamError {
     pub(crate) fn new(field: &'static str, value: f64, rule: impl Into<String>) -> Self {
         Self {

@@ -10,16 +10,6 @@ mod drive;
 
 pub use drive::{drive_parts, friction_part, law_friction, DrivingPath};
 
-/// A bound in a message: six decimals in the range people type, else short (`1e300`, not
-/// three hundred digits).
-fn bound(v: f64) -> String {
-    if v == 0.0 || (1e-4..1e6).contains(&v.abs()) {
-        format!("{v:.6}")
-    } else {
-        crate::friction::short_number(v)
-    }
-}
-
 /// The friction term of a law: a level F_c0 that may grow with load (μ), and the shape of its
 /// unit hysteresis state. μ = 0 is the paper's additive law.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -190,12 +180,12 @@ impl TractionLaw {
                 match self.toe {
                     ToeShape::Quadratic => format!(
                         "toe bound k_t*eps1/2 <= f1 <= k_t*eps1 requires {} <= f1 <= {} N/m",
-                        bound(lo),
-                        bound(hi)
+                        crate::friction::bound_text(lo),
+                        crate::friction::bound_text(hi)
                     ),
                     ToeShape::Power => format!(
                         "power toe bound 0 < f1 <= k_t*eps1 requires f1 <= {} N/m",
-                        bound(hi)
+                        crate::friction::bound_text(hi)
                     ),
                 },
             ));
@@ -219,8 +209,8 @@ impl TractionLaw {
                     ea,
                     format!(
                         "must satisfy {} = {rule} eps1_aligned <= eps1 = {} (aligned toe bound)",
-                        bound(lo_a),
-                        bound(self.eps1)
+                        crate::friction::bound_text(lo_a),
+                        crate::friction::bound_text(self.eps1)
                     ),
                 ));
             }
@@ -448,42 +438,7 @@ impl MaterialLaw for ConnectorLaw {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn dahl(level: f64, eps_f: f64) -> FrictionLaw {
-        FrictionLaw {
-            level,
-            mu: 0.0,
-            shape: FrictionShape::Dahl { eps_f, alpha: 1.0 },
-        }
-    }
-
-    #[test]
-    fn toe_bound_is_enforced_with_its_numbers() {
-        let law = TractionLaw {
-            k_t: 1000.0,
-            eps1: 0.02,
-            f1: 5.0,
-            eps1_aligned: None,
-            friction: dahl(1.0, 0.001),
-            toe: ToeShape::Quadratic,
-        };
-        let e = law.validate().unwrap_err();
-        assert_eq!(e.field, "f1");
-        assert!(
-            e.to_string().contains("10.000000 <= f1 <= 20.000000"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn mu_out_of_range_is_refused() {
-        let mut f = dahl(1.0, 0.01);
-        f.mu = 1.0;
-        assert_eq!(f.validate().unwrap_err().field, "friction.mu");
-    }
-}
+mod tests;
 
 /// One named parameter of a law, for editors: name, SI unit, value.
 #[derive(Debug, Clone, PartialEq)]
