@@ -291,3 +291,18 @@ pub fn assert_success(out: &std::process::Output) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The standard error of a finished command, as text.
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The command exits with `code`, no panic, and its error names every one of `words`.
+pub fn assert_refused(out: &std::process::Output, code: i32, words: &[&str]) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for w in words {
+        assert!(err.contains(w), "`{w}` not in: {err}");
+    }
+}

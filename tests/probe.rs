@@ -6,11 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{kes_data, repo, write_file};
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use crate::common::{assert_refused, kes_data, repo, stderr, write_file};
 
 /// `kestrel args…` run in `dir`, killed (and the test failed) if it runs past `limit`.
 fn kestrel_in(dir: &Path, args: &[&str], limit: Duration) -> Output {
@@ -37,16 +33,6 @@ fn kestrel_in(dir: &Path, args: &[&str], limit: Duration) -> Output {
 /// Runs in `dir` with a limit of 60 s (a few ms of work; the machine may be loaded).
 fn kestrel(dir: &Path, args: &[&str]) -> Output {
     kestrel_in(dir, args, Duration::from_secs(60))
-}
-
-/// The command exits with `code`, no panic, and its error names every one of `words`.
-fn assert_refused(out: &Output, code: i32, words: &[&str]) {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(code), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    for w in words {
-        assert!(err.contains(w), "`{w}` not in: {err}");
-    }
 }
 
 /// The names of the files in `dir`, sorted.

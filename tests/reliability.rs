@@ -10,24 +10,10 @@ use std::time::{Duration, Instant};
 use kestrel::cloth::record::{Camera, RecordInfo, Recording};
 use kestrel::reduced::{precompute, PrecomputeOptions, ReducedModel};
 
-use crate::common::{edited_scene, kestrel, repo, write_file};
+use crate::common::{assert_refused, edited_scene, kestrel, repo, write_file};
 
 fn bad(name: &str) -> String {
     format!("tests/data/bad/{name}")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// The command exits with `code`, no panic, and its error names every one of `words`.
-fn assert_refused(out: &Output, code: i32, words: &[&str]) {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(code), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    for w in words {
-        assert!(err.contains(w), "`{w}` not in: {err}");
-    }
 }
 
 /// A 6 × 6 door model, precomputed once (a few ms).
@@ -599,9 +585,9 @@ fn a_record_of_extreme_positions_renders_without_a_panic() {
             "64x48",
         ]);
         assert!(
-            !stderr(&out).contains("panicked"),
+            !crate::common::stderr(&out).contains("panicked"),
             "{name}: {}",
-            stderr(&out)
+            crate::common::stderr(&out)
         );
         crate::common::assert_success(&out);
     }
