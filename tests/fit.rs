@@ -728,6 +728,14 @@ fn a_curve_that_cannot_be_fitted_writes_no_file_and_exits_2() {
     assert_eq!(run.status.code(), Some(0));
     let written = kestrel::params::FabricParams::read(&out_file).unwrap();
     assert!(written.weft.shear.is_some() && written.warp.shear.is_none());
+    // ... but with no law fitted at all it has no result: refused, nothing written
+    let none_file = dir.path().join("none.params.toml");
+    let none_s = none_file.display().to_string();
+    let run = kestrel(&["fit", &zero, &constant, "-o", &none_s, "--allow-partial"]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(err.contains("none was"), "{err}");
+    assert!(!none_file.exists(), "a file was written");
     // the output is checked before fitting: an existing file is refused at once
     let run = kestrel(&["fit", &ok, "-o", &out_s]);
     assert_eq!(run.status.code(), Some(2));

@@ -449,20 +449,27 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if !failures.is_empty() {
         return Err(CliError::failed(failures.join("\n")));
     }
-    refusal(&refused, args.allow_partial)
+    let fitted_any = (results.iter()).any(|f| f.fits.iter().any(|c| c.is_fitted()));
+    refusal(&refused, args.allow_partial, fitted_any)
 }
 
-/// Exit status 2 when a law could not be fitted (a warning with `--allow-partial`).
-pub(super) fn refusal(refused: &[String], allow_partial: bool) -> Result<(), CliError> {
-    match (refused.is_empty(), allow_partial) {
+/// Exit status 2 when a law could not be fitted (a warning with `--allow-partial`, as long as
+/// some law was: with none fitted the command has no result, and is refused all the same).
+pub(super) fn refusal(
+    refused: &[String],
+    allow_partial: bool,
+    fitted_any: bool,
+) -> Result<(), CliError> {
+    match (refused.is_empty(), allow_partial && fitted_any) {
         (true, _) => Ok(()),
         (false, true) => {
             eprintln!("warning: {}", refused.join("\nwarning: "));
             Ok(())
         }
         (false, false) => Err(CliError::input(format!(
-            "{}\nno parameter file written (--allow-partial writes the laws that were fitted)",
-            refused.join("\n")
+            "{}\nno parameter file written (--allow-partial writes the laws that were fitted{})",
+            refused.join("\n"),
+            if allow_partial { ", and none was" } else { "" }
         ))),
     }
 }

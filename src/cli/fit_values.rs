@@ -69,7 +69,11 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
                 })).collect::<Vec<_>>(),
             })
         );
-        return super::fit::refusal(&refused, args.allow_partial);
+        return super::fit::refusal(
+            &refused,
+            args.allow_partial,
+            fits.iter().any(|f| f.law.is_some()),
+        );
     }
     println!("{} — laws from KES values", spec.fabric);
     for f in &fits {
@@ -103,5 +107,9 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
     if let Some(w) = &written {
         println!("  written {w}");
     }
-    super::fit::refusal(&refused, args.allow_partial)
+    super::fit::refusal(
+        &refused,
+        args.allow_partial,
+        fits.iter().any(|f| f.law.is_some()),
+    )
 }
