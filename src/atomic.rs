@@ -33,10 +33,17 @@ pub enum WriteError {
     #[error("an empty output path; name a file to write")]
     Empty,
     #[error(
-        "{}: ends with a separator, so it names a folder; name a file to write",
+        "{}: ends with `/`, `.` or `..`, so it names a folder; name a file to write",
         shown(path)
     )]
     EndsInSeparator { path: PathBuf },
+    #[error(
+        "cannot write {}: {} is a link that leads nowhere (its target is missing, or it is a \
+         loop of links); remove it or name another path",
+        shown(path),
+        shown(link)
+    )]
+    BrokenLink { path: PathBuf, link: PathBuf },
     #[error(
         "cannot write {}: {} is not a folder (a file of that name exists)",
         shown(path),
@@ -55,8 +62,10 @@ pub enum WriteError {
 /// random part and `.tmp` suffix.
 pub const MAX_FILE_NAME_BYTES: usize = 200;
 
-/// Longest output path written \[bytes\] (Linux's PATH_MAX).
-pub const MAX_PATH_BYTES: usize = 4096;
+/// Longest output path written \[bytes\]: Linux's PATH_MAX (4096, with its final NUL) less the
+/// temporary's `.` prefix and `.PID.XXXXXX.tmp` suffix beside the file (at most 26 bytes) and
+/// some room.
+pub const MAX_PATH_BYTES: usize = 4096 - 64;
 
 /// A path as messages show it: at most 120 characters, the middle cut (a path of kilobytes is
 /// not echoed whole).
@@ -88,19 +97,42 @@ pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
             bytes: text.len(),
         });
     }
-    if text.to_string_lossy().ends_with(std::path::is_separator) {
+    let shown_text = text.to_string_lossy();
+    let last = shown_text
+        .rsplit(std::path::is_separator)
+        .next()
+        .unwrap_or("");
+    if shown_text.ends_with(std::path::is_separator) || last == "." || last == ".." {
         return Err(WriteError::EndsInSeparator { path: target() });
     }
+    // a link that leads nowhere (dangling, or a loop): the path and each of its folders
+    let broken = |p: &Path| std::fs::metadata(p).is_err() && std::fs::symlink_metadata(p).is_ok();
     // the nearest folder of the path that exists must be a folder (links followed)
-    let existing = path
+    for folder in path
         .ancestors()
         .skip(1)
         .filter(|a| !a.as_os_str().is_empty())
-        .find_map(|a| std::fs::metadata(a).ok().map(|m| (a, m)));
-    if let Some((parent, _)) = existing.filter(|(_, m)| !m.is_dir()) {
-        return Err(WriteError::ParentNotFolder {
+    {
+        if broken(folder) {
+            return Err(WriteError::BrokenLink {
+                path: target(),
+                link: folder.to_path_buf(),
+            });
+        }
+        if let Ok(m) = std::fs::metadata(folder) {
+            if !m.is_dir() {
+                return Err(WriteError::ParentNotFolder {
+                    path: target(),
+                    parent: folder.to_path_buf(),
+                });
+            }
+            break;
+        }
+    }
+    if broken(path) {
+        return Err(WriteError::BrokenLink {
             path: target(),
-            parent: parent.to_path_buf(),
+            link: target(),
         });
     }
     // followed through links: a link to /dev/null is a device too

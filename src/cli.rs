@@ -81,18 +81,39 @@ pub fn check_output(path: &std::path::Path, force: bool) -> Result<(), CliError>
     kestrel::atomic::check_target(path, force).map_err(CliError::input)
 }
 
+/// `path` as the file system will resolve it once its missing folders are made: its deepest
+/// existing folder canonical (links, `.`, `..`), the rest with `.` dropped and `..` taking
+/// back the folder before it.
+fn resolved(path: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let absolute = std::env::current_dir()
+        .map(|d| d.join(path))
+        .unwrap_or_else(|_| path.to_path_buf());
+    let mut out = std::path::PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::CurDir => {}
+            // `out` is canonical (or below a folder still to be made): its parent is the
+            // folder `..` leads to
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => {
+                out.push(other.as_os_str());
+                if let Ok(real) = std::fs::canonicalize(&out) {
+                    out = real;
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Refuses, before any work, two outputs of one command that name the same file (one would
-/// replace the other): `outputs` are (option, path). Paths are compared by their folder as it
-/// resolves (links, `.`, `..`) and their file name.
+/// replace the other): `outputs` are (option, path). Paths are compared as they resolve
+/// (links, `.`, `..`, also through folders still to be made).
 pub fn check_distinct(outputs: &[(&str, &std::path::Path)]) -> Result<(), CliError> {
-    let key = |p: &std::path::Path| {
-        let dir = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => std::path::Path::new("."),
-        };
-        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        dir.join(p.file_name().unwrap_or_default())
-    };
+    let key = |p: &std::path::Path| resolved(p);
     for (i, (a, pa)) in outputs.iter().enumerate() {
         for (b, pb) in &outputs[i + 1..] {
             if key(pa) == key(pb) {

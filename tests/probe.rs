@@ -249,10 +249,21 @@ fn outputs_that_are_one_file_or_under_a_file_are_refused_before_precompute() {
     let d = dir.path();
     crate::common::small_door_file(d);
     write_file(d, "afile", "");
-    let cases: [(&[&str], &[&str]); 3] = [
+    let cases: [(&[&str], &[&str]); 4] = [
         (
             &["--out", "same.png", "--error-plot", "same.png", "--force"],
             &["--out and --error-plot", "same file"],
+        ),
+        // through a folder still to be made: `ny/..` is this folder once `ny` exists
+        (
+            &[
+                "--out",
+                "ny/../same.png",
+                "--error-plot",
+                "same.png",
+                "--force",
+            ],
+            &["same file"],
         ),
         (
             &["--out", "./same.png", "--error-plot", "same.png"],
@@ -287,18 +298,33 @@ fn fit_writes_the_format_its_output_name_says_and_checks_the_path_up_front() {
         assert_refused(&out, 2, &["--json-out", "read back as TOML"]);
     }
     write_file(d, "afile", "");
+    // links that lead nowhere: one dangling, two in a loop
+    std::os::unix::fs::symlink(d.join("gone/x.toml"), d.join("dangling")).unwrap();
+    std::os::unix::fs::symlink(d.join("loop_b"), d.join("loop_a")).unwrap();
+    std::os::unix::fs::symlink(d.join("loop_a"), d.join("loop_b")).unwrap();
     let long = "a/".repeat(2200) + "x.toml";
-    let cases: [(&str, &[&str]); 3] = [
+    // within PATH_MAX, but not with the temporary's name beside it
+    let near = "a/".repeat(2040) + "x.toml";
+    let cases: [(&str, &[&str]); 9] = [
         ("afile/c.toml", &["afile is not a folder"]),
         ("newdir/", &["names a folder"]),
-        (&long, &["4406 bytes", "at most 4096"]),
+        ("c.toml/.", &["names a folder"]),
+        ("nd/..", &["names a folder"]),
+        ("..", &["names a folder"]),
+        ("dangling", &["leads nowhere"]),
+        ("loop_a/c.toml", &["loop_a is a link that leads nowhere"]),
+        (&long, &["4406 bytes", "at most 4032"]),
+        (&near, &["4086 bytes", "at most 4032"]),
     ];
     for (o, words) in cases {
         let out = kestrel(d, &["fit", t, "-o", o]);
         assert_refused(&out, 2, words);
         assert!(stderr(&out).len() < 1000, "{}", stderr(&out));
     }
-    assert_eq!(files_in(d), ["afile", "card.json"]);
+    assert_eq!(
+        files_in(d),
+        ["afile", "card.json", "dangling", "loop_a", "loop_b"]
+    );
     // a missing folder on the path is made, as for every file kestrel writes
     let out = kestrel(d, &["fit", t, "--model", "dahl", "-o", "new/sub/c.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
