@@ -81,6 +81,26 @@ pub fn check_output(path: &std::path::Path, force: bool) -> Result<(), CliError>
     kestrel::atomic::check_target(path, force).map_err(CliError::input)
 }
 
+/// `check_output`, and `path` is none of the command's `inputs`: with `--force` it would be
+/// replaced by what was made from it (compared as they resolve, `resolved`).
+pub fn check_output_of(
+    path: &std::path::Path,
+    force: bool,
+    inputs: &[&std::path::Path],
+) -> Result<(), CliError> {
+    check_output(path, force)?;
+    let target = resolved(path);
+    match inputs.iter().find(|input| resolved(input) == target) {
+        Some(input) => Err(CliError::input(format!(
+            "{}: that is the input {}; writing it would replace what was read (name another \
+             file)",
+            kestrel::input::printable(&path.display().to_string()),
+            kestrel::input::printable(&input.display().to_string())
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// `path` as the file system will resolve it once its missing folders are made: its deepest
 /// existing folder canonical (links, `.`, `..`), the rest with `.` dropped and `..` taking
 /// back the folder before it.

@@ -966,3 +966,56 @@ fn fit_from_values_writes_the_format_its_output_name_says() {
     assert_refused(&out, 2, &["--json-out", "read back as TOML"]);
     assert_eq!(files_in(d), ["card.json", "v.toml"]);
 }
+
+/// An output that is one of the command's own inputs is refused before any work, also with
+/// `--force` and spelled another way (`./`, `new/../`): the input would be replaced by what
+/// was made from it. The inputs are unchanged.
+#[test]
+fn an_output_never_replaces_the_commands_own_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let curve = std::fs::read(repo("kes_data/cotton-shirting/tensile_warp.csv")).unwrap();
+    write_file(d, "t.csv", &curve);
+    let card = kestrel(d, &["fit", "t.csv", "--model", "dahl", "-o", "card.toml"]);
+    assert_eq!(card.status.code(), Some(0), "{}", stderr(&card));
+    let card_text = std::fs::read(d.join("card.toml")).unwrap();
+    crate::common::small_door_file(d);
+    let door = std::fs::read(d.join("door.toml")).unwrap();
+    let cases: [&[&str]; 5] = [
+        &["fit", "t.csv", "--model", "dahl", "-o", "t.csv", "--force"],
+        &[
+            "fit", "t.csv", "--model", "dahl", "-o", "./t.csv", "--force",
+        ],
+        &["report", "t.csv", "-o", "new/../t.csv", "--force"],
+        &["precompute", "door.toml", "--out", "door.toml", "--force"],
+        &[
+            "simulate",
+            "--params",
+            "card.toml",
+            "--test",
+            "tensile",
+            "--direction",
+            "warp",
+            "-o",
+            "card.toml",
+            "--force",
+        ],
+    ];
+    for args in cases {
+        let out = kestrel(d, args);
+        assert_refused(&out, 2, &["that is the input"]);
+        assert!(out.stdout.is_empty(), "{args:?}: worked before refusing");
+        assert_eq!(std::fs::read(d.join("t.csv")).unwrap(), curve, "{args:?}");
+        assert_eq!(
+            std::fs::read(d.join("card.toml")).unwrap(),
+            card_text,
+            "{args:?}"
+        );
+        assert_eq!(
+            std::fs::read(d.join("door.toml")).unwrap(),
+            door,
+            "{args:?}"
+        );
+    }
+    assert_eq!(files_in(d), ["card.toml", "door.toml", "t.csv"]);
+}

@@ -29,7 +29,7 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
             if json_out { "json" } else { "toml" }
         ))
     });
-    super::check_output(&path, force)?;
+    super::check_output_of(&path, force, &[values])?;
     let (mut params, fits) = fit_fabric_values(&spec);
     super::fit::given_properties(&mut params, args);
     let refused: Vec<String> = fits

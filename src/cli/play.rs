@@ -437,7 +437,10 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                  {MAX_FRAME_ERROR_ROWS} are recorded (shorten --impulses)"
             )));
         }
-        super::check_output(path, args.output.force)?;
+        let inputs: Vec<&Path> = std::iter::once(args.model.as_path())
+            .chain(args.compare.as_deref())
+            .collect();
+        super::check_output_of(path, args.output.force, &inputs)?;
     }
     // The scene to compare against is read and checked before any work: one without an
     // impulse palette is bad input, named.

@@ -66,7 +66,12 @@ pub struct BasisArgs {
 impl BasisArgs {
     /// Checks ε and the rank, `out` and the error plot's path before any work; the plot's
     /// format.
-    fn check_outputs(&self, out: &Path, force: bool) -> Result<Option<ImageFormat>, CliError> {
+    fn check_outputs(
+        &self,
+        out: &Path,
+        force: bool,
+        inputs: &[&Path],
+    ) -> Result<Option<ImageFormat>, CliError> {
         if let Some(e) = self.epsilon.filter(|e| !(*e > 0.0 && *e < 1.0)) {
             return Err(CliError::input(format!(
                 "--epsilon {}: expected a number in (0, 1) (keep rank r with σ_r ≥ ε·σ₁)",
@@ -77,7 +82,7 @@ impl BasisArgs {
             return Err(CliError::input("--rank 0: expected a rank of at least 1"));
         }
         for p in std::iter::once(out).chain(self.error_plot.as_deref()) {
-            super::check_output(p, force)?;
+            super::check_output_of(p, force, inputs)?;
         }
         if let Some(plot) = &self.error_plot {
             super::check_distinct(&[("--out", out), ("--error-plot", plot)])?;
@@ -207,7 +212,9 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     let (Some(scene_path), Some(out)) = (args.scene, args.out) else {
         return Err(CliError::input("precompute needs SCENE and --out MODEL"));
     };
-    let plot_format = args.basis.check_outputs(&out, args.output.force)?;
+    let plot_format = args
+        .basis
+        .check_outputs(&out, args.output.force, &[&scene_path])?;
     let scene = super::load_dynamic(
         &scene_path,
         "is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
@@ -303,7 +310,12 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
 
 /// `kestrel precompute merge PART… --out MODEL`.
 fn run_merge(args: MergeArgs) -> Result<(), CliError> {
-    let plot_format = args.basis.check_outputs(&args.out, args.output.force)?;
+    let inputs: Vec<&Path> = (args.parts.iter().chain(&args.scene))
+        .map(PathBuf::as_path)
+        .collect();
+    let plot_format = args
+        .basis
+        .check_outputs(&args.out, args.output.force, &inputs)?;
     let t0 = Instant::now();
     let mut shards = Vec::with_capacity(args.parts.len());
     for p in &args.parts {

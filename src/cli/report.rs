@@ -38,7 +38,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    super::check_output(&args.out, args.force)?;
+    let inputs: Vec<&std::path::Path> = (args.files.iter().chain(&args.params))
+        .map(PathBuf::as_path)
+        .collect();
+    super::check_output_of(&args.out, args.force, &inputs)?;
     let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
     let cards = args
         .params
