@@ -1019,3 +1019,25 @@ fn an_output_never_replaces_the_commands_own_input() {
     }
     assert_eq!(files_in(d), ["card.toml", "door.toml", "t.csv"]);
 }
+
+/// `report` takes one card per fabric: two cards of one fabric are refused (the second was
+/// ignored without a word), before any work.
+#[test]
+fn report_refuses_two_cards_of_one_fabric() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
+    let t = t.to_str().unwrap();
+    for card in ["a.toml", "b.toml"] {
+        let out = kestrel(d, &["fit", t, "--model", "dahl", "-o", card]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let out = kestrel(
+        d,
+        &[
+            "report", t, "-o", "r.csv", "--params", "a.toml", "--params", "b.toml",
+        ],
+    );
+    assert_refused(&out, 2, &["a.toml and b.toml", "one card per fabric"]);
+    assert_eq!(files_in(d), ["a.toml", "b.toml"]);
+}

@@ -49,6 +49,17 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map(|p| FabricParams::read(p).map(|c| (p.clone(), c)))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::input)?;
+    // one card per fabric: a second would be ignored without a word
+    for (i, (path, card)) in cards.iter().enumerate() {
+        if let Some((first, _)) = cards[..i].iter().find(|(_, c)| c.fabric == card.fabric) {
+            return Err(CliError::input(format!(
+                "{} and {} are both cards of fabric `{}`: give one card per fabric",
+                first.display(),
+                path.display(),
+                kestrel::input::printable(&card.fabric)
+            )));
+        }
+    }
     for (path, card) in &cards {
         if !curves.iter().any(|c| c.fabric == card.fabric) {
             eprintln!(

@@ -449,6 +449,34 @@ fn drape_refuses_a_lowering_without_load_steps() {
     }
 }
 
+/// A time step out of 10 µs to 50 ms, or an air damping out of 0 to 1000/s (NaN included), is
+/// an option out of range, refused before any step (a step of 1e-300 s never reached rest, a
+/// damping of 1e300/s blew up).
+#[test]
+fn drape_refuses_a_step_or_a_damping_out_of_range() {
+    let card = fitted_cotton();
+    for (dt, damping) in [
+        (1e-300, 1.0),
+        (0.1, 1.0),
+        (f64::NAN, 1.0),
+        (0.002, 1e300),
+        (0.002, -1.0),
+        (0.002, f64::NAN),
+    ] {
+        let opts = DrapeOptions {
+            dt,
+            damping,
+            ..DrapeOptions::default()
+        };
+        match run_drape(&card, &opts, &mut |_| {}, None) {
+            Err(kestrel::cloth::lab::LabError::Option(m)) => {
+                assert!(m.contains("1e-5 <= dt <= 0.05 s"), "{m}")
+            }
+            other => panic!("dt {dt}, damping {damping}: {other:?}"),
+        }
+    }
+}
+
 /// The gravity ramp and the settling window must fit in the longest time: a ramp of 19 s in
 /// 20 s, or a negative one, is an option out of range (exit 2), refused before any step.
 #[test]
