@@ -452,6 +452,8 @@ impl FabricParams {
 
     /// Parses a parameter file's text and validates it; `path` names it in errors.
     pub fn parse(text: &str, format: ParamsFormat, path: &Path) -> Result<Self, ParamsError> {
+        // a byte-order mark, as some editors write, is not part of the text (TOML or JSON)
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let parsed: Result<Self, String> = match format {
             ParamsFormat::Toml => {
                 toml::from_str(text).map_err(|e| crate::input::clipped(&e.to_string()))

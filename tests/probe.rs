@@ -1041,3 +1041,23 @@ fn report_refuses_two_cards_of_one_fabric() {
     assert_refused(&out, 2, &["a.toml and b.toml", "one card per fabric"]);
     assert_eq!(files_in(d), ["a.toml", "b.toml"]);
 }
+
+/// A card with a byte-order mark (as some editors save files) reads as the same card, in
+/// JSON as in TOML.
+#[test]
+fn a_card_with_a_byte_order_mark_reads_in_json_and_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
+    let t = t.to_str().unwrap();
+    for name in ["card.json", "card.toml"] {
+        let out = kestrel(d, &["fit", t, "--model", "dahl", "-o", name]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let plain = kestrel::params::FabricParams::read(&d.join(name)).unwrap();
+        let text = std::fs::read_to_string(d.join(name)).unwrap();
+        let bom = d.join(format!("bom_{name}"));
+        std::fs::write(&bom, format!("\u{feff}{text}")).unwrap();
+        let read = kestrel::params::FabricParams::read(&bom);
+        assert_eq!(read.as_ref().ok(), Some(&plain), "{name}: {read:?}");
+    }
+}
