@@ -80,10 +80,10 @@ fn shown(path: &Path) -> String {
     format!("{head}…{tail} ({} bytes)", s.len())
 }
 
-/// Fails early, before any work is done, when `path` is empty, ends with a separator, is
-/// longer than [`MAX_PATH_BYTES`], has a file where a folder of its path should be, is a
-/// folder or another thing that is not a regular file (a device, a FIFO: never replaced), or
-/// exists and `force` is off. A folder of the path that does not exist is fine (it is
+/// Fails early, before any work is done, when `path` is empty, ends with a separator, `.` or
+/// `..`, is longer than [`MAX_PATH_BYTES`], has a file where a folder of its path should be
+/// or a link that leads nowhere on it, is a folder or another thing that is not a regular
+/// file (a device, a FIFO: never replaced), or exists and `force` is off. A folder of the path that does not exist is fine (it is
 /// created when the file is written).
 pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
     let target = || path.to_path_buf();
@@ -105,38 +105,39 @@ pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
     if shown_text.ends_with(std::path::is_separator) || last == "." || last == ".." {
         return Err(WriteError::EndsInSeparator { path: target() });
     }
-    // a link that leads nowhere (dangling, or a loop): the path and each of its folders
-    let broken = |p: &Path| std::fs::metadata(p).is_err() && std::fs::symlink_metadata(p).is_ok();
-    // the nearest folder of the path that exists must be a folder (links followed)
+    // links followed; one that leads nowhere (dangling, or a loop) is there without a target
+    let broken = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+    // the nearest folder of the path that exists must be a folder
     for folder in path
         .ancestors()
         .skip(1)
         .filter(|a| !a.as_os_str().is_empty())
     {
-        if broken(folder) {
-            return Err(WriteError::BrokenLink {
-                path: target(),
-                link: folder.to_path_buf(),
-            });
-        }
-        if let Ok(m) = std::fs::metadata(folder) {
-            if !m.is_dir() {
+        match std::fs::metadata(folder) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => {
                 return Err(WriteError::ParentNotFolder {
                     path: target(),
                     parent: folder.to_path_buf(),
-                });
+                })
             }
-            break;
+            Err(_) if broken(folder) => {
+                return Err(WriteError::BrokenLink {
+                    path: target(),
+                    link: folder.to_path_buf(),
+                })
+            }
+            Err(_) => {}
         }
     }
-    if broken(path) {
+    // followed through links: a link to /dev/null is a device too
+    let found = std::fs::metadata(path).ok();
+    if found.is_none() && broken(path) {
         return Err(WriteError::BrokenLink {
             path: target(),
             link: target(),
         });
     }
-    // followed through links: a link to /dev/null is a device too
-    let found = std::fs::metadata(path).ok();
     if found.as_ref().is_some_and(|m| m.is_dir()) {
         return Err(WriteError::Folder { path: target() });
     }

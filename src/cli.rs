@@ -83,19 +83,22 @@ pub fn check_output(path: &std::path::Path, force: bool) -> Result<(), CliError>
 
 /// `check_output`, and `path` is none of the command's `inputs`: with `--force` it would be
 /// replaced by what was made from it (compared as they resolve, `resolved`).
-pub fn check_output_of(
+pub fn check_output_of<P: AsRef<std::path::Path>>(
     path: &std::path::Path,
     force: bool,
-    inputs: &[&std::path::Path],
+    inputs: impl IntoIterator<Item = P>,
 ) -> Result<(), CliError> {
     check_output(path, force)?;
     let target = resolved(path);
-    match inputs.iter().find(|input| resolved(input) == target) {
+    match inputs
+        .into_iter()
+        .find(|input| resolved(input.as_ref()) == target)
+    {
         Some(input) => Err(CliError::input(format!(
             "{}: that is the input {}; writing it would replace what was read (name another \
              file)",
-            kestrel::input::printable(&path.display().to_string()),
-            kestrel::input::printable(&input.display().to_string())
+            path.display(),
+            input.as_ref().display()
         ))),
         None => Ok(()),
     }
@@ -133,10 +136,10 @@ fn resolved(path: &std::path::Path) -> std::path::PathBuf {
 /// replace the other): `outputs` are (option, path). Paths are compared as they resolve
 /// (links, `.`, `..`, also through folders still to be made).
 pub fn check_distinct(outputs: &[(&str, &std::path::Path)]) -> Result<(), CliError> {
-    let key = |p: &std::path::Path| resolved(p);
-    for (i, (a, pa)) in outputs.iter().enumerate() {
-        for (b, pb) in &outputs[i + 1..] {
-            if key(pa) == key(pb) {
+    let keys: Vec<std::path::PathBuf> = outputs.iter().map(|(_, p)| resolved(p)).collect();
+    for (i, (a, _)) in outputs.iter().enumerate() {
+        for (j, (b, pb)) in outputs.iter().enumerate().skip(i + 1) {
+            if keys[i] == keys[j] {
                 return Err(CliError::input(format!(
                     "{a} and {b} name the same file {}: one would replace the other",
                     pb.display()
@@ -308,17 +311,11 @@ impl CurveArgs {
     }
 }
 
-/// `--gauge-length MM` in metres, refused unless positive and finite.
-/// Whether `v` lies in the closed range `(lo, hi)` (false for NaN).
-fn in_range(v: f64, (lo, hi): (f64, f64)) -> bool {
-    (lo..=hi).contains(&v)
-}
-
+/// `--gauge-length MM` in metres, refused outside a file's gauge lengths (1 mm to 10 m).
 pub fn gauge_length_m(mm: Option<f64>) -> Result<Option<f64>, CliError> {
+    let (lo, hi) = kestrel::kes::import::GAUGE_LENGTH_RANGE_M;
     match mm {
-        Some(v) if in_range(v * 1e-3, kestrel::kes::import::GAUGE_LENGTH_RANGE_M) => {
-            Ok(Some(v * 1e-3))
-        }
+        Some(v) if (lo..=hi).contains(&(v * 1e-3)) => Ok(Some(v * 1e-3)),
         Some(v) => Err(CliError::input(format!(
             "--gauge-length {}: expected a positive length in mm (1 to 10000), e.g. \
              --gauge-length 200",

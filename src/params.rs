@@ -82,7 +82,6 @@ const SHEAR_FRICTION: [Range; 2] = [(0.0, 1e5, "N/m"), (1e-7, 1.0, "rad")];
 /// Dahl's exponent α [-].
 const DAHL_ALPHA: Range = (1.0, 100.0, "-");
 
-/// Checks the elastic parameters and the friction term of a law against their ranges.
 /// Checks a law's parameters against the physical ranges of a fabric's laws (docs/params.md):
 /// a card's, and a law file's alone.
 pub(crate) fn law_within_physics(law: &ConnectorLaw) -> Result<(), ParamError> {
@@ -102,6 +101,7 @@ pub(crate) fn law_within_physics(law: &ConnectorLaw) -> Result<(), ParamError> {
     }
 }
 
+/// Checks the elastic parameters and the friction term of a law against their ranges.
 fn within_physics(
     elastic: &[(&'static str, f64, Range)],
     friction: &FrictionLaw,

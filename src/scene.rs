@@ -70,9 +70,6 @@ pub enum SceneError {
 /// Most samples per unit of a virtual KES test's path, and most cells of its strip.
 pub const MAX_KES_POINTS: usize = 100_000;
 pub const MAX_KES_CELLS: usize = 1_000;
-/// Farthest a grid's origin (and the length of its warp and weft vectors) may be from the
-/// origin on any axis \[m\], as for obstacles.
-pub const MAX_SCENE_COORDINATE: f64 = 1e6;
 
 /// A dynamic scene ready to run.
 #[derive(Debug, Clone)]
@@ -282,16 +279,16 @@ impl Scene {
                 .map_err(cloth)?,
             ),
         };
-        // the sheet's placement: finite, and within the range every obstacle is held to
+        // the sheet's placement: finite, and within the reach obstacles and the camera are
+        // held to
+        let reach = crate::cloth::record::CAMERA_REACH_M;
         for (name, v) in [("origin", g.origin), ("warp", g.warp), ("weft", g.weft)] {
-            if !v
-                .iter()
-                .all(|c| c.is_finite() && c.abs() <= MAX_SCENE_COORDINATE)
-            {
+            if !v.iter().all(|c| c.is_finite() && c.abs() <= reach) {
                 return Err(invalid(format!(
-                    "grid: {name} = [{}] must be finite and within 1e6 m of the origin on every \
+                    "grid: {name} = [{}] must be finite and within {} m of the origin on every \
                      axis",
-                    v.map(crate::friction::short_number).join(", ")
+                    v.map(crate::friction::short_number).join(", "),
+                    crate::friction::short_number(reach)
                 )));
             }
         }

@@ -377,8 +377,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let names: Vec<&str> = groups.iter().map(|(f, _)| f.as_str()).collect();
         check_distinct_outputs(&args, &names, several)?;
         for name in names {
-            let inputs: Vec<&Path> = args.files.iter().map(PathBuf::as_path).collect();
-            super::check_output_of(&output_path(&args, name, several), args.force, &inputs)?;
+            super::check_output_of(&output_path(&args, name, several), args.force, &args.files)?;
         }
     }
     let bar = super::progress_bar(

@@ -29,7 +29,7 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
             if json_out { "json" } else { "toml" }
         ))
     });
-    super::check_output_of(&path, force, &[values])?;
+    super::check_output_of(&path, force, [values])?;
     let (mut params, fits) = fit_fabric_values(&spec);
     super::fit::given_properties(&mut params, args);
     let refused: Vec<String> = fits
@@ -45,7 +45,8 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
             )
         })
         .collect();
-    let write = refused.is_empty() || (args.allow_partial && fits.iter().any(|f| f.law.is_some()));
+    let fitted_any = fits.iter().any(|f| f.law.is_some());
+    let write = refused.is_empty() || (args.allow_partial && fitted_any);
     if write {
         params
             .write(&path, format, force)
@@ -69,11 +70,7 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
                 })).collect::<Vec<_>>(),
             })
         );
-        return super::fit::refusal(
-            &refused,
-            args.allow_partial,
-            fits.iter().any(|f| f.law.is_some()),
-        );
+        return super::fit::refusal(&refused, args.allow_partial, fitted_any);
     }
     println!("{} — laws from KES values", spec.fabric);
     for f in &fits {
@@ -107,9 +104,5 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
     if let Some(w) = &written {
         println!("  written {w}");
     }
-    super::fit::refusal(
-        &refused,
-        args.allow_partial,
-        fits.iter().any(|f| f.law.is_some()),
-    )
+    super::fit::refusal(&refused, args.allow_partial, fitted_any)
 }

@@ -437,10 +437,8 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                  {MAX_FRAME_ERROR_ROWS} are recorded (shorten --impulses)"
             )));
         }
-        let inputs: Vec<&Path> = std::iter::once(args.model.as_path())
-            .chain(args.compare.as_deref())
-            .collect();
-        super::check_output_of(path, args.output.force, &inputs)?;
+        let inputs = std::iter::once(&args.model).chain(&args.compare);
+        super::check_output_of(path, args.output.force, inputs)?;
     }
     // The scene to compare against is read and checked before any work: one without an
     // impulse palette is bad input, named.

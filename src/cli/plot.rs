@@ -43,10 +43,8 @@ fn parse_size(s: &str) -> Result<PlotSize, String> {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let format = ImageFormat::of_path(&args.output).map_err(CliError::input)?;
-    let inputs: Vec<&Path> = (args.files.iter().chain(&args.params))
-        .map(PathBuf::as_path)
-        .collect();
-    super::check_output_of(&args.output, args.force, &inputs)?;
+    let inputs = args.files.iter().chain(&args.params);
+    super::check_output_of(&args.output, args.force, inputs)?;
     let curves = load_curves(&args.files).map_err(CliError::input)?;
     let params = match &args.params {
         Some(p) => Some(FabricParams::read(p).map_err(CliError::input)?),

@@ -82,7 +82,7 @@ impl BasisArgs {
             return Err(CliError::input("--rank 0: expected a rank of at least 1"));
         }
         for p in std::iter::once(out).chain(self.error_plot.as_deref()) {
-            super::check_output_of(p, force, inputs)?;
+            super::check_output_of(p, force, inputs.iter())?;
         }
         if let Some(plot) = &self.error_plot {
             super::check_distinct(&[("--out", out), ("--error-plot", plot)])?;

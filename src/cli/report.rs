@@ -38,10 +38,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    let inputs: Vec<&std::path::Path> = (args.files.iter().chain(&args.params))
-        .map(PathBuf::as_path)
-        .collect();
-    super::check_output_of(&args.out, args.force, &inputs)?;
+    let inputs = args.files.iter().chain(&args.params);
+    super::check_output_of(&args.out, args.force, inputs)?;
     let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
     let cards = args
         .params
@@ -56,7 +54,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 "{} and {} are both cards of fabric `{}`: give one card per fabric",
                 first.display(),
                 path.display(),
-                kestrel::input::printable(&card.fabric)
+                card.fabric
             )));
         }
     }

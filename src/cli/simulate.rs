@@ -39,7 +39,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    super::check_output_of(&args.output, args.force, &[&args.params])?;
+    super::check_output_of(&args.output, args.force, [&args.params])?;
     // what is written must read back: `normal` is the compression test's direction
     if args.direction == Direction::Normal {
         return Err(CliError::input(format!(

@@ -436,9 +436,8 @@ pub fn read_fitted_law(
         ParamsFormat::Toml => {
             toml::from_str(&text).map_err(|e| parse_error(crate::input::clipped(&e.to_string())))?
         }
-        ParamsFormat::Json => {
-            serde_json::from_str(&text).map_err(|e| parse_error(e.to_string()))?
-        }
+        ParamsFormat::Json => serde_json::from_str(&text)
+            .map_err(|e| parse_error(crate::input::clipped(&e.to_string())))?,
     };
     if value.get("kestrel_params").is_some() {
         let params = FabricParams::parse(&text, format, path)?;
