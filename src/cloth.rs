@@ -9,6 +9,7 @@
 mod block_sparse;
 pub(crate) mod connectors;
 mod constraints;
+mod cyclic_strip;
 mod explicit;
 mod grid;
 mod implicit;
@@ -29,6 +30,7 @@ use thiserror::Error;
 
 pub use connectors::{ConnectorKind, KesConnectors, KesLaws};
 pub use constraints::{ProvotConstraints, MAX_PASSES};
+pub use cyclic_strip::{CyclicStrip, StripEnergy};
 pub use explicit::SymplecticEulerStepper;
 pub use grid::{EdgeFamily, Grid, GridEdge};
 pub use implicit::{BroydenStepper, NewtonKrylovStepper, NewtonTangentStepper, SolveOutcome};
