@@ -10,6 +10,12 @@ use super::pipeline::{ClothPipeline, StepParameters};
 use super::world::{ClothWorld, Material};
 use super::{ClothError, Loads, SettingError, Vec3};
 
+/// Most particles of a strip.
+const MAX_PARTICLES: usize = 1_000_000;
+
+/// Most steps of a run.
+const MAX_STEPS: u64 = 10_000_000;
+
 /// The strip and its path: a flat `length_m` × `width_m` strip of cells of about `cell_m`, its
 /// i = 0 end held and its other end pulled along the warp to `strain_max`, then down to
 /// `strain_min` and up to `strain_max` again, `cycles` times, at the nominal strain rate
@@ -101,8 +107,9 @@ impl StripEnergy {
 }
 
 impl CyclicStrip {
-    /// Checks the strip's sizes (1 mm to 10 m, at least one cell across each way), the
-    /// amplitude (0 to 1), the rate (positive, finite), the cycles (1 to 1000) and the density.
+    /// Checks the strip's sizes (1 mm to 10 m, at least one cell across each way, at most
+    /// 10⁶ particles), the strains (0 ≤ min < max ≤ 1), the rate (positive, finite), the cycles
+    /// (1 to 1000) and the density.
     pub fn validate(&self) -> Result<(), SettingError> {
         for (name, value) in [
             ("length", self.length_m),
@@ -119,6 +126,15 @@ impl CyclicStrip {
                 self.cell_m,
                 " m",
                 "at most the strip's length and width",
+            ));
+        }
+        let [cu, cw] = self.cells();
+        if (cu + 1).saturating_mul(cw + 1) > MAX_PARTICLES {
+            return Err(SettingError::range(
+                "cell",
+                self.cell_m,
+                " m",
+                "large enough for at most 10⁶ particles",
             ));
         }
         if !(self.strain_max > 0.0 && self.strain_max <= 1.0) {
@@ -220,6 +236,15 @@ impl CyclicStrip {
         let dt = params.dt;
         let path = self.path(dt);
         let steps = path.steps();
+        if steps > MAX_STEPS {
+            return Err(SettingError::range(
+                "strain rate",
+                self.strain_rate_per_s,
+                " 1/s",
+                "high enough for at most 10⁷ steps at this Δt",
+            )
+            .into());
+        }
         let mut pipeline = ClothPipeline::new();
         let mut trial = vec![LawState::default(); world.state_len()];
         let mut internal = |w: &ClothWorld| {
@@ -382,6 +407,16 @@ mod tests {
             },
             CyclicStrip {
                 cycles: 0,
+                ..CyclicStrip::default()
+            },
+            CyclicStrip {
+                length_m: 10.0,
+                width_m: 10.0,
+                cell_m: 0.001,
+                ..CyclicStrip::default()
+            },
+            CyclicStrip {
+                strain_rate_per_s: 1e-9,
                 ..CyclicStrip::default()
             },
         ] {
