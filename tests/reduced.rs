@@ -387,19 +387,48 @@ fn flow_hysteresis_follows_one_irf_and_replays_it_exactly() {
     assert_ne!(c.playback_error, plain.playback_error, "another rule");
 }
 
+/// The door on an 8 × 9 grid, `duration` s sampled in 3 chains after 0.5 s of settling.
+fn three_chain_door(duration: f64) -> DynamicScene {
+    let mut scene = crate::common::small_door(8, 9, duration);
+    let spec = scene.reduced.as_mut().unwrap();
+    spec.chains = 3;
+    spec.settle = 0.5;
+    scene
+}
+
+/// The model precomputed on one thread, as bytes.
+fn one_thread_bytes(scene: &DynamicScene, opts: &PrecomputeOptions) -> Vec<u8> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (serial, _) = pool.install(|| precompute(scene, opts, &|_| {}).unwrap());
+    serial.to_bytes().unwrap()
+}
+
+/// One thread, and two shards merged (given in reverse order), give the model's `bytes`.
+fn one_thread_and_two_shards_give(scene: &DynamicScene, opts: &PrecomputeOptions, bytes: &[u8]) {
+    assert_eq!(one_thread_bytes(scene, opts), bytes);
+    let (sha, path) = ("0123abcd", "door.toml");
+    let parts: Vec<(PathBuf, Shard)> = [2, 1]
+        .iter()
+        .map(|&k| {
+            let s = precompute_shard(scene, (path, sha), opts, (k, 2), &|_| {}).unwrap();
+            (PathBuf::from(format!("p{k}of2.part")), s)
+        })
+        .collect();
+    let (merged, _) = merge(scene, sha, parts, opts).unwrap();
+    assert_eq!(merged.to_bytes().unwrap(), bytes);
+}
+
 #[test]
 fn shards_merge_into_the_one_process_model_byte_for_byte() {
     let scene = crate::common::small_tree_door();
     let opts = PrecomputeOptions::default();
     let (model, stats) = precompute(&scene, &opts, &|_| {}).unwrap();
     // one thread gives the same bytes as all of them
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let (serial, _) = pool.install(|| precompute(&scene, &opts, &|_| {}).unwrap());
     let bytes = model.to_bytes().unwrap();
-    assert_eq!(serial.to_bytes().unwrap(), bytes);
+    assert_eq!(one_thread_bytes(&scene, &opts), bytes);
     // 3 chains; open and close from rest (close too: about a vertical hinge the door's range
     // is lifted), then stop from 0.3 and 0.6 s of each: 9 units, 6 tree IRFs of 24 frames
     // (some pruned as dead ends)
@@ -472,10 +501,7 @@ fn shards_merge_into_the_one_process_model_byte_for_byte() {
 #[test]
 fn log_uniform_durations_give_another_sampling_that_shards_still_merge_byte_for_byte() {
     use kestrel::scene::DurationLaw;
-    let mut scene = crate::common::small_door(8, 9, 3.0);
-    let spec = scene.reduced.as_mut().unwrap();
-    spec.chains = 3;
-    spec.settle = 0.5;
+    let mut scene = three_chain_door(3.0);
     let opts = PrecomputeOptions::default();
     let (uniform, _) = precompute(&scene, &opts, &|_| {}).unwrap();
     scene.reduced.as_mut().unwrap().durations = DurationLaw::LogUniform;
@@ -486,32 +512,14 @@ fn log_uniform_durations_give_another_sampling_that_shards_still_merge_byte_for_
     let spec = scene.reduced.as_ref().unwrap();
     let longest = (spec.t_max / model.info.frame_dt).floor() as u32;
     assert!(model.orbits.iter().all(|o| o.end - o.start <= longest));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let (serial, _) = pool.install(|| precompute(&scene, &opts, &|_| {}).unwrap());
-    assert_eq!(serial.to_bytes().unwrap(), bytes);
-    let (sha, path) = ("0123abcd", "door.toml");
-    let parts: Vec<(PathBuf, Shard)> = [2, 1]
-        .iter()
-        .map(|&k| {
-            let s = precompute_shard(&scene, (path, sha), &opts, (k, 2), &|_| {}).unwrap();
-            (PathBuf::from(format!("p{k}of2.part")), s)
-        })
-        .collect();
-    let (merged, _) = merge(&scene, sha, parts, &opts).unwrap();
-    assert_eq!(merged.to_bytes().unwrap(), bytes);
+    one_thread_and_two_shards_give(&scene, &opts, &bytes);
 }
 
 #[test]
 fn switch_branches_start_inside_a_chain_irf_and_shards_still_merge_byte_for_byte() {
     use kestrel::scene::{palette_allows, DurationLaw};
-    let mut scene = crate::common::small_door(8, 9, 12.0);
-    let spec = scene.reduced.as_mut().unwrap();
-    spec.chains = 3;
-    spec.settle = 0.5;
-    spec.durations = DurationLaw::LogUniform;
+    let mut scene = three_chain_door(12.0);
+    scene.reduced.as_mut().unwrap().durations = DurationLaw::LogUniform;
     let opts = PrecomputeOptions::default();
     let (plain, _) = precompute(&scene, &opts, &|_| {}).unwrap();
     scene.reduced.as_mut().unwrap().switch_branches = 1;
@@ -551,22 +559,7 @@ fn switch_branches_start_inside_a_chain_irf_and_shards_still_merge_byte_for_byte
         model.orbits.len()
     );
     let bytes = model.to_bytes().unwrap();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let (serial, _) = pool.install(|| precompute(&scene, &opts, &|_| {}).unwrap());
-    assert_eq!(serial.to_bytes().unwrap(), bytes);
-    let (sha, path) = ("0123abcd", "door.toml");
-    let parts: Vec<(PathBuf, Shard)> = [2, 1]
-        .iter()
-        .map(|&k| {
-            let s = precompute_shard(&scene, (path, sha), &opts, (k, 2), &|_| {}).unwrap();
-            (PathBuf::from(format!("p{k}of2.part")), s)
-        })
-        .collect();
-    let (merged, _) = merge(&scene, sha, parts, &opts).unwrap();
-    assert_eq!(merged.to_bytes().unwrap(), bytes);
+    one_thread_and_two_shards_give(&scene, &opts, &bytes);
     // more than 8 branches per IRF is refused, naming the key and the file
     let path = scene_path("reduced_door_cloth.toml");
     let mut file = SceneFile::read(&path).unwrap();
