@@ -111,20 +111,26 @@ fn time_like_inputs_that_once_hung_are_refused_with_their_bound() {
     assert_refused(&out, 2, &["--steps", "at most 1e8"]);
 }
 
-#[test]
-fn a_record_announcing_a_huge_grid_is_refused_naming_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let info = RecordInfo {
-        name: "huge".into(),
-        nu: 1 << 31,
-        nv: 1 << 31,
+/// A record's header: `nu` × `nv` particles 1 cm apart, a frame every 1 ms step, no camera
+/// and no obstacles.
+fn plain_record_info(name: &str, nu: u32, nv: u32) -> RecordInfo {
+    RecordInfo {
+        name: name.into(),
+        nu,
+        nv,
         h_warp: 0.01,
         h_weft: 0.01,
         dt: 0.001,
         every: 1,
         camera: None,
         obstacles: Vec::new(),
-    };
+    }
+}
+
+#[test]
+fn a_record_announcing_a_huge_grid_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = plain_record_info("huge", 1 << 31, 1 << 31);
     let mut bytes = Recording::new(info).to_bytes().unwrap();
     // one frame announced; 12·2⁶² bytes of positions wrap to 0 in u64, leaving 16
     bytes[20..24].copy_from_slice(&1u32.to_le_bytes());
@@ -545,17 +551,7 @@ fn a_record_of_extreme_positions_renders_without_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     // no camera: the default one is fitted to the positions
     let record = |nu: u32, nv: u32, at: fn(usize) -> [f32; 3]| Recording {
-        info: RecordInfo {
-            name: "extreme".into(),
-            nu,
-            nv,
-            h_warp: 0.01,
-            h_weft: 0.01,
-            dt: 0.001,
-            every: 1,
-            camera: None,
-            obstacles: Vec::new(),
-        },
+        info: plain_record_info("extreme", nu, nv),
         frames: vec![Frame {
             step: 0,
             time: 0.0,
