@@ -135,7 +135,7 @@ fn curves_whose_values_overflow_are_refused_without_a_panic_or_a_hang() {
 #[cfg(feature = "tui")]
 #[test]
 fn the_workbench_opens_and_draws_the_fit_of_curves_whose_values_overflow() {
-    use kestrel::tui::{Action, App, Event, Job, Tab};
+    use kestrel::tui::{Action, App, Event, Tab};
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
 
@@ -147,16 +147,7 @@ fn the_workbench_opens_and_draws_the_fit_of_curves_whose_values_overflow() {
         let mut app = App::new(curves, String::new(), true);
         app.update(Action::GoTab(Tab::Fit));
         app.update(Action::RunFit);
-        let Some(Job::Fit {
-            curve_index,
-            specimens,
-            options,
-        }) = app.jobs.pop()
-        else {
-            panic!("no fit job")
-        };
-        let refs: Vec<&kestrel::kes::Curve> = specimens.iter().collect();
-        let fit = kestrel::fit::fit_specimens(&refs, &options);
+        let (curve_index, fit, _) = crate::tui::run_fit_job(&mut app);
         app.update(Action::Event(Event::FitDone {
             curve_index,
             fit: Box::new(fit),
