@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use kestrel::reduced::{
-    compare, merge, parse_sequence, precompute, precompute_shard, reduce, Player,
+    compare, merge, parse_sequence, precompute, precompute_shard, reduce, Orbit, Player,
     PrecomputeOptions, PrecomputeStats, ReducedError, ReducedModel, Refusal, Shard,
 };
 use kestrel::scene::{DynamicScene, IrfEnd, Sampling, Scene, SceneFile};
@@ -249,6 +249,17 @@ fn playback_of_an_unsampled_sequence_stays_near_the_full_simulation() {
     );
 }
 
+/// Played from the start, `model`'s IRF `o` (one that starts at state 0) is its recording, frame
+/// for frame; `what` follows the frame in a failure.
+fn assert_replays_from_rest(model: &ReducedModel, o: &Orbit, what: &str) {
+    let mut player = Player::new(model);
+    assert!(player.impulse(o.entry as usize));
+    for j in 1..=(o.end - o.start) as usize {
+        player.advance();
+        assert_eq!(player.q(), model.q_of(j), "frame {j}{what}");
+    }
+}
+
 #[test]
 fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequence() {
     use kestrel::scene::OffsetBlend;
@@ -262,12 +273,7 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
         .iter()
         .find(|o| o.start == 0 && o.entry != flow.info.start)
         .expect("the first chain starts with an impulse");
-    let mut player = Player::new(&flow);
-    assert!(player.impulse(o.entry as usize));
-    for j in 1..=(o.end - o.start) as usize {
-        player.advance();
-        assert_eq!(player.q(), flow.q_of(j), "frame {j}");
-    }
+    assert_replays_from_rest(&flow, o, "");
     // the unsampled sequence of the test above: as close as the blends
     let seq = parse_sequence(
         &flow.info.palette,
@@ -308,12 +314,7 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     // distance 0 and is taken alone, so the recording is still replayed exactly
     let flow4 = flow.clone().with_flow_neighbours(4);
     assert_eq!((flow.flow_neighbours(), flow4.flow_neighbours()), (1, 4));
-    let mut player = Player::new(&flow4);
-    assert!(player.impulse(o.entry as usize));
-    for j in 1..=(o.end - o.start) as usize {
-        player.advance();
-        assert_eq!(player.q(), flow4.q_of(j), "frame {j}, 4 nearest");
-    }
+    assert_replays_from_rest(&flow4, o, ", 4 nearest");
     let c4 = compare(scene, &flow4, &seq, &mut |_| {}).unwrap();
     assert!(c4.playback_error < 0.3, "{c4:?}");
     assert_ne!(c4.playback_error, c.playback_error, "another rule");
@@ -321,12 +322,7 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     // replayed), another step off the library, and nothing at K = 1
     let tapered = flow4.clone().with_flow_taper(true);
     assert!(tapered.flow_tapered() && !flow4.flow_tapered());
-    let mut player = Player::new(&tapered);
-    assert!(player.impulse(o.entry as usize));
-    for j in 1..=(o.end - o.start) as usize {
-        player.advance();
-        assert_eq!(player.q(), tapered.q_of(j), "frame {j}, tapered");
-    }
+    assert_replays_from_rest(&tapered, o, ", tapered");
     let ct = compare(scene, &tapered, &seq, &mut |_| {}).unwrap();
     assert!(ct.playback_error < 0.3, "{ct:?}");
     assert_ne!(ct.playback_error, c4.playback_error, "another rule");
