@@ -127,6 +127,20 @@ fn plain_record_info(name: &str, nu: u32, nv: u32) -> RecordInfo {
     }
 }
 
+/// `kestrel render --from RECORD --out FRAMES extra…`.
+#[cfg(feature = "render")]
+fn render_from(record: &Path, frames: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "render",
+        "--from",
+        record.to_str().unwrap(),
+        "--out",
+        frames.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    kestrel(&args)
+}
+
 #[test]
 fn a_record_announcing_a_huge_grid_is_refused_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -140,13 +154,7 @@ fn a_record_announcing_a_huge_grid_is_refused_naming_the_file() {
     assert!(e.contains("huge.rec") && e.contains("2147483648"), "{e}");
     #[cfg(feature = "render")]
     {
-        let out = kestrel(&[
-            "render",
-            "--from",
-            path.to_str().unwrap(),
-            "--out",
-            dir.path().join("frames").to_str().unwrap(),
-        ]);
+        let out = render_from(&path, &dir.path().join("frames"), &[]);
         assert_refused(&out, 2, &["huge.rec", "not a kestrel record"]);
     }
 }
@@ -571,15 +579,7 @@ fn a_record_of_extreme_positions_renders_without_a_panic() {
         let path = dir.path().join(name);
         rec.write(&path, false).unwrap();
         let frames = dir.path().join(format!("{name}.frames"));
-        let out = kestrel(&[
-            "render",
-            "--from",
-            path.to_str().unwrap(),
-            "--out",
-            frames.to_str().unwrap(),
-            "--size",
-            "64x48",
-        ]);
+        let out = render_from(&path, &frames, &["--size", "64x48"]);
         assert!(
             !crate::common::stderr(&out).contains("panicked"),
             "{name}: {}",
@@ -591,12 +591,6 @@ fn a_record_of_extreme_positions_renders_without_a_panic() {
     let path = dir.path().join("one.rec");
     record(1, 1, |_| [0.0; 3]).write(&path, false).unwrap();
     let frames = dir.path().join("one.frames");
-    let out = kestrel(&[
-        "render",
-        "--from",
-        path.to_str().unwrap(),
-        "--out",
-        frames.to_str().unwrap(),
-    ]);
+    let out = render_from(&path, &frames, &[]);
     assert_refused(&out, 2, &["one.rec", "at least 2 x 2"]);
 }
