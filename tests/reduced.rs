@@ -595,7 +595,7 @@ fn a_model_that_comes_to_rest_holds_the_last_state_of_its_irf() {
 
 #[test]
 fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete_set() {
-    use crate::common::{assert_success, kestrel};
+    use crate::common::{assert_success, kestrel, stdout_json};
     let dir = tempfile::tempdir().unwrap();
     let scene = crate::common::small_door_file(dir.path());
     let p = |name: &str| dir.path().join(name).display().to_string();
@@ -646,8 +646,7 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
         kestrel(&args)
     };
     let k4 = play(&["--offset", "flow", "--flow-neighbours", "4", "--json"]);
-    assert_success(&k4);
-    let j: serde_json::Value = serde_json::from_slice(&k4.stdout).unwrap();
+    let j = stdout_json(&k4);
     assert_eq!(
         (j["offset"].as_str(), j["flow_neighbours"].as_u64()),
         (Some("flow"), Some(4))
@@ -669,8 +668,7 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
         &csv,
     ];
     let out = play(&hy);
-    assert_success(&out);
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = stdout_json(&out);
     assert_eq!(j["flow_hysteresis"].as_f64(), Some(2.0));
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();

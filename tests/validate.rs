@@ -274,8 +274,7 @@ fn cli_validate_reports_nrmse_and_values_and_applies_the_fitted_offset() {
             "--json",
             f,
         ]);
-        assert_success(&out);
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        stdout_json(&out)
     };
     // with the offset in the file the law reproduces the curve (to the written digits)
     let json = run(&shear_params(dir.path(), Some(c)));

@@ -247,8 +247,7 @@ fn cantilever_with_friction_reaches_equilibrium_on_the_silk_crepe_weft() {
         "weft",
         "--json",
     ]);
-    crate::common::assert_success(&out);
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = crate::common::stdout_json(&out);
     let angle = r["tip_angle_deg"].as_f64().unwrap();
     assert!((angle - 41.5).abs() < 1e-2, "tip {angle}");
     assert!(r["relative_gap"].as_f64().unwrap() > 0.05);
