@@ -56,6 +56,25 @@ pub struct LawState {
     pub friction: UnitFriction,
 }
 
+/// [`MaterialLaw::trial`], always inlined (the force kernels call it once per connector; out of
+/// line it costs a call that spills every live float): the trial state and force at `strain`
+/// from `state`.
+#[inline(always)]
+pub(crate) fn trial_of<L: MaterialLaw + ?Sized>(
+    law: &L,
+    state: &LawState,
+    strain: f64,
+) -> (LawState, f64) {
+    let mut next = *state;
+    next.friction
+        .advance(&law.friction().shape, strain - state.strain);
+    next.strain = strain;
+    law.update_flags(&mut next, strain);
+    let f_el = law.elastic(&next, strain);
+    let f = f_el + law.friction().level_at(f_el) * next.friction.z();
+    (next, f)
+}
+
 /// A connector law driven along a strain path.
 pub trait MaterialLaw {
     /// Elastic part F_el at `strain` for the given state (the state matters for the toe only).
@@ -72,14 +91,7 @@ pub trait MaterialLaw {
     /// The state and force after moving from `state` to `strain`, without committing it.
     #[inline]
     fn trial(&self, state: &LawState, strain: f64) -> (LawState, f64) {
-        let mut next = *state;
-        next.friction
-            .advance(&self.friction().shape, strain - state.strain);
-        next.strain = strain;
-        self.update_flags(&mut next, strain);
-        let f_el = self.elastic(&next, strain);
-        let f = f_el + self.friction().level_at(f_el) * next.friction.z();
-        (next, f)
+        trial_of(self, state, strain)
     }
 
     /// (F_el, dF_el/dx) at `strain`: `elastic` and `elastic_slope` together.

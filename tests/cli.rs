@@ -1,6 +1,6 @@
 //! The command line's forms: what `kestrel` accepts before any command runs.
 
-use crate::common::{assert_success, kestrel, write_file};
+use crate::common::{assert_success, kestrel, stdout_json, write_file};
 
 #[cfg(feature = "tui")]
 #[test]
@@ -51,8 +51,7 @@ fn test_cantilever_prints_the_bending_length_beside_peirce_and_refuses_a_card_wi
         "--no-friction",
         "--json",
     ]);
-    assert_success(&out);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = stdout_json(&out);
     let num = |k: &str| v[k].as_f64().unwrap_or_else(|| panic!("no {k}: {v}"));
     let (c, peirce, b, w) = (
         num("bending_length_cm"),

@@ -283,6 +283,13 @@ pub fn kestrel(args: &[&str]) -> std::process::Output {
         .expect("the kestrel binary runs")
 }
 
+/// `kestrel args… files…` run from the repository, stdin closed.
+pub fn kestrel_on(args: &[&str], files: &[String]) -> std::process::Output {
+    let mut all = args.to_vec();
+    all.extend(files.iter().map(String::as_str));
+    kestrel(&all)
+}
+
 /// Fails the test with the command's stderr unless it succeeded.
 pub fn assert_success(out: &std::process::Output) {
     assert!(
@@ -290,6 +297,12 @@ pub fn assert_success(out: &std::process::Output) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The JSON a command printed; fails the test with its stderr unless it succeeded.
+pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
+    assert_success(out);
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// The standard error of a finished command, as text.

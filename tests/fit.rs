@@ -1071,7 +1071,7 @@ fn replicates_are_fitted_jointly_to_one_law_with_each_specimens_nrmse() {
 
 #[test]
 fn cli_fit_fits_replicates_jointly_and_writes_each_specimens_nrmse() {
-    use crate::common::{assert_success, kestrel};
+    use crate::common::{kestrel_on, stdout_json};
     use kestrel::params::FabricParams;
     let dir = tempfile::tempdir().unwrap();
     let (law, _) = known_laws(false, 0.25).remove(1);
@@ -1082,11 +1082,8 @@ fn cli_fit_fits_replicates_jointly_and_writes_each_specimens_nrmse() {
         files.push(f.to_str().unwrap().to_string());
     }
     let out_file = dir.path().join("r.params.toml");
-    let mut args = vec!["fit", "--json", "-o", out_file.to_str().unwrap()];
-    args.extend(files.iter().map(String::as_str));
-    let out = kestrel(&args);
-    assert_success(&out);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = kestrel_on(&["fit", "--json", "-o", out_file.to_str().unwrap()], &files);
+    let json = stdout_json(&out);
     let curves = json["fabrics"][0]["curves"].as_array().unwrap();
     assert_eq!(curves.len(), 1, "one law for the three specimens");
     let specimens = curves[0]["specimens"].as_array().unwrap();
@@ -1104,9 +1101,7 @@ fn cli_fit_fits_replicates_jointly_and_writes_each_specimens_nrmse() {
     assert!(params.warp.shear.is_some());
     // the table names each specimen with its NRMSE
     let again = dir.path().join("r2.params.toml");
-    let mut args = vec!["fit", "-o", again.to_str().unwrap()];
-    args.extend(files.iter().map(String::as_str));
-    let out = kestrel(&args);
+    let out = kestrel_on(&["fit", "-o", again.to_str().unwrap()], &files);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("3 specimens fitted jointly"), "{text}");
@@ -1178,7 +1173,7 @@ fn a_larger_value_weight_moves_the_fitted_values_toward_the_measured_ones() {
 
 #[test]
 fn cli_weight_values_is_a_joint_objective_and_refuses_a_bad_weight() {
-    use crate::common::{assert_success, kestrel};
+    use crate::common::{kestrel, stdout_json};
     let dir = tempfile::tempdir().unwrap();
     let mut curve = widened_shear_loop(800, 0.25);
     curve.source = Some("stiction.csv".into());
@@ -1196,8 +1191,7 @@ fn cli_weight_values_is_a_joint_objective_and_refuses_a_bad_weight() {
             out_file.to_str().unwrap(),
             file.to_str().unwrap(),
         ]);
-        assert_success(&out);
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let json = stdout_json(&out);
         let v = &json["fabrics"][0]["curves"][0]["values"];
         let gaps: Vec<f64> = ["G", "2HG", "2HG5"]
             .iter()

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::common::{assert_success, kes_curve, kestrel, oracle, repo, write_file};
+use crate::common::{
+    assert_success, kes_curve, kestrel, kestrel_on, oracle, repo, stdout_json, write_file,
+};
 use kestrel::kes::{kes_values, read_kes, CurveOverrides, ReadingRules};
 
 #[test]
@@ -605,8 +607,7 @@ fn cli_values_summarises_replicates() {
     let mut args = vec!["values", "--summary", "--json"];
     args.extend(&names);
     let out = kestrel(&args);
-    assert_success(&out);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = stdout_json(&out);
     let g = &json[0];
     assert_eq!(json.as_array().unwrap().len(), 1);
     assert_eq!(
@@ -1028,8 +1029,7 @@ fn cli_values_json_has_only_the_values_of_each_test() {
         "kes_data/wool-suiting/shear_weft.csv",
         "kes_data/wool-suiting/bending_warp.csv",
     ]);
-    assert_success(&out);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = stdout_json(&out);
     let entries = json.as_array().unwrap();
     let keys = |i: usize| -> Vec<String> {
         entries[i]["values"]
@@ -1133,8 +1133,7 @@ fn cli_simulate_writes_a_curve_that_values_reads_back() {
     let out = kestrel(&args);
     assert_success(&out);
     let out = kestrel(&["values", "--json", o]);
-    assert_success(&out);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = stdout_json(&out);
     assert_eq!(json[0]["fabric"], "traction");
     assert_eq!(json[0]["test"], "tensile");
     assert!(json[0]["values"]["RT"].as_f64().unwrap() > 0.0);
@@ -1165,8 +1164,7 @@ fn cli_values_reads_a_generic_loop() {
         "Normal [uN] > 1e6",
         file.to_str().unwrap(),
     ]);
-    assert_success(&out);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = stdout_json(&out);
     assert_eq!(json[0]["test"], "loop");
     assert!(json[0]["values"]["reversals"].as_u64().unwrap() >= 90);
 }
@@ -1179,9 +1177,7 @@ fn cli_values_json_reproduces_the_oracle() {
         .iter()
         .map(|c| format!("kes_data/{}", c["file"].as_str().unwrap()))
         .collect();
-    let mut args = vec!["values", "--json"];
-    args.extend(files.iter().map(String::as_str));
-    let out = kestrel(&args);
+    let out = kestrel_on(&["values", "--json"], &files);
     assert_success(&out);
     assert!(
         out.stderr.is_empty(),
@@ -1226,8 +1222,7 @@ fn cli_values_reads_a_european_export_with_elongation_and_gauge_length() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--gauge-length 200"));
     let out = kestrel(&["values", "--json", "--gauge-length", "200", f]);
-    assert_success(&out);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = stdout_json(&out);
     assert!((json[0]["values"]["EMT"].as_f64().unwrap() - 5.0).abs() < 1e-12);
     let out = kestrel(&["values", "--gauge-length=-3", f]);
     assert_eq!(out.status.code(), Some(2));

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::common::{assert_success, kes_data, kestrel, repo, write_file};
+use crate::common::{assert_success, kes_data, kestrel, kestrel_on, repo, write_file};
 use kestrel::kes::{
     kes_values, parse_kes, Curve, CurveOverrides, Direction, KesReading, KesTest, ReadingRules,
 };
@@ -404,9 +404,7 @@ fn the_commands_take_a_whole_fabric_folder() {
         .collect();
     assert_eq!(files.len(), 11);
     let card = dir.path().join("cotton.toml");
-    let mut args = vec!["fit", "-o", card.to_str().unwrap()];
-    args.extend(files.iter().map(String::as_str));
-    let out = kestrel(&args);
+    let out = kestrel_on(&["fit", "-o", card.to_str().unwrap()], &files);
     assert_success(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -414,13 +412,15 @@ fn the_commands_take_a_whole_fabric_folder() {
         "{err}"
     );
     assert!(card.exists());
-    let mut args = vec!["validate", "--params", card.to_str().unwrap()];
-    args.extend(files.iter().map(String::as_str));
-    assert_success(&kestrel(&args));
+    assert_success(&kestrel_on(
+        &["validate", "--params", card.to_str().unwrap()],
+        &files,
+    ));
     let table = dir.path().join("library.csv");
-    let mut args = vec!["report", "-o", table.to_str().unwrap()];
-    args.extend(files.iter().map(String::as_str));
-    assert_success(&kestrel(&args));
+    assert_success(&kestrel_on(
+        &["report", "-o", table.to_str().unwrap()],
+        &files,
+    ));
     let text = std::fs::read_to_string(&table).unwrap();
     let header = text.lines().next().unwrap();
     for col in [
@@ -487,9 +487,7 @@ fn fit_writes_the_fabric_properties_from_the_curves_or_the_command_line() {
         .collect();
     files.sort();
     let card = dir.path().join("wool.toml");
-    let mut args = vec!["fit", "-o", card.to_str().unwrap()];
-    args.extend(files.iter().map(String::as_str));
-    assert_success(&kestrel(&args));
+    assert_success(&kestrel_on(&["fit", "-o", card.to_str().unwrap()], &files));
     let params = kestrel::params::FabricParams::read(&card).unwrap();
     let p = params.properties.clone().expect("a [properties] table");
     // the same numbers `kestrel values` reads: W 26 mg/cm² = 0.26 kg/m², T0 in m, MIU mean
@@ -529,17 +527,18 @@ fn fit_writes_the_fabric_properties_from_the_curves_or_the_command_line() {
 
     // explicit options replace the curves' values, and say so
     let card2 = dir.path().join("given.toml");
-    let mut args = vec![
-        "fit",
-        "--weight",
-        "32mg/cm2",
-        "--friction-coefficient",
-        "0.3",
-        "-o",
-        card2.to_str().unwrap(),
-    ];
-    args.extend(files.iter().map(String::as_str));
-    assert_success(&kestrel(&args));
+    assert_success(&kestrel_on(
+        &[
+            "fit",
+            "--weight",
+            "32mg/cm2",
+            "--friction-coefficient",
+            "0.3",
+            "-o",
+            card2.to_str().unwrap(),
+        ],
+        &files,
+    ));
     let p2 = kestrel::params::FabricParams::read(&card2)
         .unwrap()
         .properties

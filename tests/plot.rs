@@ -454,7 +454,7 @@ fn a_tensile_test_is_no_cycle_but_one_open_segment_worth_loading_minus_returned_
 // ---- the command line ----
 
 /// A KES CSV file (KES units) of a law's curve.
-fn write_kes_csv(path: &Path, test: KesTest, direction: Direction) {
+fn write_kes_csv(path: impl AsRef<Path>, test: KesTest, direction: Direction) {
     let c = curve_of(&law_of(test), test, 400);
     let (header, sx, sy) = match test {
         KesTest::Tensile => ("strain [%],force [gf/cm]", 100.0, 1.0 / 0.980665),
@@ -476,16 +476,8 @@ fn write_kes_csv(path: &Path, test: KesTest, direction: Direction) {
 fn command_writes_single_sheet_and_hysteresis_pngs() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name).display().to_string();
-    write_kes_csv(
-        Path::new(&p("shear_warp.csv")),
-        KesTest::Shear,
-        Direction::Warp,
-    );
-    write_kes_csv(
-        Path::new(&p("bending_weft.csv")),
-        KesTest::Bending,
-        Direction::Weft,
-    );
+    write_kes_csv(p("shear_warp.csv"), KesTest::Shear, Direction::Warp);
+    write_kes_csv(p("bending_weft.csv"), KesTest::Bending, Direction::Weft);
     // a parameter file with the shear law only
     let mut params = FabricParams::new("CLI fabric");
     if let ConnectorLaw::Shear(l) = law_of(KesTest::Shear) {
@@ -563,8 +555,8 @@ fn command_writes_single_sheet_and_hysteresis_pngs() {
 fn command_errors_are_clear() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name).display().to_string();
-    write_kes_csv(Path::new(&p("a.csv")), KesTest::Shear, Direction::Warp);
-    write_kes_csv(Path::new(&p("b.csv")), KesTest::Shear, Direction::Weft);
+    write_kes_csv(p("a.csv"), KesTest::Shear, Direction::Warp);
+    write_kes_csv(p("b.csv"), KesTest::Shear, Direction::Weft);
     std::fs::write(
         p("bad.csv"),
         "# test: shear\n# direction: warp\nangle [deg],force [gf/cm]\n0,1\n0.1,x\n",
@@ -672,11 +664,7 @@ fn svg_texts(svg: &str) -> Vec<String> {
 fn an_svg_name_writes_vector_text_and_other_names_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = |name: &str| dir.path().join(name).display().to_string();
-    write_kes_csv(
-        Path::new(&p("tensile_warp.csv")),
-        KesTest::Tensile,
-        Direction::Warp,
-    );
+    write_kes_csv(p("tensile_warp.csv"), KesTest::Tensile, Direction::Warp);
     let out = kestrel(&["plot", &p("tensile_warp.csv"), "-o", &p("one.svg")]);
     assert_success(&out);
     let svg = std::fs::read_to_string(p("one.svg")).unwrap();

@@ -35,6 +35,21 @@ fn kestrel(dir: &Path, args: &[&str]) -> Output {
     kestrel_in(dir, args, Duration::from_secs(60))
 }
 
+/// Runs in `dir`, and fails the test with its stderr unless it exits 0.
+fn kestrel_ok(dir: &Path, args: &[&str]) -> Output {
+    let out = kestrel(dir, args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
+/// `kes_data/cotton-shirting/tensile_warp.csv`, as an argument.
+fn cotton_warp() -> String {
+    repo("kes_data/cotton-shirting/tensile_warp.csv")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// The names of the files in `dir`, sorted.
 fn files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -120,7 +135,7 @@ fn curves_whose_values_overflow_are_refused_without_a_panic_or_a_hang() {
 #[cfg(feature = "tui")]
 #[test]
 fn the_workbench_opens_and_draws_the_fit_of_curves_whose_values_overflow() {
-    use kestrel::tui::{Action, App, Event, Job, Tab};
+    use kestrel::tui::{Action, App, Event, Tab};
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
 
@@ -132,16 +147,7 @@ fn the_workbench_opens_and_draws_the_fit_of_curves_whose_values_overflow() {
         let mut app = App::new(curves, String::new(), true);
         app.update(Action::GoTab(Tab::Fit));
         app.update(Action::RunFit);
-        let Some(Job::Fit {
-            curve_index,
-            specimens,
-            options,
-        }) = app.jobs.pop()
-        else {
-            panic!("no fit job")
-        };
-        let refs: Vec<&kestrel::kes::Curve> = specimens.iter().collect();
-        let fit = kestrel::fit::fit_specimens(&refs, &options);
+        let (curve_index, fit, _) = crate::tui::run_fit_job(&mut app);
         app.update(Action::Event(Event::FitDone {
             curve_index,
             fit: Box::new(fit),
@@ -164,9 +170,8 @@ fn the_workbench_opens_and_draws_the_fit_of_curves_whose_values_overflow() {
 fn overflow_free_curves_still_fit() {
     // the guard above refuses only what overflows: the data as given fits
     let dir = tempfile::tempdir().unwrap();
-    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
-    let out = kestrel(dir.path(), &["fit", t.to_str().unwrap(), "-o", "o.toml"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let t = &cotton_warp();
+    kestrel_ok(dir.path(), &["fit", t, "-o", "o.toml"]);
     assert_eq!(files_in(dir.path()), ["o.toml"]);
 }
 
@@ -239,8 +244,7 @@ fn a_bias_curve_never_replaces_the_warp_law_silently() {
     assert_refused(&out, 2, &["warp.csv", "bias.csv", "stored under warp"]);
     assert!(!d.join("wb.toml").exists());
     // a bias curve alone is the warp law, as documented
-    let out = kestrel(d, &["fit", "bias.csv", "--model", "dahl", "-o", "b.toml"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    kestrel_ok(d, &["fit", "bias.csv", "--model", "dahl", "-o", "b.toml"]);
 }
 
 #[test]
@@ -286,10 +290,8 @@ fn outputs_that_are_one_file_or_under_a_file_are_refused_before_precompute() {
 fn fit_writes_the_format_its_output_name_says_and_checks_the_path_up_front() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
-    let t = t.to_str().unwrap();
-    let out = kestrel(d, &["fit", t, "--model", "dahl", "-o", "card.json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let t = &cotton_warp();
+    kestrel_ok(d, &["fit", t, "--model", "dahl", "-o", "card.json"]);
     let text = std::fs::read_to_string(d.join("card.json")).unwrap();
     serde_json::from_str::<serde_json::Value>(&text).expect("card.json is JSON");
     kestrel::params::FabricParams::read(&d.join("card.json")).expect("reads back");
@@ -326,8 +328,7 @@ fn fit_writes_the_format_its_output_name_says_and_checks_the_path_up_front() {
         ["afile", "card.json", "dangling", "loop_a", "loop_b"]
     );
     // a missing folder on the path is made, as for every file kestrel writes
-    let out = kestrel(d, &["fit", t, "--model", "dahl", "-o", "new/sub/c.toml"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    kestrel_ok(d, &["fit", t, "--model", "dahl", "-o", "new/sub/c.toml"]);
     assert!(d.join("new/sub/c.toml").is_file());
 }
 
@@ -484,19 +485,8 @@ fn time_goes_forward_and_gauge_lengths_are_bounded() {
 fn simulate_writes_only_what_reads_back_and_checks_a_cards_offsets() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
-    let out = kestrel(
-        d,
-        &[
-            "fit",
-            t.to_str().unwrap(),
-            "--model",
-            "dahl",
-            "-o",
-            "c.toml",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let t = &cotton_warp();
+    kestrel_ok(d, &["fit", t, "--model", "dahl", "-o", "c.toml"]);
     let sim = |card: &str, extra: &[&str]| {
         let mut args = vec![
             "simulate",
@@ -521,8 +511,7 @@ fn simulate_writes_only_what_reads_back_and_checks_a_cards_offsets() {
     // the most samples written read back
     let out = sim("c.toml", &["--samples", "1000000"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let e = kestrel(d, &["values", "s.csv"]);
-    assert_eq!(e.status.code(), Some(0), "{}", stderr(&e));
+    kestrel_ok(d, &["values", "s.csv"]);
     std::fs::remove_file(d.join("s.csv")).unwrap();
     let card = std::fs::read_to_string(d.join("c.toml")).unwrap();
     for bad in ["1e308", "nan", "inf"] {
@@ -538,8 +527,7 @@ fn simulate_writes_only_what_reads_back_and_checks_a_cards_offsets() {
 fn fit_options_out_of_range_and_negative_numbers_get_their_own_message() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
-    let t = t.to_str().unwrap();
+    let t = &cotton_warp();
     for w in ["1e308", "-1", "nan"] {
         let out = kestrel(d, &["fit", t, "--weight-values", w]);
         assert_refused(&out, 2, &["is not a weight", "to 1e6"]);
@@ -644,8 +632,7 @@ fn render_refuses_up_front_what_it_cannot_make() {
     let mut args = vec!["render", scene, "--frames", "2", "--out", "fr"];
     args.extend(["--video", "vd", "--force"]);
     assert_refused(&kestrel(d, &args), 2, &["vd is a folder"]);
-    let rec = kestrel(d, &["run", scene, "--steps", "2", "--record", "r.rec"]);
-    assert_eq!(rec.status.code(), Some(0), "{}", stderr(&rec));
+    kestrel_ok(d, &["run", scene, "--steps", "2", "--record", "r.rec"]);
     let mut args = vec!["render", "--from", "r.rec", "--color-by", "energy"];
     args.extend(["--out", "fr"]);
     assert_refused(&kestrel(d, &args), 2, &["r.rec", "positions only"]);
@@ -713,8 +700,7 @@ fn impossible_thickness_reversed_loops_and_a_zero_door_normal_are_named() {
         .partition(|l| !l.starts_with(|c: char| c.is_ascii_digit() || c == '-'));
     let reversed: Vec<&str> = head.into_iter().chain(rows.into_iter().rev()).collect();
     write_file(d, "rev.csv", reversed.join("\n") + "\n");
-    let out = kestrel(d, &["values", "rev.csv"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = kestrel_ok(d, &["values", "rev.csv"]);
     assert!(stderr(&out).contains("2HG is negative"), "{}", stderr(&out));
     // a reduced model whose door plane has no normal
     let scene = crate::common::small_door(6, 6, 3.0);
@@ -758,10 +744,10 @@ fn huge_numbers_in_messages_are_short_and_each_message_blames_its_own_cause() {
         args.extend_from_slice(extra);
         assert_refused(&kestrel(d, &args), 2, &[words]);
     }
-    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
+    let t = &cotton_warp();
     std::fs::create_dir(d.join("DIR")).unwrap();
     for force in [false, true] {
-        let mut args = vec!["report", t.to_str().unwrap(), "-o", "DIR"];
+        let mut args = vec!["report", t, "-o", "DIR"];
         if force {
             args.push("--force");
         }
@@ -794,11 +780,10 @@ fn a_changed_shard_is_refused_by_its_checksum_and_a_bad_irf_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     crate::common::small_door_file(d);
-    let out = kestrel(
+    kestrel_ok(
         d,
         &["precompute", "door.toml", "--shard", "1/1", "--out", "p1"],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let mut bytes = std::fs::read(d.join("p1")).unwrap();
     let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
     // magic, version, header length and header; then the first unit: states, rests, IRFs
@@ -874,8 +859,7 @@ fn a_law_alone_in_its_file_is_held_to_a_cards_ranges() {
     let mut args = vec!["simulate", "--params", "law.toml", "--test", "shear"];
     args.extend(["--direction", "warp", "-o", "s.csv"]);
     write_file(d, "law.toml", law("0.5"));
-    let out = kestrel(d, &args);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    kestrel_ok(d, &args);
     std::fs::remove_file(d.join("s.csv")).unwrap();
     write_file(d, "law.toml", law("1e9"));
     assert_refused(&kestrel(d, &args), 2, &["law.toml", "level", "1e9"]);
@@ -887,8 +871,7 @@ fn a_model_is_compared_only_with_the_scene_it_was_made_from() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     crate::common::small_door_file(d);
-    let out = kestrel(d, &["precompute", "door.toml", "--out", "m.krd"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    kestrel_ok(d, &["precompute", "door.toml", "--out", "m.krd"]);
     let text = std::fs::read_to_string(d.join("door.toml")).unwrap();
     // the same grid and frame time, another scene (its duration)
     write_file(
@@ -903,7 +886,7 @@ fn a_model_is_compared_only_with_the_scene_it_was_made_from() {
         2,
         &["--compare other.toml", "not the scene"],
     );
-    let out = kestrel(
+    kestrel_ok(
         d,
         &[
             "play",
@@ -915,7 +898,6 @@ fn a_model_is_compared_only_with_the_scene_it_was_made_from() {
             "door.toml",
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
 #[test]
@@ -956,8 +938,7 @@ fn fit_from_values_writes_the_format_its_output_name_says() {
     let d = dir.path();
     let body = "fabric = \"crafted\"\n[warp]\nEMT = 3.2\nWT = 5.76\nRT = 52\n";
     write_file(d, "v.toml", body);
-    let out = kestrel(d, &["fit", "--values", "v.toml", "-o", "card.json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    kestrel_ok(d, &["fit", "--values", "v.toml", "-o", "card.json"]);
     kestrel::params::FabricParams::read(&d.join("card.json")).expect("reads back as JSON");
     let out = kestrel(
         d,
@@ -976,8 +957,7 @@ fn an_output_never_replaces_the_commands_own_input() {
     let d = dir.path();
     let curve = std::fs::read(repo("kes_data/cotton-shirting/tensile_warp.csv")).unwrap();
     write_file(d, "t.csv", &curve);
-    let card = kestrel(d, &["fit", "t.csv", "--model", "dahl", "-o", "card.toml"]);
-    assert_eq!(card.status.code(), Some(0), "{}", stderr(&card));
+    kestrel_ok(d, &["fit", "t.csv", "--model", "dahl", "-o", "card.toml"]);
     let card_text = std::fs::read(d.join("card.toml")).unwrap();
     crate::common::small_door_file(d);
     let door = std::fs::read(d.join("door.toml")).unwrap();
@@ -1026,11 +1006,9 @@ fn an_output_never_replaces_the_commands_own_input() {
 fn report_refuses_two_cards_of_one_fabric() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
-    let t = t.to_str().unwrap();
+    let t = &cotton_warp();
     for card in ["a.toml", "b.toml"] {
-        let out = kestrel(d, &["fit", t, "--model", "dahl", "-o", card]);
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        kestrel_ok(d, &["fit", t, "--model", "dahl", "-o", card]);
     }
     let out = kestrel(
         d,
@@ -1048,11 +1026,9 @@ fn report_refuses_two_cards_of_one_fabric() {
 fn a_card_with_a_byte_order_mark_reads_in_json_and_toml() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let t = repo("kes_data/cotton-shirting/tensile_warp.csv");
-    let t = t.to_str().unwrap();
+    let t = &cotton_warp();
     for name in ["card.json", "card.toml"] {
-        let out = kestrel(d, &["fit", t, "--model", "dahl", "-o", name]);
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        kestrel_ok(d, &["fit", t, "--model", "dahl", "-o", name]);
         let plain = kestrel::params::FabricParams::read(&d.join(name)).unwrap();
         let text = std::fs::read_to_string(d.join(name)).unwrap();
         let bom = d.join(format!("bom_{name}"));

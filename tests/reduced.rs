@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use kestrel::reduced::{
-    compare, merge, parse_sequence, precompute, precompute_shard, reduce, Player,
+    compare, merge, parse_sequence, precompute, precompute_shard, reduce, Orbit, Player,
     PrecomputeOptions, PrecomputeStats, ReducedError, ReducedModel, Refusal, Shard,
 };
 use kestrel::scene::{DynamicScene, IrfEnd, Sampling, Scene, SceneFile};
@@ -249,6 +249,17 @@ fn playback_of_an_unsampled_sequence_stays_near_the_full_simulation() {
     );
 }
 
+/// Played from the start, `model`'s IRF `o` (one that starts at state 0) is its recording, frame
+/// for frame; `what` follows the frame in a failure.
+fn assert_replays_from_rest(model: &ReducedModel, o: &Orbit, what: &str) {
+    let mut player = Player::new(model);
+    assert!(player.impulse(o.entry as usize));
+    for j in 1..=(o.end - o.start) as usize {
+        player.advance();
+        assert_eq!(player.q(), model.q_of(j), "frame {j}{what}");
+    }
+}
+
 #[test]
 fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequence() {
     use kestrel::scene::OffsetBlend;
@@ -262,12 +273,7 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
         .iter()
         .find(|o| o.start == 0 && o.entry != flow.info.start)
         .expect("the first chain starts with an impulse");
-    let mut player = Player::new(&flow);
-    assert!(player.impulse(o.entry as usize));
-    for j in 1..=(o.end - o.start) as usize {
-        player.advance();
-        assert_eq!(player.q(), flow.q_of(j), "frame {j}");
-    }
+    assert_replays_from_rest(&flow, o, "");
     // the unsampled sequence of the test above: as close as the blends
     let seq = parse_sequence(
         &flow.info.palette,
@@ -308,12 +314,7 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     // distance 0 and is taken alone, so the recording is still replayed exactly
     let flow4 = flow.clone().with_flow_neighbours(4);
     assert_eq!((flow.flow_neighbours(), flow4.flow_neighbours()), (1, 4));
-    let mut player = Player::new(&flow4);
-    assert!(player.impulse(o.entry as usize));
-    for j in 1..=(o.end - o.start) as usize {
-        player.advance();
-        assert_eq!(player.q(), flow4.q_of(j), "frame {j}, 4 nearest");
-    }
+    assert_replays_from_rest(&flow4, o, ", 4 nearest");
     let c4 = compare(scene, &flow4, &seq, &mut |_| {}).unwrap();
     assert!(c4.playback_error < 0.3, "{c4:?}");
     assert_ne!(c4.playback_error, c.playback_error, "another rule");
@@ -321,12 +322,7 @@ fn flow_playback_replays_a_recorded_irf_exactly_and_follows_an_unsampled_sequenc
     // replayed), another step off the library, and nothing at K = 1
     let tapered = flow4.clone().with_flow_taper(true);
     assert!(tapered.flow_tapered() && !flow4.flow_tapered());
-    let mut player = Player::new(&tapered);
-    assert!(player.impulse(o.entry as usize));
-    for j in 1..=(o.end - o.start) as usize {
-        player.advance();
-        assert_eq!(player.q(), tapered.q_of(j), "frame {j}, tapered");
-    }
+    assert_replays_from_rest(&tapered, o, ", tapered");
     let ct = compare(scene, &tapered, &seq, &mut |_| {}).unwrap();
     assert!(ct.playback_error < 0.3, "{ct:?}");
     assert_ne!(ct.playback_error, c4.playback_error, "another rule");
@@ -387,19 +383,48 @@ fn flow_hysteresis_follows_one_irf_and_replays_it_exactly() {
     assert_ne!(c.playback_error, plain.playback_error, "another rule");
 }
 
+/// The door on an 8 × 9 grid, `duration` s sampled in 3 chains after 0.5 s of settling.
+fn three_chain_door(duration: f64) -> DynamicScene {
+    let mut scene = crate::common::small_door(8, 9, duration);
+    let spec = scene.reduced.as_mut().unwrap();
+    spec.chains = 3;
+    spec.settle = 0.5;
+    scene
+}
+
+/// The model precomputed on one thread, as bytes.
+fn one_thread_bytes(scene: &DynamicScene, opts: &PrecomputeOptions) -> Vec<u8> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let (serial, _) = pool.install(|| precompute(scene, opts, &|_| {}).unwrap());
+    serial.to_bytes().unwrap()
+}
+
+/// One thread, and two shards merged (given in reverse order), give the model's `bytes`.
+fn one_thread_and_two_shards_give(scene: &DynamicScene, opts: &PrecomputeOptions, bytes: &[u8]) {
+    assert_eq!(one_thread_bytes(scene, opts), bytes);
+    let (sha, path) = ("0123abcd", "door.toml");
+    let parts: Vec<(PathBuf, Shard)> = [2, 1]
+        .iter()
+        .map(|&k| {
+            let s = precompute_shard(scene, (path, sha), opts, (k, 2), &|_| {}).unwrap();
+            (PathBuf::from(format!("p{k}of2.part")), s)
+        })
+        .collect();
+    let (merged, _) = merge(scene, sha, parts, opts).unwrap();
+    assert_eq!(merged.to_bytes().unwrap(), bytes);
+}
+
 #[test]
 fn shards_merge_into_the_one_process_model_byte_for_byte() {
     let scene = crate::common::small_tree_door();
     let opts = PrecomputeOptions::default();
     let (model, stats) = precompute(&scene, &opts, &|_| {}).unwrap();
     // one thread gives the same bytes as all of them
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let (serial, _) = pool.install(|| precompute(&scene, &opts, &|_| {}).unwrap());
     let bytes = model.to_bytes().unwrap();
-    assert_eq!(serial.to_bytes().unwrap(), bytes);
+    assert_eq!(one_thread_bytes(&scene, &opts), bytes);
     // 3 chains; open and close from rest (close too: about a vertical hinge the door's range
     // is lifted), then stop from 0.3 and 0.6 s of each: 9 units, 6 tree IRFs of 24 frames
     // (some pruned as dead ends)
@@ -472,10 +497,7 @@ fn shards_merge_into_the_one_process_model_byte_for_byte() {
 #[test]
 fn log_uniform_durations_give_another_sampling_that_shards_still_merge_byte_for_byte() {
     use kestrel::scene::DurationLaw;
-    let mut scene = crate::common::small_door(8, 9, 3.0);
-    let spec = scene.reduced.as_mut().unwrap();
-    spec.chains = 3;
-    spec.settle = 0.5;
+    let mut scene = three_chain_door(3.0);
     let opts = PrecomputeOptions::default();
     let (uniform, _) = precompute(&scene, &opts, &|_| {}).unwrap();
     scene.reduced.as_mut().unwrap().durations = DurationLaw::LogUniform;
@@ -486,32 +508,14 @@ fn log_uniform_durations_give_another_sampling_that_shards_still_merge_byte_for_
     let spec = scene.reduced.as_ref().unwrap();
     let longest = (spec.t_max / model.info.frame_dt).floor() as u32;
     assert!(model.orbits.iter().all(|o| o.end - o.start <= longest));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let (serial, _) = pool.install(|| precompute(&scene, &opts, &|_| {}).unwrap());
-    assert_eq!(serial.to_bytes().unwrap(), bytes);
-    let (sha, path) = ("0123abcd", "door.toml");
-    let parts: Vec<(PathBuf, Shard)> = [2, 1]
-        .iter()
-        .map(|&k| {
-            let s = precompute_shard(&scene, (path, sha), &opts, (k, 2), &|_| {}).unwrap();
-            (PathBuf::from(format!("p{k}of2.part")), s)
-        })
-        .collect();
-    let (merged, _) = merge(&scene, sha, parts, &opts).unwrap();
-    assert_eq!(merged.to_bytes().unwrap(), bytes);
+    one_thread_and_two_shards_give(&scene, &opts, &bytes);
 }
 
 #[test]
 fn switch_branches_start_inside_a_chain_irf_and_shards_still_merge_byte_for_byte() {
     use kestrel::scene::{palette_allows, DurationLaw};
-    let mut scene = crate::common::small_door(8, 9, 12.0);
-    let spec = scene.reduced.as_mut().unwrap();
-    spec.chains = 3;
-    spec.settle = 0.5;
-    spec.durations = DurationLaw::LogUniform;
+    let mut scene = three_chain_door(12.0);
+    scene.reduced.as_mut().unwrap().durations = DurationLaw::LogUniform;
     let opts = PrecomputeOptions::default();
     let (plain, _) = precompute(&scene, &opts, &|_| {}).unwrap();
     scene.reduced.as_mut().unwrap().switch_branches = 1;
@@ -551,22 +555,7 @@ fn switch_branches_start_inside_a_chain_irf_and_shards_still_merge_byte_for_byte
         model.orbits.len()
     );
     let bytes = model.to_bytes().unwrap();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap();
-    let (serial, _) = pool.install(|| precompute(&scene, &opts, &|_| {}).unwrap());
-    assert_eq!(serial.to_bytes().unwrap(), bytes);
-    let (sha, path) = ("0123abcd", "door.toml");
-    let parts: Vec<(PathBuf, Shard)> = [2, 1]
-        .iter()
-        .map(|&k| {
-            let s = precompute_shard(&scene, (path, sha), &opts, (k, 2), &|_| {}).unwrap();
-            (PathBuf::from(format!("p{k}of2.part")), s)
-        })
-        .collect();
-    let (merged, _) = merge(&scene, sha, parts, &opts).unwrap();
-    assert_eq!(merged.to_bytes().unwrap(), bytes);
+    one_thread_and_two_shards_give(&scene, &opts, &bytes);
     // more than 8 branches per IRF is refused, naming the key and the file
     let path = scene_path("reduced_door_cloth.toml");
     let mut file = SceneFile::read(&path).unwrap();
@@ -606,7 +595,7 @@ fn a_model_that_comes_to_rest_holds_the_last_state_of_its_irf() {
 
 #[test]
 fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete_set() {
-    use crate::common::{assert_success, kestrel};
+    use crate::common::{assert_success, kestrel, stdout_json};
     let dir = tempfile::tempdir().unwrap();
     let scene = crate::common::small_door_file(dir.path());
     let p = |name: &str| dir.path().join(name).display().to_string();
@@ -657,8 +646,7 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
         kestrel(&args)
     };
     let k4 = play(&["--offset", "flow", "--flow-neighbours", "4", "--json"]);
-    assert_success(&k4);
-    let j: serde_json::Value = serde_json::from_slice(&k4.stdout).unwrap();
+    let j = stdout_json(&k4);
     assert_eq!(
         (j["offset"].as_str(), j["flow_neighbours"].as_u64()),
         (Some("flow"), Some(4))
@@ -680,8 +668,7 @@ fn the_cli_merges_shards_into_the_bytes_of_one_process_and_refuses_an_incomplete
         &csv,
     ];
     let out = play(&hy);
-    assert_success(&out);
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = stdout_json(&out);
     assert_eq!(j["flow_hysteresis"].as_f64(), Some(2.0));
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();

@@ -111,20 +111,40 @@ fn time_like_inputs_that_once_hung_are_refused_with_their_bound() {
     assert_refused(&out, 2, &["--steps", "at most 1e8"]);
 }
 
-#[test]
-fn a_record_announcing_a_huge_grid_is_refused_naming_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let info = RecordInfo {
-        name: "huge".into(),
-        nu: 1 << 31,
-        nv: 1 << 31,
+/// A record's header: `nu` × `nv` particles 1 cm apart, a frame every 1 ms step, no camera
+/// and no obstacles.
+fn plain_record_info(name: &str, nu: u32, nv: u32) -> RecordInfo {
+    RecordInfo {
+        name: name.into(),
+        nu,
+        nv,
         h_warp: 0.01,
         h_weft: 0.01,
         dt: 0.001,
         every: 1,
         camera: None,
         obstacles: Vec::new(),
-    };
+    }
+}
+
+/// `kestrel render --from RECORD --out FRAMES extra…`.
+#[cfg(feature = "render")]
+fn render_from(record: &Path, frames: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "render",
+        "--from",
+        record.to_str().unwrap(),
+        "--out",
+        frames.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    kestrel(&args)
+}
+
+#[test]
+fn a_record_announcing_a_huge_grid_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = plain_record_info("huge", 1 << 31, 1 << 31);
     let mut bytes = Recording::new(info).to_bytes().unwrap();
     // one frame announced; 12·2⁶² bytes of positions wrap to 0 in u64, leaving 16
     bytes[20..24].copy_from_slice(&1u32.to_le_bytes());
@@ -134,13 +154,7 @@ fn a_record_announcing_a_huge_grid_is_refused_naming_the_file() {
     assert!(e.contains("huge.rec") && e.contains("2147483648"), "{e}");
     #[cfg(feature = "render")]
     {
-        let out = kestrel(&[
-            "render",
-            "--from",
-            path.to_str().unwrap(),
-            "--out",
-            dir.path().join("frames").to_str().unwrap(),
-        ]);
+        let out = render_from(&path, &dir.path().join("frames"), &[]);
         assert_refused(&out, 2, &["huge.rec", "not a kestrel record"]);
     }
 }
@@ -545,17 +559,7 @@ fn a_record_of_extreme_positions_renders_without_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     // no camera: the default one is fitted to the positions
     let record = |nu: u32, nv: u32, at: fn(usize) -> [f32; 3]| Recording {
-        info: RecordInfo {
-            name: "extreme".into(),
-            nu,
-            nv,
-            h_warp: 0.01,
-            h_weft: 0.01,
-            dt: 0.001,
-            every: 1,
-            camera: None,
-            obstacles: Vec::new(),
-        },
+        info: plain_record_info("extreme", nu, nv),
         frames: vec![Frame {
             step: 0,
             time: 0.0,
@@ -575,15 +579,7 @@ fn a_record_of_extreme_positions_renders_without_a_panic() {
         let path = dir.path().join(name);
         rec.write(&path, false).unwrap();
         let frames = dir.path().join(format!("{name}.frames"));
-        let out = kestrel(&[
-            "render",
-            "--from",
-            path.to_str().unwrap(),
-            "--out",
-            frames.to_str().unwrap(),
-            "--size",
-            "64x48",
-        ]);
+        let out = render_from(&path, &frames, &["--size", "64x48"]);
         assert!(
             !crate::common::stderr(&out).contains("panicked"),
             "{name}: {}",
@@ -595,12 +591,6 @@ fn a_record_of_extreme_positions_renders_without_a_panic() {
     let path = dir.path().join("one.rec");
     record(1, 1, |_| [0.0; 3]).write(&path, false).unwrap();
     let frames = dir.path().join("one.frames");
-    let out = kestrel(&[
-        "render",
-        "--from",
-        path.to_str().unwrap(),
-        "--out",
-        frames.to_str().unwrap(),
-    ]);
+    let out = render_from(&path, &frames, &[]);
     assert_refused(&out, 2, &["one.rec", "at least 2 x 2"]);
 }

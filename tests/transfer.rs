@@ -270,7 +270,7 @@ fn the_first_modes_and_each_mode_alone(model: &ReducedModel) {
 
 #[test]
 fn precompute_transfer_prints_its_rank_and_error() {
-    use crate::common::{assert_success, kestrel};
+    use crate::common::{kestrel, stdout_json};
     let dir = tempfile::tempdir().unwrap();
     let scene = crate::common::small_door_file(dir.path());
     let out = dir.path().join("t.krd");
@@ -288,8 +288,7 @@ fn precompute_transfer_prints_its_rank_and_error() {
         "2",
         "--json",
     ]);
-    assert_success(&run);
-    let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let v = stdout_json(&run);
     let rank = v["transfer_rank"].as_u64().unwrap();
     assert!((1..=6).contains(&rank), "{v}");
     let e = v["transfer_rel_error"].as_f64().unwrap();

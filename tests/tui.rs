@@ -37,7 +37,7 @@ fn draw(app: &App, w: u16, h: u16) -> String {
 
 /// Pops the fit job the app queued and runs it as the worker would: (curve index, the fit,
 /// the specimens fitted).
-fn run_fit_job(a: &mut App) -> (usize, kestrel::fit::CurveFit, usize) {
+pub(crate) fn run_fit_job(a: &mut App) -> (usize, kestrel::fit::CurveFit, usize) {
     let Some(Job::Fit {
         curve_index,
         specimens,

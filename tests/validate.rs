@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{assert_success, kestrel, noise, repo, write_file};
+use crate::common::{assert_success, kestrel, kestrel_on, noise, repo, stdout_json, write_file};
 use kestrel::fit::{fit_fabric, FitOptions};
 use kestrel::friction::FrictionShape;
 use kestrel::kes::{
@@ -274,8 +274,7 @@ fn cli_validate_reports_nrmse_and_values_and_applies_the_fitted_offset() {
             "--json",
             f,
         ]);
-        assert_success(&out);
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        stdout_json(&out)
     };
     // with the offset in the file the law reproduces the curve (to the written digits)
     let json = run(&shear_params(dir.path(), Some(c)));
@@ -338,11 +337,8 @@ fn cli_report_tables_values_parameters_and_the_fit_nrmse() {
         .iter()
         .flat_map(|test| ["warp", "weft"].map(|d| format!("kes_data/wool-suiting/{test}_{d}.csv")))
         .collect();
-    let mut args = vec!["report", "-o", t, "--json"];
-    args.extend(files.iter().map(String::as_str));
-    let out = kestrel(&args);
-    assert_success(&out);
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = kestrel_on(&["report", "-o", t, "--json"], &files);
+    let rows = stdout_json(&out);
     assert_eq!(rows.as_array().unwrap().len(), 2);
     let warp = &rows[0];
     assert_eq!(
@@ -355,11 +351,8 @@ fn cli_report_tables_values_parameters_and_the_fit_nrmse() {
     let values: serde_json::Value = serde_json::from_slice(&values.stdout).unwrap();
     assert_eq!(warp["values"]["G"], values[0]["values"]["G"]);
     let fit_out = dir.path().join("w.toml");
-    let mut fit_args = vec!["fit", "--json", "-o", fit_out.to_str().unwrap()];
-    fit_args.extend(files.iter().map(String::as_str));
-    let fit = kestrel(&fit_args);
-    assert_success(&fit);
-    let fit: serde_json::Value = serde_json::from_slice(&fit.stdout).unwrap();
+    let fit = kestrel_on(&["fit", "--json", "-o", fit_out.to_str().unwrap()], &files);
+    let fit = stdout_json(&fit);
     let shear_warp = fit["fabrics"][0]["curves"]
         .as_array()
         .unwrap()
@@ -432,16 +425,14 @@ fn cli_report_summarises_replicates_fitted_jointly_or_with_a_parameter_file() {
     args.extend(files.iter().map(String::as_str));
     // without a card the three specimens are fitted jointly: one law, near the middle one
     let out = kestrel(&args);
-    assert_success(&out);
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = stdout_json(&out);
     assert_eq!(rows[0]["specimens"]["shear"], 3);
     assert_eq!(rows[0]["params_source"], "fitted");
     let k_s = rows[0]["params"]["shear.k_s"].as_f64().unwrap();
     assert!((k_s / law.k_s - 1.0).abs() < 0.05, "{k_s} vs {}", law.k_s);
     args.extend(["--params", card.to_str().unwrap(), "--force"]);
     let out = kestrel(&args);
-    assert_success(&out);
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = stdout_json(&out);
     let row = &rows[0];
     assert_eq!(row["specimens"]["shear"], 3);
     assert_eq!(row["params_source"], card.to_str().unwrap());

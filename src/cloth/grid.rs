@@ -128,6 +128,17 @@ impl Grid {
         j * self.nu + i
     }
 
+    /// The corners of cell (i, j), by particle index: (i, j), (i+1, j), (i, j+1), (i+1, j+1).
+    #[inline]
+    pub fn cell_corners(&self, i: usize, j: usize) -> [usize; 4] {
+        [
+            self.index(i, j),
+            self.index(i + 1, j),
+            self.index(i, j + 1),
+            self.index(i + 1, j + 1),
+        ]
+    }
+
     /// (i, j) of a particle index.
     #[inline]
     pub fn coords(&self, k: usize) -> (usize, usize) {

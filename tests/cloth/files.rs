@@ -249,8 +249,7 @@ fn a_virtual_kes_scene_writes_its_output_beside_the_scene_and_csv_where_kestrel_
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
-        crate::common::assert_success(&out);
-        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let summary = crate::common::stdout_json(&out);
         summary["csv"].as_str().unwrap().to_string()
     };
     let written = run(&[]);
@@ -345,8 +344,7 @@ fn a_scene_takes_the_numbers_it_does_not_give_from_its_fabric_card() {
     );
     // what `kestrel run --json` reports
     let out = crate::common::kestrel(&["run", path.to_str().unwrap(), "--json"]);
-    crate::common::assert_success(&out);
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = crate::common::stdout_json(&out);
     assert_eq!(j["areal_density"], 0.15);
     assert_eq!(j["areal_density_source"], "card");
     assert_eq!(j["obstacles"][0]["friction"], 0.21);

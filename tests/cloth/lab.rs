@@ -247,8 +247,7 @@ fn cantilever_with_friction_reaches_equilibrium_on_the_silk_crepe_weft() {
         "weft",
         "--json",
     ]);
-    crate::common::assert_success(&out);
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = crate::common::stdout_json(&out);
     let angle = r["tip_angle_deg"].as_f64().unwrap();
     assert!((angle - 41.5).abs() < 1e-2, "tip {angle}");
     assert!(r["relative_gap"].as_f64().unwrap() > 0.05);
@@ -313,12 +312,7 @@ fn drape_specimen_is_the_cells_centred_inside_the_circle() {
         let mut cells = 0;
         for i in 0..g.nu - 1 {
             for j in 0..g.nv - 1 {
-                let c = [
-                    g.index(i, j),
-                    g.index(i + 1, j),
-                    g.index(i, j + 1),
-                    g.index(i + 1, j + 1),
-                ];
+                let c = g.cell_corners(i, j);
                 let m = (s.flat[c[0]] + s.flat[c[3]]) * 0.5;
                 if (m.x * m.x + m.z * m.z).sqrt() <= radius {
                     c.iter().for_each(|&q| in_a_cell[q] = true);
@@ -431,6 +425,15 @@ fn drape_quasi_static_lowering_does_not_depend_on_its_load_steps() {
     );
 }
 
+/// The drape refuses `opts` as an option out of range, its message naming `words`; `case`
+/// names the options in a failure.
+fn assert_drape_option_refused(card: &FabricParams, opts: &DrapeOptions, words: &str, case: &str) {
+    match run_drape(card, opts, &mut |_| {}, None) {
+        Err(kestrel::cloth::lab::LabError::Option(m)) => assert!(m.contains(words), "{m}"),
+        other => panic!("{case}: {other:?}"),
+    }
+}
+
 /// Zero load steps, or more than 1000, are an option out of range, refused before any step.
 #[test]
 fn drape_refuses_a_lowering_without_load_steps() {
@@ -440,12 +443,12 @@ fn drape_refuses_a_lowering_without_load_steps() {
             lowering: Lowering::QuasiStatic { load_steps },
             ..DrapeOptions::default()
         };
-        match run_drape(&card, &opts, &mut |_| {}, None) {
-            Err(kestrel::cloth::lab::LabError::Option(m)) => {
-                assert!(m.contains("load steps"), "{m}")
-            }
-            other => panic!("{load_steps} load steps: {other:?}"),
-        }
+        assert_drape_option_refused(
+            &card,
+            &opts,
+            "load steps",
+            &format!("{load_steps} load steps"),
+        );
     }
 }
 
@@ -468,12 +471,12 @@ fn drape_refuses_a_step_or_a_damping_out_of_range() {
             damping,
             ..DrapeOptions::default()
         };
-        match run_drape(&card, &opts, &mut |_| {}, None) {
-            Err(kestrel::cloth::lab::LabError::Option(m)) => {
-                assert!(m.contains("1e-5 <= dt <= 0.05 s"), "{m}")
-            }
-            other => panic!("dt {dt}, damping {damping}: {other:?}"),
-        }
+        assert_drape_option_refused(
+            &card,
+            &opts,
+            "1e-5 <= dt <= 0.05 s",
+            &format!("dt {dt}, damping {damping}"),
+        );
     }
 }
 
@@ -491,11 +494,6 @@ fn drape_refuses_a_ramp_that_leaves_no_time_to_settle() {
             }),
             ..DrapeOptions::default()
         };
-        match run_drape(&card, &opts, &mut |_| {}, None) {
-            Err(kestrel::cloth::lab::LabError::Option(m)) => {
-                assert!(m.contains("ramp"), "{m}")
-            }
-            other => panic!("ramp {ramp}: {other:?}"),
-        }
+        assert_drape_option_refused(&card, &opts, "ramp", &format!("ramp {ramp}"));
     }
 }

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::material::{LawState, MaterialLaw};
+use crate::material::LawState;
 
 use super::tangent::{BendingFactor, KesTangent, ShearFactor, TractionFactor};
 use super::{KesConnectors, Vec3};
@@ -13,22 +13,8 @@ use super::{KesConnectors, Vec3};
 /// about 4 400): below, a thread's share costs less than handing it out.
 pub(super) const PARALLEL_CONNECTORS: usize = 4096;
 
-/// [`MaterialLaw::trial`] inlined into the force kernels (the same operations, so the same
-/// numbers; out of line it costs a call that spills every live float): the trial state and
-/// force at `strain` from `state`.
-#[inline(always)]
-pub(super) fn trial<L: MaterialLaw>(law: &L, state: &LawState, strain: f64) -> (LawState, f64) {
-    let mut next = *state;
-    next.friction
-        .advance(&law.friction().shape, strain - state.strain);
-    next.strain = strain;
-    law.update_flags(&mut next, strain);
-    let f_el = law.elastic(&next, strain);
-    (
-        next,
-        f_el + law.friction().level_at(f_el) * next.friction.z(),
-    )
-}
+/// The trial state and force of a law, inlined into the force kernels.
+pub(super) use crate::material::trial_of as trial;
 
 /// Index ranges of one band of connectors per kind.
 #[derive(Debug, Clone)]
@@ -196,7 +182,7 @@ impl KesConnectors {
 mod tests {
     use super::*;
     use crate::cloth::connectors::tangent::tests::laws;
-    use crate::material::ToeShape;
+    use crate::material::{MaterialLaw, ToeShape};
 
     /// The inlined trial gives `MaterialLaw::trial`'s state and force bit for bit, for every
     /// law of a sheet (both toes), from virgin and loaded states, up and down, across ε₁.

@@ -20,10 +20,7 @@ pub(crate) struct Shadow {
 fn triangles(grid: &Grid) -> impl Iterator<Item = [usize; 3]> + '_ {
     (0..grid.nv.saturating_sub(1)).flat_map(move |j| {
         (0..grid.nu.saturating_sub(1)).flat_map(move |i| {
-            let p00 = grid.index(i, j);
-            let p10 = grid.index(i + 1, j);
-            let p01 = grid.index(i, j + 1);
-            let p11 = grid.index(i + 1, j + 1);
+            let [p00, p10, p01, p11] = grid.cell_corners(i, j);
             [[p00, p10, p11], [p00, p11, p01]]
         })
     })

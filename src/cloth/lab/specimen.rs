@@ -73,12 +73,7 @@ impl Specimen {
         let mut kept = vec![false; flat.len()];
         for i in 0..cells {
             for j in 0..cells {
-                let corners = [
-                    grid.index(i, j),
-                    grid.index(i + 1, j),
-                    grid.index(i, j + 1),
-                    grid.index(i + 1, j + 1),
-                ];
+                let corners = grid.cell_corners(i, j);
                 // the cells whose centre lies inside: a polygon of area πR² to O(h²) on
                 // average (the cells wholly inside fall a band of about h/2 short)
                 let centre = (flat[corners[0]] + flat[corners[3]]) * 0.5;
@@ -136,12 +131,7 @@ impl Specimen {
         }
         for i in 0..grid.nu - 1 {
             for j in 0..grid.nv - 1 {
-                let corners = [
-                    grid.index(i, j),
-                    grid.index(i + 1, j),
-                    grid.index(i, j + 1),
-                    grid.index(i + 1, j + 1),
-                ];
+                let corners = grid.cell_corners(i, j);
                 if corners.iter().all(|&q| self.kept[q]) {
                     corners
                         .iter()

@@ -230,8 +230,10 @@ mod tests {
     use crate::kes::KesTest;
     use levenberg_marquardt::LevenbergMarquardt;
 
-    /// A second-order shear law along two cycles, and coordinates started away from it.
-    fn shear_problem(x: &[f64], y: &mut Vec<f64>) -> (Coordinates, f64) {
+    /// A second-order shear law along two cycles (x, y with a wobble), coordinates started
+    /// away from it, and the curve's force range.
+    fn shear_problem() -> (Vec<f64>, Vec<f64>, Coordinates, f64) {
+        let x = cycles();
         let kind = law_kind(KesTest::Shear, ShapeKind::Bs2, false);
         let mut p: P = [0.0; idx::N];
         p[Param::K] = 60.0;
@@ -241,19 +243,28 @@ mod tests {
         p[Param::Eta] = 0.3;
         p[Param::Ratio] = 0.4;
         p[Param::Alpha] = 1.0;
-        y.resize(x.len(), 0.0);
-        simulate(kind, &p, x, y);
+        let mut y = vec![0.0; x.len()];
+        simulate(kind, &p, &x, &mut y);
         // a wobble, so the optimum has residuals
         y.iter_mut()
             .enumerate()
             .for_each(|(i, v)| *v += 0.02 * (i as f64 * 0.7).sin());
-        let ranges = CurveRanges::of(x, y);
+        let ranges = CurveRanges::of(&x, &y);
         let mut p0 = p;
         p0[Param::K] *= 1.2;
         p0[Param::Level] *= 0.7;
         p0[Param::EpsF] *= 1.5;
         let coords = Coordinates::new(kind, KesTest::Shear, &p0, &ranges, false, true, false);
-        (coords, ranges.y_range())
+        let range = ranges.y_range();
+        (x, y, coords, range)
+    }
+
+    /// The crate's solver with `patience` and tolerances of 1e-7.
+    fn solver(patience: usize) -> LevenbergMarquardt<f64> {
+        LevenbergMarquardt::new()
+            .with_patience(patience)
+            .with_ftol(1e-7)
+            .with_xtol(1e-7)
     }
 
     fn cycles() -> Vec<f64> {
@@ -264,9 +275,7 @@ mod tests {
 
     #[test]
     fn the_linearised_minimum_is_the_least_squares_minimum_of_the_problem_in_q() {
-        let x = cycles();
-        let mut y = Vec::new();
-        let (coords, range) = shear_problem(&x, &mut y);
+        let (x, y, coords, range) = shear_problem();
         let problem = PathProblem::new(coords, &x, &y, range);
         let (r, j) = (problem.residuals().unwrap(), problem.jacobian_q());
         // min over p of ‖r + J p‖², by the SVD's least-squares solution
@@ -283,9 +292,7 @@ mod tests {
 
     #[test]
     fn the_compressed_problem_has_the_full_problems_linear_model() {
-        let x = cycles();
-        let mut y = Vec::new();
-        let (coords, range) = shear_problem(&x, &mut y);
+        let (x, y, coords, range) = shear_problem();
         let full = PathProblem::new(coords.clone(), &x, &y, range);
         let (r, j) = (full.residuals().unwrap(), full.jacobian_theta().unwrap());
         let compressed = Compressed::new(PathProblem::new(coords, &x, &y, range));
@@ -354,9 +361,7 @@ mod tests {
 
     #[test]
     fn a_rejected_trial_point_has_the_full_residual_norm_and_a_run_its_linearised_minimum() {
-        let x = cycles();
-        let mut y = Vec::new();
-        let (coords, range) = shear_problem(&x, &mut y);
+        let (x, y, coords, range) = shear_problem();
         let mut compressed = Compressed::new(PathProblem::new(coords.clone(), &x, &y, range));
         // the crate's first calls: residuals and Jacobian at the start, where it then stands
         let start = compressed.residuals().unwrap().norm();
@@ -373,10 +378,7 @@ mod tests {
         assert!(rc.rows(0, theta.len()).iter().all(|v| *v == 0.0));
         assert!((rc.norm() - r.norm()).abs() <= 1e-12 * r.norm());
         // a run ends with the Gauss–Newton minimum of the point it ends on, from its own QR
-        let lm = LevenbergMarquardt::new()
-            .with_patience(5)
-            .with_ftol(1e-7)
-            .with_xtol(1e-7);
+        let lm = solver(5);
         let (ended, _) = lm.minimize(Compressed::new(PathProblem::new(coords, &x, &y, range)));
         let known = ended.linearised_minimum().unwrap();
         let in_q = ended.problem.linearised_minimum().unwrap();
@@ -388,13 +390,8 @@ mod tests {
 
     #[test]
     fn the_crate_takes_the_same_steps_on_the_compressed_problem() {
-        let x = cycles();
-        let mut y = Vec::new();
-        let (coords, range) = shear_problem(&x, &mut y);
-        let lm = LevenbergMarquardt::new()
-            .with_patience(40)
-            .with_ftol(1e-7)
-            .with_xtol(1e-7);
+        let (x, y, coords, range) = shear_problem();
+        let lm = solver(40);
         let (full, full_report) = lm.minimize(PathProblem::new(coords.clone(), &x, &y, range));
         let (compressed, report) =
             lm.minimize(Compressed::new(PathProblem::new(coords, &x, &y, range)));
