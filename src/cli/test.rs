@@ -243,6 +243,9 @@ fn print_drape(r: &DrapeResult) {
     );
     println!("  drape coefficient  {:.2} %", r.drape_coefficient);
     println!("  folds              {}", r.folds);
+    if let Some(w) = &r.warning {
+        println!("  warning            {w}");
+    }
     println!(
         "  shadow             {:.2} cm2 (specimen {:.2}, disc {:.2})",
         r.shadow_area_cm2, r.specimen_area_cm2, r.disc_area_cm2

@@ -121,6 +121,13 @@ fn card_areal_density(card: &FabricParams) -> Result<f64, LabError> {
         })
 }
 
+/// Peirce's bending length c = (B/W)^(1/3) \[cm\] of the bending law of `laws` along `dir`
+/// (0 warp, 1 weft) at `areal_density` \[kg/m²\] (B in gf·cm²/cm, W in gf/cm²).
+fn peirce_bending_length_cm(laws: &KesLaws, dir: usize, areal_density: f64) -> f64 {
+    let b = rigidity_gf_cm2_per_cm(laws.bending[dir].k_b);
+    (b / weight_gf_per_cm2(areal_density)).cbrt()
+}
+
 /// Bending rigidity k_b [N·m] in Kawabata's unit, gf·cm²/cm.
 fn rigidity_gf_cm2_per_cm(k_b: f64) -> f64 {
     k_b / GF_CM2_PER_CM_N_M

@@ -8,8 +8,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::{
-    card_areal_density, card_laws, check_cancel, rigidity_gf_cm2_per_cm, weight_gf_per_cm2,
-    KineticDamping, LabError, STANDARD_GRAVITY,
+    card_areal_density, card_laws, check_cancel, peirce_bending_length_cm, rigidity_gf_cm2_per_cm,
+    weight_gf_per_cm2, KineticDamping, LabError, STANDARD_GRAVITY,
 };
 use crate::cloth::connectors::{KesConnectors, KesLaws};
 use crate::cloth::grid::Grid;
@@ -213,7 +213,7 @@ pub fn run_cantilever(
     let density = card_areal_density(card)?;
     let b = rigidity_gf_cm2_per_cm(laws.bending[dir].k_b);
     let w = weight_gf_per_cm2(density);
-    let peirce_cm = (b / w).cbrt();
+    let peirce_cm = peirce_bending_length_cm(&laws, dir, density);
     if !(peirce_cm.is_finite() && peirce_cm > 0.0) {
         return Err(LabError::Card(format!(
             "fabric `{}`: bending rigidity {b} gf*cm2/cm and weight {w} gf/cm2 give no bending length",

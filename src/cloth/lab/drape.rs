@@ -13,7 +13,7 @@ use super::lowering::{
 };
 use super::rest::{relax_to_rest, REST_FORCE_RATIO};
 use super::shadow::{disc_area, folds, shadow};
-use super::{card_areal_density, card_laws, LabError, STANDARD_GRAVITY};
+use super::{card_areal_density, card_laws, peirce_bending_length_cm, LabError, STANDARD_GRAVITY};
 use crate::cloth::grid::Grid;
 use crate::cloth::pipeline::{ClothPipeline, Integrator, StepParameters};
 use crate::cloth::{ProvotConstraints, Vec3};
@@ -191,9 +191,28 @@ pub struct DrapeResult {
     pub rest_force_ratio: f64,
     pub rest_force_limit: f64,
     pub wall_s: f64,
+    /// Peirce's bending length (B/W)^(1/3) of the card, the shorter of warp and weft \[cm\].
+    pub bending_length_cm: f64,
+    /// Said when the cell is coarser than that bending length: folds narrower than a few
+    /// cells are not resolved, and the fold count may be too low.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
     /// The draped mesh, for rendering.
     #[serde(skip)]
     pub mesh: DrapedMesh,
+}
+
+/// The warning of a cell of `cell_mm` coarser than the bending length `bending_mm` \[mm\].
+fn coarse_cell_warning(cell_mm: f64, bending_mm: f64) -> Option<String> {
+    (bending_mm.is_finite() && cell_mm > bending_mm).then(|| {
+        format!(
+            "the {} mm cell is coarser than the card's bending length ({bending_mm:.1} mm, \
+             Peirce): folds narrower than a few cells are not resolved and the fold count may \
+             be too low; try --cell {} or finer",
+            short_number(cell_mm),
+            short_number((2.0 * bending_mm).floor().max(2.0) / 2.0)
+        )
+    })
 }
 
 /// What the drapemeter reads off a specimen's shadow.
@@ -253,6 +272,9 @@ pub fn run_drape(
     let laws = card_laws(card, opts.friction)?;
     let density = card_areal_density(card)?;
     let specimen = Specimen::new(opts.cell)?;
+    let bending_length_cm = (0..2)
+        .map(|dir| peirce_bending_length_cm(&laws, dir, density))
+        .fold(f64::INFINITY, f64::min);
     let mut world = specimen.world(laws, density)?;
     let h = specimen.grid.h_warp;
     // a full particle (one cell's mass, lumped on its corners): the rest criterion's reference
@@ -355,6 +377,8 @@ pub fn run_drape(
         rest_force_ratio: rest.residual,
         rest_force_limit: REST_FORCE_RATIO,
         wall_s: start.elapsed().as_secs_f64(),
+        bending_length_cm,
+        warning: coarse_cell_warning(h * 1e3, bending_length_cm * 10.0),
         mesh: DrapedMesh {
             grid: world.grid,
             x,
@@ -398,5 +422,25 @@ fn check_options(opts: &DrapeOptions) -> Result<(), LabError> {
             }
         }
         Lowering::QuasiStatic { .. } => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coarse_cell_warning;
+
+    /// The coarse-cell warning: only for a cell coarser than the bending length, with a
+    /// suggested cell at or below it (0.5 mm steps, at least 1 mm).
+    #[test]
+    fn coarse_cell_warning_only_beyond_the_bending_length() {
+        assert_eq!(coarse_cell_warning(7.5, 10.7), None);
+        assert_eq!(coarse_cell_warning(7.5, f64::INFINITY), None);
+        let w = coarse_cell_warning(15.0, 10.74).unwrap_or_default();
+        assert!(
+            w.contains("15 mm cell") && w.contains("10.7 mm") && w.contains("--cell 10.5 "),
+            "{w}"
+        );
+        let w = coarse_cell_warning(3.0, 0.4).unwrap_or_default();
+        assert!(w.contains("--cell 1 "), "{w}");
     }
 }

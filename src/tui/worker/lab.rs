@@ -74,7 +74,7 @@ fn run(
 }
 
 fn drape_report(r: &DrapeResult) -> LabReport {
-    let lines = vec![
+    let mut lines = vec![
         format!("drape coefficient {:.1} %", r.drape_coefficient),
         format!("folds {}", r.folds),
         format!(
@@ -91,6 +91,7 @@ fn drape_report(r: &DrapeResult) -> LabReport {
         },
         format!("friction {}", if r.friction { "on" } else { "off" }),
     ];
+    lines.extend(r.warning.iter().map(|w| format!("warning: {w}")));
     let mesh = &r.mesh;
     let positions = mesh
         .x
