@@ -11,7 +11,7 @@ use super::lowering::{
     gravity_fraction, lower_dynamically, lower_quasi_statically, DynamicLowering, MIN_TIME_S,
     SETTLE_WINDOW_S,
 };
-use super::rest::{relax_to_rest, REST_FORCE_RATIO};
+use super::rest::{relax_to_rest, Relaxation, REST_FORCE_RATIO};
 use super::shadow::{disc_area, folds, shadow};
 use super::{card_areal_density, card_laws, peirce_bending_length_cm, LabError, STANDARD_GRAVITY};
 use crate::cloth::grid::Grid;
@@ -297,45 +297,27 @@ pub fn run_drape(
     let free: Vec<bool> = (0..kept.len())
         .map(|k| kept[k] && !specimen.on_disc[k])
         .collect();
+    let mut lab = Relaxation {
+        world: &mut world,
+        pipeline: &mut pipeline,
+        params: &params,
+        accepted: ACCEPTED_RESIDUAL_M,
+        free: &free,
+        particle_mass,
+        cancel,
+    };
     let lowered = match opts.lowering {
-        Lowering::QuasiStatic { load_steps } => lower_quasi_statically(
-            &mut world,
-            &mut pipeline,
-            &params,
-            ACCEPTED_RESIDUAL_M,
-            &free,
-            particle_mass,
-            load_steps,
-            progress,
-            cancel,
-        )?,
-        Lowering::Dynamic(how) => lower_dynamically(
-            &mut world,
-            &mut pipeline,
-            &params,
-            ACCEPTED_RESIDUAL_M,
-            &specimen,
-            &free,
-            &how,
-            progress,
-            cancel,
-        )?,
+        Lowering::QuasiStatic { load_steps } => {
+            lower_quasi_statically(&mut lab, load_steps, progress)?
+        }
+        Lowering::Dynamic(how) => lower_dynamically(&mut lab, &specimen, &how, progress)?,
     };
     // the settled specimen still descends by up to the settling rule's 0.2 points per second:
     // brought to rest from there with its friction states (after a quasi-static lowering it
     // is at rest already, and this takes no step)
-    let settled_time = world.time;
-    let settled_dc = drape_reading(&specimen, world.positions()).drape_coefficient;
-    let rest = relax_to_rest(
-        &mut world,
-        &mut pipeline,
-        &params,
-        ACCEPTED_RESIDUAL_M,
-        &free,
-        particle_mass,
-        &mut || progress(1.0),
-        cancel,
-    )?;
+    let settled_time = lab.world.time;
+    let settled_dc = drape_reading(&specimen, lab.world.positions()).drape_coefficient;
+    let rest = relax_to_rest(&mut lab, &mut || progress(1.0))?;
     progress(1.0);
     let x = world.positions().to_vec();
     let reading = drape_reading(&specimen, &x);

@@ -2,13 +2,10 @@
 //! |F_i| ≤ 10⁻³·ρ·h²·g·k/N \[N\]) or dynamic (g·(3τ² − 2τ³), τ = t/T \[s\], until it settles).
 
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicBool;
 
 use super::drape::{drape_reading, Specimen};
-use super::rest::relax_to_rest;
+use super::rest::{relax_to_rest, Relaxation};
 use super::{check_cancel, KineticDamping, LabError, STANDARD_GRAVITY};
-use crate::cloth::pipeline::{ClothPipeline, StepParameters};
-use crate::cloth::world::ClothWorld;
 use crate::cloth::Vec3;
 
 /// The specimen counts as settled when its drape coefficient has stayed within this span
@@ -75,37 +72,19 @@ pub(crate) struct Lowered {
 /// rest from the last (`relax_to_rest`: static steps from zero velocity, the friction states
 /// following the displacement of each) before the next. No dynamics: the path is the
 /// sequence of equilibria under the rising load, not a motion whose vibrations depend on
-/// the mesh; `particle_mass` \[kg\] is a full particle's ρ·h², the rest's reference. `progress` gets k/N, and (k − 1)/N before each static step of load step k.
-#[allow(clippy::too_many_arguments)]
+/// the mesh. `progress` gets k/N, and (k − 1)/N before each static step of load step k.
 pub(crate) fn lower_quasi_statically(
-    world: &mut ClothWorld,
-    pipeline: &mut ClothPipeline,
-    params: &StepParameters,
-    accepted: f64,
-    free: &[bool],
-    particle_mass: f64,
+    lab: &mut Relaxation<'_>,
     increments: u32,
     progress: &mut dyn FnMut(f64),
-    cancel: Option<&AtomicBool>,
 ) -> Result<Lowered, LabError> {
     let (mut static_steps, mut static_unconverged) = (0, 0);
     for k in 1..=increments {
         let fraction = f64::from(k) / f64::from(increments);
         let done = f64::from(k - 1) / f64::from(increments);
-        world.loads.gravity = [0.0, -STANDARD_GRAVITY * fraction, 0.0];
+        lab.world.loads.gravity = [0.0, -STANDARD_GRAVITY * fraction, 0.0];
         // the load steps done so far, before each static step: a stop is seen within one
-        let each_step = &mut || progress(done);
-        let rest = relax_to_rest(
-            world,
-            pipeline,
-            params,
-            accepted,
-            free,
-            particle_mass,
-            each_step,
-            cancel,
-        )
-        .map_err(|e| match e {
+        let rest = relax_to_rest(lab, &mut || progress(done)).map_err(|e| match e {
             LabError::NotReached(m) => LabError::NotReached(format!(
                 "lowering at {:.0} % of g (load step {k} of {increments}): {m}",
                 100.0 * fraction
@@ -122,7 +101,7 @@ pub(crate) fn lower_quasi_statically(
         static_steps,
         static_unconverged,
         kinetic_stops: 0,
-        speeds: Speeds::of(world.velocities(), free),
+        speeds: Speeds::of(lab.world.velocities(), lab.free),
     })
 }
 
@@ -142,18 +121,22 @@ pub struct DynamicLowering {
 /// `params`, optionally stopped at every kinetic-energy peak, until from 0.5 s after the ramp
 /// the drape coefficient read every 0.1 s stays within 0.2 points over 1 s and the free
 /// particles' RMS speed is below 5 mm/s. `progress` gets the simulated time over the longest.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn lower_dynamically(
-    world: &mut ClothWorld,
-    pipeline: &mut ClothPipeline,
-    params: &StepParameters,
-    accepted: f64,
+    lab: &mut Relaxation<'_>,
     specimen: &Specimen,
-    free: &[bool],
     how: &DynamicLowering,
     progress: &mut dyn FnMut(f64),
-    cancel: Option<&AtomicBool>,
 ) -> Result<Lowered, LabError> {
+    let Relaxation {
+        world,
+        pipeline,
+        params,
+        accepted,
+        free,
+        cancel,
+        ..
+    } = lab;
+    let (accepted, cancel) = (*accepted, *cancel);
     let dt = params.dt;
     let max_steps = (how.max_time / dt).ceil() as u64;
     let read_every = ((READ_INTERVAL_S / dt).round() as u64).max(1);

@@ -80,31 +80,46 @@ pub(crate) fn unbalanced_force_ratio(world: &ClothWorld, free: &[bool], particle
         .fold(0.0, f64::max)
 }
 
-/// Relaxes `world` (the kes material, gravity on) to rest from its current positions and
-/// friction states: every step starts from zero velocity, Δt starts at `dt` \[s\] and doubles
-/// after each step converged without halving (halves after one left unconverged), up to 1 s;
-/// without `base`'s Provot constraints (the rest is F(x) = 0 of the laws), `accepted` \[m\]
-/// the residual of an unconverged dynamic step that is kept, `particle_mass` \[kg\] the mass
-/// of a full particle (ρ·h²) whose weight the unbalanced forces are measured against.
-/// `each_step` is called before every static step (a caller's chance to poll for a stop and
-/// set `cancel`).
-#[allow(clippy::too_many_arguments)]
+/// A specimen being brought to rest: its world and pipeline, the dynamic steps' parameters,
+/// the residual `accepted` \[m\] of an unconverged dynamic step that is kept, the free
+/// particles, the mass of a full particle (ρ·h²) \[kg\] whose weight the unbalanced forces are
+/// measured against, and the flag that stops the work.
+pub(crate) struct Relaxation<'a> {
+    pub world: &'a mut ClothWorld,
+    pub pipeline: &'a mut ClothPipeline,
+    pub params: &'a StepParameters,
+    pub accepted: f64,
+    pub free: &'a [bool],
+    pub particle_mass: f64,
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// Relaxes the world of `lab` (the kes material, gravity on) to rest from its current
+/// positions and friction states: every step starts from zero velocity, Δt starts at the
+/// parameters' \[s\] and doubles after each step converged without halving (halves after one
+/// left unconverged), up to 1 s; without their Provot constraints (the rest is F(x) = 0 of the
+/// laws). `each_step` is called before every static step (a caller's chance to poll for a
+/// stop and set the cancel flag).
 pub(crate) fn relax_to_rest(
-    world: &mut ClothWorld,
-    pipeline: &mut ClothPipeline,
-    base: &StepParameters,
-    accepted: f64,
-    free: &[bool],
-    particle_mass: f64,
+    lab: &mut Relaxation<'_>,
     each_step: &mut dyn FnMut(),
-    cancel: Option<&AtomicBool>,
 ) -> Result<Rest, LabError> {
+    let Relaxation {
+        world,
+        pipeline,
+        params: base,
+        accepted,
+        free,
+        particle_mass,
+        cancel,
+    } = lab;
+    let (accepted, particle_mass, cancel) = (*accepted, *particle_mass, *cancel);
     // the laws' equilibrium: no Provot projection after the solve (a projection the forces
     // do not see would make the steps' fixed point one of solve-then-project, not F(x) = 0)
     let mut params = StepParameters {
         tolerance: REST_TOLERANCE_M,
         constraints: ProvotConstraints::none(),
-        ..*base
+        ..**base
     };
     let mut before = WorldSnapshot::default();
     let mut rest = Rest {
@@ -181,17 +196,16 @@ mod tests {
             ..ProvotConstraints::none()
         };
         let mut pipeline = ClothPipeline::new();
-        relax_to_rest(
+        let mut lab = Relaxation {
             world,
-            &mut pipeline,
-            &base,
-            1e-6,
+            pipeline: &mut pipeline,
+            params: &base,
+            accepted: 1e-6,
             free,
             particle_mass,
-            &mut || {},
-            None,
-        )
-        .unwrap()
+            cancel: None,
+        };
+        relax_to_rest(&mut lab, &mut || {}).unwrap()
     }
 
     /// A strip shortened by 5 % between pinned ends, its yarns at −5 % (beyond a 2 %
