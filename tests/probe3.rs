@@ -1,5 +1,6 @@
-//! Regression tests of the third probe of the command line. Each must end with a clear
-//! error (exit 2 for bad input) and write nothing.
+//! Regression tests of the third probe of the command line: curves of huge finite numbers and
+//! non-Latin fabric names. Each must end with a clear error (exit 2 for bad input) and write
+//! nothing, or give distinct files.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -107,4 +108,34 @@ fn huge_finite_forces_and_moments_are_refused_at_reading_by_every_command() {
     let mut left = files_in(d);
     left.retain(|f| !f.ends_with(".csv"));
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn non_latin_fabric_names_get_distinct_card_files_and_latin_ones_keep_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text =
+        std::fs::read_to_string(kes_data().join("cotton-shirting/tensile_warp.csv")).unwrap();
+    for (name, fabric) in [
+        ("a.csv", "絹クレープ"),
+        ("b.csv", "綿ブロード"),
+        ("c.csv", "Crêpe de Chine"),
+    ] {
+        let t = text.replace("# fabric: Cotton shirting", &format!("# fabric: {fabric}"));
+        write_file(d, name, t);
+    }
+    let out = kestrel(d, &["fit", "a.csv", "b.csv", "c.csv", "-o", "cards"]);
+    assert_ok(&out);
+    assert_eq!(
+        files_in(&d.join("cards")),
+        [
+            "cr-pe-de-chine.params.toml",
+            "絹クレープ.params.toml",
+            "綿ブロード.params.toml"
+        ]
+    );
+    let t = kes_data().join("cotton-shirting/tensile_warp.csv");
+    let out = kestrel(d, &["fit", t.to_str().unwrap()]);
+    assert_ok(&out);
+    assert!(d.join("cotton-shirting.params.toml").is_file());
 }
