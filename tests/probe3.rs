@@ -1,11 +1,11 @@
-//! Regression tests of the third probe of the command line: curves of huge finite numbers and
-//! non-Latin fabric names. Each must end with a clear error (exit 2 for bad input) and write
-//! nothing, or give distinct files.
+//! Regression tests of the third probe of the command line: curves and models of huge finite
+//! numbers, truncated shards and models, the merge's messages and non-Latin fabric names.
+//! Each must end with a clear error (exit 2 for bad input) and write nothing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::{assert_refused, kes_data, stderr, write_file};
+use crate::common::{assert_refused, kes_data, small_door_file, stderr, write_file};
 
 /// `kestrel args…` run in `dir`, stdin closed.
 fn kestrel(dir: &Path, args: &[&str]) -> Output {
@@ -50,6 +50,30 @@ fn scaled_curve(dir: &Path, file: &str, name: &str, exponent: &str) -> (PathBuf,
         }
     }
     (write_file(dir, name, out), first)
+}
+
+/// The small door scene (6 × 7) as `door.toml` in `dir`, precomputed into `door.krd`.
+fn small_door_model(dir: &Path) -> PathBuf {
+    small_door_file(dir);
+    assert_ok(&kestrel(
+        dir,
+        &["precompute", "door.toml", "--out", "door.krd"],
+    ));
+    dir.join("door.krd")
+}
+
+/// A model's bytes: (offset of the f32 arrays σ, mean, U, q, q̇; their lengths).
+fn model_arrays(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let (v, r, s, singular, json) = (u32_at(12), u32_at(16), u32_at(20), u32_at(28), u32_at(32));
+    let m = 3 * v;
+    let mut at = 36 + json;
+    let mut out = Vec::new();
+    for n in [singular, m, m * r, s * r, s * r] {
+        out.push((at, n));
+        at += 4 * n;
+    }
+    out
 }
 
 #[test]
@@ -108,6 +132,122 @@ fn huge_finite_forces_and_moments_are_refused_at_reading_by_every_command() {
     let mut left = files_in(d);
     left.retain(|f| !f.ends_with(".csv"));
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_model_of_huge_finite_values_is_refused_at_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let model = small_door_model(d);
+    let bytes = std::fs::read(&model).unwrap();
+    let arrays = model_arrays(&bytes);
+    let cases = [
+        (0, 1e38f32, "singular values: value 2"),
+        (1, 2e6, "mean shape: value 2 is 2e6 m, beyond ±1e6 m"),
+        (1, -1e38, "mean shape: value 2"),
+        (2, 1e30, "basis: value 2"),
+        (3, 1e38, "recorded states q: value 2"),
+        (4, 3e38, "recorded velocities q̇: value 2"),
+    ];
+    for (array, value, words) in cases {
+        let mut b = bytes.clone();
+        let at = arrays[array].0 + 4;
+        b[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        std::fs::write(d.join("bad.krd"), b).unwrap();
+        let out = kestrel(d, &["play", "bad.krd", "--impulses", "open:0.2,stop:0.2"]);
+        assert_refused(&out, 2, &["bad.krd", words, "precompute the model again"]);
+    }
+}
+
+#[test]
+fn a_truncated_shard_or_model_is_said_to_be_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_door_file(d);
+    for k in ["1/2", "2/2"] {
+        let name = format!("p{}", &k[..1]);
+        assert_ok(&kestrel(
+            d,
+            &["precompute", "door.toml", "--shard", k, "--out", &name],
+        ));
+    }
+    let whole = std::fs::read(d.join("p2")).unwrap();
+    // cut in the states, just before the end, and within the header
+    for keep in [whole.len() / 2, whole.len() - 3, 20] {
+        std::fs::write(d.join("cut"), &whole[..keep]).unwrap();
+        let out = kestrel(d, &["precompute", "merge", "p1", "cut", "--out", "m.krd"]);
+        let holds = format!("the file holds {keep} bytes where");
+        assert_refused(&out, 2, &["cut: truncated precompute shard", &holds]);
+        assert!(!stderr(&out).contains("checksum"), "{}", stderr(&out));
+    }
+    // a changed byte is still the checksum's
+    let mut flipped = whole.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0x40;
+    std::fs::write(d.join("cut"), &flipped).unwrap();
+    let out = kestrel(d, &["precompute", "merge", "p1", "cut", "--out", "m.krd"]);
+    assert_refused(
+        &out,
+        2,
+        &["cut: not a kestrel precompute shard", "checksum"],
+    );
+    assert_ok(&kestrel(
+        d,
+        &["precompute", "merge", "p1", "p2", "--out", "m.krd"],
+    ));
+    let model = std::fs::read(d.join("m.krd")).unwrap();
+    let expected = format!("where {} are expected", model.len());
+    for keep in [model.len() / 2, model.len() - 1] {
+        std::fs::write(d.join("cut.krd"), &model[..keep]).unwrap();
+        let out = kestrel(d, &["play", "cut.krd", "--impulses", "open:0.2"]);
+        let holds = format!("the file holds {keep} bytes {expected}");
+        assert_refused(&out, 2, &["cut.krd: truncated reduced model", &holds]);
+    }
+}
+
+#[test]
+fn the_merge_says_what_is_wrong_with_which_file_and_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    small_door_file(d);
+    let shard = |k: &str, name: &str, extra: &[&str]| {
+        let mut args = vec!["precompute", "door.toml", "--shard", k, "--out", name];
+        args.extend(extra);
+        assert_ok(&kestrel(d, &args));
+    };
+    shard("1/2", "p1", &[]);
+    shard("2/2", "p2", &[]);
+    shard("2/2", "q2", &["--seed", "7"]);
+    let merge = |parts: &[&str], extra: &[&str]| {
+        let mut args = vec!["precompute", "merge"];
+        args.extend(parts);
+        args.extend(["--out", "m.krd"]);
+        args.extend(extra);
+        kestrel(d, &args)
+    };
+    let out = merge(&["p1"], &[]);
+    assert_refused(&out, 2, &["shard 2/2 missing", "--shard K/2", "door.toml"]);
+    let out = merge(&["p1", "p1"], &[]);
+    assert_refused(
+        &out,
+        2,
+        &["p1 and p1 are both shard 1/2", "give each shard once"],
+    );
+    let out = merge(&["p1", "q2"], &[]);
+    assert_refused(
+        &out,
+        2,
+        &["p1 and q2", "seed 1 and 7", "merge only the shards of"],
+    );
+    let edited = std::fs::read_to_string(d.join("door.toml")).unwrap() + "\n# edited\n";
+    write_file(d, "door2.toml", edited);
+    let out = merge(&["p1", "p2"], &["--scene", "door2.toml"]);
+    assert_refused(
+        &out,
+        2,
+        &["p1 was sampled from another version", "--scene FILE"],
+    );
+    assert!(!d.join("m.krd").exists());
 }
 
 #[test]
