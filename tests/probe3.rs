@@ -1,6 +1,7 @@
-//! Regression tests of the third probe of the command line: curves and models of huge finite
-//! numbers, truncated shards and models, the merge's messages and non-Latin fabric names.
-//! Each must end with a clear error (exit 2 for bad input) and write nothing.
+//! Regression tests of the third probe of the command line: a play that fails after writing
+//! frames, curves and models of huge finite numbers, truncated shards and models, negative
+//! counts, `--size` without `--out`, non-Latin fabric names and the merge's messages. Each
+//! must end with a clear error (exit 2 for bad input) and write nothing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -251,6 +252,65 @@ fn the_merge_says_what_is_wrong_with_which_file_and_what_to_do() {
 }
 
 #[test]
+fn negative_counts_reach_their_range_and_size_needs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scene = crate::common::repo("scenes/provot_sheet_17.toml");
+    let scene = scene.to_str().unwrap();
+    let out = kestrel(d, &["run", scene, "--steps", "-5"]);
+    assert_refused(&out, 2, &["--steps", "from 0 to 100000000"]);
+    assert!(!stderr(&out).contains("invalid digit"), "{}", stderr(&out));
+    for (args, words) in [
+        (&["run", scene, "--every", "-1"][..], "from 1 to"),
+        (&["run", scene, "--passes", "-2"], "from 0 (off) to 100"),
+        (
+            &["precompute", scene, "--out", "m.krd", "--rank", "-3"],
+            "at least 1",
+        ),
+        (
+            &["precompute", scene, "--out", "m.krd", "--seed", "-1"],
+            "from 0 to",
+        ),
+        (
+            &["test", "cantilever", "--params", "x.toml", "--cells", "-4"],
+            "from 2 to 2000",
+        ),
+    ] {
+        let out = kestrel(d, args);
+        assert_refused(&out, 2, &[words]);
+        assert!(!stderr(&out).contains("invalid digit"), "{}", stderr(&out));
+    }
+    let model = small_door_model(d);
+    let model = model.to_str().unwrap();
+    let play = |extra: &[&str]| {
+        let mut args = vec!["play", model, "--impulses", "open:0.2"];
+        args.extend(extra);
+        kestrel(d, &args)
+    };
+    for size in ["5x5", "abc", "-5x10", "960x720"] {
+        assert_refused(&play(&["--size", size]), 2, &["--out"]);
+    }
+    assert_refused(&play(&["--every", "-2"]), 2, &["--every", "at least 1"]);
+    assert_refused(&play(&["--flow-neighbours", "-1"]), 2, &["from 1 to 8"]);
+    let card = crate::common::repo("scenes/fabrics/cotton-shirting.fitted.params.toml");
+    let out = kestrel(
+        d,
+        &[
+            "test",
+            "drape",
+            "--params",
+            card.to_str().unwrap(),
+            "--size",
+            "1x1",
+        ],
+    );
+    assert_refused(&out, 2, &["--out"]);
+    let mut left = files_in(d);
+    left.retain(|f| !f.starts_with("door"));
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
 fn non_latin_fabric_names_get_distinct_card_files_and_latin_ones_keep_theirs() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -278,4 +338,104 @@ fn non_latin_fabric_names_get_distinct_card_files_and_latin_ones_keep_theirs() {
     let out = kestrel(d, &["fit", t.to_str().unwrap()]);
     assert_ok(&out);
     assert!(d.join("cotton-shirting.params.toml").is_file());
+}
+
+/// Rewrites a model's header without its scene's SHA-256 (as the library alone writes it), so
+/// `play --compare` reaches the comparison with another scene.
+#[cfg(feature = "render")]
+fn without_scene_sha(bytes: &[u8]) -> Vec<u8> {
+    let json_len = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+    let mut header: serde_json::Value = serde_json::from_slice(&bytes[36..36 + json_len]).unwrap();
+    header.as_object_mut().unwrap().remove("scene_sha256");
+    let json = serde_json::to_vec(&header).unwrap();
+    let mut out = bytes[..32].to_vec();
+    out.extend((json.len() as u32).to_le_bytes());
+    out.extend(json);
+    out.extend(&bytes[36 + json_len..]);
+    out
+}
+
+#[cfg(feature = "render")]
+#[test]
+fn a_play_that_fails_after_its_frames_leaves_nothing() {
+    if crate::common::gpu_or_skip(64, 48).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let model = small_door_model(d);
+    std::fs::write(&model, without_scene_sha(&std::fs::read(&model).unwrap())).unwrap();
+    // a scene of another grid: the comparison fails after every frame was rendered
+    let door = std::fs::read_to_string(d.join("door.toml")).unwrap();
+    write_file(d, "other.toml", door.replace("nu = 6", "nu = 5"));
+    let play = |out: &str, extra: &[&str]| {
+        let mut args = vec!["play", "door.krd", "--impulses", "open:0.2", "--out", out];
+        args.extend(["--size", "64x48"]);
+        args.extend(extra);
+        kestrel(d, &args)
+    };
+    let out = play("new/frames", &["--compare", "other.toml"]);
+    assert_refused(&out, 2, &["was not made from this scene"]);
+    assert!(!d.join("new").exists(), "{:?}", files_in(d));
+    // into a folder that was there: its own file stays, no frame is left
+    std::fs::create_dir(d.join("old")).unwrap();
+    write_file(&d.join("old"), "keep.txt", "mine");
+    let out = play("old", &["--compare", "other.toml"]);
+    assert_refused(&out, 2, &["was not made from this scene"]);
+    assert_eq!(files_in(&d.join("old")), ["keep.txt"]);
+    // the same play without the failing comparison writes its frames
+    assert_ok(&play("old", &[]));
+    assert!(d.join("old/frame_00000.png").is_file());
+}
+
+/// A `render --video` whose ffmpeg fails (after writing part of the video) leaves neither the
+/// frames nor the video; one whose ffmpeg succeeds puts the video in place.
+#[cfg(feature = "render")]
+#[test]
+fn a_render_whose_video_fails_leaves_no_frames_and_no_video() {
+    if crate::common::gpu_or_skip(64, 48).is_none() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scene = crate::common::repo("scenes/provot_sheet_17.toml");
+    let render = |ffmpeg: &str| {
+        let bin = d.join(format!("bin-{}", ffmpeg.len()));
+        std::fs::create_dir_all(&bin).unwrap();
+        let script = write_file(&bin, "ffmpeg", ffmpeg);
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Command::new(env!("CARGO_BIN_EXE_kestrel"))
+            .args([
+                "render",
+                scene.to_str().unwrap(),
+                "--frames",
+                "2",
+                "--size",
+                "64x48",
+            ])
+            .args(["--out", "frames", "--video", "v.mp4"])
+            .current_dir(d)
+            .env("PATH", path)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let out = render("#!/bin/sh\nfor last; do :; done\necho partial > \"$last\"\nexit 1\n");
+    assert_refused(&out, 1, &["ffmpeg failed", "v.mp4"]);
+    let mut left = files_in(d);
+    left.retain(|f| !f.starts_with("bin-"));
+    assert!(left.is_empty(), "{left:?}");
+    let out = render("#!/bin/sh\nfor last; do :; done\necho video > \"$last\"\n");
+    assert_ok(&out);
+    assert_eq!(std::fs::read_to_string(d.join("v.mp4")).unwrap(), "video\n");
+    assert!(d.join("frames/frame_00001.png").is_file());
+    let mut left = files_in(d);
+    left.retain(|f| !f.starts_with("bin-"));
+    assert_eq!(left, ["frames", "v.mp4"]);
 }
