@@ -41,6 +41,21 @@ pub fn progress_bar(len: u64, hidden: bool, template: &str) -> ProgressBar {
     pb
 }
 
+/// The value parser of a whole-number option whose valid values are `range` (words for the
+/// message: `from 1 to 8`): a negative number, a fraction or a word gets the range in its
+/// message (exit 2), not clap's "invalid digit"; a number of the option's type goes on to the
+/// option's own range check.
+pub fn whole<T>(range: &'static str) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync
+where
+    T: std::str::FromStr + Clone + Send + Sync + 'static,
+{
+    move |s: &str| {
+        s.trim()
+            .parse::<T>()
+            .map_err(|_| format!("expected a whole number {range}"))
+    }
+}
+
 /// `--size WxH` in pixels, each side within the renderer's
 /// [`IMAGE_SIDE_PX`](kestrel::render::IMAGE_SIDE_PX) (16 to 8192: wgpu's default texture
 /// limit); `example` is shown in the error.

@@ -57,6 +57,20 @@ pub enum ReducedError {
     Format { path: PathBuf, message: String },
     #[error("{path}: not a kestrel precompute shard: {message}")]
     ShardFormat { path: PathBuf, message: String },
+    /// A model or shard file that ends before its announced data: `have` bytes of at least
+    /// `need`.
+    #[error(
+        "{path}: truncated {what}: the file holds {have} bytes where {need} are expected \
+         ({where_}); it was cut short (a copy or a run that did not finish): {fix}"
+    )]
+    Truncated {
+        path: PathBuf,
+        what: &'static str,
+        have: u64,
+        need: String,
+        where_: String,
+        fix: &'static str,
+    },
     #[error(transparent)]
     Write(#[from] WriteError),
 }

@@ -10,6 +10,7 @@ mod kes_fb34;
 mod material;
 mod plot;
 mod probe;
+mod probe3;
 mod reduced;
 mod reliability;
 #[cfg(feature = "render")]

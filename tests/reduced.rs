@@ -118,7 +118,7 @@ fn the_model_file_round_trips_and_refuses_bad_bytes() {
     let p = Path::new("door.krd");
     assert_eq!(&ReducedModel::from_bytes(&bytes, p).unwrap(), model);
     let e = ReducedModel::from_bytes(&bytes[..bytes.len() - 4], p).unwrap_err();
-    assert!(matches!(e, ReducedError::Format { .. }) && e.to_string().contains("door.krd"));
+    assert!(matches!(e, ReducedError::Truncated { .. }) && e.to_string().contains("door.krd"));
     let mut bad = bytes.clone();
     bad[0] = b'X';
     assert!(ReducedModel::from_bytes(&bad, p)
@@ -456,9 +456,9 @@ fn shards_merge_into_the_one_process_model_byte_for_byte() {
         vec![parts[0].clone(), parts[0].clone(), parts[1].clone()],
         sha,
     );
-    assert!(e.contains("3/3 given twice"), "{e}");
+    assert!(e.contains("are both shard 3/3"), "{e}");
     let e = err(parts.clone(), "ffff");
-    assert!(e.contains("another version of door.toml"), "{e}");
+    assert!(e.contains("another version of the scene door.toml"), "{e}");
     let other = precompute_shard(
         &scene,
         (path, sha),

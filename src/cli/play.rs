@@ -1,6 +1,7 @@
 //! `kestrel play MODEL --impulses SEQ`: replays a reduced model under an impulse sequence,
 //! optionally renders PNG frames and compares with the full simulation (docs/reduced.md).
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -20,9 +21,9 @@ use kestrel::reduced::{
 #[cfg(feature = "render")]
 use kestrel::render::{frame_path, Renderer, SceneView};
 
-use kestrel::scene::OffsetBlend;
+use kestrel::scene::{DynamicScene, OffsetBlend};
 
-use super::play_frames::MAX_FRAME_ERROR_ROWS;
+use super::play_frames::{prepare_frames, MAX_FRAME_ERROR_ROWS};
 use super::CliError;
 
 #[derive(Debug, Args)]
@@ -37,10 +38,10 @@ pub struct PlayArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Render every n-th played frame.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = super::whole::<usize>("of frames, at least 1"))]
     pub every: usize,
-    /// Image size in pixels.
-    #[arg(long, default_value = "960x720", value_name = "WxH")]
+    /// Image size in pixels (with --out).
+    #[arg(long, default_value = "960x720", value_name = "WxH", requires = "out")]
     pub size: String,
     /// Shading of rendered frames: `transfer` (the model's reduced radiance transfer under
     /// the SH sky), `direct` (transfer computed on each rendered frame's mesh), `shadow` (the
@@ -51,11 +52,11 @@ pub struct PlayArgs {
     #[arg(long, value_name = "AZ[,EL]", default_value = "0")]
     pub sky_rotation: String,
     /// Shade with the first R of the model's r_a transfer modes only (1 ≤ R ≤ r_a; Fig. 9).
-    #[arg(long, value_name = "R", requires = "out")]
+    #[arg(long, value_name = "R", requires = "out", value_parser = super::whole::<usize>("from 1 to the model's transfer rank r_a"))]
     pub transfer_rank: Option<usize>,
     /// Colour the frames by transfer mode K alone (1 ≤ K ≤ r_a): its irradiance under the sky
     /// on a diverging scale, blue −, grey 0, orange + (Fig. 13).
-    #[arg(long, value_name = "K", requires = "out", conflicts_with_all = ["transfer_rank", "shading"])]
+    #[arg(long, value_name = "K", requires = "out", value_parser = super::whole::<usize>("from 1 to the model's transfer rank r_a"), conflicts_with_all = ["transfer_rank", "shading"])]
     pub transfer_mode: Option<usize>,
     /// Play with this offset rule instead of the model's: `exponential` (eq. 12), `linear`
     /// (fitted offset dynamics) or `flow` (every frame from the nearest recorded frame).
@@ -63,7 +64,7 @@ pub struct PlayArgs {
     pub offset: Option<String>,
     /// With the flow rule: average the steps of the K nearest recorded frames (weights 1/d²,
     /// eq. 9's distance), 1 ≤ K ≤ 8; default 1, the nearest frame alone.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = super::whole::<usize>("of nearest frames from 1 to 8"))]
     pub flow_neighbours: Option<usize>,
     /// With the flow rule: orbit hysteresis H > 1, follow the IRF of the last match while its
     /// next frame is at most H times as far (eq. 9) as the nearest frame; default 1, off
@@ -178,40 +179,22 @@ fn play(
     })
 }
 
-/// Checks the `--out` folder (created, none of the `rendered` frames replaced without
-/// `--force`); the image size.
-#[cfg(feature = "render")]
-fn prepare_frames(args: &PlayArgs, dir: &Path, rendered: usize) -> Result<(u32, u32), CliError> {
-    let size = super::parse_size(&args.size, "960x720")?;
-    super::check_frames(dir, rendered, args.output.force)?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
-    Ok(size)
-}
-
-#[cfg(not(feature = "render"))]
-fn prepare_frames(_args: &PlayArgs, _dir: &Path, _rendered: usize) -> Result<(u32, u32), CliError> {
-    Err(CliError::input(
-        "--out: kestrel was built without the render feature",
-    ))
-}
-
-/// Plays the sequence again, rendering every `--every`-th frame into `dir`; the frames written.
+/// Plays the sequence again, rendering every `--every`-th frame into `dir`, counting the
+/// frames written in `rendered`.
 #[cfg(feature = "render")]
 fn render_frames(
     args: &PlayArgs,
     model: &ReducedModel,
-    seq: &[(usize, f64)],
-    frames: usize,
+    (seq, frames): (&[(usize, f64)], usize),
     dir: &Path,
     (w, h): (u32, u32),
-) -> Result<usize, CliError> {
+    rendered: &Cell<usize>,
+) -> Result<(), CliError> {
     let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
     let view = SceneView::of_model(model);
     let mut shading = shading_of(args, model)?;
     let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
     let mut first = true;
-    let mut rendered = 0;
     let r = play(model, seq, |n, world, player, local| {
         pb.set_position(n as u64 + 1);
         if n % args.every != 0 {
@@ -235,14 +218,27 @@ fn render_frames(
             }
         }
         .map_err(CliError::failed)?;
-        kestrel::atomic::write_atomic(&frame_path(dir, rendered), &png, args.output.force)
-            .map_err(CliError::written)?;
-        rendered += 1;
+        let path = frame_path(dir, rendered.get());
+        kestrel::atomic::write_atomic(&path, &png, args.output.force).map_err(CliError::written)?;
+        rendered.set(rendered.get() + 1);
         Ok(())
     });
     pb.finish_and_clear();
-    r?;
-    Ok(rendered)
+    r.map(|_| ())
+}
+
+#[cfg(not(feature = "render"))]
+fn render_frames(
+    _: &PlayArgs,
+    _: &ReducedModel,
+    _: (&[(usize, f64)], usize),
+    _: &Path,
+    _: (u32, u32),
+    _: &Cell<usize>,
+) -> Result<(), CliError> {
+    Err(CliError::input(
+        "--out: kestrel was built without the render feature",
+    ))
 }
 
 /// How rendered frames are shaded.
@@ -351,20 +347,6 @@ fn parse_sky_rotation(text: &str) -> Result<(f64, f64), CliError> {
     Ok((az, el))
 }
 
-#[cfg(not(feature = "render"))]
-fn render_frames(
-    _args: &PlayArgs,
-    _model: &ReducedModel,
-    _seq: &[(usize, f64)],
-    _frames: usize,
-    _dir: &Path,
-    _size: (u32, u32),
-) -> Result<usize, CliError> {
-    Err(CliError::input(
-        "--out: kestrel was built without the render feature",
-    ))
-}
-
 /// Refuses `flag` (with its value) unless `model` plays with the flow rule.
 fn needs_flow(model: &ReducedModel, flag: String) -> Result<(), CliError> {
     if model.info.offset == OffsetBlend::Flow {
@@ -469,11 +451,32 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         }
         None => None,
     };
-    // The frames' folder and size are checked before any work.
-    let size = match &args.out {
-        Some(dir) => Some(prepare_frames(&args, dir, frames.div_ceil(args.every))?),
-        None => None,
+    // The frames' folder and size are checked before any work; a play that fails after it
+    // removes the frames it wrote and the folders it made (what was there stays).
+    let (size, undo) = match &args.out {
+        Some(dir) => {
+            let (size, undo) = prepare_frames(&args, dir, frames.div_ceil(args.every))?;
+            (Some(size), Some(undo))
+        }
+        None => (None, None),
     };
+    let written = Cell::new(0);
+    let result = finish(&args, &model, &seq, compared, size, &written);
+    if let (Err(_), Some(undo)) = (&result, undo) {
+        undo(written.get());
+    }
+    result
+}
+
+/// The rest of `run` once every input is checked: playback, frames, comparison, summary.
+fn finish(
+    args: &PlayArgs,
+    model: &ReducedModel,
+    seq: &[(usize, f64)],
+    compared: Option<DynamicScene>,
+    size: Option<(u32, u32)>,
+    written: &Cell<usize>,
+) -> Result<(), CliError> {
     // Timing: the sequence replayed until 0.5 s have passed, no output. Playback is
     // deterministic: the first pass gives the counts.
     let t0 = Instant::now();
@@ -482,7 +485,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut sink = 0f32;
     let mut first = None;
     while passes == 0 || t0.elapsed().as_secs_f64() < 0.5 {
-        let pass = play(&model, &seq, |_, w, _, _| {
+        let pass = play(model, seq, |_, w, _, _| {
             sink += w[0][0];
             Ok(())
         })?;
@@ -501,10 +504,9 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     else {
         return Err(CliError::failed("the sequence was not played"));
     };
-    let rendered = match (&args.out, size) {
-        (Some(dir), Some(size)) => render_frames(&args, &model, &seq, frames, dir, size)?,
-        _ => 0,
-    };
+    if let (Some(dir), Some(size)) = (&args.out, size) {
+        render_frames(args, model, (seq, frames), dir, size, written)?;
+    }
     let comparison = match compared {
         Some(scene) => {
             let pb = if args.output.json {
@@ -513,7 +515,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                 ProgressBar::new(1000)
             };
             let record = args.frame_errors.is_some();
-            let c = compare_frames(&scene, &model, &seq, record, &mut |f| {
+            let c = compare_frames(&scene, model, seq, record, &mut |f| {
                 pb.set_position((f * 1000.0) as u64)
             })
             .map_err(|e| match e {
@@ -522,7 +524,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
             })?;
             pb.finish_and_clear();
             if let Some(path) = &args.frame_errors {
-                let csv = super::play_frames::frame_errors_csv(&model, &c.frame_errors);
+                let csv = super::play_frames::frame_errors_csv(model, &c.frame_errors);
                 kestrel::atomic::write_atomic(path, csv.as_bytes(), args.output.force)
                     .map_err(CliError::written)?;
             }
@@ -544,7 +546,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
         jumps,
         ignored: refused.len(),
         refused,
-        rendered,
+        rendered: written.get(),
         out: args.out.as_ref().map(|p| p.display().to_string()),
         compare: comparison,
     };

@@ -1,7 +1,41 @@
-//! `kestrel play --compare SCENE --frame-errors CSV`: one row per compared frame, squared
-//! errors [m²] (Σ error_m2 / Σ norm_m2 = playback_error²) and both sides' reduced coordinates.
+//! `kestrel play --out DIR`: the frames' folder, and what a failed play removes from it;
+//! `--compare SCENE --frame-errors CSV`: one row per compared frame, squared errors [m²]
+//! (Σ error_m2 / Σ norm_m2 = playback_error²) and both sides' reduced coordinates.
+
+use std::path::Path;
 
 use kestrel::reduced::{FrameError, ReducedModel};
+
+use super::play::PlayArgs;
+use super::CliError;
+
+/// Removes what a failed play added to `--out`, given the frames it wrote (0 to n − 1).
+pub type Undo = Box<dyn FnOnce(usize)>;
+
+/// Checks the `--out` folder (created, none of the `rendered` frames replaced without
+/// `--force`); the image size, and how to remove the frames written and the folders made
+/// (`render`'s rule: frames replaced under `--force` stay replaced).
+#[cfg(feature = "render")]
+pub fn prepare_frames(
+    args: &PlayArgs,
+    dir: &Path,
+    rendered: usize,
+) -> Result<((u32, u32), Undo), CliError> {
+    let size = super::parse_size(&args.size, "960x720")?;
+    let before = super::render::FramesBefore::of(dir, rendered);
+    super::check_frames(dir, rendered, args.output.force)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
+    let dir = dir.to_path_buf();
+    Ok((size, Box::new(move |n| before.remove_new(&dir, n))))
+}
+
+#[cfg(not(feature = "render"))]
+pub fn prepare_frames(_: &PlayArgs, _: &Path, _: usize) -> Result<((u32, u32), Undo), CliError> {
+    Err(CliError::input(
+        "--out: kestrel was built without the render feature",
+    ))
+}
 
 /// Most frames `--frame-errors` records (they are held in memory: 4r values and a few
 /// numbers a frame, and the CSV's text).

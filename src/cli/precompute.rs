@@ -33,7 +33,7 @@ pub struct PrecomputeArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard, conflicts_with = "error_plot")]
     pub shard: Option<(u32, u32)>,
     /// Independent sampling chains (default: the scene's `chains`).
-    #[arg(long)]
+    #[arg(long, value_parser = super::whole::<usize>("of chains, at least 1 (at most the frames sampled)"))]
     pub chains: Option<usize>,
     #[command(flatten)]
     pub basis: BasisArgs,
@@ -41,7 +41,7 @@ pub struct PrecomputeArgs {
     #[arg(long, value_name = "SECONDS")]
     pub duration: Option<f64>,
     /// Seed of the random sequence (default: the scene's).
-    #[arg(long)]
+    #[arg(long, value_parser = super::whole::<u64>("from 0 to 18446744073709551615"))]
     pub seed: Option<u64>,
     #[command(flatten)]
     pub transfer: TransferArgs,
@@ -56,7 +56,7 @@ pub struct BasisArgs {
     #[arg(long)]
     pub epsilon: Option<f64>,
     /// Keep exactly this rank instead.
-    #[arg(long, conflicts_with = "epsilon")]
+    #[arg(long, conflicts_with = "epsilon", value_parser = super::whole::<usize>("of basis vectors, at least 1"))]
     pub rank: Option<usize>,
     /// Also write the relative error against rank as a PNG or SVG (by the extension).
     #[arg(long, value_name = "PNG|SVG")]
@@ -101,22 +101,22 @@ pub struct TransferArgs {
     #[arg(long)]
     pub transfer: bool,
     /// Representative states N_a (k-means clusters of the reduced coordinates).
-    #[arg(long, value_name = "N_A", default_value_t = 48, requires = "transfer")]
+    #[arg(long, value_name = "N_A", default_value_t = 48, requires = "transfer", value_parser = super::whole::<usize>("of states from 2 to 1000"))]
     pub transfer_states: usize,
     /// Shadow rays per vertex (rounded up to a square).
-    #[arg(long, value_name = "RAYS", default_value_t = 64, requires = "transfer")]
+    #[arg(long, value_name = "RAYS", default_value_t = 64, requires = "transfer", value_parser = super::whole::<usize>("of rays from 1 to 4096"))]
     pub transfer_samples: usize,
     /// Held-out states whose transfer is computed directly to measure the interpolation.
-    #[arg(long, value_name = "N", default_value_t = 8, requires = "transfer")]
+    #[arg(long, value_name = "N", default_value_t = 8, requires = "transfer", value_parser = super::whole::<usize>("of states from 0 to 200"))]
     pub held_out: usize,
     /// ε_a: keep transfer rank r_a with σ_r ≥ ε_a·σ₁.
     #[arg(long, value_name = "E", default_value_t = 0.1, requires = "transfer")]
     pub transfer_epsilon: f64,
     /// Keep exactly this transfer rank r_a instead.
-    #[arg(long, value_name = "R_A", requires = "transfer")]
+    #[arg(long, value_name = "R_A", requires = "transfer", value_parser = super::whole::<usize>("of transfer modes, at least 1"))]
     pub transfer_rank: Option<usize>,
     /// Seed of the ray directions and of k-means.
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "transfer")]
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "transfer", value_parser = super::whole::<u64>("from 0 to 18446744073709551615"))]
     pub transfer_seed: u64,
 }
 

@@ -28,7 +28,7 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["scene", "frames", "every"])]
     pub from: Option<PathBuf>,
     /// Frames to render: the start, then one every K steps.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::whole::<usize>("of frames from 1 to 1000000"))]
     pub frames: Option<usize>,
     /// Folder of the frames (created if missing).
     #[arg(long, value_name = "DIR")]
@@ -37,7 +37,7 @@ pub struct RenderArgs {
     #[arg(long, default_value = "1280x720", value_name = "WxH")]
     pub size: String,
     /// Steps between frames (default: the scene's steps spread over the frames).
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", value_parser = super::whole::<u64>("of steps from 1 to 18446744073709551615"))]
     pub every: Option<u64>,
     /// Colour the cloth by strain, friction or energy, with a legend.
     #[arg(long, value_name = "QUANTITY")]
@@ -49,7 +49,7 @@ pub struct RenderArgs {
     #[arg(long, value_name = "FILE")]
     pub video: Option<PathBuf>,
     /// Frames per second of the video.
-    #[arg(long, default_value_t = 30, value_name = "FPS")]
+    #[arg(long, default_value_t = 30, value_name = "FPS", value_parser = super::whole::<u32>("of frames per second from 1 to 4294967295"))]
     pub fps: u32,
     #[command(flatten)]
     pub output: super::OutputArgs,
@@ -135,13 +135,13 @@ fn parse_range(s: &str) -> Result<(f32, f32), CliError> {
 /// that were not there before are removed, and the folders it made if they are left empty,
 /// so a failed command leaves no new file. Frames replaced under `--force` stay replaced;
 /// a frame another process made meanwhile is not touched (this run did not write it).
-struct FramesBefore {
+pub(super) struct FramesBefore {
     existed: Vec<bool>,
     made: Option<PathBuf>,
 }
 
 impl FramesBefore {
-    fn of(out: &Path, frames: usize) -> Self {
+    pub(super) fn of(out: &Path, frames: usize) -> Self {
         let there = |p: &Path| p.symlink_metadata().is_ok();
         let made = out
             .ancestors()
@@ -155,7 +155,7 @@ impl FramesBefore {
     }
 
     /// Removes what the run added, `written` its frames written (0 to written − 1).
-    fn remove_new(&self, out: &Path, written: usize) {
+    pub(super) fn remove_new(&self, out: &Path, written: usize) {
         for (n, _) in self
             .existed
             .iter()
@@ -205,7 +205,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
     let mut renderer;
     let mut timings: Vec<FrameTimings> = Vec::new();
     let mut simulate = Duration::ZERO;
-    let (source, steps, every);
+    let (source, steps, every, before);
     if let Some(from) = &args.from {
         // before the record is read or the renderer made: what a record cannot show
         if let Some(by) = args.color_by.filter(|b| !b.from_positions()) {
@@ -216,7 +216,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             )));
         }
         let rec = Recording::read(from).map_err(CliError::input)?;
-        let before = FramesBefore::of(&args.out, rec.frames.len());
+        before = FramesBefore::of(&args.out, rec.frames.len());
         check_outputs(&args, rec.frames.len())?;
         renderer = Renderer::new(width, height).map_err(|e| {
             before.remove_new(&args.out, 0);
@@ -278,7 +278,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 world.material.name()
             )));
         }
-        let before = FramesBefore::of(&args.out, frames);
+        before = FramesBefore::of(&args.out, frames);
         check_outputs(&args, frames)?;
         // a failure with frames 0 to n − 1 written: what the run added is removed
         let undo = |n: usize, e: CliError| {
@@ -327,8 +327,12 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         every = k;
         steps = world.steps;
     }
+    // a video that could not be made fails the command: its frames go too
     let video = match &args.video {
-        Some(v) => Some(make_video(&args.out, v, args.fps, args.output.force)?),
+        Some(v) => Some(
+            make_video(&args.out, v, args.fps, args.output.force)
+                .inspect_err(|_| before.remove_new(&args.out, timings.len()))?,
+        ),
         None => None,
     };
     let summary = RenderSummary {
@@ -411,24 +415,39 @@ fn no_ffmpeg(dir: &Path, video: &Path, fps: u32) -> String {
     )
 }
 
-/// Runs ffmpeg on the frames: the video's path, or why it could not be made.
+/// Runs ffmpeg on the frames into a temporary beside the video (`.NAME.PID.tmp.EXT`: ffmpeg
+/// picks the container by the extension), then puts it in place (replacing only with
+/// `force`): the video's path, or why it could not be made, leaving no file.
 fn make_video(dir: &Path, video: &Path, fps: u32, force: bool) -> Result<String, CliError> {
     let pattern = dir.join("frame_%05d.png");
     if !on_path("ffmpeg") {
         return Err(CliError::failed(no_ffmpeg(dir, video, fps)));
     }
+    let name = video.file_name().unwrap_or_default().to_string_lossy();
+    let ext = video.extension().unwrap_or_default().to_string_lossy();
+    let tmp = video.with_file_name(format!(".{name}.{}.tmp.{ext}", std::process::id()));
     let status = Command::new("ffmpeg")
-        .args(["-hide_banner", "-loglevel", "error"])
-        .arg(if force { "-y" } else { "-n" })
-        .args(ffmpeg_args(fps, &pattern, video))
-        .status()
-        .map_err(|e| CliError::failed(format!("cannot run ffmpeg: {e}")))?;
-    if !status.success() {
-        return Err(CliError::failed(format!(
-            "ffmpeg failed ({status}) making {}",
-            video.display()
-        )));
-    }
+        .args(["-hide_banner", "-loglevel", "error", "-y"])
+        .args(ffmpeg_args(fps, &pattern, &tmp))
+        .status();
+    let failed = |e: String| CliError::failed(format!("{e} making {}", video.display()));
+    let placed = match status {
+        Ok(s) if s.success() && force => {
+            std::fs::rename(&tmp, video).map_err(|e| failed(e.to_string()))
+        }
+        // a video that appeared while the frames were made is not replaced (exit 2)
+        Ok(s) if s.success() => std::fs::hard_link(&tmp, video).map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => CliError::input(format!(
+                "{} exists; pass --force to overwrite it",
+                video.display()
+            )),
+            _ => failed(e.to_string()),
+        }),
+        Ok(s) => Err(failed(format!("ffmpeg failed ({s})"))),
+        Err(e) => Err(failed(format!("cannot run ffmpeg: {e}"))),
+    };
+    let _ = std::fs::remove_file(&tmp);
+    placed?;
     Ok(video.display().to_string())
 }
 

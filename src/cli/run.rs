@@ -21,7 +21,7 @@ pub struct RunArgs {
     /// Scene file (TOML), e.g. scenes/provot_sheet_17.toml.
     pub scene: PathBuf,
     /// Number of steps (default: the scene's).
-    #[arg(long)]
+    #[arg(long, value_parser = super::whole::<u64>("from 0 to 100000000 (1e8) steps"))]
     pub steps: Option<u64>,
     /// Integrator instead of the scene's: explicit, broyden, newton-krylov, newton-tangent,
     /// newton-direct or semi-implicit.
@@ -43,13 +43,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "TAU")]
     pub tau_shear: Option<f64>,
     /// Passes of the constraint procedure per step.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::whole::<u32>("from 0 (off) to 100 passes a step"))]
     pub passes: Option<u32>,
     /// Write the positions of every n-th step to FILE (binary record, docs/cloth.md).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
     /// Steps between recorded frames.
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = super::whole::<u32>("of steps from 1 to 4294967295"))]
     pub every: u32,
     /// Virtual KES scenes: write the curve to this KES CSV (default: the scene's `output`).
     #[arg(long, value_name = "FILE")]

@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(short = 'o', long = "output")]
     output: PathBuf,
     /// Samples on the whole path.
-    #[arg(long, default_value_t = DEFAULT_SAMPLES)]
+    #[arg(long, default_value_t = DEFAULT_SAMPLES, value_parser = super::whole::<usize>("of samples from 8 to 1000000"))]
     samples: usize,
     /// Fabric name for the metadata (default: the parameter file's fabric, else its stem).
     #[arg(long)]

@@ -38,11 +38,11 @@ struct CantileverArgs {
     #[arg(long)]
     no_friction: bool,
     /// Cells along the overhang.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = super::whole::<usize>("of cells from 2 to 2000"))]
     cells: usize,
     /// With friction: gravity released in N equal load steps (1 to 1000), each to
     /// equilibrium (the strip loads monotonically from flat, so N does not change the result).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = super::whole::<u32>("of load steps from 1 to 1000"))]
     load_steps: u32,
     /// Print the result as one JSON object.
     #[arg(long)]
@@ -72,6 +72,7 @@ struct DrapeArgs {
         long,
         default_value_t = 40,
         value_name = "N",
+        value_parser = super::whole::<u32>("of load steps from 1 to 1000"),
         conflicts_with = "dynamic"
     )]
     load_steps: u32,
@@ -92,8 +93,8 @@ struct DrapeArgs {
     /// Folder for the renders `drape_top.png` and `drape_side.png` (feature `render`).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Render size in pixels, WxH.
-    #[arg(long, default_value = "800x800")]
+    /// Render size in pixels, WxH (with --out).
+    #[arg(long, default_value = "800x800", requires = "out")]
     size: String,
     /// Replace existing renders.
     #[arg(long)]

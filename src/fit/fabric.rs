@@ -226,12 +226,17 @@ pub fn fit_fabrics(
         .collect()
 }
 
-/// A file name for a fabric: lowercase, words joined by `-`.
+/// A file name for a fabric: lowercase, words joined by `-`. ASCII letters and digits are
+/// kept, and so are the letters and digits of scripts other than Latin (`絹クレープ`), so
+/// distinct names give distinct files; anything else (spaces, punctuation, path separators,
+/// control characters, Latin letters with accents) separates words.
 pub fn fabric_slug(fabric: &str) -> String {
     let mut s = String::new();
     for ch in fabric.chars() {
         if ch.is_ascii_alphanumeric() {
             s.push(ch.to_ascii_lowercase());
+        } else if ch.is_alphanumeric() && !latin_or_latin1(ch) {
+            s.extend(ch.to_lowercase());
         } else if !s.ends_with('-') && !s.is_empty() {
             s.push('-');
         }
@@ -244,6 +249,12 @@ pub fn fabric_slug(fabric: &str) -> String {
     }
 }
 
+/// Latin-1 and the Latin extensions (`é`, `ß`, `µ`, `ŋ`): separators in a file name, as they
+/// always were, so a Latin name's file keeps its name.
+fn latin_or_latin1(ch: char) -> bool {
+    matches!(ch, '\u{80}'..='\u{24f}' | '\u{1e00}'..='\u{1eff}' | '\u{2c60}'..='\u{2c7f}' | '\u{a720}'..='\u{a7ff}' | '\u{ab30}'..='\u{ab6f}' | '\u{ff21}'..='\u{ff5a}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +263,10 @@ mod tests {
     fn slug_and_date_are_well_formed() {
         assert_eq!(fabric_slug("Wool suiting W1"), "wool-suiting-w1");
         assert_eq!(fabric_slug("  "), "fabric");
+        assert_eq!(fabric_slug("Crêpe de Chine"), "cr-pe-de-chine");
+        assert_eq!(fabric_slug("絹クレープ No.2"), "絹クレープ-no-2");
+        assert_eq!(fabric_slug("Шёлк/Silk"), "шёлк-silk");
+        assert_eq!(fabric_slug("a\u{1b}[31m\u{3000}b"), "a-31m-b");
         let before = SystemTime::now();
         let d = utc_now_rfc3339();
         assert_eq!(d.len(), 20, "{d}");

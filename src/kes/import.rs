@@ -284,6 +284,28 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
                     si,
                 });
             }
+            if let Some((max, unit, what)) = columns[i].0.bound().filter(|b| si.abs() > b.0) {
+                let column_unit = split_header(&header_cells[i]).1.unwrap_or_default();
+                return Err(KesError::BeyondInstrument {
+                    file: file.to_string(),
+                    line: *line,
+                    column: i + 1,
+                    text: table::shorten(cell),
+                    header: header_cells[i].clone(),
+                    bound: format!(
+                        "{what} a fabric test gives: expected at most {}",
+                        if unit == "-" {
+                            format!("{} (no unit)", super::units::four_digits(max))
+                        } else {
+                            format!(
+                                "{} {column_unit} = {} {unit}",
+                                super::units::four_digits(max / columns[i].1),
+                                super::units::four_digits(max)
+                            )
+                        }
+                    ),
+                });
+            }
             row[i] = si;
         }
         if columns[xi].0 == KesQuantity::Thickness && row[xi] <= 0.0 {

@@ -107,6 +107,26 @@ impl KesQuantity {
         }
     }
 
+    /// The largest magnitude a column of this quantity may hold \[SI\], with its SI unit and
+    /// its name: about a thousand times what a KES-FB instrument measures (500 gf/cm in
+    /// tension, ±8 deg, ±2.5 1/cm, 50 gf/cm²), beyond any fabric, so a value past it is a unit
+    /// or file mistake and every value derived from the curve stays finite. None: bounded
+    /// elsewhere (strain, elongation: `check_strain`) or not at all (time).
+    pub(crate) fn bound(self) -> Option<(f64, &'static str, &'static str)> {
+        Some(match self {
+            KesQuantity::Time | KesQuantity::Strain | KesQuantity::Elongation => return None,
+            KesQuantity::Angle => (std::f64::consts::PI, "rad", "shear angle"),
+            KesQuantity::Curvature => (1e5, "1/m", "curvature"),
+            KesQuantity::Force => (1e6, "N/m", "force per width"),
+            KesQuantity::Moment => (100.0, "N*m/m", "bending moment per width"),
+            KesQuantity::Thickness => (1.0, "m", "thickness"),
+            KesQuantity::Pressure => (1e8, "Pa", "pressure"),
+            KesQuantity::Position => (10.0, "m", "position"),
+            KesQuantity::Mu => (100.0, "-", "friction coefficient"),
+            KesQuantity::Height => (0.1, "m", "roughness height"),
+        })
+    }
+
     /// The KES unit (the one written by kestrel) and its factor to SI.
     pub(crate) fn kes_unit(self) -> (&'static str, f64) {
         self.units()[0]
@@ -231,6 +251,23 @@ pub(crate) const LOOP_UNITS: &[(&str, f64, &str)] = &[
     ("ms", 1e-3, "s"),
 ];
 
+/// The largest magnitude a generic loop column may hold in its SI unit, and what it is: as
+/// for KES columns (`KesQuantity::bound`), far beyond any fabric, so derived values stay
+/// finite.
+pub(crate) fn loop_bound(si_unit: &str) -> (f64, &'static str) {
+    match si_unit {
+        "m" => (10.0, "length"),
+        "-" => (10.0, "strain"),
+        "rad" => (100.0, "angle"),
+        "1/m" => (1e5, "curvature"),
+        "N" => (1e6, "force"),
+        "N/m" => (1e6, "force per width"),
+        "N*m/m" => (100.0, "moment per width"),
+        "N*m" => (1e4, "moment"),
+        _ => (1e9, "time"),
+    }
+}
+
 /// Factor to SI and the SI unit of a generic loop unit, `None` when unknown.
 pub(crate) fn loop_unit(unit: &str) -> Option<(f64, &'static str)> {
     let unit = normalise_unit(unit);
@@ -300,6 +337,23 @@ pub fn significant(v: f64, digits: i32) -> String {
     }
     let decimals = (digits - 1 - mag).max(0) as usize;
     format!("{v:.decimals$}")
+}
+
+/// `v` to four significant digits without trailing zeros: `1.02e6`, `180`, `3.142`.
+pub(crate) fn four_digits(v: f64) -> String {
+    let s = significant(v, 4);
+    let (mantissa, exponent) = s
+        .split_once('e')
+        .map_or((s.as_str(), None), |(m, e)| (m, Some(e)));
+    let mantissa = if mantissa.contains('.') {
+        mantissa.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        mantissa
+    };
+    match exponent {
+        Some(e) => format!("{mantissa}e{e}"),
+        None => mantissa.to_string(),
+    }
 }
 
 /// A unit as typeset for people: `gf*cm^2/cm` → `gf·cm²/cm`, `-` (dimensionless) → empty.

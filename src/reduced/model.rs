@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::cloth::record::{Camera, Reader, Truncated};
 use crate::scene::{validate_palette, DoorSpec, IrfEnd, OffsetBlend, PaletteEntrySpec};
 
+mod bounds;
+
 use super::transfer::{Transfer, TransferInfo, SH_COEFFS};
 use super::{ReducedError, Reduction};
 
@@ -402,7 +404,8 @@ impl ReducedModel {
             path: path.to_path_buf(),
             message,
         };
-        let cut = |t: Truncated| bad(t.into());
+        let truncated = |need, where_| bounds::truncated(path, bytes.len(), need, where_);
+        let cut = |t: Truncated| truncated("more".into(), bounds::in_header(t));
         let mut r = Reader::new(bytes);
         if r.take(8).map_err(cut)? != MODEL_MAGIC {
             return Err(bad("bad magic (expected KESTRELD)".into()));
@@ -471,7 +474,17 @@ impl ReducedModel {
             .and_then(|f| f.checked_mul(4))
             .and_then(|b| b.checked_add(12 * orbits))
             .and_then(|b| b.checked_add(transfer_bytes?));
-        if need != Some(r.remaining() as u64) {
+        let have = r.remaining() as u64;
+        // sizes a file within the read limit can hold, and more than there are: cut short
+        let limit = crate::input::BINARY_FILE_LIMIT;
+        if let Some(n) = need.filter(|&n| n > have && n <= limit) {
+            let at = bytes.len() as u64 - have;
+            return Err(truncated(
+                (at + n).to_string(),
+                bounds::sizes(vertices, rank, states, orbits),
+            ));
+        }
+        if need != Some(have) {
             return Err(bad(format!(
                 "{} bytes after the header for {vertices} vertices, rank {rank}, {states} states, {orbits} IRFs",
                 r.remaining()
@@ -551,7 +564,7 @@ impl ReducedModel {
                 })
             }
         };
-        Ok(Self {
+        let model = Self {
             info,
             vertices,
             rank,
@@ -564,8 +577,9 @@ impl ReducedModel {
             transfer,
             offset_dynamics: Vec::new(),
             flow: Default::default(),
-        }
-        .with_offset_dynamics())
+        };
+        bounds::check_values(&model).map_err(bad)?;
+        Ok(model.with_offset_dynamics())
     }
 
     /// Reads a model file.

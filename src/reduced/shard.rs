@@ -172,7 +172,20 @@ impl Shard {
             path: path.to_path_buf(),
             message,
         };
-        let cut = |t: Truncated| bad(t.into());
+        let truncated = |need: String, where_: String| ReducedError::Truncated {
+            path: path.to_path_buf(),
+            what: "precompute shard",
+            have: bytes.len() as u64,
+            need,
+            where_,
+            fix: "sample this shard again",
+        };
+        let cut = |t: Truncated| {
+            truncated(
+                "more".into(),
+                format!("it ends within its header: {}", String::from(t)),
+            )
+        };
         let mut r = Reader::new(bytes);
         if r.take(8).map_err(cut)? != SHARD_MAGIC {
             return Err(bad("bad magic (expected KESTRELP)".into()));
@@ -193,17 +206,11 @@ impl Shard {
             .map(|v| v.as_str().map(str::to_string));
         let header: ShardHeader =
             serde_json::from_value(header).map_err(|e| bad(format!("header: {e}")))?;
-        match sum {
-            None => {}
-            Some(Some(sum)) if sum == sha256_hex(&bytes[bytes.len() - r.remaining()..]) => {}
-            Some(_) => {
-                return Err(bad(
-                    "its states and IRFs do not match the checksum in its header (the file was \
-                     changed or damaged after it was written)"
-                        .into(),
-                ))
-            }
-        }
+        let checksum_ok = match sum {
+            None => true,
+            Some(Some(sum)) => sum == sha256_hex(&bytes[bytes.len() - r.remaining()..]),
+            Some(None) => false,
+        };
         let h = &header;
         let range = u64::from(h.first_unit)..u64::from(h.first_unit) + u64::from(h.unit_count);
         if h.shards == 0
@@ -217,52 +224,25 @@ impl Shard {
                 h.shard, h.shards, h.units
             )));
         }
-        let m = h.coordinates as usize;
-        let mut chains = Vec::new();
-        for c in range {
-            let states = u64::from(r.u32().map_err(cut)?);
-            let rest_count = r.u32().map_err(cut)? as usize;
-            let mut rests = Vec::new();
-            for _ in 0..rest_count {
-                let j = r.u32().map_err(cut)?;
-                if u64::from(j) >= states {
-                    return Err(bad(format!("unit {c}: rest state {j} of {states}")));
+        // a file cut short is said to be so (its checksum cannot match either); any other
+        // fault of a file whose checksum does not match is the checksum's
+        let body_start = (bytes.len() - r.remaining()) as u64;
+        let chains =
+            match read_units(&mut r, range, h.coordinates as usize) {
+                Err(Fault::Short { at, need }) => {
+                    return Err(truncated(
+                        format!("at least {}", body_start + need),
+                        format!("it ends in unit {at}"),
+                    ))
                 }
-                rests.push(j);
-            }
-            let count = r.u32().map_err(cut)? as usize;
-            let mut orbits = Vec::new();
-            for _ in 0..count {
-                let o = Orbit {
-                    entry: r.u32().map_err(cut)?,
-                    start: r.u32().map_err(cut)?,
-                    end: r.u32().map_err(cut)?,
-                };
-                if o.start > o.end || u64::from(o.end) >= states {
-                    return Err(bad(format!(
-                        "unit {c}: the IRF of palette entry {} runs from state {} to {}, outside \
-                         the unit's {states} states or backwards",
-                        o.entry, o.start, o.end
-                    )));
-                }
-                orbits.push(o);
-            }
-            let floats = states
-                .checked_mul(m as u64)
-                .filter(|&f| f.saturating_mul(4) <= r.remaining() as u64)
-                .ok_or_else(|| bad(format!("unit {c}: fewer than {states} states")))?;
-            let data = r
-                .take(4 * floats as usize)
-                .map_err(cut)?
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            chains.push(Chain {
-                data,
-                orbits,
-                rests,
-            });
-        }
+                _ if !checksum_ok => return Err(bad(
+                    "its states and IRFs do not match the checksum in its header (the file was \
+                     changed or damaged after it was written): sample this shard again"
+                        .into(),
+                )),
+                Err(Fault::Bad(m)) => return Err(bad(m)),
+                Ok(chains) => chains,
+            };
         if r.remaining() != 0 {
             return Err(bad(format!("{} bytes after the last unit", r.remaining())));
         }
@@ -279,6 +259,106 @@ impl Shard {
     pub fn write(&self, path: &Path, force: bool) -> Result<usize, ReducedError> {
         super::write_file(path, &self.to_bytes()?, force)
     }
+}
+
+/// What differs between two shards' samplings, in words (`seed 1 and 7`); empty when they are
+/// of one sampling.
+fn sampling_differences(a: &ShardHeader, b: &ShardHeader) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut differ = |what: &str, x: String, y: String| {
+        if x != y {
+            out.push(format!("{what} {x} and {y}"));
+        }
+    };
+    let short = |s: &str| s.chars().take(12).collect::<String>() + "…";
+    differ(
+        "scene SHA-256",
+        short(&a.scene_sha256),
+        short(&b.scene_sha256),
+    );
+    differ("kestrel", a.kestrel.clone(), b.kestrel.clone());
+    differ(
+        "duration [s]",
+        a.duration.to_string(),
+        b.duration.to_string(),
+    );
+    differ("seed", a.seed.to_string(), b.seed.to_string());
+    differ("chains", a.chains.to_string(), b.chains.to_string());
+    differ("units", a.units.to_string(), b.units.to_string());
+    differ("shard count", a.shards.to_string(), b.shards.to_string());
+    differ(
+        "coordinates",
+        a.coordinates.to_string(),
+        b.coordinates.to_string(),
+    );
+    out
+}
+
+/// Why a shard's units could not be read.
+enum Fault {
+    /// The bytes end in unit `at`; `need`: the bytes the file needs at least.
+    Short {
+        at: u64,
+        need: u64,
+    },
+    Bad(String),
+}
+
+/// The units `range` of a shard body (3v = `m` coordinates a state), every index checked.
+fn read_units(r: &mut Reader, range: std::ops::Range<u64>, m: usize) -> Result<Vec<Chain>, Fault> {
+    let total = r.remaining() as u64;
+    let mut chains = Vec::new();
+    for c in range {
+        let read = |r: &Reader| total - r.remaining() as u64;
+        let short = |r: &Reader, more: u64| Fault::Short {
+            at: c,
+            need: read(r).saturating_add(more),
+        };
+        let word = |r: &mut Reader| r.u32().map_err(|_| short(r, 4));
+        let states = u64::from(word(r)?);
+        let rest_count = word(r)? as usize;
+        let mut rests = Vec::new();
+        for _ in 0..rest_count {
+            let j = word(r)?;
+            if u64::from(j) >= states {
+                return Err(Fault::Bad(format!("unit {c}: rest state {j} of {states}")));
+            }
+            rests.push(j);
+        }
+        let count = word(r)? as usize;
+        let mut orbits = Vec::new();
+        for _ in 0..count {
+            let o = Orbit {
+                entry: word(r)?,
+                start: word(r)?,
+                end: word(r)?,
+            };
+            if o.start > o.end || u64::from(o.end) >= states {
+                return Err(Fault::Bad(format!(
+                    "unit {c}: the IRF of palette entry {} runs from state {} to {}, outside \
+                     the unit's {states} states or backwards",
+                    o.entry, o.start, o.end
+                )));
+            }
+            orbits.push(o);
+        }
+        let bytes = states.saturating_mul(m as u64).saturating_mul(4);
+        if bytes > r.remaining() as u64 {
+            return Err(short(r, bytes));
+        }
+        let data = r
+            .take(bytes as usize)
+            .map_err(|_| short(r, bytes))?
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        chains.push(Chain {
+            data,
+            orbits,
+            rests,
+        });
+    }
+    Ok(chains)
 }
 
 /// Merges the shards of one sampling of `scene` (SHA-256 `scene_sha256`) into its model:
@@ -303,35 +383,32 @@ pub fn merge_reporting(
 ) -> Result<(ReducedModel, PrecomputeStats), ReducedError> {
     let invalid = |m: String| Err(ReducedError::Invalid(m));
     let Some((first_path, first)) = shards.first() else {
-        return invalid("no shards to merge".into());
+        return invalid("no shards to merge: give every shard file of one sampling".into());
     };
     let h0 = first.header.clone();
     let first_path = first_path.clone();
-    let same = |h: &ShardHeader| {
-        h.kestrel == h0.kestrel
-            && h.scene_sha256 == h0.scene_sha256
-            && h.duration == h0.duration
-            && h.seed == h0.seed
-            && h.chains == h0.chains
-            && h.units == h0.units
-            && h.shards == h0.shards
-            && h.coordinates == h0.coordinates
-    };
     for (p, s) in &shards {
-        if !same(&s.header) {
+        let differ = sampling_differences(&h0, &s.header);
+        if !differ.is_empty() {
             return invalid(format!(
-                "{} and {} are shards of different samplings (scene, kestrel version, duration, seed, chains or shard count differ)",
+                "{} and {} are shards of different samplings ({}): merge only the shards of \
+                 one `kestrel precompute SCENE --shard K/N` sampling (same scene, kestrel, \
+                 duration, seed, chains and N)",
                 first_path.display(),
-                p.display()
+                p.display(),
+                differ.join("; ")
             ));
         }
     }
     if h0.scene_sha256 != scene_sha256 {
         return invalid(format!(
-            "{} was sampled from another version of {} (SHA-256 {} against {scene_sha256})",
+            "{} was sampled from another version of the scene {} (its SHA-256 is now {}…, the \
+             shards recorded {}…): merge with the scene file they were sampled from (--scene \
+             FILE), or sample every shard again from this one",
             first_path.display(),
             h0.scene,
-            h0.scene_sha256
+            scene_sha256.chars().take(12).collect::<String>(),
+            h0.scene_sha256.chars().take(12).collect::<String>()
         ));
     }
     let sampling = PrecomputeOptions {
@@ -343,20 +420,26 @@ pub fn merge_reporting(
     let p = plan(scene, &sampling)?;
     if p.units.len() != h0.units as usize || 3 * scene.world.len() != h0.coordinates as usize {
         return invalid(format!(
-            "{}: its units do not match the sampling of {}",
+            "{}: {} units of {} coordinates, where the scene {} samples {} units of {}: the \
+             shards were sampled from another scene or kestrel (merge with their own scene, \
+             --scene FILE, or sample them again)",
             first_path.display(),
-            h0.scene
+            h0.units,
+            h0.coordinates,
+            h0.scene,
+            p.units.len(),
+            3 * scene.world.len()
         ));
     }
     shards.sort_by_key(|(_, s)| s.header.shard);
     for w in shards.windows(2) {
         if w[0].1.header.shard == w[1].1.header.shard {
             return invalid(format!(
-                "shard {}/{} given twice ({} and {})",
-                w[0].1.header.shard,
-                h0.shards,
+                "{} and {} are both shard {}/{}: give each shard once",
                 w[0].0.display(),
-                w[1].0.display()
+                w[1].0.display(),
+                w[0].1.header.shard,
+                h0.shards
             ));
         }
     }
@@ -366,8 +449,18 @@ pub fn merge_reporting(
         .collect();
     if !missing.is_empty() {
         return invalid(format!(
-            "incomplete set of shards: {} missing",
-            missing.join(", ")
+            "incomplete set of shards: shard {} missing (the sampling of {} has {} shards; \
+             sample each missing K with `kestrel precompute {} --shard K/{} --seed {} \
+             --duration {} --chains {} --out PART` and merge all {} together)",
+            missing.join(", "),
+            h0.scene,
+            h0.shards,
+            h0.scene,
+            h0.shards,
+            h0.seed,
+            h0.duration,
+            h0.chains,
+            h0.shards
         ));
     }
     let mut chains = Vec::with_capacity(h0.units as usize);
@@ -376,12 +469,15 @@ pub fn merge_reporting(
         let range = unit_range(s.header.shard, h0.shards, h0.units);
         if s.header.first_unit as usize != range.start || s.chains.len() != range.len() {
             return invalid(format!(
-                "{}: units {}..{} where shard {}/{} holds {range:?}",
+                "{}: holds units {}..{} where shard {}/{} holds units {}..{}: the file is \
+                 damaged or was not written by this kestrel (sample this shard again)",
                 path.display(),
                 s.header.first_unit,
                 s.header.first_unit as usize + s.chains.len(),
                 s.header.shard,
-                h0.shards
+                h0.shards,
+                range.start,
+                range.end
             ));
         }
         let entries = scene.reduced.as_ref().map_or(0, |r| r.palette.len());
@@ -392,7 +488,9 @@ pub fn merge_reporting(
             .find(|o| o.entry as usize >= entries)
         {
             return invalid(format!(
-                "{}: IRF of palette entry {} among {entries}",
+                "{}: holds an IRF of palette entry {} (counted from 0), but the scene's \
+                 palette has {entries} entries: it was sampled from another palette (merge \
+                 with its own scene, --scene FILE, or sample it again)",
                 path.display(),
                 o.entry
             ));

@@ -192,6 +192,20 @@ pub enum KesError {
         si: f64,
     },
     #[error(
+        "{file}:{line}:{column}: `{text}` in column {column} (`{header}`) is beyond any \
+         {bound} in magnitude — check the column's unit"
+    )]
+    BeyondInstrument {
+        file: String,
+        line: usize,
+        column: usize,
+        text: String,
+        header: String,
+        /// What the column holds and its bound in the column's unit and in SI (`force per
+        /// width a fabric test gives: expected at most 1.02e6 gf/cm = 1e6 N/m`).
+        bound: String,
+    },
+    #[error(
         "{file}:{line}:{column}: `{text}` in column {column} (`{header}`) — a thickness is \
          positive"
     )]

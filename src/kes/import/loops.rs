@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use super::table::{looks_numeric, number, read_file, record_text, Table};
 use super::{KesError, MIN_SAMPLES};
-use crate::kes::units::{loop_unit, loop_units_list, split_header};
+use crate::kes::units::{four_digits, loop_bound, loop_unit, loop_units_list, split_header};
 use crate::kes::{Curve, Direction, KesTest};
 
 /// A column of a delimited file: its 1-based index or its header text (`Position [mm]`,
@@ -236,8 +236,26 @@ pub fn parse_loop(text: &str, file: &str, spec: &LoopSpec) -> Result<Curve, KesE
                 continue;
             }
         }
-        x.push(cell(xi)? * sx);
-        y.push(cell(yi)? * sy);
+        let (xv, yv) = (cell(xi)? * sx, cell(yi)? * sy);
+        for (v, i, si) in [(xv, xi, x_si), (yv, yi, y_si)] {
+            let (max, what) = loop_bound(si);
+            // also a value that overflows in SI (1e308 kN)
+            if !v.is_finite() || v.abs() > max {
+                return Err(KesError::BeyondInstrument {
+                    file: file.to_string(),
+                    line: *line,
+                    column: i + 1,
+                    text: super::table::shorten(&record[i]),
+                    header: header[i].to_string(),
+                    bound: format!(
+                        "{what} a fabric test gives: expected at most {} {si}",
+                        four_digits(max)
+                    ),
+                });
+            }
+        }
+        x.push(xv);
+        y.push(yv);
     }
     if x.len() < MIN_SAMPLES {
         return Err(KesError::TooFewSamples {
