@@ -70,6 +70,13 @@ fn negative_values(cmd: clap::Command) -> clap::Command {
 }
 
 fn main() -> ExitCode {
+    // A reader that closes stdout early (`kestrel values … | head`) ends the process as it
+    // ends `cat`: Rust ignores SIGPIPE, and `println!` then panics on the broken pipe.
+    #[cfg(unix)]
+    // SAFETY: before any thread; SIG_DFL is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // Before any thread: Mesa's "XDG_RUNTIME_DIR is invalid" stays off the terminal.
     #[cfg(feature = "render")]
     let _runtime_dir = kestrel::render::RuntimeDir::ensure();

@@ -439,3 +439,29 @@ fn a_render_whose_video_fails_leaves_no_frames_and_no_video() {
     left.retain(|f| !f.starts_with("bin-"));
     assert_eq!(left, ["frames", "v.mp4"]);
 }
+
+/// A reader that closes kestrel's stdout before it prints (`kestrel values … | head`) ends it
+/// as it ends `cat` (SIGPIPE), not with a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_command_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let curve = kes_data().join("wool-suiting/tensile_warp.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(["values", &curve.to_string_lossy()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the kestrel binary runs");
+    // the read end closed before the first line is written
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("kestrel ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        out.status.success() || out.status.signal() == Some(13),
+        "{:?}: {err}",
+        out.status
+    );
+}
