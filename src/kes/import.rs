@@ -4,6 +4,7 @@
 mod error;
 mod loops;
 mod table;
+pub(crate) use table::parse_decimal;
 
 use std::path::{Path, PathBuf};
 
