@@ -233,3 +233,110 @@ fn a_width_with_too_few_samples_in_its_window_says_so() {
     );
     assert!(!why.contains("no loading and return branch"), "{why}");
 }
+
+#[test]
+fn valid_units_and_case_variants_are_read_as_their_si_values() {
+    // (header, x, y) → (x, y) in SI: each unit's definition
+    let cases: &[(&str, &str, f64, f64)] = &[
+        ("tensile", "strain [percent],force [cN/cm]", 0.01, 1.0),
+        ("tensile", "STRAIN [%],FORCE [GF/CM]", 0.01, 0.980665),
+        ("tensile", "strain [%],force [N/cm]", 0.01, 100.0),
+        ("tensile", "strain [%],force [kgf/m]", 0.01, 9.80665),
+        (
+            "shear",
+            "angle [DEG],force [gf/cm]",
+            std::f64::consts::PI / 180.0,
+            0.980665,
+        ),
+        (
+            "bending",
+            "curvature [1/CM],moment [gf.cm/cm]",
+            100.0,
+            9.80665e-3,
+        ),
+        (
+            "bending",
+            "curvature [1/mm],moment [gf cm/cm]",
+            1000.0,
+            9.80665e-3,
+        ),
+        ("bending", "curvature [1/cm],moment [cN*cm/cm]", 100.0, 0.01),
+        ("bending", "curvature [1/cm],moment [cN·cm/cm]", 100.0, 0.01),
+        (
+            "compression",
+            "thickness [micron],pressure [cN/cm2]",
+            1e-6,
+            100.0,
+        ),
+        ("roughness", "position [cm],height [µm]", 0.01, 1e-6),
+        ("roughness", "position [cm],height [micron]", 0.01, 1e-6),
+    ];
+    for &(test, header, fx, fy) in cases {
+        let direction = if test == "compression" {
+            ""
+        } else {
+            "# direction: warp\n"
+        };
+        let c = curve(&format!(
+            "# test: {test}\n{direction}# weight [gsm]: 200\n{header}\n3,1\n2,2\n1,3\n"
+        ));
+        for (i, (x, y)) in [(3.0, 1.0), (2.0, 2.0), (1.0, 3.0)].into_iter().enumerate() {
+            assert!(
+                (c.x[i] - x * fx).abs() <= 1e-12 * (x * fx),
+                "{header}: {:?}",
+                c.x
+            );
+            assert!(
+                (c.y[i] - y * fy).abs() <= 1e-12 * (y * fy),
+                "{header}: {:?}",
+                c.y
+            );
+        }
+        assert!((c.weight().unwrap() - 0.2).abs() < 1e-12, "{header}");
+    }
+    // case that changes the meaning is refused: MN (meganewton), MM (megametre)
+    for header in [
+        "strain [%],force [MN/m]",
+        "thickness [MM],pressure [gf/cm2]",
+    ] {
+        let test = if header.starts_with("strain") {
+            "tensile\n# direction: warp"
+        } else {
+            "compression"
+        };
+        let text = format!("# test: {test}\n{header}\n3,1\n2,2\n1,3\n");
+        let e = parse_kes(&text, "p.csv", CurveOverrides::default()).unwrap_err();
+        assert!(e.to_string().contains("unknown unit"), "{e}");
+    }
+}
+
+#[test]
+fn a_time_column_or_second_channel_after_x_and_y_is_skipped() {
+    let plain =
+        curve("# test: shear\n# direction: warp\nangle [deg],force [gf/cm]\n0,0\n8,1\n-8,-1\n");
+    let extra = curve(
+        "# test: shear\n# direction: warp\nangle [deg],force [gf/cm],force2 [gf/cm],time [s]\n\
+         0,0,5,0\n8,1,6,1\n-8,-1,7,2\n",
+    );
+    assert_eq!((&extra.x, &extra.y), (&plain.x, &plain.y));
+    assert_eq!(extra.metadata["skipped columns"], "force2 [gf/cm]");
+    // the time column after the skipped one is still checked
+    let e = parse_kes(
+        "# test: shear\n# direction: warp\nangle [deg],force [gf/cm],force2 [gf/cm],time [s]\n\
+         0,0,5,2\n8,1,6,1\n-8,-1,7,3\n",
+        "p.csv",
+        CurveOverrides::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("p.csv:5:4"), "{e}");
+    // an unknown column before x and y is still refused
+    let e = parse_kes(
+        "# test: shear\n# direction: warp\nforce2 [gf/cm],angle [deg],force [gf/cm]\n0,0,0\n1,8,1\n2,-8,-1\n",
+        "p.csv",
+        CurveOverrides::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("unknown column `force2 [gf/cm]`"), "{e}");
+}

@@ -69,8 +69,8 @@ fn max_force(
             Ok(fm)
         }
         Some(Err(line)) => Err(format!(
-            "the metadata line {line} is not a positive force in gf/cm or N/m, and LT needs \
-             F_m"
+            "the metadata line {line} is not a positive force in {}, and LT needs F_m",
+            KesQuantity::Force.expected_units()
         )),
         None if (largest - nominal).abs() <= FM_TOLERANCE * nominal => Ok(nominal),
         None if largest > 0.0 => {
