@@ -340,3 +340,29 @@ fn a_time_column_or_second_channel_after_x_and_y_is_skipped() {
     .to_string();
     assert!(e.contains("unknown column `force2 [gf/cm]`"), "{e}");
 }
+
+#[test]
+fn a_strain_unit_that_looks_wrong_is_noted_not_refused() {
+    let note = |r: &KesReading| {
+        r.notes
+            .iter()
+            .find(|n| n.contains("header must say"))
+            .cloned()
+    };
+    // fractions under `[%]`: EMT 0.065 % at 500 gf/cm
+    let r = read(&tensile("", 500.0, 0.065, false));
+    assert!(close(r.values.emt, 0.065, 1e-12), "{r:?}");
+    assert!(
+        note(&r).is_some_and(|n| n.contains("`strain [-]`")),
+        "{r:?}"
+    );
+    // percent numbers under `[-]`: 0.65 read as 65 %
+    let r = read(&tensile("", 500.0, 65.0, false));
+    assert!(
+        note(&r).is_some_and(|n| n.contains("`strain [%]`")),
+        "{r:?}"
+    );
+    // a woven EMT, or a small force: no note
+    assert_eq!(note(&read(&tensile("", 500.0, 6.5, false))), None);
+    assert_eq!(note(&read(&tensile("", 50.0, 0.065, false))), None);
+}

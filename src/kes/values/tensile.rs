@@ -91,6 +91,35 @@ fn max_force(
     }
 }
 
+/// A woven fabric's EMT under a tensile force of [`UNIT_CHECK_FORCE`] gf/cm or more lies within
+/// these bounds [%]; outside, the strain column's unit may be the wrong one (fractions under
+/// `[%]`, percent numbers under `[-]`).
+pub const WOVEN_EMT_RANGE: (f64, f64) = (1.0, 30.0);
+
+/// The force [gf/cm] from which an EMT outside [`WOVEN_EMT_RANGE`] is noted.
+pub const UNIT_CHECK_FORCE: f64 = 100.0;
+
+/// A note (never a refusal: a stiff technical fabric or a knit may be there) when EMT is
+/// outside the woven range under a force of hundreds of gf/cm.
+fn strain_unit_note(emt: f64, largest: f64, reading: &mut KesReading) {
+    let (lo, hi) = WOVEN_EMT_RANGE;
+    if largest < UNIT_CHECK_FORCE || (lo..=hi).contains(&emt) {
+        return;
+    }
+    let hint = if emt < lo {
+        "if the strain column holds fractions (0.065 for 6.5 %), its header must say \
+         `strain [-]`"
+    } else {
+        "if the strain column holds percent numbers (0.65 for 0.65 %), its header must say \
+         `strain [%]`"
+    };
+    reading.notes.push(format!(
+        "EMT = {} % at {} gf/cm: woven fabrics usually reach {lo}..{hi} % at such forces; {hint}",
+        short(emt),
+        short(largest)
+    ));
+}
+
 /// EMT, WT, LT, RT of a tensile path (strain in %, force in gf/cm).
 pub(super) fn tensile(
     path: &KesPath,
@@ -115,6 +144,11 @@ pub(super) fn tensile(
     let emt = x[loading.end];
     let wt = trapezoid(x, y, loading) / 100.0;
     reading.values.emt = Some(emt);
+    let largest = loading
+        .range()
+        .map(|i| y[i])
+        .fold(f64::NEG_INFINITY, f64::max);
+    strain_unit_note(emt, largest, reading);
     let returned = bs.get(1).map(|b| -trapezoid(x, y, b) / 100.0);
     // the return branch above the loading one gives back more energy than loading took: a
     // path run backwards (rows in reverse order), never a measured one
@@ -130,10 +164,6 @@ pub(super) fn tensile(
         return;
     }
     reading.values.wt = Some(wt);
-    let largest = loading
-        .range()
-        .map(|i| y[i])
-        .fold(f64::NEG_INFINITY, f64::max);
     match max_force(metadata, largest, rules.tensile_max_force, reading) {
         Ok(_) if emt <= 0.0 => reading.missing(
             "LT",
