@@ -129,6 +129,32 @@ fn compression(reverse: bool) -> String {
 }
 
 #[test]
+fn compression_that_turns_far_above_p_m_gives_no_rc() {
+    // compression p = 100(1.2 − T) on to 0.4 mm (80 gf/cm²), recovery straight to 1.0 mm:
+    // T0, TM (at 50 gf/cm²), WC as for the standard curve; RC would be a recovery from 80
+    let mut rows: Vec<(f64, f64)> = (0..=160)
+        .map(|i| {
+            let t = 1.2 - 0.005 * i as f64;
+            (t, 100.0 * (1.2 - t))
+        })
+        .collect();
+    rows.extend((1..=120).map(|i| {
+        let t = 0.4 + 0.005 * i as f64;
+        (t, 80.0 * (1.0 - t) / 0.6)
+    }));
+    let body: String = rows.iter().map(|(t, p)| format!("{t},{p}\n")).collect();
+    let r = read(&format!(
+        "# test: compression\nthickness [mm],pressure [gf/cm2]\n{body}"
+    ));
+    let wc = 100.0 * (0.25 - 0.005 * 0.005) / 2.0 / 10.0;
+    assert!(close(r.values.t0, 1.195, 1e-9), "{r:?}");
+    assert!(close(r.values.tm, 0.7, 1e-9), "{r:?}");
+    assert!(close(r.values.wc, wc, 1e-9), "{r:?}");
+    assert_eq!(r.values.rc, None, "{r:?}");
+    assert!(reason(&r, "RC").contains("turns at 80 gf/cm2"), "{r:?}");
+}
+
+#[test]
 fn compression_rows_in_reverse_order_leave_rc_and_the_rest_unavailable() {
     // forward: T0 = 1.195 mm, TM = 0.7 mm, WC = 100(0.5² − 0.005²)/2/10,
     // returned = 50·0.3/2/10 = 0.75

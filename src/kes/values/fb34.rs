@@ -168,7 +168,18 @@ pub(super) fn compression(path: &KesPath, rules: &ReadingRules, reading: &mut Ke
     if pm > 0.0 {
         reading.values.lc = Some(wc / (pm * (t0 - tm) / 10.0 / 2.0));
     }
+    let over = pm * (1.0 + super::FM_TOLERANCE);
     match returned {
+        // RC is the recovery from P_m: a recovery from far above it is another branch
+        Some(_) if p_max > over => reading.missing(
+            "RC",
+            format!(
+                "the curve turns at {} gf/cm2, more than {} % above P_m = {pm} gf/cm2: its \
+                 recovery starts there, and RC is the recovery from P_m",
+                super::short(p_max),
+                100.0 * super::FM_TOLERANCE
+            ),
+        ),
         Some(returned) if wc > 0.0 => reading.values.rc = Some(100.0 * returned / wc),
         Some(_) => reading.missing("RC", format!("WC = {} is not positive", number(wc))),
         None => reading.missing(

@@ -105,7 +105,7 @@ impl fmt::Display for ReadingRules {
             f,
             "compression: T0 at {} gf/cm2, TM at P_m = {} gf/cm2 (or the turn, within {} %); \
              WC = int P dT on compression, TM..T0 (T in cm); LC = WC / (P_m (T0-TM)/2); \
-             RC = 100 int P dT on recovery / WC (above 100 %: unavailable); EMC = 100 (T0-TM)/T0",
+             RC = 100 int P dT on recovery / WC (none above 100 % or for a turn 5 % above P_m); EMC = 100 (T0-TM)/T0",
             self.compression_t0_pressure,
             self.compression_max_pressure,
             100.0 * PM_SHORTFALL
