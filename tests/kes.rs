@@ -158,7 +158,7 @@ fn no_header() {
 fn unknown_or_missing_unit() {
     assert_eq!(
         error(&format!("{TENSILE}strain [%],force [kgf]\n0,0\n1,1\n2,2\n")),
-        "t.csv:4:2: unknown unit `kgf` in column 2 header `force [kgf]` — expected gf/cm or N/m"
+        "t.csv:4:2: unknown unit `kgf` in column 2 header `force [kgf]` — expected gf/cm, N/m, cN/cm, N/cm or kgf/m"
     );
     assert_eq!(
         error(&format!("{TENSILE}strain,force [gf/cm]\n0,0\n1,1\n2,2\n")),
@@ -166,7 +166,7 @@ fn unknown_or_missing_unit() {
          unit % or -"
     );
     assert!(error(&format!("{TENSILE}stress [%],force [gf/cm]\n0,0\n"))
-        .contains("t.csv:4:1: unknown column `stress [%]` for a tensile curve — expected `strain [% or -]` (or `elongation [mm]` with a gauge length) and `force [gf/cm or N/m]`"));
+        .contains("t.csv:4:1: unknown column `stress [%]` for a tensile curve — expected `strain [% or -]` (or `elongation [mm]` with a gauge length) and `force [gf/cm, N/m, cN/cm, N/cm or kgf/m]`"));
     assert!(error(&format!("{TENSILE}strain [%]\n0\n"))
         .contains("t.csv:4: no `force` column for a tensile curve — the header has strain [%]"));
 }

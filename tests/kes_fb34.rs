@@ -293,7 +293,7 @@ fn bad_compression_and_surface_files_name_line_column_and_units() {
     assert_eq!(
         e,
         "t.csv:2:2: unknown unit `psi` in column 2 header `pressure [psi]` — expected gf/cm2, \
-         Pa, kPa or N/m2"
+         Pa, kPa, N/m2 or cN/cm2"
     );
     let e = parse("# test: friction\n# direction: weft\nposition [cm],force [gf/cm]\n0,0\n")
         .unwrap_err();

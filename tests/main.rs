@@ -7,6 +7,7 @@ mod fit;
 mod friction;
 mod kes;
 mod kes_fb34;
+mod kes_protocols;
 mod material;
 mod plot;
 mod probe;

@@ -4,6 +4,7 @@
 mod error;
 mod loops;
 mod table;
+pub(crate) use table::parse_decimal;
 
 use std::path::{Path, PathBuf};
 
@@ -182,19 +183,27 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         }
     };
     let mut columns: Vec<(KesQuantity, f64)> = Vec::with_capacity(header.len());
+    // the record position of each column read; columns after x and y that are none of the
+    // test's (a second force channel) are skipped, named in the metadata
+    let (mut at, mut skipped) = (Vec::with_capacity(header.len()), Vec::new());
     for (i, cell) in header.iter().enumerate() {
         let column = i + 1;
         let (name, unit) = split_header(cell);
-        let quantity = KesQuantity::from_column_name(&name)
-            .filter(allowed)
-            .ok_or_else(|| KesError::UnknownColumn {
+        let has = |q: KesQuantity| columns.iter().any(|(c, _)| role(*c) == q);
+        let Some(quantity) = KesQuantity::from_column_name(&name).filter(allowed) else {
+            if has(xq) && has(yq) {
+                skipped.push(cell.to_string());
+                continue;
+            }
+            return Err(KesError::UnknownColumn {
                 file: file.to_string(),
                 line: header_line,
                 column,
                 text: cell.to_string(),
                 test,
                 expected: expected_columns.clone(),
-            })?;
+            });
+        };
         if columns.iter().any(|(q, _)| role(*q) == role(quantity)) {
             return Err(KesError::DuplicateColumn {
                 file: file.to_string(),
@@ -223,6 +232,7 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
                 expected: quantity.expected_units(),
             })?;
         columns.push((quantity, factor));
+        at.push(i);
     }
     let found = header.iter().collect::<Vec<_>>().join(", ");
     let position = |q: KesQuantity| -> Result<usize, KesError> {
@@ -239,6 +249,9 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
     };
     let (xi, yi) = (position(xq)?, position(yq)?);
     let mut metadata = table.metadata.clone();
+    if !skipped.is_empty() {
+        metadata.insert("skipped columns".into(), skipped.join(", "));
+    }
     if columns[xi].0 == KesQuantity::Elongation {
         let gauge = gauge_length(&table, overrides.gauge_length)?.ok_or_else(|| {
             KesError::NoGaugeLength {
@@ -260,20 +273,21 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
     let time = columns.iter().position(|(q, _)| *q == KesQuantity::Time);
     let mut last_time = f64::NEG_INFINITY;
     for (line, record) in &records[1..] {
-        if record.len() != columns.len() {
+        if record.len() != header.len() {
             return Err(KesError::Ragged {
                 file: file.to_string(),
                 line: *line,
                 found: record.len(),
-                expected: columns.len(),
+                expected: header.len(),
                 text: record_text(record, table.delimiter),
-                hint: ragged_hint(table.delimiter, record.len(), columns.len()),
+                hint: ragged_hint(table.delimiter, record.len(), header.len()),
             });
         }
         let mut row = [0.0; 3];
-        for (i, cell) in record.iter().enumerate() {
+        for (k, &i) in at.iter().enumerate() {
+            let cell = &record[i];
             // finite as written, and still finite in SI units
-            let si = number(file, *line, i + 1, cell, &header_cells[i])? * columns[i].1;
+            let si = number(file, *line, i + 1, cell, &header_cells[i])? * columns[k].1;
             if !si.is_finite() {
                 return Err(KesError::OverflowsInSi {
                     file: file.to_string(),
@@ -284,7 +298,7 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
                     si,
                 });
             }
-            if let Some((max, unit, what)) = columns[i].0.bound().filter(|b| si.abs() > b.0) {
+            if let Some((max, unit, what)) = columns[k].0.bound().filter(|b| si.abs() > b.0) {
                 let column_unit = split_header(&header_cells[i]).1.unwrap_or_default();
                 return Err(KesError::BeyondInstrument {
                     file: file.to_string(),
@@ -299,14 +313,14 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
                         } else {
                             format!(
                                 "{} {column_unit} = {} {unit}",
-                                super::units::four_digits(max / columns[i].1),
+                                super::units::four_digits(max / columns[k].1),
                                 super::units::four_digits(max)
                             )
                         }
                     ),
                 });
             }
-            row[i] = si;
+            row[k] = si;
         }
         if columns[xi].0 == KesQuantity::Thickness && row[xi] <= 0.0 {
             return Err(KesError::NotPositive {
@@ -322,7 +336,7 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
                 return Err(KesError::TimeBack {
                     file: file.to_string(),
                     line: *line,
-                    column: t + 1,
+                    column: at[t] + 1,
                     now: row[t],
                     before: last_time,
                 });

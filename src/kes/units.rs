@@ -91,15 +91,26 @@ impl KesQuantity {
             KesQuantity::Strain => &[("%", 0.01), ("-", 1.0)],
             KesQuantity::Elongation => &[("mm", 1e-3), ("cm", 1e-2), ("m", 1.0)],
             KesQuantity::Angle => &[("deg", DEG_RAD), ("rad", 1.0)],
-            KesQuantity::Curvature => &[("1/cm", PER_CM_PER_M), ("1/m", 1.0)],
-            KesQuantity::Force => &[("gf/cm", GF_PER_CM_N_PER_M), ("N/m", 1.0)],
-            KesQuantity::Moment => &[("gf*cm/cm", GF_CM_PER_CM_N), ("N*m/m", 1.0)],
+            KesQuantity::Curvature => &[("1/cm", PER_CM_PER_M), ("1/m", 1.0), ("1/mm", 1e3)],
+            KesQuantity::Force => &[
+                ("gf/cm", GF_PER_CM_N_PER_M),
+                ("N/m", 1.0),
+                ("cN/cm", 1.0),
+                ("N/cm", 100.0),
+                ("kgf/m", 1e3 * GF_N),
+            ],
+            KesQuantity::Moment => &[
+                ("gf*cm/cm", GF_CM_PER_CM_N),
+                ("N*m/m", 1.0),
+                ("cN*cm/cm", 1e-2),
+            ],
             KesQuantity::Thickness => &[("mm", 1e-3), ("um", 1e-6), ("cm", 1e-2), ("m", 1.0)],
             KesQuantity::Pressure => &[
                 ("gf/cm2", GF_PER_CM2_PA),
                 ("Pa", 1.0),
                 ("kPa", 1e3),
                 ("N/m2", 1.0),
+                ("cN/cm2", 100.0),
             ],
             KesQuantity::Position => &[("cm", 1e-2), ("mm", 1e-3), ("m", 1.0)],
             KesQuantity::Mu => &[("-", 1.0)],
@@ -283,24 +294,47 @@ pub(crate) fn loop_units_list() -> String {
     names.join(", ")
 }
 
-/// Spelling variants to one form: `µ`/`μ` → `u`, `·`/`×` → `*`, `^-1` → `1/`, no spaces.
+/// Units whose case may be changed without changing their meaning (`GF/CM`, `DEG`): the
+/// only ones folded to lower case. `mN`/`MN`, `mm`/`Mm`, `Pa`/`PA`… are not.
+const CASE_FOLDED: &[&str] = &[
+    "gf/cm", "gf*cm/cm", "gf/cm2", "1/cm", "deg", "rad", "percent", "micron", "microns", "degree",
+    "degrees", "gsm",
+];
+
+/// Spelling variants to one form: `µ`/`μ` → `u`, `·`/`×`/`.` or a space between two names →
+/// `*`, `^-1` → `1/`, other spaces dropped, `percent` → `%`, `micron` → `um`, `gsm` →
+/// `g/m2`, and the units of `CASE_FOLDED` in any case.
 fn normalise_unit(unit: &str) -> String {
-    let u: String = unit
-        .trim()
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .map(|c| match c {
-            'µ' | 'μ' => 'u',
-            '·' | '×' | '⋅' => '*',
-            '²' => '2',
-            c => c,
+    let chars: Vec<char> = unit.trim().chars().collect();
+    let name = |c: Option<&char>| c.is_some_and(|c| c.is_alphabetic());
+    let u: String = chars
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &c)| match c {
+            'µ' | 'μ' => Some('u'),
+            '·' | '×' | '⋅' => Some('*'),
+            '²' => Some('2'),
+            // `gf.cm`, `gf cm`: a product of two names
+            '.' | ' ' if name(chars.get(i.wrapping_sub(1))) && name(chars.get(i + 1)) => Some('*'),
+            c if c.is_whitespace() => None,
+            c => Some(c),
         })
         .collect::<String>()
         .replace("^2", "2");
+    let lower = u.to_lowercase();
+    let u = if CASE_FOLDED.contains(&lower.as_str()) {
+        lower
+    } else {
+        u
+    };
     match u.as_str() {
         "cm^-1" | "cm-1" | "cm⁻¹" => "1/cm".into(),
         "m^-1" | "m-1" | "m⁻¹" => "1/m".into(),
+        "mm^-1" | "mm-1" | "mm⁻¹" => "1/mm".into(),
         "°" | "degree" | "degrees" => "deg".into(),
+        "percent" => "%".into(),
+        "micron" | "microns" => "um".into(),
+        "gsm" => "g/m2".into(),
         _ => u,
     }
 }
@@ -402,7 +436,10 @@ mod tests {
         assert_eq!(split_header("force"), ("force".into(), None));
         assert_eq!(KesQuantity::Moment.factor("gf·cm/cm"), Some(GF_CM_PER_CM_N));
         assert_eq!(loop_unit("µN"), Some((1e-6, "N")));
-        assert_eq!(KesQuantity::Force.expected_units(), "gf/cm or N/m");
+        assert_eq!(
+            KesQuantity::Force.expected_units(),
+            "gf/cm, N/m, cN/cm, N/cm or kgf/m"
+        );
         assert_eq!(KesQuantity::Force.factor("kgf"), None);
         assert_eq!(KesQuantity::Pressure.factor("gf/cm²"), Some(GF_PER_CM2_PA));
         assert_eq!(KesQuantity::Pressure.factor("gf/cm^2"), Some(GF_PER_CM2_PA));
@@ -410,5 +447,38 @@ mod tests {
         assert_eq!(KesQuantity::from_column_name("μ"), Some(KesQuantity::Mu));
         assert_eq!(weight_factor("g/m²"), Some(1e-3));
         assert_eq!(weight_factor("mg/cm2"), Some(1e-2));
+    }
+
+    #[test]
+    fn valid_spellings_are_read_and_case_folds_only_where_it_keeps_the_meaning() {
+        let force = |u| KesQuantity::Force.factor(u);
+        assert_eq!(force("GF/CM"), Some(GF_PER_CM_N_PER_M));
+        assert_eq!(force("cN/cm"), Some(1.0));
+        assert_eq!(force("N/cm"), Some(100.0));
+        assert_eq!(force("kgf/m"), Some(1e3 * GF_N));
+        assert_eq!(force("CN/CM"), None);
+        assert_eq!(KesQuantity::Angle.factor("DEG"), Some(DEG_RAD));
+        assert_eq!(KesQuantity::Curvature.factor("1/CM"), Some(PER_CM_PER_M));
+        assert_eq!(KesQuantity::Curvature.factor("1/mm"), Some(1e3));
+        assert_eq!(KesQuantity::Curvature.factor("mm^-1"), Some(1e3));
+        assert_eq!(KesQuantity::Strain.factor("percent"), Some(0.01));
+        let moment = |u| KesQuantity::Moment.factor(u);
+        for u in ["gf.cm/cm", "gf cm/cm", "GF*CM/CM", "gf·cm/cm"] {
+            assert_eq!(moment(u), Some(GF_CM_PER_CM_N), "{u}");
+        }
+        for u in ["cN*cm/cm", "cN·cm/cm", "cN.cm/cm", "cN cm/cm"] {
+            assert_eq!(moment(u), Some(1e-2), "{u}");
+        }
+        assert_eq!(KesQuantity::Pressure.factor("cN/cm2"), Some(100.0));
+        assert_eq!(KesQuantity::Pressure.factor("cN/cm²"), Some(100.0));
+        for u in ["micron", "microns", "µm", "μm", "Micron"] {
+            assert_eq!(KesQuantity::Height.factor(u), Some(1e-6), "{u}");
+            assert_eq!(KesQuantity::Thickness.factor(u), Some(1e-6), "{u}");
+        }
+        assert_eq!(weight_factor("gsm"), Some(1e-3));
+        // case that changes the meaning is never folded: MN is a meganewton, Mm a megametre
+        assert_eq!(loop_unit("MN"), None);
+        assert_eq!(KesQuantity::Thickness.factor("MM"), None);
+        assert_eq!(KesQuantity::Pressure.factor("PA"), None);
     }
 }

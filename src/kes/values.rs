@@ -4,19 +4,24 @@
 
 mod fb34;
 mod generic_loop;
+mod loops;
 mod rules;
+mod tensile;
 pub use fb34::PM_SHORTFALL;
 pub use generic_loop::{loop_values, LoopValues};
+pub use loops::TURN_MARGIN;
 pub(crate) use rules::KES_TENSILE_MAX_FORCE;
 pub use rules::{ReadingRules, REVERSAL_FRACTION};
+pub use tensile::FM_TOLERANCE;
 
 use std::fmt;
 
 use serde::Serialize;
 
 use super::path::{Branch, Path};
-use super::units::kes_scale;
+use super::units::{kes_scale, significant};
 use super::{Curve, KesTest, MG_PER_CM2_KG_PER_M2};
+use loops::{loop_test, LoopReading};
 
 /// The KES values of one curve, in Kawabata units; `None` where the test does not give it or
 /// the curve cannot (see `KesReading::unavailable`).
@@ -225,6 +230,16 @@ fn trapezoid(x: &[f64], y: &[f64], branch: &Branch) -> f64 {
         .sum()
 }
 
+/// A number in a message: four significant digits, no trailing zeros.
+fn short(v: f64) -> String {
+    let s = significant(v, 4);
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// A closed interval with a little slack for values converted SI → KES units.
 fn within(v: f64, lo: f64, hi: f64) -> bool {
     let slack = 1e-9 * lo.abs().max(hi.abs()).max(1.0);
@@ -244,61 +259,11 @@ fn samples_in<'a>(
         .filter(move |&(xi, _)| within(xi, lo, hi))
 }
 
-/// The value of branch `b` at `at`, from its least-squares line over `at ± half`, if the branch
-/// reaches `at`.
-fn branch_value_at(x: &[f64], y: &[f64], b: &Branch, at: f64, half: f64) -> Option<f64> {
-    let (lo, hi) = b
-        .range()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), i| {
-            (lo.min(x[i]), hi.max(x[i]))
-        });
-    if !within(at, lo, hi) {
-        return None;
-    }
-    line_fit(samples_in(x, y, b, at - half, at + half)).map(|(mx, my, s)| my + s * (at - mx))
-}
-
-/// Loop width at `at`: the first rising branch minus the first falling branch that reach it.
-fn width_at(x: &[f64], y: &[f64], bs: &[Branch], at: f64, half: f64) -> Option<f64> {
-    let first = |rising: bool| {
-        bs.iter()
-            .filter(|b| b.rising == rising)
-            .find_map(|b| branch_value_at(x, y, b, at, half))
-    };
-    Some(first(true)? - first(false)?)
-}
-
-/// Slopes of the first rising and first falling branch over [lo, hi] and over [−hi, −lo].
-fn slopes(x: &[f64], y: &[f64], bs: &[Branch], lo: f64, hi: f64) -> Vec<f64> {
-    let mut out = Vec::with_capacity(4);
-    for (a, b) in [(lo, hi), (-hi, -lo)] {
-        for rising in [true, false] {
-            if let Some(s) = bs
-                .iter()
-                .filter(|br| br.rising == rising)
-                .find_map(|br| line_fit(samples_in(x, y, br, a, b)).map(|(_, _, s)| s))
-            {
-                out.push(s);
-            }
-        }
-    }
-    out
-}
-
 /// A curve in KES units, split into its branches.
 struct KesPath {
     x: Vec<f64>,
     y: Vec<f64>,
     branches: Vec<Branch>,
-}
-
-/// How a loop test is read: the slope's name and range, the widths' names and positions,
-/// the half window of the local lines (KES units).
-struct LoopReading<const N: usize> {
-    slope: &'static str,
-    range: [f64; 2],
-    widths: [(&'static str, f64); N],
-    half: f64,
 }
 
 /// The KES values of a curve (measured or simulated) read by `rules`.
@@ -329,9 +294,10 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
     let path = KesPath { x, y, branches };
     reading.values.w = curve.weight().map(|w| w / MG_PER_CM2_KG_PER_M2);
     match curve.test {
-        KesTest::Tensile => tensile(&path, rules, &mut reading),
+        KesTest::Tensile => tensile::tensile(&path, &curve.metadata, rules, &mut reading),
         KesTest::Shear => {
             let spec = LoopReading {
+                unit: "deg",
                 slope: "G",
                 range: rules.shear_slope_range,
                 widths: [("2HG", rules.shear_2hg_at), ("2HG5", rules.shear_2hg5_at)],
@@ -342,6 +308,7 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
         }
         KesTest::Bending => {
             let spec = LoopReading {
+                unit: "1/cm",
                 slope: "B",
                 range: rules.bending_slope_range,
                 widths: [("2HB", rules.bending_2hb_at)],
@@ -356,117 +323,6 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
         KesTest::Loop => {}
     }
     reading
-}
-
-fn tensile(path: &KesPath, rules: &ReadingRules, reading: &mut KesReading) {
-    let (x, y, bs) = (&path.x, &path.y, &path.branches);
-    let Some(loading) = bs.first().filter(|b| b.rising) else {
-        let reason = if bs.iter().any(|b| b.rising) {
-            "the path starts by lowering the strain, where a tensile test starts by loading: \
-             are the rows in measurement order?"
-        } else {
-            "the strain never increases: no loading branch"
-        };
-        for v in ["EMT", "LT", "WT", "RT"] {
-            reading.missing(v, reason);
-        }
-        return;
-    };
-    // Strain in %, force in gf/cm: ∫F dε with ε as a fraction is in gf·cm/cm².
-    let emt = x[loading.end];
-    let wt = trapezoid(x, y, loading) / 100.0;
-    reading.values.emt = Some(emt);
-    reading.values.wt = Some(wt);
-    if emt > 0.0 && rules.tensile_max_force > 0.0 {
-        reading.values.lt = Some(wt / (rules.tensile_max_force * emt / 100.0 / 2.0));
-    } else {
-        reading.missing(
-            "LT",
-            format!(
-                "EMT = {} % is not positive",
-                crate::friction::short_number(emt)
-            ),
-        );
-    }
-    match bs.get(1) {
-        Some(unloading) if wt > 0.0 => {
-            let returned = -trapezoid(x, y, unloading) / 100.0;
-            reading.values.rt = Some(100.0 * returned / wt);
-        }
-        Some(_) => reading.missing(
-            "RT",
-            format!("WT = {} is not positive", crate::friction::short_number(wt)),
-        ),
-        None => reading.missing(
-            "RT",
-            "no reversal: the strain never returns from its maximum, and RT needs the \
-             unloading branch",
-        ),
-    }
-}
-
-/// Slope over the range on both sides (4 branch regressions averaged) and loop widths at ±a.
-fn loop_test<const N: usize>(
-    path: &KesPath,
-    spec: &LoopReading<N>,
-    reading: &mut KesReading,
-) -> (Option<f64>, [Option<f64>; N]) {
-    let (x, y, bs) = (&path.x, &path.y, &path.branches);
-    let [lo, hi] = spec.range;
-    let s = slopes(x, y, bs, lo, hi);
-    let slope = if s.is_empty() {
-        reading.missing(
-            spec.slope,
-            format!("no branch has two samples between {lo} and {hi} (or -{hi} and -{lo})"),
-        );
-        None
-    } else {
-        if s.len() < 4 {
-            reading.notes.push(format!(
-                "{} from {} of 4 branch regressions (the path does not cover \
-                 +/-{lo}..{hi} both ways)",
-                spec.slope,
-                s.len()
-            ));
-        }
-        Some(s.iter().sum::<f64>() / s.len() as f64)
-    };
-    let reversal = bs.len() > 1;
-    let mut out = [None; N];
-    for (k, &(name, at)) in spec.widths.iter().enumerate() {
-        let sides: Vec<f64> = [at, -at]
-            .into_iter()
-            .filter_map(|p| width_at(x, y, bs, p, spec.half))
-            .collect();
-        if sides.is_empty() {
-            let reason = if reversal {
-                format!("no loading and return branch both reach +/-{at}")
-            } else {
-                format!(
-                    "no reversal: the loop width at +/-{at} needs the return branch as well \
-                     as the loading one"
-                )
-            };
-            reading.missing(name, reason);
-        } else {
-            if sides.len() == 1 {
-                reading.notes.push(format!(
-                    "{name} from one side only (the path misses -{at} or +{at})"
-                ));
-            }
-            let width = sides.iter().sum::<f64>() / sides.len() as f64;
-            // the loading branch lies above the return one in a measured loop: a negative
-            // width is a path run backwards (rows in reverse order) or a sign flipped
-            if width < 0.0 {
-                reading.notes.push(format!(
-                    "{name} is negative: the return branch lies above the loading one (rows in \
-                     reverse order, or the force's sign flipped?)"
-                ));
-            }
-            out[k] = Some(width);
-        }
-    }
-    (slope, out)
 }
 
 /// The values of a curve read with the default rules, formatted for a person (three

@@ -145,16 +145,42 @@ pub(super) fn compression(path: &KesPath, rules: &ReadingRules, reading: &mut Ke
     }
     // thickness in mm, pressure in gf/cm²: ∫P dT with T in cm is in gf·cm/cm²
     let wc = integral(&clipped(x, y, comp, tm, t0)) / 10.0;
+    let returned = bs
+        .get(1)
+        .map(|recovery| integral(&clipped(x, y, recovery, tm, t0)) / 10.0);
+    // recovery above compression gives back more energy than compression took: a path run
+    // backwards (rows in reverse order), never a measured one; T0 was then read on recovery
+    if let Some(returned) = returned.filter(|r| wc > 0.0 && *r > wc) {
+        let reason = format!(
+            "the recovery branch lies above the compression one (it gives back {} % of the \
+             compression energy): rows in reverse order? T0, WC, LC, RC and EMC are read on \
+             the compression branch",
+            super::short(100.0 * returned / wc)
+        );
+        reading.values.t0 = None;
+        for v in ["T0", "WC", "LC", "RC", "EMC"] {
+            reading.missing(v, reason.clone());
+        }
+        return;
+    }
     reading.values.wc = Some(wc);
     reading.values.emc = Some(100.0 * (t0 - tm) / t0);
     if pm > 0.0 {
         reading.values.lc = Some(wc / (pm * (t0 - tm) / 10.0 / 2.0));
     }
-    match bs.get(1) {
-        Some(recovery) if wc > 0.0 => {
-            let returned = integral(&clipped(x, y, recovery, tm, t0)) / 10.0;
-            reading.values.rc = Some(100.0 * returned / wc);
-        }
+    let over = pm * (1.0 + super::FM_TOLERANCE);
+    match returned {
+        // RC is the recovery from P_m: a recovery from far above it is another branch
+        Some(_) if p_max > over => reading.missing(
+            "RC",
+            format!(
+                "the curve turns at {} gf/cm2, more than {} % above P_m = {pm} gf/cm2: its \
+                 recovery starts there, and RC is the recovery from P_m",
+                super::short(p_max),
+                100.0 * super::FM_TOLERANCE
+            ),
+        ),
+        Some(returned) if wc > 0.0 => reading.values.rc = Some(100.0 * returned / wc),
         Some(_) => reading.missing("RC", format!("WC = {} is not positive", number(wc))),
         None => reading.missing(
             "RC",

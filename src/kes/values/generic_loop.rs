@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use super::super::path::Path;
 use super::super::Curve;
-use super::{branch_value_at, ReadingRules};
+use super::loops::branch_value_at;
+use super::ReadingRules;
 
 /// What a generic loop shows: in the curve's SI units.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -47,7 +48,7 @@ pub fn loop_values(curve: &Curve, rules: &ReadingRules) -> LoopValues {
         let v: Vec<f64> = bs
             .iter()
             .filter(|b| b.rising == rising)
-            .filter_map(|b| branch_value_at(x, y, b, mid, half))
+            .filter_map(|b| branch_value_at(x, y, b, mid, half).ok())
             .collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
