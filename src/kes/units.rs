@@ -165,6 +165,11 @@ impl KesQuantity {
     /// The quantity of a column name (`strain`, `force`, …), case-insensitive.
     pub(crate) fn from_column_name(name: &str) -> Option<Self> {
         let name = name.trim().to_lowercase().replace(['μ', 'µ'], "mu");
+        // the names KES exports and lab sheets give the friction coefficient
+        let name = match name.as_str() {
+            "miu" | "friction coefficient" | "coefficient of friction" => "mu".to_string(),
+            _ => name,
+        };
         [
             KesQuantity::Time,
             KesQuantity::Strain,
@@ -480,5 +485,24 @@ mod tests {
         assert_eq!(loop_unit("MN"), None);
         assert_eq!(KesQuantity::Thickness.factor("MM"), None);
         assert_eq!(KesQuantity::Pressure.factor("PA"), None);
+    }
+
+    /// The friction coefficient's other names (KES exports write MIU) are its column.
+    #[test]
+    fn the_friction_coefficient_goes_by_its_other_names() {
+        for name in [
+            "mu",
+            "μ",
+            "MIU",
+            "Friction coefficient",
+            "coefficient of friction",
+        ] {
+            assert_eq!(
+                KesQuantity::from_column_name(name),
+                Some(KesQuantity::Mu),
+                "{name}"
+            );
+        }
+        assert_eq!(KesQuantity::from_column_name("miux"), None);
     }
 }
