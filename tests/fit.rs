@@ -1427,3 +1427,41 @@ fn the_95_percent_intervals_cover_the_true_law_at_any_number_of_samples() {
         );
     }
 }
+
+#[test]
+fn the_laws_values_are_read_along_the_measured_path_on_any_protocol() {
+    // shear at ±5° and bending at ±1.5 cm⁻¹ instead of the instrument's ±8° and ±2.5 cm⁻¹:
+    // the law driven along the file's own path gives the file's values (an exact fit gives
+    // no gap), and weighting the values does not pull the law off the truth
+    for (law, test) in known_laws(false, 0.2).into_iter().skip(1) {
+        let amplitude = match test {
+            KesTest::Shear => 5f64.to_radians(),
+            _ => 150.0,
+        };
+        let x = turning_path(amplitude, &[1.0, -1.0, 0.0], 250);
+        let mut curve = curve_of(&law, test, 8);
+        curve.y = law.drive(&x);
+        curve.x = x;
+        for weight in [0.0, 1.0] {
+            let options = FitOptions {
+                weight_values: weight,
+                ..FitOptions::default()
+            };
+            let fit = fit_curve(&curve, &options);
+            assert!(fit.is_fitted(), "{test}: {:?}", fit.status);
+            assert!(fit.nrmse < 1e-4, "{test} W {weight}: NRMSE {}", fit.nrmse);
+            let v = fit.values.as_ref().expect("values beside a KES fit");
+            for (name, m, _, gap) in v.rows() {
+                let gap = gap.unwrap_or(f64::NAN);
+                assert!(gap.abs() < 1e-3, "{test} W {weight} {name}: {m}, gap {gap}");
+            }
+            let k_true = match &law {
+                ConnectorLaw::Shear(l) => l.k_s,
+                ConnectorLaw::Bending(l) => l.k_b,
+                ConnectorLaw::Traction(l) => l.k_t,
+            };
+            let k = fit.value(Param::K).unwrap_or(f64::NAN);
+            assert!((k / k_true - 1.0).abs() < 1e-3, "{test} W {weight}: k {k}");
+        }
+    }
+}

@@ -101,6 +101,7 @@ fn value_targets(specimens: &[&Curve], options: &FitOptions) -> Option<ValueTarg
         names,
         measured,
         weight: options.weight_values,
+        specimens: specimens.iter().map(|&c| c.clone()).collect(),
     })
 }
 
