@@ -1465,3 +1465,36 @@ fn the_laws_values_are_read_along_the_measured_path_on_any_protocol() {
         }
     }
 }
+
+#[test]
+fn auto_says_when_a_dahl_law_with_alpha_free_would_fit_better() {
+    // auto fits the Dahl law with alpha = 1; on a curve of alpha = 2 it says that the law with
+    // alpha free fits better, and names it; on a curve of alpha = 1 it does not
+    for (alpha, better) in [(2.0, true), (1.0, false)] {
+        let law = ConnectorLaw::Shear(ShearLaw {
+            k_s: 20.0,
+            theta0: 0.0,
+            friction: FrictionLaw {
+                level: 0.15,
+                mu: 0.0,
+                shape: FrictionShape::Dahl {
+                    eps_f: 0.004,
+                    alpha,
+                },
+            },
+        });
+        let curve = curve_of(&law, KesTest::Shear, 800);
+        let fit = fit_curve(&curve, &FitOptions::default());
+        assert!(fit.is_fitted(), "{:?}", fit.status);
+        let selection = fit.selection.clone().unwrap_or_default();
+        if better {
+            assert!(fit.model.starts_with("dahl"), "{}", fit.model);
+            assert!(
+                selection.contains("alpha free fits better") && selection.contains("alpha = 2.000"),
+                "{selection}"
+            );
+        } else {
+            assert!(!selection.contains("fits better"), "{selection}");
+        }
+    }
+}

@@ -12,11 +12,14 @@ use super::report::{self, CurveFit, FitStatus, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
 
+mod alpha;
 mod bounds;
+mod checks;
 mod estimates;
 mod rounds;
 mod starts;
 use bounds::explain_bounds;
+use checks::{degenerate, overflow_reason};
 use estimates::{joint_estimate, model_estimate};
 use rounds::Leader;
 
@@ -30,49 +33,6 @@ struct Start {
 
 /// The label suffix of a tensile law whose toe spans the whole measured loading.
 const TOE_ONLY: &str = ", toe only";
-
-/// Why a curve cannot be fitted, if it cannot.
-fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> {
-    if curve.x.len() != curve.y.len() {
-        return Some("x and y have different lengths".into());
-    }
-    if curve.x.len() < 12 {
-        return Some(format!(
-            "too few samples: {} (at least 12 are needed)",
-            curve.x.len()
-        ));
-    }
-    if curve.x.iter().chain(&curve.y).any(|v| !v.is_finite()) {
-        return Some("the curve holds NaN or infinite values".into());
-    }
-    if ranges.y_range() <= 0.0 {
-        return Some("flat curve: the force does not change".into());
-    }
-    if ranges.x_range() <= 0.0 {
-        return Some("the path does not move: strain range is zero".into());
-    }
-    if !crate::kes::Path::new(&curve.x).reverses() {
-        return Some(
-            "no loop: the path never reverses, friction cannot be separated from the elastic part"
-                .into(),
-        );
-    }
-    None
-}
-
-/// Why a fit cannot start on curves whose values are finite but beyond the range of the
-/// fit's arithmetic (the initial slope or a bound overflows), with the ranges in SI.
-fn overflow_reason(ranges: &CurveRanges) -> String {
-    use crate::friction::short_number;
-    format!(
-        "the curve's values are beyond the range of the fit's arithmetic (forces {} to {}, \
-         path {} to {}, in SI): its starting law is not finite",
-        short_number(ranges.y_min),
-        short_number(ranges.y_max),
-        short_number(ranges.x_min),
-        short_number(ranges.x_max)
-    )
-}
 
 /// The ranges of every sample of every specimen together (the bounds of the coordinates).
 fn joint_ranges(specimens: &[&Curve]) -> CurveRanges {
@@ -531,8 +491,9 @@ pub fn fit_specimens_with_progress(
             } else {
                 "lowest AIC = n ln(RSS/n) + 2k".into()
             };
+            let alpha = alpha::alpha_note(specimens, options, progress, &b).unwrap_or_default();
             b.selection = Some(format!(
-                "{objective} (a tie within {AIC_TIE} goes to fewer free parameters, then to the first listed) among {}",
+                "{objective} (a tie within {AIC_TIE} goes to fewer free parameters, then to the first listed) among {}{alpha}",
                 summary.join(", ")
             ));
             b.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;
