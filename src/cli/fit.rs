@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long, default_value = "zero")]
     pub offset: OffsetMode,
     /// Weight W of the KES values in a joint objective NRMSE² + W²·g² (g: RMS relative gap of
-    /// the fitted law's KES values on the instrument's protocol to the measured ones); 0 fits
+    /// the fitted law's KES values along the measured path to the measured ones); 0 fits
     /// the curve alone (docs/fitting.md).
     #[arg(long, value_name = "W", default_value_t = 0.0, value_parser = parse_weight)]
     pub weight_values: f64,
@@ -318,7 +318,7 @@ fn not_fitted(fabric: &FabricFit) -> Vec<String> {
         .collect()
 }
 
-/// The KES values of the curve and of its fitted law on the instrument's protocol.
+/// The KES values of the curve and of its fitted law along the same measured path.
 fn print_values(v: &ValuesSideBySide) {
     println!("    KES value   measured     fitted      gap");
     for (name, m, f, gap) in v.rows() {

@@ -209,8 +209,8 @@ fn law_for(params: &FabricParams, curve: &Curve, path: &Path) -> Option<FittedLa
     law
 }
 
-/// The law's KES values on the instrument's protocol beside the curve's: `law: EMT 3.21
-/// (+0.3 %), …`, or why the law cannot run the protocol.
+/// The law's KES values along the curve's measured path beside the curve's: `law: EMT 3.21
+/// (+0.3 %), …`, or why there are none.
 fn fitted_values_line(curve: &Curve, fitted: &FittedLaw) -> String {
     let v = ValuesSideBySide::of(curve, fitted);
     if let Some(note) = v.note {

@@ -98,8 +98,15 @@ fn window_mean(branch: &[(f64, f64)], lo: f64, hi: f64) -> Option<f64> {
 /// Tensile: from the loading branch L and the unloading branch U (far from the reversal),
 /// F_el = (L + U)/2 and the half-width (L − U)/2 = F_c0 + μ F_el; then the toe and line
 /// fitted to F_el = (L − F_c0)/(1 + μ) on the loading branch, ε₁ by a grid search with
-/// F₁ kept in the toe bound.
-fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power: bool) {
+/// F₁ kept in the toe bound; the grid's ε₁ = x_max·j/40 for j in `window`.
+fn tensile_estimate(
+    p: &mut P,
+    x: &[f64],
+    y: &[f64],
+    ranges: &CurveRanges,
+    power: bool,
+    window: EpsOneWindow,
+) {
     let x_max = ranges.x_max.max(1e-12);
     let top = x
         .iter()
@@ -167,8 +174,8 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power
                                                        // ln of the binned strains, for the power toe (bx / e)^n = exp(n (ln bx − ln e))
     let ln_bx: Vec<f64> = target.iter().map(|&(bx, _)| bx.max(1e-300).ln()).collect();
     let mut h = vec![0.0; target.len()];
-    for j in 1..=40 {
-        let e = x_max * j as f64 / 40.0;
+    for j in window.0.max(1)..=window.1.min(EPS1_GRID) {
+        let e = x_max * j as f64 / EPS1_GRID as f64;
         let ln_e = e.ln();
         // F_el = k g1 + F g2 with F = k e (1 + φ)/2: for each φ on a grid the model is k·h
         let phis: &[f64] = if power {
@@ -240,6 +247,14 @@ fn tensile_estimate(p: &mut P, x: &[f64], y: &[f64], ranges: &CurveRanges, power
     p[idx::OFFSET] = 0.0;
 }
 
+/// The steps of the grid over ε₁ of the tensile estimate: ε₁ = x_max·j/40, j = 1..=40.
+pub(crate) const EPS1_GRID: usize = 40;
+
+/// The steps j (inclusive) of the ε₁ grid an estimate of the toe and line searches:
+/// ε₁ = x_max·j/[`EPS1_GRID`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EpsOneWindow(pub usize, pub usize);
+
 /// Initial physical parameters for `kind` on the curve (x, y).
 pub(crate) fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
     with_friction_length(kind, elastic_estimate(kind.elastic, x, y), x, y)
@@ -248,6 +263,17 @@ pub(crate) fn initial_estimate(kind: LawKind, x: &[f64], y: &[f64]) -> P {
 /// The part of the initial estimate every friction shape shares: the elastic parameters, the
 /// saturated friction's level and μ, the offset, and the shapes' default α, η, f₂/f₁.
 pub(crate) fn elastic_estimate(elastic: ElasticKind, x: &[f64], y: &[f64]) -> P {
+    elastic_estimate_within(elastic, x, y, EpsOneWindow(1, EPS1_GRID))
+}
+
+/// [`elastic_estimate`] with the tensile toe's end ε₁ searched in `window` only (a start of
+/// the toe/line split other than the curve's best grid point).
+pub(crate) fn elastic_estimate_within(
+    elastic: ElasticKind,
+    x: &[f64],
+    y: &[f64],
+    window: EpsOneWindow,
+) -> P {
     let ranges = CurveRanges::of(x, y);
     let path = Path::new(x);
     let v: Vec<f64> = path
@@ -286,9 +312,14 @@ pub(crate) fn elastic_estimate(elastic: ElasticKind, x: &[f64], y: &[f64]) -> P 
                 p[idx::OFFSET] = c[3];
             }
         }
-        ElasticKind::ToeLine | ElasticKind::PowerToeLine => {
-            tensile_estimate(&mut p, x, y, &ranges, elastic == ElasticKind::PowerToeLine)
-        }
+        ElasticKind::ToeLine | ElasticKind::PowerToeLine => tensile_estimate(
+            &mut p,
+            x,
+            y,
+            &ranges,
+            elastic == ElasticKind::PowerToeLine,
+            window,
+        ),
     }
     p
 }

@@ -14,13 +14,13 @@ use super::report::law_of;
 pub use super::termination::Termination;
 
 mod compressed;
-use crate::kes::protocol::fitted_values;
-use crate::kes::KesTest;
+use crate::kes::{Curve, KesTest};
 use crate::params::FittedLaw;
 use compressed::Compressed;
 
 /// The measured KES values a value-weighted fit (`--weight-values W`) pulls the law toward:
-/// the law driven through the instrument's protocol gives values v, each adds a residual row
+/// the law driven along each specimen's measured path and read as the measured curve is
+/// (`report::law_values_along`) gives values v, each adds a residual row
 /// W·sqrt(N/m)·(v/v_measured − 1) (N curve rows, m values), so that the objective over N is
 /// NRMSE² + W²·(RMS of the relative value gaps)².
 #[derive(Debug, Clone)]
@@ -30,20 +30,24 @@ pub(crate) struct ValueTargets {
     pub measured: Vec<f64>,
     /// W, the weight of the values' RMS relative gap against the curve's NRMSE.
     pub weight: f64,
+    /// The specimens whose paths the law is driven along (their values are `measured`).
+    pub specimens: Vec<Curve>,
 }
 
-/// The relative gap of a value the law cannot give (the protocol fails, a value is missing).
+/// The relative gap of a value the law cannot give (its forces are not finite, a value is
+/// missing).
 const MISSING_VALUE_GAP: f64 = 1.0;
 
 impl ValueTargets {
-    /// The relative gaps v/v_measured − 1 of the law of `kind` at `p` on the KES protocol.
+    /// The relative gaps v/v_measured − 1 of the law of `kind` at `p` along the measured paths.
     pub(crate) fn gaps(&self, kind: LawKind, p: &P) -> Vec<f64> {
         let fitted = law_of(kind, self.test, p).and_then(|law| {
             let f = FittedLaw {
                 law,
                 offset: p[idx::OFFSET],
             };
-            fitted_values(&f, self.test).ok()
+            let specimens: Vec<&Curve> = self.specimens.iter().collect();
+            super::report::law_values_along(&specimens, &f)
         });
         self.names
             .iter()
@@ -245,7 +249,7 @@ impl<'a> PathProblem<'a> {
             at += m;
         }
         if total_rows > self.rows {
-            // the values are read from a simulated protocol curve: forward differences in q
+            // the values are read from the law's curve along the measured paths: forward differences in q
             // (backward at the upper bound: the law stays inside its range)
             let r0 = self.value_rows(&self.coords.physical(&self.coords.q));
             for (c, &jj) in self.coords.free.iter().enumerate() {

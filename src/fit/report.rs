@@ -10,7 +10,6 @@ use super::coords::Param;
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
 use super::problem::{Solution, Termination, ValueTargets, NEAR_SINGULAR};
 use crate::friction::FrictionShape;
-use crate::kes::protocol::fitted_values;
 use crate::kes::replicates::summarise;
 use crate::kes::values::{kes_values, KesValues, ReadingRules};
 use crate::kes::{Curve, KesTest};
@@ -55,14 +54,14 @@ pub(crate) const AT_BOUND_PREFIX: &str = "at its";
 /// z of a two-sided 95 % normal interval (the residual degrees of freedom are hundreds).
 pub const Z95: f64 = 1.959_963_984_540_054;
 
-/// The KES values of a curve beside those of its fitted law on the instrument's protocol
-/// (Kawabata units; `docs/kes.md`).
+/// The KES values of a curve beside those of its fitted law driven along the same measured
+/// path and read with the same rules (Kawabata units; `docs/kes.md`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ValuesSideBySide {
     /// Read from the measured curve.
     pub measured: KesValues,
-    /// Read from the fitted law (with its offset) driven through the KES protocol; None when
-    /// the law cannot run it (`note` says why).
+    /// Read from the fitted law (with its offset) driven along the measured path, as the
+    /// measured curve is read; None when its forces there are not finite (`note` says why).
     pub fitted: Option<KesValues>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -80,17 +79,16 @@ impl ValuesSideBySide {
         let measured = measured_values(specimens);
         let mean_of = (specimens.len() > 1)
             .then(|| format!("measured: the mean of {} specimens", specimens.len()));
-        let test = specimens.first().map_or(KesTest::Loop, |c| c.test);
-        match fitted_values(fitted, test) {
-            Ok(v) => Self {
+        match law_values_along(specimens, fitted) {
+            Some(v) => Self {
                 measured,
                 fitted: Some(v),
                 note: mean_of,
             },
-            Err(e) => Self {
+            None => Self {
                 measured,
                 fitted: None,
-                note: Some(format!("the fitted law cannot run the KES protocol: {e}")),
+                note: Some("the fitted law gives non-finite forces along the measured path".into()),
             },
         }
     }
@@ -315,6 +313,24 @@ pub(crate) fn law_of(kind: LawKind, test: KesTest, p: &P) -> Option<ConnectorLaw
 }
 
 /// The KES values measured on the specimens: their mean (one specimen: its own values).
+/// The KES values of `fitted` read as the measured ones are: the law driven from a virgin
+/// state along each specimen's measured path (its own protocol, whatever it was), its forces
+/// read with the same reading rules and metadata, and the specimens' mean. None where the
+/// law's forces are not finite.
+pub(crate) fn law_values_along(specimens: &[&Curve], fitted: &FittedLaw) -> Option<KesValues> {
+    let rules = ReadingRules::default();
+    let mut each = Vec::with_capacity(specimens.len());
+    for &c in specimens {
+        let mut law = c.clone();
+        law.y = fitted.forces(&c.x);
+        if law.y.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        each.push(kes_values(&law, &rules).values);
+    }
+    Some(summarise(specimens, each).mean)
+}
+
 pub(crate) fn measured_values(specimens: &[&Curve]) -> KesValues {
     let rules = ReadingRules::default();
     let each = specimens

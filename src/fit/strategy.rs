@@ -12,10 +12,14 @@ use super::report::{self, CurveFit, FitStatus, ValuesSideBySide};
 use super::thinning::{thinned_path, FIT_SAMPLES};
 use crate::kes::{Curve, KesTest};
 
+mod alpha;
 mod bounds;
+mod checks;
 mod estimates;
 mod rounds;
+mod starts;
 use bounds::explain_bounds;
+use checks::{degenerate, overflow_reason};
 use estimates::{joint_estimate, model_estimate};
 use rounds::Leader;
 
@@ -29,49 +33,6 @@ struct Start {
 
 /// The label suffix of a tensile law whose toe spans the whole measured loading.
 const TOE_ONLY: &str = ", toe only";
-
-/// Why a curve cannot be fitted, if it cannot.
-fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> {
-    if curve.x.len() != curve.y.len() {
-        return Some("x and y have different lengths".into());
-    }
-    if curve.x.len() < 12 {
-        return Some(format!(
-            "too few samples: {} (at least 12 are needed)",
-            curve.x.len()
-        ));
-    }
-    if curve.x.iter().chain(&curve.y).any(|v| !v.is_finite()) {
-        return Some("the curve holds NaN or infinite values".into());
-    }
-    if ranges.y_range() <= 0.0 {
-        return Some("flat curve: the force does not change".into());
-    }
-    if ranges.x_range() <= 0.0 {
-        return Some("the path does not move: strain range is zero".into());
-    }
-    if !crate::kes::Path::new(&curve.x).reverses() {
-        return Some(
-            "no loop: the path never reverses, friction cannot be separated from the elastic part"
-                .into(),
-        );
-    }
-    None
-}
-
-/// Why a fit cannot start on curves whose values are finite but beyond the range of the
-/// fit's arithmetic (the initial slope or a bound overflows), with the ranges in SI.
-fn overflow_reason(ranges: &CurveRanges) -> String {
-    use crate::friction::short_number;
-    format!(
-        "the curve's values are beyond the range of the fit's arithmetic (forces {} to {}, \
-         path {} to {}, in SI): its starting law is not finite",
-        short_number(ranges.y_min),
-        short_number(ranges.y_max),
-        short_number(ranges.x_min),
-        short_number(ranges.x_max)
-    )
-}
 
 /// The ranges of every sample of every specimen together (the bounds of the coordinates).
 fn joint_ranges(specimens: &[&Curve]) -> CurveRanges {
@@ -100,6 +61,7 @@ fn value_targets(specimens: &[&Curve], options: &FitOptions) -> Option<ValueTarg
         names,
         measured,
         weight: options.weight_values,
+        specimens: specimens.iter().map(|&c| c.clone()).collect(),
     })
 }
 
@@ -153,40 +115,38 @@ fn fit_model(
     let p0 = start
         .estimate
         .unwrap_or_else(|| joint_estimate(kind, specimens, &segments));
-    let mut coords = Coordinates::new(
-        kind,
-        test,
-        &p0,
-        &ranges,
-        alpha_free,
-        mu == MuMode::Free,
-        options.offset == OffsetMode::Fit,
-    );
+    // a start's coordinates and its pins, from its physical parameters
+    let start_coords = |p: &P| {
+        let mut coords = Coordinates::new(
+            kind,
+            test,
+            p,
+            &ranges,
+            alpha_free,
+            mu == MuMode::Free,
+            options.offset == OffsetMode::Fit,
+        );
+        let pinned = starts::pin_eps1_aligned_unless_returning(&mut coords, specimens);
+        (coords, pinned)
+    };
+    let (coords, mut pinned) = start_coords(&p0);
     if !coords.start_is_finite() {
         return CurveFit::failed_specimens(specimens, overflow_reason(&ranges));
     }
     let targets = value_targets(specimens, options);
-    let mut pinned: Vec<(Param, String)> = Vec::new();
-    // ε₁' is identified only by samples below ε₁ after the strain has reached it
-    if kind.elastic.is_traction() {
-        let e1 = coords.physical(&coords.q)[Param::Eps1];
-        let returns = specimens.iter().any(|c| {
-            let reached = c.x.iter().position(|&v| v >= e1);
-            reached.is_some_and(|r| c.x[r..].iter().any(|&v| v < 0.9 * e1))
-        });
-        if !returns {
-            coords.pin(Param::Eps1Aligned);
-            coords.q[Param::Eps1Aligned] = 1.0;
-            pinned.push((
-                Param::Eps1Aligned,
-                "the path never returns below eps1 after reaching it: eps1_aligned = eps1".into(),
-            ));
-        }
-    }
-    // standard errors of the thinned fit, scaled to what every sample would give
+    // the thinned path gives the start, every sample the estimate: each candidate is refined
+    // on the thinned path, then on every sample from there (docs/fitting.md, step 2)
+    let full_segments: Vec<Segment<'_>> = specimens
+        .iter()
+        .zip(&thinned)
+        .map(|(c, t)| Segment {
+            x: &c.x,
+            y: &c.y,
+            y_range: t.2,
+        })
+        .collect();
     let all_samples: usize = specimens.iter().map(|c| c.x.len()).sum();
     let kept: usize = thinned.iter().map(|t| t.0.len()).sum();
-    let thinning = (kept as f64 / all_samples as f64).sqrt();
     let runs = rounds::Runs {
         segments: &segments,
         targets: &targets,
@@ -194,9 +154,39 @@ fn fit_model(
         progress,
         label: label.as_str(),
         test,
-        thinning,
+        thinning: (kept as f64 / all_samples as f64).sqrt(),
         // the AIC of a value-weighted fit is not on the curve's RSS alone: no early stop
         leader: start.leader.filter(|_| targets.is_none()),
+    };
+    let every_sample = rounds::Runs {
+        segments: &full_segments,
+        thinning: 1.0,
+        ..runs
+    };
+    let fit_from = |coords: Coordinates, pinned: &mut Vec<(Param, String)>| {
+        let thin = rounds::refine(coords, &runs, pinned);
+        if thin.aic_floor.is_some() {
+            return thin;
+        }
+        let mut all = rounds::refine(thin.problem.coords.clone(), &every_sample, pinned);
+        all.evaluations += thin.evaluations;
+        all.iterations += thin.iterations;
+        all
+    };
+    let first = fit_from(coords, &mut pinned);
+    // the tensile toe/line split from more than one start, the lowest objective kept
+    let (refined, mut pinned, tries) = if kind.elastic.is_traction() {
+        starts::best_split(
+            first,
+            pinned,
+            &p0,
+            specimens,
+            test,
+            &fit_from,
+            &start_coords,
+        )
+    } else {
+        (first, pinned, Vec::new())
     };
     let rounds::Refined {
         problem,
@@ -204,11 +194,11 @@ fn fit_model(
         evaluations,
         iterations,
         aic_floor,
-    } = rounds::refine(coords, &runs, &mut pinned);
+    } = refined;
     let coords = problem.coords.clone();
     // a coordinate on a bound that is a named value of the law is that simpler law, which
-    // the last rounds fitted with it fixed there; the law with it free reaches the same forces
-    // with one parameter more (ΔAIC = +2), so the simpler law is the one reported
+    // the last rounds fitted with it fixed there: the simpler law is the one reported, with
+    // what was checked (the free coordinate went there; ε₁: every start of the toe/line split)
     let mut name = label.clone();
     let eps1 = coords.physical(&coords.q)[Param::Eps1];
     for (j, why) in pinned.iter_mut() {
@@ -218,32 +208,25 @@ fn fit_model(
         match j {
             // the curve never leaves the toe: the toe-only law
             Param::Eps1 => {
+                let tried: Vec<String> = tries.iter().map(starts::Try::describe).collect();
                 *why = format!(
-                    "fixed by the law (toe only): eps1 = the largest strain measured ({eps1:.4e}), the curve never leaves the crimp-removal toe; with eps1 free the fit ends on this same strain, one parameter more for the same forces (ΔAIC = +2); beyond it the law is an extrapolation along a line of slope k_t"
+                    "fixed by the law (toe only): eps1 = the largest strain measured ({eps1:.4e}): of the starts tried, the law whose toe spans the whole loading fits the samples best ({}); beyond it the law is an extrapolation along a line of slope k_t",
+                    tried.join("; ")
                 );
                 name.push_str(TOE_ONLY);
             }
             // the toe after the first loading is the virgin one: ε₁' = ε₁
             Param::Eps1Aligned => {
                 *why = format!(
-                    "fixed by the law: eps1_aligned = eps1 ({eps1:.4e}), the toe after the first loading is the virgin one (no crimp set by the first loading); with eps1_aligned free the fit ends on this same value, one parameter more for the same forces (ΔAIC = +2)"
+                    "fixed by the law: eps1_aligned = eps1 ({eps1:.4e}), the toe after the first loading is the virgin one (no crimp set by the first loading); the fit with eps1_aligned free went to this value (within 0.5 % of its range, or heading there and fitting at least as well on it)"
                 );
             }
             _ => {}
         }
     }
-    // the report (residuals, NRMSE, standard errors) is made on every sample
-    let full_segments = specimens
-        .iter()
-        .zip(&thinned)
-        .map(|(c, t)| Segment {
-            x: &c.x,
-            y: &c.y,
-            y_range: t.2,
-        })
-        .collect();
-    let full =
-        PathProblem::joint(problem.coords.clone(), full_segments).with_values(targets.clone());
+    // the report (residuals, NRMSE, standard errors) is made on every sample, where the fit ended
+    let full = PathProblem::joint(problem.coords.clone(), full_segments.clone())
+        .with_values(targets.clone());
     // a candidate stopped as unable to win is never reported: no covariance for it
     let solution = match aic_floor {
         Some(_) => Solution {
@@ -508,8 +491,9 @@ pub fn fit_specimens_with_progress(
             } else {
                 "lowest AIC = n ln(RSS/n) + 2k".into()
             };
+            let alpha = alpha::alpha_note(specimens, options, progress, &b).unwrap_or_default();
             b.selection = Some(format!(
-                "{objective} (a tie within {AIC_TIE} goes to fewer free parameters, then to the first listed) among {}",
+                "{objective} (a tie within {AIC_TIE} goes to fewer free parameters, then to the first listed) among {}{alpha}",
                 summary.join(", ")
             ));
             b.elapsed_ms = start.elapsed().as_secs_f64() * 1e3;

@@ -84,7 +84,7 @@ fn bound_side(coords: &Coordinates, j: Param, margin: f64) -> Option<(Param, boo
 }
 
 /// Pins each coordinate on its bound (true: the upper), saying so in `pinned`.
-fn pin_at_bounds(
+pub(super) fn pin_at_bounds(
     coords: &mut Coordinates,
     at: &[(Param, bool)],
     pinned: &mut Vec<(Param, String)>,
@@ -108,7 +108,7 @@ fn pin_at_bounds(
 /// The least-squares objective (sum of squared scaled residuals, value rows included) where
 /// the problem stands, by a drive of the law (where the run did not say it: [`run_lm`]);
 /// infinite where it cannot be computed.
-fn objective(problem: &PathProblem<'_>) -> f64 {
+pub(super) fn objective(problem: &PathProblem<'_>) -> f64 {
     problem
         .residuals()
         .map_or(f64::INFINITY, |r| r.norm_squared())
@@ -165,6 +165,7 @@ fn pin_not_identified(
 }
 
 /// What every run of one candidate shares.
+#[derive(Clone, Copy)]
 pub(super) struct Runs<'a, 's> {
     pub segments: &'s [Segment<'a>],
     pub targets: &'s Option<ValueTargets>,
@@ -173,7 +174,8 @@ pub(super) struct Runs<'a, 's> {
     pub progress: ProgressSink<'a>,
     pub label: &'a str,
     pub test: KesTest,
-    /// √(kept/all samples): scales the thinned fit's standard errors to every sample's.
+    /// √(fitted/all samples): scales the standard errors of a run on the thinned path to
+    /// what every sample would give (1 on every sample).
     pub thinning: f64,
     /// The candidate to beat (`auto` without value weights), if any.
     pub leader: Option<Leader>,
