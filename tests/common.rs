@@ -319,3 +319,13 @@ pub fn assert_refused(out: &std::process::Output, code: i32, words: &[&str]) {
         assert!(err.contains(w), "`{w}` not in: {err}");
     }
 }
+
+/// The names of the entries of `dir`, sorted.
+pub fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{assert_refused, kes_data, repo, stderr, write_file};
+use crate::common::{assert_refused, files_in, kes_data, repo, stderr, write_file};
 
 /// `kestrel args…` run in `dir`, killed (and the test failed) if it runs past `limit`.
 fn kestrel_in(dir: &Path, args: &[&str], limit: Duration) -> Output {
@@ -48,16 +48,6 @@ fn cotton_warp() -> String {
         .to_str()
         .unwrap()
         .to_owned()
-}
-
-/// The names of the files in `dir`, sorted.
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// `kes_data/cotton-shirting/FILE` with each data row (a line that starts with a digit or a

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::{assert_refused, kes_data, small_door_file, stderr, write_file};
+use crate::common::{assert_refused, files_in, kes_data, small_door_file, stderr, write_file};
 
 /// `kestrel args…` run in `dir`, stdin closed.
 fn kestrel(dir: &Path, args: &[&str]) -> Output {
@@ -21,16 +21,6 @@ fn kestrel(dir: &Path, args: &[&str]) -> Output {
 /// The command succeeded (its stderr shown otherwise).
 fn assert_ok(out: &Output) {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
-}
-
-/// The names of the entries of `dir`, sorted.
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// `kes_data/cotton-shirting/FILE` with every data row's second cell multiplied by
@@ -464,4 +454,30 @@ fn a_closed_stdout_ends_the_command_without_a_panic() {
         "{:?}: {err}",
         out.status
     );
+}
+
+/// A curve whose rows are in reverse order (its loop run the wrong way: it gives back more work
+/// than it takes) is not fitted — no law with friction follows it — and no card is written;
+/// `values` calls it reversed too.
+#[test]
+fn a_curve_with_its_rows_reversed_is_not_fitted() {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["tensile_warp.csv", "shear_warp.csv"] {
+        let text = std::fs::read_to_string(kes_data().join("wool-suiting").join(file)).unwrap();
+        let (head, rows): (Vec<&str>, Vec<&str>) = text
+            .lines()
+            .partition(|l| l.starts_with('#') || l.contains('['));
+        let reversed: Vec<&str> = head.into_iter().chain(rows.into_iter().rev()).collect();
+        let path = write_file(dir.path(), file, reversed.join("\n") + "\n");
+        let out = kestrel(
+            dir.path(),
+            &["fit", &path.to_string_lossy(), "-o", "card.toml"],
+        );
+        assert_refused(
+            &out,
+            2,
+            &["gives back more work than it takes", "reverse order"],
+        );
+        assert!(!dir.path().join("card.toml").exists());
+    }
 }

@@ -12,7 +12,8 @@ pub use generic_loop::{loop_values, LoopValues};
 pub use loops::TURN_MARGIN;
 pub(crate) use rules::KES_TENSILE_MAX_FORCE;
 pub use rules::{ReadingRules, REVERSAL_FRACTION};
-pub use tensile::FM_TOLERANCE;
+use tensile::REVERSED_RETURN;
+pub use tensile::{FM_ABOVE, FM_BELOW, FM_TOLERANCE};
 
 use std::fmt;
 

@@ -1,5 +1,5 @@
 //! Curves a fit refuses, and why: too few samples, NaN, flat, a path that never moves or
-//! never reverses, values beyond the fit's arithmetic.
+//! never reverses, a loop run the wrong way (∮F dx < 0), values beyond the fit's arithmetic.
 
 use crate::fit::estimate::CurveRanges;
 use crate::kes::Curve;
@@ -30,7 +30,29 @@ pub(super) fn degenerate(curve: &Curve, ranges: &CurveRanges) -> Option<String> 
                 .into(),
         );
     }
+    let (net, along) = work_along(&curve.x, &curve.y);
+    if net < -GIVEN_BACK * along {
+        return Some(format!(
+            "the curve gives back more work than it takes (net work {} % of the work along the \
+             path): a loop run the wrong way, which no law with friction follows from rest — \
+             rows in reverse order, or the force's sign flipped?",
+            crate::friction::short_number((100.0 * net / along * 10.0).round() / 10.0)
+        ));
+    }
     None
+}
+
+/// Net work a path from rest may give back, as a fraction of the work along it (noise on an
+/// elastic curve); a law with friction driven from a virgin state takes ∮F dx ≥ 0.
+const GIVEN_BACK: f64 = 0.02;
+
+/// ∫F dx along the path (trapezoid) and ∫|F dx|, in the curve's units.
+fn work_along(x: &[f64], y: &[f64]) -> (f64, f64) {
+    let steps = x.windows(2).zip(y.windows(2));
+    steps.fold((0.0, 0.0), |(net, along), (x, y)| {
+        let w = 0.5 * (y[0] + y[1]) * (x[1] - x[0]);
+        (net + w, along + w.abs())
+    })
 }
 
 /// Why a fit cannot start on curves whose values are finite but beyond the range of the

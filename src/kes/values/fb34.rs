@@ -150,7 +150,7 @@ pub(super) fn compression(path: &KesPath, rules: &ReadingRules, reading: &mut Ke
         .map(|recovery| integral(&clipped(x, y, recovery, tm, t0)) / 10.0);
     // recovery above compression gives back more energy than compression took: a path run
     // backwards (rows in reverse order), never a measured one; T0 was then read on recovery
-    if let Some(returned) = returned.filter(|r| wc > 0.0 && *r > wc) {
+    if let Some(returned) = returned.filter(|r| wc > 0.0 && *r > super::REVERSED_RETURN * wc) {
         let reason = format!(
             "the recovery branch lies above the compression one (it gives back {} % of the \
              compression energy): rows in reverse order? T0, WC, LC, RC and EMC are read on \

@@ -20,9 +20,10 @@ pub const REVERSAL_FRACTION: f64 = 0.01;
 /// with the values. Angles in deg, curvatures in 1/cm, forces in gf/cm.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ReadingRules {
-    /// Nominal maximum tensile force F_m [gf/cm] in LT = WT / (F_m·EMT/2). Default 500. A
-    /// curve read with another F_m: the file's `max force` metadata, else its largest force
-    /// when that is further than [`FM_TOLERANCE`](super::FM_TOLERANCE) from this.
+    /// Nominal maximum tensile force F_m [gf/cm] in LT = WT / (F_m·EMT/2). Default 500. The
+    /// file's `max force` metadata replaces it; a curve whose largest force is further than
+    /// [`FM_BELOW`](super::FM_BELOW) below or [`FM_ABOVE`](super::FM_ABOVE) above that is read
+    /// with its own largest force.
     pub tensile_max_force: f64,
     /// G is the mean slope of the four branches over this angle range, each side \[deg\].
     /// Default 0.5..5.
@@ -83,11 +84,14 @@ impl fmt::Display for ReadingRules {
         let [b0, b1] = self.bending_slope_range;
         writeln!(
             f,
-            "tensile: F_m = {} gf/cm (nominal), else the file's `max force` line, else the \
-             curve's largest force when more than {} % off (noted); EMT at the turning point; WT \
-             trapezoid on loading; RT = returned energy / WT (above 100 %: unavailable)",
+            "tensile: F_m = {} gf/cm (nominal) or the file's `max force` line, the curve's \
+             largest force when that is off it by more than -{} % / +{} % (noted); EMT at the \
+             turning point; WT trapezoid on loading; RT = returned energy / WT (above {} %: \
+             unavailable)",
             self.tensile_max_force,
-            100.0 * super::FM_TOLERANCE
+            100.0 * super::FM_BELOW,
+            100.0 * super::FM_ABOVE,
+            100.0 * super::REVERSED_RETURN
         )?;
         writeln!(
             f,
@@ -105,7 +109,7 @@ impl fmt::Display for ReadingRules {
             f,
             "compression: T0 at {} gf/cm2, TM at P_m = {} gf/cm2 (or the turn, within {} %); \
              WC = int P dT on compression, TM..T0 (T in cm); LC = WC / (P_m (T0-TM)/2); \
-             RC = 100 int P dT on recovery / WC (none above 100 % or for a turn 5 % above P_m); EMC = 100 (T0-TM)/T0",
+             RC = 100 int P dT on recovery / WC (none above 102 % or for a turn 5 % above P_m); EMC = 100 (T0-TM)/T0",
             self.compression_t0_pressure,
             self.compression_max_pressure,
             100.0 * PM_SHORTFALL

@@ -8,10 +8,20 @@ use crate::friction::short_number;
 use crate::kes::import::parse_decimal;
 use crate::kes::units::{split_header, KesQuantity};
 
-/// A curve whose largest force lies within this fraction of the nominal F_m went to the
-/// standard F_m (the instrument stops at the sample past it: overshoot); further off, it went
-/// to another force.
+/// A compression curve that turns within this fraction above P_m went to P_m (the instrument
+/// stops at the sample past it); further above, its recovery starts from another pressure.
 pub const FM_TOLERANCE: f64 = 0.05;
+
+/// A tensile curve whose largest force lies from `FM_BELOW` below to `FM_ABOVE` above the
+/// nominal F_m (or the file's `max force`) went to it: the instrument stops at the first sample
+/// past F_m (overshoot), and a sampled peak may fall just short; further off, it went to
+/// another force and F_m is its own largest force (LT is then not biased by the nominal one).
+pub const FM_BELOW: f64 = 0.01;
+pub const FM_ABOVE: f64 = 0.02;
+
+/// A return branch that gives back more than this fraction of the loading energy runs the
+/// wrong way (rows in reverse order): more than round-off and noise on an elastic curve.
+pub(super) const REVERSED_RETURN: f64 = 1.02;
 
 /// The `max force [unit]` metadata in gf/cm: `None` without the line, `Err` (the line as
 /// written) when its unit or number cannot be read or the force is not positive.
@@ -38,7 +48,7 @@ fn max_force_metadata(metadata: &BTreeMap<String, String>) -> Option<Result<f64,
 }
 
 /// F_m [gf/cm] for a loading branch whose largest force is `largest`: the file's `max force`
-/// metadata, else the nominal one when `largest` is within [`FM_TOLERANCE`] of it, else
+/// (else the nominal one) when `largest` lies within [`FM_BELOW`]..[`FM_ABOVE`] of it, else
 /// `largest` itself (with a note); `Err` with the reason LT cannot be read.
 fn max_force(
     metadata: &BTreeMap<String, String>,
@@ -47,8 +57,10 @@ fn max_force(
     reading: &mut KesReading,
 ) -> Result<f64, String> {
     let compare = "EMT, WT, LT and RT compare only with curves taken to the same force";
+    let near = |fm: f64| (fm * (1.0 - FM_BELOW)..=fm * (1.0 + FM_ABOVE)).contains(&largest);
+    let band = format!("{} % to +{} %", -100.0 * FM_BELOW, 100.0 * FM_ABOVE);
     match max_force_metadata(metadata) {
-        Some(Ok(fm)) => {
+        Some(Ok(fm)) if near(fm) => {
             if fm != nominal {
                 reading.notes.push(format!(
                     "F_m = {} gf/cm from the file's `max force` metadata, not the standard {} \
@@ -57,33 +69,32 @@ fn max_force(
                     short_number(nominal)
                 ));
             }
-            if (largest - fm).abs() > FM_TOLERANCE * fm {
-                reading.notes.push(format!(
-                    "the curve's largest force, {} gf/cm, is not within {} % of the `max \
-                     force` metadata, {} gf/cm",
-                    short(largest),
-                    100.0 * FM_TOLERANCE,
-                    short_number(fm)
-                ));
-            }
             Ok(fm)
+        }
+        Some(Ok(fm)) if largest > 0.0 => {
+            reading.notes.push(format!(
+                "F_m = {} gf/cm, the curve's largest force: it is not within {band} of the \
+                 `max force` metadata, {} gf/cm, so the curve did not stop there; {compare}",
+                short(largest),
+                short_number(fm)
+            ));
+            Ok(largest)
         }
         Some(Err(line)) => Err(format!(
             "the metadata line {line} is not a positive force in {}, and LT needs F_m",
             KesQuantity::Force.expected_units()
         )),
-        None if (largest - nominal).abs() <= FM_TOLERANCE * nominal => Ok(nominal),
+        None if near(nominal) => Ok(nominal),
         None if largest > 0.0 => {
             reading.notes.push(format!(
-                "F_m = {} gf/cm, the curve's largest force: it is not within {} % of the \
+                "F_m = {} gf/cm, the curve's largest force: it is not within {band} of the \
                  standard {} gf/cm and the file has no `# max force [gf/cm]` line; {compare}",
                 short(largest),
-                100.0 * FM_TOLERANCE,
                 short_number(nominal)
             ));
             Ok(largest)
         }
-        None => Err(format!(
+        Some(Ok(_)) | None => Err(format!(
             "the force never rises above zero on loading (its largest is {} gf/cm), and LT \
              needs F_m",
             short(largest)
@@ -152,7 +163,7 @@ pub(super) fn tensile(
     let returned = bs.get(1).map(|b| -trapezoid(x, y, b) / 100.0);
     // the return branch above the loading one gives back more energy than loading took: a
     // path run backwards (rows in reverse order), never a measured one
-    if let Some(returned) = returned.filter(|r| wt > 0.0 && *r > wt) {
+    if let Some(returned) = returned.filter(|r| wt > 0.0 && *r > REVERSED_RETURN * wt) {
         let reason = format!(
             "the return branch lies above the loading one (it gives back {} % of the loading \
              energy): rows in reverse order? WT, LT and RT are read on the loading branch",
