@@ -434,3 +434,35 @@ fn a_return_within_two_percent_of_the_loading_energy_is_not_called_reversed() {
     assert!(close(r.values.rt, 101.0, 1e-3), "{r:?}");
     assert!(r.values.wt.is_some() && r.values.lt.is_some(), "{r:?}");
 }
+
+/// A shear or bending loop of another amplitude than the instrument's ±8° / ±2.5 cm⁻¹ is noted
+/// (its values compare only with the same amplitude); the standard ones are not.
+#[test]
+fn another_amplitude_is_noted() {
+    let amplitude_note =
+        |r: &KesReading| r.notes.iter().any(|n| n.contains("not the instrument's"));
+    let shear = |a| {
+        read(&parallelogram(
+            "shear",
+            "angle [deg],force [gf/cm]",
+            a,
+            0.7,
+            0.3,
+            400,
+        ))
+    };
+    let bending = |a| {
+        read(&parallelogram(
+            "bending",
+            "curvature [1/cm],moment [gf*cm/cm]",
+            a,
+            0.1,
+            0.01,
+            400,
+        ))
+    };
+    assert!(!amplitude_note(&shear(8.0)), "{:?}", shear(8.0).notes);
+    assert!(amplitude_note(&shear(6.0)), "{:?}", shear(6.0).notes);
+    assert!(!amplitude_note(&bending(2.5)), "{:?}", bending(2.5).notes);
+    assert!(amplitude_note(&bending(2.0)), "{:?}", bending(2.0).notes);
+}

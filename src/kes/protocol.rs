@@ -81,6 +81,10 @@ pub enum Protocol {
     Bending { amplitude: f64 },
 }
 
+/// The instrument's shear amplitude \[deg\] and bending amplitude [1/cm].
+pub const KES_SHEAR_AMPLITUDE_DEG: f64 = 8.0;
+pub const KES_BENDING_AMPLITUDE_PER_CM: f64 = 2.5;
+
 impl Protocol {
     /// The instrument's settings for `test` (500 gf/cm; ±8° under 10 gf/cm; ±2.5 cm⁻¹).
     pub fn kes(test: KesTest) -> Result<Self, ProtocolError> {
@@ -89,11 +93,11 @@ impl Protocol {
                 max_force: KES_TENSILE_MAX_FORCE * GF_PER_CM_N_PER_M,
             }),
             KesTest::Shear => Ok(Protocol::Shear {
-                amplitude: 8.0 * DEG_RAD,
+                amplitude: KES_SHEAR_AMPLITUDE_DEG * DEG_RAD,
                 tension: 10.0 * GF_PER_CM_N_PER_M,
             }),
             KesTest::Bending => Ok(Protocol::Bending {
-                amplitude: 2.5 * PER_CM_PER_M,
+                amplitude: KES_BENDING_AMPLITUDE_PER_CM * PER_CM_PER_M,
             }),
             KesTest::Loop | KesTest::Compression | KesTest::Friction | KesTest::Roughness => {
                 Err(ProtocolError::NoProtocol(test))

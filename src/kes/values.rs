@@ -303,6 +303,7 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
                 range: rules.shear_slope_range,
                 widths: [("2HG", rules.shear_2hg_at), ("2HG5", rules.shear_2hg5_at)],
                 half: rules.shear_half_window,
+                standard: crate::kes::protocol::KES_SHEAR_AMPLITUDE_DEG,
             };
             let (g, [hg, hg5]) = loop_test(&path, &spec, &mut reading);
             (reading.values.g, reading.values.hg, reading.values.hg5) = (g, hg, hg5);
@@ -314,6 +315,7 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
                 range: rules.bending_slope_range,
                 widths: [("2HB", rules.bending_2hb_at)],
                 half: rules.bending_half_window,
+                standard: crate::kes::protocol::KES_BENDING_AMPLITUDE_PER_CM,
             };
             let (b, [hb]) = loop_test(&path, &spec, &mut reading);
             (reading.values.b, reading.values.hb) = (b, hb);

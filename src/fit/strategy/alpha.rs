@@ -39,17 +39,25 @@ pub(super) fn alpha_note(
         start,
     );
     let alpha = free.value(Param::Alpha).filter(|_| free.is_fitted())?;
-    Some(if better(&free, best) {
-        format!(
+    // a difference of AIC below 2 does not tell the two laws apart (one parameter more)
+    Some(
+        if better(&free, best) && free.aic < best.aic - CLEARLY_BETTER_AIC {
+            format!(
             "; the Dahl law with alpha free fits better: `{}` from this optimum ends at AIC {:.1} (NRMSE {:.3} %, alpha = {alpha:.3}): --model dahl-alpha fits it (auto keeps alpha = 1)",
             free.model,
             free.aic,
             100.0 * free.nrmse
         )
-    } else {
-        format!(
-            "; with alpha free (`{}` from this optimum, alpha = {alpha:.3}) the AIC is {:.1}, no better",
-            free.model, free.aic
-        )
-    })
+        } else {
+            format!(
+                "; with alpha free (`{}` from this optimum, alpha = {alpha:.3}) the AIC is {:.1}, \
+             not better by {CLEARLY_BETTER_AIC}",
+                free.model, free.aic
+            )
+        },
+    )
 }
+
+/// AIC points by which the law with α free must beat the chosen Dahl law to be called better
+/// (below 2 the data do not tell two laws apart).
+const CLEARLY_BETTER_AIC: f64 = 2.0;

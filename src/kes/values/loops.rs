@@ -20,7 +20,13 @@ pub(super) struct LoopReading<const N: usize> {
     pub range: [f64; 2],
     pub widths: [(&'static str, f64); N],
     pub half: f64,
+    /// The instrument's amplitude, in `unit`: another one is noted (the values then compare
+    /// only with curves of the same amplitude).
+    pub standard: f64,
 }
+
+/// A turning point further than this fraction from the standard amplitude is another one.
+const AMPLITUDE_TOLERANCE: f64 = 0.02;
 
 /// Why a branch or a width could not be read.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -128,6 +134,18 @@ pub(super) fn loop_test<const N: usize>(
         -x.iter().copied().fold(0.0, f64::min),
     ];
     let turns = format!("+{}/-{} {unit}", short(reach[0]), short(reach[1]));
+    let standard = spec.standard;
+    if reach
+        .iter()
+        .any(|r| (r - standard).abs() > AMPLITUDE_TOLERANCE * standard)
+    {
+        reading.notes.push(format!(
+            "the path turns at {turns}, not the instrument's +/-{} {unit}: {} and the loop \
+             widths compare only with curves of the same amplitude",
+            short(standard),
+            spec.slope
+        ));
+    }
     // sides that reach into a window (from `start`) but turn within the margin after its end
     let short_sides = |start: f64, end: f64| {
         reach
