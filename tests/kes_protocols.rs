@@ -466,3 +466,43 @@ fn another_amplitude_is_noted() {
     assert!(!amplitude_note(&bending(2.5)), "{:?}", bending(2.5).notes);
     assert!(amplitude_note(&bending(2.0)), "{:?}", bending(2.0).notes);
 }
+
+/// `text` of fabric F (replicates are the curves of one fabric, test and direction).
+fn named(text: String) -> String {
+    format!("# fabric: F\n{text}")
+}
+
+/// Tensile replicates taken to different forces (500, the file's 1000, 250 gf/cm) are not
+/// averaged in EMT, WT, LT and RT (a note says why); replicates to one force are.
+#[test]
+fn replicates_taken_to_different_forces_are_not_averaged() {
+    use kestrel::kes::replicate_summaries;
+    let rules = ReadingRules::default();
+    let mixed = [
+        curve(&named(tensile("", 500.0, 6.0, false))),
+        curve(&named(tensile(
+            "# max force [gf/cm]: 1000\n",
+            1000.0,
+            10.0,
+            false,
+        ))),
+        curve(&named(tensile("", 250.0, 4.0, false))),
+    ];
+    let s = &replicate_summaries(&mixed, &rules)[0];
+    assert_eq!(s.specimens, 3);
+    for v in ["EMT", "WT", "LT", "RT"] {
+        assert_eq!(s.mean.get(v), None, "{v}: {s:?}");
+    }
+    assert!(
+        s.notes[0].contains("different forces (F_m 500, 1000, 250 gf/cm)"),
+        "{s:?}"
+    );
+    let same = [
+        curve(&named(tensile("", 500.0, 6.0, false))),
+        curve(&named(tensile("", 505.0, 8.0, false))),
+    ];
+    let s = &replicate_summaries(&same, &rules)[0];
+    assert!(close(s.mean.get("EMT"), 7.0, 1e-12), "{s:?}");
+    assert!(close(s.mean.get("RT"), 50.0, 1e-9), "{s:?}");
+    assert!(s.notes.is_empty(), "{s:?}");
+}

@@ -7,7 +7,7 @@ use kestrel::kes::replicates::summarise;
 use kestrel::kes::values::VALUE_NAMES;
 use kestrel::kes::{
     kes_values, loop_values, read_kes_files, read_loop, replicate_groups, Curve, Direction,
-    KesReading, KesTest, KesValues, LoopValues, ReadingRules, ReplicateSummary,
+    KesReading, KesTest, LoopValues, ReadingRules, ReplicateSummary,
 };
 use serde::Serialize;
 
@@ -68,14 +68,19 @@ fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
     let summaries: Vec<ReplicateSummary> = replicate_groups(&curves)
         .iter()
         .map(|g| {
-            let (members, each): (Vec<&Curve>, Vec<KesValues>) = g
+            let (members, each): (Vec<&Curve>, Vec<KesReading>) = g
                 .members
                 .iter()
-                .map(|&i| (readings[i].0, readings[i].1.values))
+                .map(|&i| (readings[i].0, readings[i].1.clone()))
                 .unzip();
             summarise(&members, each)
         })
         .collect();
+    for s in &summaries {
+        for n in &s.notes {
+            eprintln!("{} {} {}: note: {n}", s.fabric, s.test, s.direction);
+        }
+    }
     match (args.json, args.summary) {
         (true, true) => print_json(&summaries),
         (true, false) => print_json(&entries(readings.iter().map(|(c, r)| (*c, r.values)))),

@@ -326,17 +326,14 @@ pub(crate) fn law_values_along(specimens: &[&Curve], fitted: &FittedLaw) -> Opti
         if law.y.iter().any(|v| !v.is_finite()) {
             return None;
         }
-        each.push(kes_values(&law, &rules).values);
+        each.push(kes_values(&law, &rules));
     }
     Some(summarise(specimens, each).mean)
 }
 
 pub(crate) fn measured_values(specimens: &[&Curve]) -> KesValues {
     let rules = ReadingRules::default();
-    let each = specimens
-        .iter()
-        .map(|c| kes_values(c, &rules).values)
-        .collect();
+    let each = specimens.iter().map(|c| kes_values(c, &rules)).collect();
     summarise(specimens, each).mean
 }
 

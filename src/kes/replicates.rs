@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::values::{kes_values, KesValues, ReadingRules, VALUE_NAMES};
+use super::values::{kes_values, KesReading, KesValues, ReadingRules, VALUE_NAMES};
 use super::{Curve, Direction, KesTest};
 
 /// The specimens of one curve: same (non-empty) fabric, test and direction. A curve without
@@ -79,14 +79,41 @@ pub struct ReplicateSummary {
     /// Each specimen's values, in the order of `files`.
     #[serde(skip)]
     pub each: Vec<KesValues>,
+    /// Why some means are not given (specimens read on different paths).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
-/// The summary of one group of `curves` from the specimens' values.
-pub fn summarise(curves: &[&Curve], each: Vec<KesValues>) -> ReplicateSummary {
+/// Tensile specimens whose F_m differ by more than this fraction were taken to different
+/// forces: their EMT, WT, LT and RT are not averaged.
+const SAME_MAX_FORCE: f64 = 0.02;
+
+/// The summary of one group of `curves` from the specimens' readings.
+pub fn summarise(curves: &[&Curve], readings: Vec<KesReading>) -> ReplicateSummary {
     let first = curves.first();
     let mut mean = KesValues::default();
     let mut cv = KesValues::default();
+    let mut notes = Vec::new();
+    let forces: Vec<f64> = readings.iter().filter_map(|r| r.max_force_gf_cm).collect();
+    let (lo, hi) = forces
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), f| {
+            (lo.min(*f), hi.max(*f))
+        });
+    let mixed = forces.len() > 1 && hi > lo * (1.0 + SAME_MAX_FORCE);
+    if mixed {
+        let shown: Vec<String> = forces.iter().map(|f| format!("{f:.0}")).collect();
+        notes.push(format!(
+            "the specimens were taken to different forces (F_m {} gf/cm): their EMT, WT, LT \
+             and RT are not averaged",
+            shown.join(", ")
+        ));
+    }
+    let each: Vec<KesValues> = readings.iter().map(|r| r.values).collect();
     for (name, _, _) in VALUE_NAMES {
+        if mixed && ["EMT", "WT", "LT", "RT"].contains(&name) {
+            continue;
+        }
         let values: Vec<f64> = each.iter().filter_map(|v| v.get(name)).collect();
         if let Some((m, c)) = mean_and_cv(&values) {
             mean.set(name, Some(m));
@@ -102,6 +129,7 @@ pub fn summarise(curves: &[&Curve], each: Vec<KesValues>) -> ReplicateSummary {
         mean,
         cv,
         each,
+        notes,
     }
 }
 
@@ -111,11 +139,8 @@ pub fn replicate_summaries(curves: &[Curve], rules: &ReadingRules) -> Vec<Replic
         .into_iter()
         .map(|g| {
             let members: Vec<&Curve> = g.members.iter().map(|&i| &curves[i]).collect();
-            let each = members
-                .iter()
-                .map(|c| kes_values(c, rules).values)
-                .collect();
-            summarise(&members, each)
+            let readings = members.iter().map(|c| kes_values(c, rules)).collect();
+            summarise(&members, readings)
         })
         .collect()
 }

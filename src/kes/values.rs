@@ -192,6 +192,9 @@ pub struct KesReading {
     pub values: KesValues,
     pub unavailable: Vec<Unavailable>,
     pub notes: Vec<String>,
+    /// The F_m a tensile curve's values were read at [gf/cm] (None: not a tensile curve, or
+    /// none could be set).
+    pub max_force_gf_cm: Option<f64>,
 }
 
 impl KesReading {

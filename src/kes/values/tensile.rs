@@ -175,7 +175,9 @@ pub(super) fn tensile(
         return;
     }
     reading.values.wt = Some(wt);
-    match max_force(metadata, largest, rules.tensile_max_force, reading) {
+    let fm = max_force(metadata, largest, rules.tensile_max_force, reading);
+    reading.max_force_gf_cm = fm.as_ref().ok().copied();
+    match fm {
         Ok(_) if emt <= 0.0 => reading.missing(
             "LT",
             format!("EMT = {} % is not positive", short_number(emt)),
