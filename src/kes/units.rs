@@ -87,7 +87,7 @@ impl KesQuantity {
     /// to SI; the first one is the KES unit that files are written in.
     pub(crate) fn units(self) -> &'static [(&'static str, f64)] {
         match self {
-            KesQuantity::Time => &[("s", 1.0)],
+            KesQuantity::Time => &[("s", 1.0), ("ms", 1e-3), ("min", 60.0)],
             KesQuantity::Strain => &[("%", 0.01), ("-", 1.0)],
             KesQuantity::Elongation => &[("mm", 1e-3), ("cm", 1e-2), ("m", 1.0)],
             KesQuantity::Angle => &[("deg", DEG_RAD), ("rad", 1.0)],
@@ -319,8 +319,10 @@ fn normalise_unit(unit: &str) -> String {
             'µ' | 'μ' => Some('u'),
             '·' | '×' | '⋅' => Some('*'),
             '²' => Some('2'),
-            // `gf.cm`, `gf cm`: a product of two names
-            '.' | ' ' if name(chars.get(i.wrapping_sub(1))) && name(chars.get(i + 1)) => Some('*'),
+            // `gf.cm`, `gf cm`, `gf-cm`: a product of two names
+            '.' | ' ' | '-' if name(chars.get(i.wrapping_sub(1))) && name(chars.get(i + 1)) => {
+                Some('*')
+            }
             c if c.is_whitespace() => None,
             c => Some(c),
         })
@@ -468,7 +470,7 @@ mod tests {
         assert_eq!(KesQuantity::Curvature.factor("mm^-1"), Some(1e3));
         assert_eq!(KesQuantity::Strain.factor("percent"), Some(0.01));
         let moment = |u| KesQuantity::Moment.factor(u);
-        for u in ["gf.cm/cm", "gf cm/cm", "GF*CM/CM", "gf·cm/cm"] {
+        for u in ["gf.cm/cm", "gf cm/cm", "GF*CM/CM", "gf·cm/cm", "gf-cm/cm"] {
             assert_eq!(moment(u), Some(GF_CM_PER_CM_N), "{u}");
         }
         for u in ["cN*cm/cm", "cN·cm/cm", "cN.cm/cm", "cN cm/cm"] {
@@ -481,6 +483,10 @@ mod tests {
             assert_eq!(KesQuantity::Thickness.factor(u), Some(1e-6), "{u}");
         }
         assert_eq!(weight_factor("gsm"), Some(1e-3));
+        assert_eq!(KesQuantity::Time.factor("ms"), Some(1e-3));
+        assert_eq!(KesQuantity::Time.factor("min"), Some(60.0));
+        // a hyphen before a digit is an exponent, not a product
+        assert_eq!(KesQuantity::Curvature.factor("cm-1"), Some(PER_CM_PER_M));
         // case that changes the meaning is never folded: MN is a meganewton, Mm a megametre
         assert_eq!(loop_unit("MN"), None);
         assert_eq!(KesQuantity::Thickness.factor("MM"), None);
