@@ -281,7 +281,8 @@ impl CyclicStrip {
                 for (k, ((a, b), (p1, p0))) in f0.iter().zip(&f1).zip(moves).enumerate() {
                     let dw = -0.5 * (a + b).dot(&(p1 - p0));
                     out.connector_work_j += dw;
-                    if clamp.contains(&k) {
+                    // the clamp is the i = nu − 1 column
+                    if grid.coords(k).0 == nu - 1 {
                         out.clamp_work_j += dw;
                     }
                 }

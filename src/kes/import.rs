@@ -252,13 +252,15 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
     if !skipped.is_empty() {
         metadata.insert("skipped columns".into(), skipped.join(", "));
     }
+    // where the x column stands in a record (xi counts the columns read)
+    let x_column = at[xi];
     if columns[xi].0 == KesQuantity::Elongation {
         let gauge = gauge_length(&table, overrides.gauge_length)?.ok_or_else(|| {
             KesError::NoGaugeLength {
                 file: file.to_string(),
                 line: header_line,
-                column: xi + 1,
-                text: header[xi].to_string(),
+                column: x_column + 1,
+                text: header[x_column].to_string(),
             }
         })?;
         columns[xi].1 /= gauge;
@@ -326,9 +328,9 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
             return Err(KesError::NotPositive {
                 file: file.to_string(),
                 line: *line,
-                column: xi + 1,
-                text: table::shorten(&record[xi]),
-                header: header_cells[xi].clone(),
+                column: x_column + 1,
+                text: table::shorten(&record[x_column]),
+                header: header_cells[x_column].clone(),
             });
         }
         if let Some(t) = time {
@@ -356,7 +358,14 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
     if test == KesTest::Tensile {
         // the error points at the row of the largest strain
         let rows: Vec<usize> = records[1..].iter().map(|(l, _)| *l).collect();
-        check_strain(file, &rows, xi, &header_cells[xi], columns[xi].0, &x)?;
+        check_strain(
+            file,
+            &rows,
+            x_column,
+            &header_cells[x_column],
+            columns[xi].0,
+            &x,
+        )?;
     }
     check_path_order(file, &x)?;
     Ok(Curve {

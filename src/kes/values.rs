@@ -20,7 +20,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::path::{Branch, Path};
-use super::units::{kes_scale, significant};
+use super::units::kes_scale;
 use super::{Curve, KesTest, MG_PER_CM2_KG_PER_M2};
 use loops::{loop_test, LoopReading};
 
@@ -236,12 +236,7 @@ fn trapezoid(x: &[f64], y: &[f64], branch: &Branch) -> f64 {
 
 /// A number in a message: four significant digits, no trailing zeros.
 fn short(v: f64) -> String {
-    let s = significant(v, 4);
-    if s.contains('.') && !s.contains('e') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
+    super::units::four_digits(v)
 }
 
 /// A closed interval with a little slack for values converted SI → KES units.

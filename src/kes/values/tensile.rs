@@ -57,49 +57,53 @@ fn max_force(
     reading: &mut KesReading,
 ) -> Result<f64, String> {
     let compare = "EMT, WT, LT and RT compare only with curves taken to the same force";
-    let near = |fm: f64| (fm * (1.0 - FM_BELOW)..=fm * (1.0 + FM_ABOVE)).contains(&largest);
-    let band = format!("{} % to +{} %", -100.0 * FM_BELOW, 100.0 * FM_ABOVE);
-    match max_force_metadata(metadata) {
-        Some(Ok(fm)) if near(fm) => {
-            if fm != nominal {
-                reading.notes.push(format!(
-                    "F_m = {} gf/cm from the file's `max force` metadata, not the standard {} \
-                     gf/cm: {compare}",
-                    short_number(fm),
-                    short_number(nominal)
-                ));
-            }
-            Ok(fm)
+    // the force the curve should have stopped at: the file's line, else the standard one
+    let (fm, from_line) = match max_force_metadata(metadata) {
+        Some(Err(line)) => {
+            return Err(format!(
+                "the metadata line {line} is not a positive force in {}, and LT needs F_m",
+                KesQuantity::Force.expected_units()
+            ))
         }
-        Some(Ok(fm)) if largest > 0.0 => {
+        Some(Ok(fm)) => (fm, true),
+        None => (nominal, false),
+    };
+    if (fm * (1.0 - FM_BELOW)..=fm * (1.0 + FM_ABOVE)).contains(&largest) {
+        if from_line && fm != nominal {
             reading.notes.push(format!(
-                "F_m = {} gf/cm, the curve's largest force: it is not within {band} of the \
-                 `max force` metadata, {} gf/cm, so the curve did not stop there; {compare}",
-                short(largest),
-                short_number(fm)
-            ));
-            Ok(largest)
-        }
-        Some(Err(line)) => Err(format!(
-            "the metadata line {line} is not a positive force in {}, and LT needs F_m",
-            KesQuantity::Force.expected_units()
-        )),
-        None if near(nominal) => Ok(nominal),
-        None if largest > 0.0 => {
-            reading.notes.push(format!(
-                "F_m = {} gf/cm, the curve's largest force: it is not within {band} of the \
-                 standard {} gf/cm and the file has no `# max force [gf/cm]` line; {compare}",
-                short(largest),
+                "F_m = {} gf/cm from the file's `max force` metadata, not the standard {} \
+                 gf/cm: {compare}",
+                short_number(fm),
                 short_number(nominal)
             ));
-            Ok(largest)
         }
-        Some(Ok(_)) | None => Err(format!(
+        return Ok(fm);
+    }
+    if largest <= 0.0 {
+        return Err(format!(
             "the force never rises above zero on loading (its largest is {} gf/cm), and LT \
              needs F_m",
             short(largest)
-        )),
+        ));
     }
+    let band = format!("{} % to +{} %", -100.0 * FM_BELOW, 100.0 * FM_ABOVE);
+    let missed = if from_line {
+        format!(
+            "`max force` metadata, {} gf/cm, so the curve did not stop there",
+            short_number(fm)
+        )
+    } else {
+        format!(
+            "standard {} gf/cm and the file has no `# max force [gf/cm]` line",
+            short_number(fm)
+        )
+    };
+    reading.notes.push(format!(
+        "F_m = {} gf/cm, the curve's largest force: it is not within {band} of the {missed}; \
+         {compare}",
+        short(largest)
+    ));
+    Ok(largest)
 }
 
 /// A woven fabric's EMT under a tensile force of [`UNIT_CHECK_FORCE`] gf/cm or more lies within
