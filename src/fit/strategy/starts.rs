@@ -287,3 +287,48 @@ pub(super) fn best_split<'a>(
     refined.iterations = iterations;
     (refined, pinned, tries)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kes::Direction;
+
+    /// A tensile path 0 → 1 → 0 in steps of 0.01 (101 loading samples, 201 in all).
+    fn up_and_down() -> Curve {
+        let up = (0..=100).map(|i| f64::from(i) / 100.0);
+        let down = (0..100).rev().map(|i| f64::from(i) / 100.0);
+        let x: Vec<f64> = up.chain(down).collect();
+        Curve {
+            fabric: String::new(),
+            test: KesTest::Tensile,
+            direction: Direction::Warp,
+            y: x.clone(),
+            x,
+            metadata: Default::default(),
+            source: None,
+        }
+    }
+
+    #[test]
+    fn a_split_needs_a_tenth_of_the_loading_and_two_aic_points_over_the_toe_only_law() {
+        let c = up_and_down();
+        let n = c.x.len();
+        // the loading is the 101 samples that reach a new largest strain; the unloading
+        // samples beyond eps1 are not on the line's loading
+        assert_eq!(line_support(&[&c], 0.955), (101, 5));
+        assert_eq!(line_support(&[&c, &c], 0.855), (202, 30));
+        // 5 of 101 (5 %) on the line: not measured, whatever the toe-only law gives
+        let why = split_not_identified(&[&c], 0.955, 1.0, Some(10.0), n);
+        assert!(why.is_some_and(|w| w.contains("carries 5 of the first loading's 101")));
+        // 15 of 101: measured when it beats the toe-only law by more than 2 AIC points with
+        // eps1 counted, N ln(RSS_toe/RSS) − 2 > 2; unknown without a toe-only fit
+        assert_eq!(split_not_identified(&[&c], 0.855, 1.0, None, n), None);
+        let toe_only = |delta: f64| ((delta + 2.0) / n as f64).exp();
+        assert_eq!(
+            split_not_identified(&[&c], 0.855, 1.0, Some(toe_only(2.5)), n),
+            None
+        );
+        let why = split_not_identified(&[&c], 0.855, 1.0, Some(toe_only(1.5)), n);
+        assert!(why.is_some_and(|w| w.contains("ΔAIC = 1.5 only")));
+    }
+}
