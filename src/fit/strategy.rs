@@ -209,8 +209,13 @@ fn fit_model(
             // the curve never leaves the toe: the toe-only law
             Param::Eps1 => {
                 let tried: Vec<String> = tries.iter().map(starts::Try::describe).collect();
+                let choice = if tries.iter().any(|t| t.not_identified.is_some()) {
+                    "the toe/line split is not identified by this curve, the law whose toe spans the whole loading is reported"
+                } else {
+                    "of the starts tried, the law whose toe spans the whole loading fits the samples best"
+                };
                 *why = format!(
-                    "fixed by the law (toe only): eps1 = the largest strain measured ({eps1:.4e}): of the starts tried, the law whose toe spans the whole loading fits the samples best ({}); beyond it the law is an extrapolation along a line of slope k_t",
+                    "fixed by the law (toe only): eps1 = the largest strain measured ({eps1:.4e}): {choice} ({}); k_t and f1 are the slope and the force of the elastic part there, beyond it the law is an extrapolation along a line of slope k_t",
                     tried.join("; ")
                 );
                 name.push_str(TOE_ONLY);
