@@ -2,7 +2,12 @@
 //! channels, unit-less metadata, curves that start off zero, stiff fabrics. Each is read as
 //! given (closed forms of the rows written), noted, or refused with its reason.
 
-use kestrel::kes::{kes_values, parse_kes, Curve, CurveOverrides, KesReading, ReadingRules};
+use kestrel::kes::{
+    kes_values, parse_kes, Curve, CurveOverrides, KesReading, MaxForce, MaxForceSource,
+    ReadingRules,
+};
+
+use crate::common;
 
 fn curve(text: &str) -> Curve {
     parse_kes(text, "p.csv", CurveOverrides::default()).unwrap()
@@ -173,4 +178,252 @@ fn a_second_force_or_strain_column_after_x_and_y_is_skipped_and_named() {
         &["0,0,0", "100,100,1", "0,0,0.5"],
     ));
     assert!(e.contains("appears twice"), "{e}");
+}
+
+/// A tensile loop with straight branches (`rows` samples a branch): loading from (0, `f0`) to
+/// (emt + `e0`, top) — `e0` and `f0` start the path off zero — then unloading straight to
+/// (e0 + emt/2, 0). With e0 = f0 = 0: WT = top·emt/200, LT = top/F_m, RT = 50 %.
+fn tensile(metadata: &str, header: &str, top: f64, emt: f64, e0: f64, f0: f64) -> String {
+    let n = 100;
+    let mut rows: Vec<(f64, f64)> = (0..=n)
+        .map(|i| {
+            let s = i as f64 / n as f64;
+            (e0 + emt * s, f0 + (top - f0) * s)
+        })
+        .collect();
+    rows.extend((1..=n).map(|i| {
+        let s = i as f64 / n as f64;
+        (e0 + emt - 0.5 * emt * s, top * (1.0 - s))
+    }));
+    let body: Vec<String> = rows.iter().map(|(e, f)| format!("{e},{f}")).collect();
+    format!(
+        "# test: tensile\n# direction: warp\n{metadata}{header}\n{}\n",
+        body.join("\n")
+    )
+}
+
+const GF_CM: &str = "strain [%],force [gf/cm]";
+
+/// `# max force: 400` without a unit is read in the force column's unit, with a note; LT is
+/// then top / F_m = 1 for a straight loading branch to 400 gf/cm.
+#[test]
+fn a_max_force_line_without_unit_is_read_in_the_force_columns_unit() {
+    let r = read(&tensile("# max force: 400\n", GF_CM, 400.0, 4.0, 0.0, 0.0));
+    let fm = r.max_force.expect("F_m");
+    assert_eq!((fm.gf_cm, fm.from), (400.0, MaxForceSource::Metadata));
+    assert!((r.values.lt.unwrap() - 1.0).abs() < 1e-12, "{r:?}");
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("`# max force: 400` gives no unit")
+                && n.contains("force column's, gf/cm")),
+        "{:?}",
+        r.notes
+    );
+    // in N/m: 392.266 N/m is 400 gf/cm
+    let n_m = read(&tensile(
+        "# max force: 392.266\n",
+        "strain [%],force [N/m]",
+        392.266,
+        4.0,
+        0.0,
+        0.0,
+    ));
+    let fm = n_m.max_force.expect("F_m");
+    assert!((fm.gf_cm - 400.0).abs() < 1e-9, "{fm:?}");
+    assert!(n_m.notes.iter().any(|n| n.contains("force column's, N/m")));
+    // a line the curve did not reach is not used: the curve's own largest force is F_m
+    let missed = read(&tensile("# max force: 400\n", GF_CM, 300.0, 4.0, 0.0, 0.0));
+    let fm = missed.max_force.expect("F_m");
+    assert_eq!((fm.gf_cm, fm.from), (300.0, MaxForceSource::Curve));
+}
+
+/// F_m and where it came from, as the values' reading gives it, for the nominal force, the
+/// metadata line and the curve's own largest force.
+#[test]
+fn the_reading_keeps_f_m_and_where_it_came_from() {
+    let cases = [
+        ("", 500.0, 500.0, MaxForceSource::Nominal),
+        (
+            "# max force [gf/cm]: 250\n",
+            250.0,
+            250.0,
+            MaxForceSource::Metadata,
+        ),
+        ("", 300.0, 300.0, MaxForceSource::Curve),
+    ];
+    for (metadata, top, fm, from) in cases {
+        let c = curve(&tensile(metadata, GF_CM, top, 4.0, 0.0, 0.0));
+        let r = kes_values(&c, &ReadingRules::default());
+        assert_eq!(
+            r.max_force,
+            Some(MaxForce { gf_cm: fm, from }),
+            "{metadata}"
+        );
+        // the workbench's KES panel shows it after the values
+        let shown = kestrel::kes::values::formatted_with_max_force(&c);
+        let text = shown
+            .iter()
+            .find(|(k, _)| k == "F_m")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        assert_eq!(text, format!("{fm} gf/cm ({from})"));
+    }
+    // a shear curve has none
+    let shear = curve(&file(
+        "shear",
+        "warp",
+        "angle [deg],force [gf/cm]",
+        &["0,0", "8,1", "-8,-1"],
+    ));
+    assert_eq!(kes_values(&shear, &ReadingRules::default()).max_force, None);
+    assert!(!kestrel::kes::values::formatted_with_max_force(&shear)
+        .iter()
+        .any(|(k, _)| k == "F_m"));
+}
+
+/// `kestrel report` shows F_m and its source beside the tensile values (CSV and JSON).
+#[test]
+fn the_report_shows_f_m_beside_the_tensile_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.csv");
+    let files = common::kes_data().join("cotton-shirting");
+    let tensile = files.join("tensile_warp.csv");
+    let run = common::kestrel(&[
+        "report",
+        tensile.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    common::assert_success(&run);
+    let json = common::stdout_json(&run);
+    assert_eq!(json[0]["max_force"]["gf_cm"], 500.0);
+    assert_eq!(json[0]["max_force"]["from"], "nominal");
+    let table = std::fs::read_to_string(&out).unwrap();
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "F_m [gf/cm]").unwrap();
+    assert_eq!(header[at - 1], "RT CV [-]");
+    assert_eq!(
+        (row[at], header[at + 1], row[at + 1]),
+        ("500", "F_m from", "nominal")
+    );
+}
+
+fn noted(r: &KesReading, words: &str) -> Option<String> {
+    r.notes.iter().find(|n| n.contains(words)).cloned()
+}
+
+/// Curves that start off zero are read as given (EMT is the strain at the turn, not from the
+/// start) and noted with the offset and its unit.
+#[test]
+fn curves_that_start_off_zero_are_read_as_given_and_noted() {
+    // a force offset of +3 gf/cm (0.6 % of F_m): loading from (0, 3) to (4, 500)
+    let r = read(&tensile("", GF_CM, 500.0, 4.0, 0.0, 3.0));
+    let n = noted(&r, "the force starts off zero").expect("a note");
+    assert!(n.contains("at 3 gf/cm"), "{n}");
+    assert_eq!(r.values.emt, Some(4.0));
+    // WT of the trapezoid from 3 to 500 gf/cm over 4 %: (3 + 500)/2 · 0.04
+    assert!((r.values.wt.unwrap() - 503.0 / 2.0 * 0.04).abs() < 1e-9);
+    // a strain path from 0.5 %: EMT at the turn is 0.5 + 4
+    let r = read(&tensile("", GF_CM, 500.0, 4.0, 0.5, 0.0));
+    let n = noted(&r, "the strain path starts off zero").expect("a note");
+    assert!(n.contains("at 0.5 %"), "{n}");
+    assert_eq!(r.values.emt, Some(4.5));
+    // a shear path from +0.3 deg (more than 2 % of 8 deg)
+    let mut rows = vec!["0.3,0.39".to_string()];
+    rows.extend(
+        [8.0, 0.0, -8.0, 0.0, 8.0]
+            .iter()
+            .map(|a: &f64| format!("{a},{}", 1.3 * a)),
+    );
+    let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+    let r = read(&file("shear", "warp", "angle [deg],force [gf/cm]", &rows));
+    let n = noted(&r, "the shear angle starts off zero").expect("a note");
+    assert!(n.contains("at 0.3 deg"), "{n}");
+    // under the shares, no note: 2 gf/cm (0.4 % of F_m), 0.05 % of strain, 0.1 deg
+    for text in [
+        tensile("", GF_CM, 500.0, 4.0, 0.0, 2.0),
+        tensile("", GF_CM, 500.0, 4.0, 0.05, 0.0),
+        file(
+            "shear",
+            "warp",
+            "angle [deg],force [gf/cm]",
+            &["0.1,0.13", "8,10.4", "-8,-10.4", "8,10.4"],
+        ),
+    ] {
+        let r = read(&text);
+        assert_eq!(noted(&r, "starts off zero"), None, "{:?}", r.notes);
+    }
+}
+
+/// The sample curves start at zero within their noise: no offset note, and no strain unit
+/// note, on any of them.
+#[test]
+fn the_sample_curves_get_no_start_or_unit_note() {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(common::kes_data())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .flat_map(|d| {
+            std::fs::read_dir(d)
+                .unwrap()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+        })
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 44);
+    for f in &files {
+        let c = kestrel::kes::read_kes(f, CurveOverrides::default()).unwrap();
+        let r = kes_values(&c, &ReadingRules::default());
+        assert!(r.notes.is_empty(), "{}: {:?}", f.display(), r.notes);
+    }
+}
+
+/// A stiff fabric at a low force (EMT 0.83 % at 250 gf/cm) is no unit mistake; fractions under
+/// `[%]` (EMT 3.2 % written 0.032) are.
+#[test]
+fn the_strain_unit_note_weighs_the_force_reached() {
+    let stiff = read(&tensile("", GF_CM, 250.0, 0.83, 0.0, 0.0));
+    assert_eq!(stiff.values.emt, Some(0.83));
+    assert_eq!(noted(&stiff, "header must say"), None, "{:?}", stiff.notes);
+    let stiff500 = read(&tensile("", GF_CM, 500.0, 0.6, 0.0, 0.0));
+    assert_eq!(noted(&stiff500, "header must say"), None);
+    let fractions = read(&tensile("", GF_CM, 500.0, 0.032, 0.0, 0.0));
+    let n = noted(&fractions, "header must say").expect("a note");
+    assert!(n.contains("`strain [-]`") && n.contains("0.032 %"), "{n}");
+    let fractions250 = read(&tensile("", GF_CM, 250.0, 0.055, 0.0, 0.0));
+    assert!(noted(&fractions250, "`strain [-]`").is_some());
+}
+
+/// `kestrel values --json` carries a curve's notes; a curve without notes has no `notes` key.
+#[test]
+fn values_json_carries_the_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let off = common::write_file(
+        dir.path(),
+        "off.csv",
+        tensile("", GF_CM, 500.0, 4.0, 0.5, 0.0),
+    );
+    let clean = common::write_file(
+        dir.path(),
+        "clean.csv",
+        tensile("", GF_CM, 500.0, 4.0, 0.0, 0.0),
+    );
+    let run = common::kestrel(&[
+        "values",
+        "--json",
+        off.to_str().unwrap(),
+        clean.to_str().unwrap(),
+    ]);
+    common::assert_success(&run);
+    let json = common::stdout_json(&run);
+    let notes = json[0]["notes"].as_array().expect("notes");
+    assert!(notes
+        .iter()
+        .any(|n| n.as_str().unwrap_or("").contains("starts off zero")));
+    assert!(json[1].get("notes").is_none(), "{}", json[1]);
 }

@@ -283,6 +283,15 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
             .entry("gauge length [mm]".into())
             .or_insert_with(|| super::write::number(gauge * 1e3));
     }
+    // a tensile `max force` line without a unit is read in the force column's
+    let unitless_max_force = metadata
+        .keys()
+        .any(|k| split_header(k) == ("max force".to_string(), None));
+    if test == KesTest::Tensile && unitless_max_force {
+        if let Some(unit) = split_header(&header[at[yi]]).1 {
+            metadata.insert(super::values::FORCE_COLUMN_UNIT.into(), unit);
+        }
+    }
     if columns[xi].0 == KesQuantity::ShearStrain {
         metadata.insert(
             "shear angle".into(),
