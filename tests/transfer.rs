@@ -388,7 +388,8 @@ fn transfer_arrays_and_floats_beyond_their_range_are_refused() {
             .map_err(|e| e.to_string())
     };
     assert_eq!(read(&|_| {}), Ok(()));
-    let cases: [(&dyn Fn(&mut ReducedModel), &str); 5] = [
+    type Edit<'a> = &'a dyn Fn(&mut ReducedModel);
+    let cases: [(Edit, &str); 5] = [
         (
             &|m| m.transfer.as_mut().unwrap().mean[3] = 1e20,
             "transfer mean: value 4 is 1e20, beyond ±1",

@@ -115,11 +115,12 @@ pub const BETA_RANGE_S2: (f64, f64) = (0.0, 1e12);
 /// `frame_dt`); 0 keeps the offset.
 pub const BLEND_RATE_RANGE_PER_S: (f64, f64) = (0.0, 1e6);
 
+/// A header float: name, value, unit, range, why the range.
+type HeaderRange = (&'static str, f64, &'static str, (f64, f64), &'static str);
+
 /// Each header float with its unit, its range and why (the spacings as the cloth grid's
 /// `SPACING_RANGE_M`); `frame_dt` is checked first on its own.
-fn header_ranges(
-    i: &ModelInfo,
-) -> [(&'static str, f64, &'static str, (f64, f64), &'static str); 6] {
+fn header_ranges(i: &ModelInfo) -> [HeaderRange; 6] {
     let spacing = crate::cloth::SPACING_RANGE_M;
     [
         (
