@@ -261,7 +261,7 @@ fn the_reading_keeps_f_m_and_where_it_came_from() {
             "{metadata}"
         );
         // the workbench's KES panel shows it after the values
-        let shown = kestrel::kes::values::formatted_with_max_force(&c);
+        let shown = kestrel::kes::values::formatted_for_workbench(&c);
         let text = shown
             .iter()
             .find(|(k, _)| k == "F_m")
@@ -277,7 +277,7 @@ fn the_reading_keeps_f_m_and_where_it_came_from() {
         &["0,0", "8,1", "-8,-1"],
     ));
     assert_eq!(kes_values(&shear, &ReadingRules::default()).max_force, None);
-    assert!(!kestrel::kes::values::formatted_with_max_force(&shear)
+    assert!(!kestrel::kes::values::formatted_for_workbench(&shear)
         .iter()
         .any(|(k, _)| k == "F_m"));
 }
@@ -288,10 +288,10 @@ fn the_report_shows_f_m_beside_the_tensile_values() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("t.csv");
     let files = common::kes_data().join("cotton-shirting");
-    let tensile = files.join("tensile_warp.csv");
+    let warp = files.join("tensile_warp.csv");
     let run = common::kestrel(&[
         "report",
-        tensile.to_str().unwrap(),
+        warp.to_str().unwrap(),
         "-o",
         out.to_str().unwrap(),
         "--json",
@@ -309,6 +309,24 @@ fn the_report_shows_f_m_beside_the_tensile_values() {
     assert_eq!(
         (row[at], header[at + 1], row[at + 1]),
         ("500", "F_m from", "nominal")
+    );
+    // the values' notes go to the report's stderr, as to `kestrel values`'
+    let off = common::write_file(
+        dir.path(),
+        "off.csv",
+        tensile("# fabric: Off\n", GF_CM, 500.0, 4.0, 0.5, 0.0),
+    );
+    let run = common::kestrel(&[
+        "report",
+        off.to_str().unwrap(),
+        "-o",
+        dir.path().join("off-table.csv").to_str().unwrap(),
+    ]);
+    common::assert_success(&run);
+    let err = common::stderr(&run);
+    assert!(
+        err.contains("off.csv: the strain path starts off zero"),
+        "{err}"
     );
 }
 
@@ -343,6 +361,12 @@ fn curves_that_start_off_zero_are_read_as_given_and_noted() {
     let r = read(&file("shear", "warp", "angle [deg],force [gf/cm]", &rows));
     let n = noted(&r, "the shear angle starts off zero").expect("a note");
     assert!(n.contains("at 0.3 deg"), "{n}");
+    // the workbench's KES panel shows the notes after the values
+    let c = curve(&file("shear", "warp", "angle [deg],force [gf/cm]", &rows));
+    let shown = kestrel::kes::values::formatted_for_workbench(&c);
+    assert!(shown
+        .iter()
+        .any(|(k, v)| k == "note" && v.contains("starts off zero")));
     // under the shares, no note: 2 gf/cm (0.4 % of F_m), 0.05 % of strain, 0.1 deg
     for text in [
         tensile("", GF_CM, 500.0, 4.0, 0.0, 2.0),
@@ -421,6 +445,11 @@ fn values_json_carries_the_notes() {
     ]);
     common::assert_success(&run);
     let json = common::stdout_json(&run);
+    assert!(
+        common::stderr(&run).contains("note: "),
+        "{}",
+        common::stderr(&run)
+    );
     let notes = json[0]["notes"].as_array().expect("notes");
     assert!(notes
         .iter()

@@ -468,9 +468,18 @@ pub fn formatted(curve: &Curve) -> Vec<(String, String)> {
 }
 
 /// As [`formatted`], with a tensile curve's F_m and where it came from after the values
-/// (`F_m`, `500 gf/cm (nominal)`): the workbench's KES panel.
-pub fn formatted_with_max_force(curve: &Curve) -> Vec<(String, String)> {
-    formatted_reading(&kes_values(curve, &ReadingRules::default()), true)
+/// (`F_m`, `500 gf/cm (nominal)`) and the reading's notes last (`note`, text): the
+/// workbench's KES panel.
+pub fn formatted_for_workbench(curve: &Curve) -> Vec<(String, String)> {
+    let reading = kes_values(curve, &ReadingRules::default());
+    let mut out = formatted_reading(&reading, true);
+    out.extend(
+        reading
+            .notes
+            .iter()
+            .map(|n| ("note".to_string(), n.clone())),
+    );
+    out
 }
 
 fn formatted_reading(reading: &KesReading, max_force: bool) -> Vec<(String, String)> {

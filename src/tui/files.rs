@@ -9,7 +9,7 @@ use crate::kes::Curve;
 /// KES values of a curve formatted for the tabs: (name, value with unit), or why not; a
 /// tensile curve's F_m with where it came from (as the values' reading gives it).
 pub fn format_values(curve: &Curve) -> Vec<(String, String)> {
-    crate::kes::values::formatted_with_max_force(curve)
+    crate::kes::values::formatted_for_workbench(curve)
 }
 
 fn loaded(curve: Curve) -> LoadedCurve {
