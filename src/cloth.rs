@@ -32,6 +32,7 @@ pub use connectors::{ConnectorKind, KesConnectors, KesLaws};
 pub use constraints::{ProvotConstraints, MAX_PASSES};
 pub use cyclic_strip::{CyclicStrip, StripEnergy};
 pub use explicit::SymplecticEulerStepper;
+pub(crate) use grid::SPACING_RANGE_M;
 pub use grid::{EdgeFamily, Grid, GridEdge};
 pub use implicit::{BroydenStepper, NewtonKrylovStepper, NewtonTangentStepper, SolveOutcome};
 pub use loads::{Anchor, Loads, Wind};

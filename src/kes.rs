@@ -26,7 +26,8 @@ pub use path::{Cycle, OpenSegment, Path};
 pub use protocol::{simulate, Protocol, ProtocolError};
 pub use replicates::{replicate_groups, replicate_summaries, ReplicateGroup, ReplicateSummary};
 pub use values::{
-    kes_values, loop_values, KesReading, KesValues, LoopValues, ReadingRules, REVERSAL_FRACTION,
+    kes_values, loop_values, KesReading, KesValues, LoopValues, MaxForce, MaxForceSource,
+    ReadingRules, REVERSAL_FRACTION,
 };
 pub use write::{to_kes_csv, write_kes_csv, WriteCurveError};
 

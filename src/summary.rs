@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::fit::{fit_fabrics, FabricFit, FitOptions};
 use crate::kes::replicates::{replicate_summaries, ReplicateSummary};
-use crate::kes::{Curve, Direction, KesTest, KesValues, ReadingRules};
+use crate::kes::{Curve, Direction, KesTest, KesValues, MaxForce, ReadingRules};
 use crate::params::{units_table, FabricParams};
 use crate::validate::validate_curve;
 
@@ -25,6 +25,10 @@ pub struct LibraryRow {
     pub values: KesValues,
     /// Each value's coefficient of variation (a fraction), where two or more specimens give it.
     pub cv: KesValues,
+    /// The F_m the tensile values were read at and where it came from (None without a
+    /// tensile curve, or for specimens taken to different forces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_force: Option<MaxForce>,
     /// The laws' parameters of this direction, SI, by `law.name` (`shear.k_s`, …).
     pub params: BTreeMap<String, serde_json::Value>,
     /// Mean NRMSE (a fraction) of each test's law over its specimens, `params::nrmse`.
@@ -108,6 +112,7 @@ pub fn library_summary(
                 specimens: BTreeMap::new(),
                 values: KesValues::default(),
                 cv: KesValues::default(),
+                max_force: None,
                 params: BTreeMap::new(),
                 nrmse: BTreeMap::new(),
                 params_source: source.clone(),
@@ -167,6 +172,9 @@ fn merge_values(row: &mut LibraryRow, group: &ReplicateSummary) {
     }
     for (name, v) in group.cv.iter() {
         row.cv.set(name, Some(v));
+    }
+    if group.test == KesTest::Tensile {
+        row.max_force = group.max_force;
     }
 }
 
@@ -234,9 +242,15 @@ pub fn to_csv(summary: &LibrarySummary) -> Result<String, csv::Error> {
     for t in &tests {
         header.push(format!("{t} specimens"));
     }
+    // F_m after the tensile values: the force LT was read at, and where it came from
+    let max_force_after = tests.contains(&"tensile").then_some("RT");
     for (name, unit) in &values {
         header.push(format!("{name} [{unit}]"));
         header.push(format!("{name} CV [-]"));
+        if max_force_after == Some(*name) {
+            header.push("F_m [gf/cm]".into());
+            header.push("F_m from".into());
+        }
     }
     for key in &params {
         let unit = unit_of(key, &units);
@@ -279,6 +293,13 @@ pub fn to_csv(summary: &LibrarySummary) -> Result<String, csv::Error> {
         for (name, _) in &values {
             rec.push(six(row.values.get(name)));
             rec.push(six(row.cv.get(name)));
+            if max_force_after == Some(*name) {
+                rec.push(six(row.max_force.map(|f| f.gf_cm)));
+                rec.push(
+                    row.max_force
+                        .map_or_else(String::new, |f| f.from.name().to_string()),
+                );
+            }
         }
         for key in &params {
             rec.push(match row.params.get(*key) {

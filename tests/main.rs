@@ -8,6 +8,7 @@ mod friction;
 mod kes;
 mod kes_fb34;
 mod kes_protocols;
+mod kes_variants;
 mod material;
 mod plot;
 mod probe;

@@ -594,3 +594,44 @@ fn a_record_of_extreme_positions_renders_without_a_panic() {
     let out = render_from(&path, &frames, &[]);
     assert_refused(&out, 2, &["one.rec", "at least 2 x 2"]);
 }
+
+/// Header floats beyond any physical range (a spacing of 1000 km, β of 1e30 s², a blend
+/// rate of 1e300 1/s, a rank tolerance of 5, a negative error) are refused on reading,
+/// naming the file, the field, its unit and the range.
+#[test]
+fn model_header_floats_beyond_their_range_are_refused_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(PathBuf, [&str; 2])> = vec![
+        (
+            model_file(dir.path(), "wide", |m| m.info.h_warp = 1e6),
+            ["h_warp = 1e6 m", "[1e-6, 100] m"],
+        ),
+        (
+            model_file(dir.path(), "fine", |m| m.info.h_weft = 1e-9),
+            ["h_weft = 1e-9 m", "[1e-6, 100] m"],
+        ),
+        (
+            model_file(dir.path(), "slow", |m| m.info.beta = 1e30),
+            ["beta = 1e30 s^2", "[0, 1e12] s^2"],
+        ),
+        (
+            model_file(dir.path(), "fast", |m| m.info.blend_rate = 1e300),
+            ["blend_rate = 1e300 1/s", "[0, 1e6] 1/s"],
+        ),
+        (
+            model_file(dir.path(), "tolerance", |m| m.info.rank_tolerance = 5.0),
+            ["rank_tolerance = 5 -", "[0, 1] -"],
+        ),
+        (
+            model_file(dir.path(), "error", |m| m.info.rel_error = -0.5),
+            ["rel_error = -0.5 -", "[0, 1] -"],
+        ),
+    ];
+    for (path, [field, range]) in cases {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        assert_refused(&play(&path, "stop:1"), 2, &[&name, field, range]);
+    }
+    // the model as precomputed is read
+    let plain = model_file(dir.path(), "plain", |_| {});
+    assert!(ReducedModel::read(&plain).is_ok());
+}

@@ -368,3 +368,51 @@ fn transfer_options_are_refused_by_the_option_at_fault() {
     assert_eq!(with(|o| o.rank = Some(0)), Err(E::ZeroRank));
     assert!(E::Samples(0).to_string().contains("rays per vertex"));
 }
+
+/// A transfer coefficient is at most max |Y_lm| ≤ 0.631 in magnitude, the basis' entries at
+/// most 1: a model file whose transfer arrays or ridge lie beyond is refused, naming the file
+/// and the array.
+#[test]
+fn transfer_arrays_and_floats_beyond_their_range_are_refused() {
+    let scene = crate::common::small_tree_door();
+    let (model, _) = precompute(&scene, &transfer_options(), &|_| {}).unwrap();
+    let t = model.transfer.as_ref().unwrap();
+    // as precomputed: within the bounds
+    assert!(t.mean.iter().all(|v| v.abs() <= 0.632), "{:?}", t.mean);
+    let read = |edit: &dyn Fn(&mut ReducedModel)| {
+        let mut m = model.clone();
+        edit(&mut m);
+        let bytes = m.to_bytes().unwrap();
+        ReducedModel::from_bytes(&bytes, &PathBuf::from("bad.krd"))
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(read(&|_| {}), Ok(()));
+    type Edit<'a> = &'a dyn Fn(&mut ReducedModel);
+    let cases: [(Edit, &str); 5] = [
+        (
+            &|m| m.transfer.as_mut().unwrap().mean[3] = 1e20,
+            "transfer mean: value 4 is 1e20, beyond ±1",
+        ),
+        (
+            &|m| m.transfer.as_mut().unwrap().basis[0] = 7.0,
+            "transfer basis: value 1 is 7",
+        ),
+        (
+            &|m| m.transfer.as_mut().unwrap().weights[0] = 1e30,
+            "transfer weights: value 1",
+        ),
+        (
+            &|m| m.transfer.as_mut().unwrap().sigma[0] = -1.0,
+            "transfer singular values: value 1 is -1, negative",
+        ),
+        (
+            &|m| m.transfer.as_mut().unwrap().info.regularisation = 1e9,
+            "regularisation 1000000000 (-): must be in [0, 1]",
+        ),
+    ];
+    for (edit, words) in cases {
+        let e = read(edit).unwrap_err();
+        assert!(e.contains("bad.krd") && e.contains(words), "{e}");
+    }
+}

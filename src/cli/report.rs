@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use kestrel::atomic::write_atomic;
 use kestrel::fit::FitOptions;
-use kestrel::kes::{read_kes_files, ReadingRules};
+use kestrel::kes::{kes_values, read_kes_files, ReadingRules};
 use kestrel::params::FabricParams;
 use kestrel::summary::{library_summary, to_csv};
 
@@ -87,6 +87,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         },
     );
     bar.finish_and_clear();
+    // how the values were read (a curve that starts off zero, F_m from the curve…): the notes
+    // `kestrel values` prints
+    for c in &curves {
+        for note in kes_values(c, &ReadingRules::default()).notes {
+            eprintln!("note: {}: {note}", c.path_name());
+        }
+    }
     for note in &summary.notes {
         eprintln!("note: {note}");
     }

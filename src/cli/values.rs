@@ -42,6 +42,9 @@ struct Entry<'a, V: Serialize> {
     test: KesTest,
     direction: Direction,
     values: V,
+    /// How some values were read (the notes on stderr).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -83,7 +86,11 @@ fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
     }
     match (args.json, args.summary) {
         (true, true) => print_json(&summaries),
-        (true, false) => print_json(&entries(readings.iter().map(|(c, r)| (*c, r.values)))),
+        (true, false) => print_json(&entries(
+            readings
+                .iter()
+                .map(|(c, r)| (*c, r.values, r.notes.clone())),
+        )),
         (false, _) => {
             print!("{}", kes_table(&summaries, rules));
             Ok(())
@@ -92,14 +99,17 @@ fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
 }
 
 /// The JSON entries of a list of curves and their values.
-fn entries<'a, V: Serialize>(values: impl Iterator<Item = (&'a Curve, V)>) -> Vec<Entry<'a, V>> {
+fn entries<'a, V: Serialize>(
+    values: impl Iterator<Item = (&'a Curve, V, Vec<String>)>,
+) -> Vec<Entry<'a, V>> {
     values
-        .map(|(c, values)| Entry {
+        .map(|(c, values, notes)| Entry {
             file: file_name(c),
             fabric: &c.fabric,
             test: c.test,
             direction: c.direction,
             values,
+            notes,
         })
         .collect()
 }
@@ -254,7 +264,7 @@ fn run_loops(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
         }
     }
     if args.json {
-        return print_json(&entries(values.iter().map(|(c, v)| (c, *v))));
+        return print_json(&entries(values.iter().map(|(c, v)| (c, *v, Vec::new()))));
     }
     for (c, v) in &values {
         let unit = |key: &str| c.metadata.get(key).map_or("", String::as_str);

@@ -162,10 +162,10 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         "`{} [{}]`{} and `{} [{}]` (optionally `time [s]` first)",
         xq.column_name(),
         xq.expected_units(),
-        if test == KesTest::Tensile {
-            " (or `elongation [mm]` with a gauge length)"
-        } else {
-            ""
+        match test {
+            KesTest::Tensile => " (or `elongation [mm]` with a gauge length)",
+            KesTest::Shear => " (or `shear strain [-]`, tan of the angle)",
+            _ => "",
         },
         yq.column_name(),
         yq.expected_units()
@@ -173,14 +173,19 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
     let allowed = |q: &KesQuantity| {
         [KesQuantity::Time, xq, yq].contains(q)
             || (test == KesTest::Tensile && *q == KesQuantity::Elongation)
+            || (test == KesTest::Shear && *q == KesQuantity::ShearStrain)
     };
-    // The role a column fills: an elongation is the x column.
-    let role = |q: KesQuantity| {
-        if q == KesQuantity::Elongation {
-            xq
-        } else {
-            q
-        }
+    // The role a column fills: an elongation or a shear strain is the x column.
+    let role = |q: KesQuantity| match q {
+        KesQuantity::Elongation | KesQuantity::ShearStrain => xq,
+        q => q,
+    };
+    // a column with no number in any row (a `notes` column left blank): skipped wherever it
+    // stands, whatever its name
+    let blank = |i: usize| {
+        records[1..]
+            .iter()
+            .all(|(_, r)| r.get(i).is_none_or(|c| c.is_empty()))
     };
     let mut columns: Vec<(KesQuantity, f64)> = Vec::with_capacity(header.len());
     // the record position of each column read; columns after x and y that are none of the
@@ -190,7 +195,12 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         let column = i + 1;
         let (name, unit) = split_header(cell);
         let has = |q: KesQuantity| columns.iter().any(|(c, _)| role(*c) == q);
-        let Some(quantity) = KesQuantity::from_column_name(&name).filter(allowed) else {
+        let known = KesQuantity::from_column_name(&name).filter(allowed);
+        if known.is_none() && blank(i) && records.len() > 1 {
+            skipped.push(format!("{cell} (empty)"));
+            continue;
+        }
+        let Some(quantity) = known else {
             if has(xq) && has(yq) {
                 skipped.push(cell.to_string());
                 continue;
@@ -205,6 +215,11 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
             });
         };
         if columns.iter().any(|(q, _)| role(*q) == role(quantity)) {
+            // a second channel of the test's own quantity after x and y: the first is read
+            if has(xq) && has(yq) {
+                skipped.push(cell.to_string());
+                continue;
+            }
             return Err(KesError::DuplicateColumn {
                 file: file.to_string(),
                 line: header_line,
@@ -268,14 +283,38 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
             .entry("gauge length [mm]".into())
             .or_insert_with(|| super::write::number(gauge * 1e3));
     }
+    // a tensile `max force` line without a unit is read in the force column's
+    let unitless_max_force = metadata
+        .keys()
+        .any(|k| split_header(k) == ("max force".to_string(), None));
+    if test == KesTest::Tensile && unitless_max_force {
+        if let Some(unit) = split_header(&header[at[yi]]).1 {
+            metadata.insert(super::values::FORCE_COLUMN_UNIT.into(), unit);
+        }
+    }
+    if columns[xi].0 == KesQuantity::ShearStrain {
+        metadata.insert(
+            "shear angle".into(),
+            format!(
+                "atan of the engineering shear strain column `{}` (tan of the angle)",
+                header[x_column].trim()
+            ),
+        );
+    }
     let header_cells: Vec<String> = header.iter().map(str::to_string).collect();
+    // rows lose their trailing empty cells: a row may end before the blank columns at the end
+    let trailing_blank = (0..header.len())
+        .rev()
+        .take_while(|&i| blank(i) && !at.contains(&i))
+        .count();
+    let widths = header.len() - trailing_blank..=header.len();
 
     let mut x = Vec::with_capacity(records.len());
     let mut y = Vec::with_capacity(records.len());
     let time = columns.iter().position(|(q, _)| *q == KesQuantity::Time);
     let mut last_time = f64::NEG_INFINITY;
     for (line, record) in &records[1..] {
-        if record.len() != header.len() {
+        if !widths.contains(&record.len()) {
             return Err(KesError::Ragged {
                 file: file.to_string(),
                 line: *line,
@@ -322,7 +361,12 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
                     ),
                 });
             }
-            row[k] = si;
+            // a shear strain γ = tan φ is read as the angle φ
+            row[k] = if columns[k].0 == KesQuantity::ShearStrain {
+                si.atan()
+            } else {
+                si
+            };
         }
         if columns[xi].0 == KesQuantity::Thickness && row[xi] <= 0.0 {
             return Err(KesError::NotPositive {

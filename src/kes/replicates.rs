@@ -3,7 +3,9 @@
 
 use serde::Serialize;
 
-use super::values::{kes_values, KesReading, KesValues, ReadingRules, VALUE_NAMES};
+use super::values::{
+    kes_values, KesReading, KesValues, MaxForce, MaxForceSource, ReadingRules, VALUE_NAMES,
+};
 use super::{Curve, Direction, KesTest};
 
 /// The specimens of one curve: same (non-empty) fabric, test and direction. A curve without
@@ -79,6 +81,10 @@ pub struct ReplicateSummary {
     /// Each specimen's values, in the order of `files`.
     #[serde(skip)]
     pub each: Vec<KesValues>,
+    /// The F_m the specimens' tensile values were read at (None: not tensile, or the
+    /// specimens went to different forces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_force: Option<MaxForce>,
     /// Why some means are not given (specimens read on different paths).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -94,7 +100,10 @@ pub fn summarise(curves: &[&Curve], readings: Vec<KesReading>) -> ReplicateSumma
     let mut mean = KesValues::default();
     let mut cv = KesValues::default();
     let mut notes = Vec::new();
-    let forces: Vec<f64> = readings.iter().filter_map(|r| r.max_force_gf_cm).collect();
+    let forces: Vec<f64> = readings
+        .iter()
+        .filter_map(|r| r.max_force.map(|f| f.gf_cm))
+        .collect();
     let (lo, hi) = forces
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), f| {
@@ -109,6 +118,23 @@ pub fn summarise(curves: &[&Curve], readings: Vec<KesReading>) -> ReplicateSumma
             shown.join(", ")
         ));
     }
+    // the specimens' common F_m (their mean, they lie within 2 %) and where it came from
+    let max_force = readings
+        .iter()
+        .filter_map(|r| r.max_force)
+        .reduce(|a, b| MaxForce {
+            gf_cm: a.gf_cm + b.gf_cm,
+            from: if a.from == b.from {
+                a.from
+            } else {
+                MaxForceSource::Mixed
+            },
+        })
+        .filter(|_| !mixed)
+        .map(|sum| MaxForce {
+            gf_cm: sum.gf_cm / forces.len() as f64,
+            ..sum
+        });
     let each: Vec<KesValues> = readings.iter().map(|r| r.values).collect();
     for (name, _, _) in VALUE_NAMES {
         if mixed && ["EMT", "WT", "LT", "RT"].contains(&name) {
@@ -129,6 +155,7 @@ pub fn summarise(curves: &[&Curve], readings: Vec<KesReading>) -> ReplicateSumma
         mean,
         cv,
         each,
+        max_force,
         notes,
     }
 }

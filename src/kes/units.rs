@@ -15,6 +15,8 @@ pub(crate) enum KesQuantity {
     /// A tensile test's clamp displacement; strain = elongation / gauge length.
     Elongation,
     Angle,
+    /// A shear test's engineering shear strain γ = tan φ; the angle φ = atan γ is the x column.
+    ShearStrain,
     Curvature,
     Force,
     Moment,
@@ -72,6 +74,7 @@ impl KesQuantity {
             KesQuantity::Strain => "strain",
             KesQuantity::Elongation => "elongation",
             KesQuantity::Angle => "angle",
+            KesQuantity::ShearStrain => "shear strain",
             KesQuantity::Curvature => "curvature",
             KesQuantity::Force => "force",
             KesQuantity::Moment => "moment",
@@ -91,6 +94,7 @@ impl KesQuantity {
             KesQuantity::Strain => &[("%", 0.01), ("-", 1.0)],
             KesQuantity::Elongation => &[("mm", 1e-3), ("cm", 1e-2), ("m", 1.0)],
             KesQuantity::Angle => &[("deg", DEG_RAD), ("rad", 1.0)],
+            KesQuantity::ShearStrain => &[("-", 1.0), ("%", 0.01)],
             KesQuantity::Curvature => &[("1/cm", PER_CM_PER_M), ("1/m", 1.0), ("1/mm", 1e3)],
             KesQuantity::Force => &[
                 ("gf/cm", GF_PER_CM_N_PER_M),
@@ -127,6 +131,8 @@ impl KesQuantity {
         Some(match self {
             KesQuantity::Time | KesQuantity::Strain | KesQuantity::Elongation => return None,
             KesQuantity::Angle => (std::f64::consts::PI, "rad", "shear angle"),
+            // tan 84°: far past the instrument's ±8° (tan 8° = 0.14)
+            KesQuantity::ShearStrain => (10.0, "-", "shear strain"),
             KesQuantity::Curvature => (1e5, "1/m", "curvature"),
             KesQuantity::Force => (1e6, "N/m", "force per width"),
             KesQuantity::Moment => (100.0, "N*m/m", "bending moment per width"),
@@ -175,6 +181,7 @@ impl KesQuantity {
             KesQuantity::Strain,
             KesQuantity::Elongation,
             KesQuantity::Angle,
+            KesQuantity::ShearStrain,
             KesQuantity::Curvature,
             KesQuantity::Force,
             KesQuantity::Moment,
@@ -302,15 +309,18 @@ pub(crate) fn loop_units_list() -> String {
 /// Units whose case may be changed without changing their meaning (`GF/CM`, `DEG`): the
 /// only ones folded to lower case. `mN`/`MN`, `mm`/`Mm`, `Pa`/`PA`… are not.
 const CASE_FOLDED: &[&str] = &[
-    "gf/cm", "gf*cm/cm", "gf/cm2", "1/cm", "deg", "rad", "percent", "micron", "microns", "degree",
-    "degrees", "gsm",
+    "gf/cm", "gf*cm/cm", "gf/cm2", "1/cm", "deg", "deg.", "rad", "percent", "micron", "microns",
+    "degree", "degrees", "gsm", "kpa",
 ];
 
-/// Spelling variants to one form: `µ`/`μ` → `u`, `·`/`×`/`.` or a space between two names →
+/// Spelling variants to one form: `µ`/`μ` → `u`, `·`/`×`/`.` or spaces between two names →
 /// `*`, `^-1` → `1/`, other spaces dropped, `percent` → `%`, `micron` → `um`, `gsm` →
-/// `g/m2`, and the units of `CASE_FOLDED` in any case.
+/// `g/m2`, `deg.` → `deg`, `kpa`/`KPA` → `kPa` (no other pascal is spelt so), and the units
+/// of `CASE_FOLDED` in any case.
 fn normalise_unit(unit: &str) -> String {
-    let chars: Vec<char> = unit.trim().chars().collect();
+    // a run of spaces is one separator (`gf  cm/cm`)
+    let unit = unit.split_whitespace().collect::<Vec<_>>().join(" ");
+    let chars: Vec<char> = unit.chars().collect();
     let name = |c: Option<&char>| c.is_some_and(|c| c.is_alphabetic());
     let u: String = chars
         .iter()
@@ -338,7 +348,8 @@ fn normalise_unit(unit: &str) -> String {
         "cm^-1" | "cm-1" | "cm⁻¹" => "1/cm".into(),
         "m^-1" | "m-1" | "m⁻¹" => "1/m".into(),
         "mm^-1" | "mm-1" | "mm⁻¹" => "1/mm".into(),
-        "°" | "degree" | "degrees" => "deg".into(),
+        "°" | "degree" | "degrees" | "deg." => "deg".into(),
+        "kpa" => "kPa".into(),
         "percent" => "%".into(),
         "micron" | "microns" => "um".into(),
         "gsm" => "g/m2".into(),

@@ -12,6 +12,7 @@ pub use generic_loop::{loop_values, LoopValues};
 pub use loops::TURN_MARGIN;
 pub(crate) use rules::KES_TENSILE_MAX_FORCE;
 pub use rules::{ReadingRules, REVERSAL_FRACTION};
+pub(crate) use tensile::FORCE_COLUMN_UNIT;
 use tensile::REVERSED_RETURN;
 pub use tensile::{FM_ABOVE, FM_BELOW, FM_TOLERANCE};
 
@@ -192,9 +193,65 @@ pub struct KesReading {
     pub values: KesValues,
     pub unavailable: Vec<Unavailable>,
     pub notes: Vec<String>,
-    /// The F_m a tensile curve's values were read at [gf/cm] (None: not a tensile curve, or
-    /// none could be set).
-    pub max_force_gf_cm: Option<f64>,
+    /// The F_m a tensile curve's values were read at, and where it came from (None: not a
+    /// tensile curve, or none could be set).
+    pub max_force: Option<MaxForce>,
+}
+
+/// Where the F_m of LT = WT / (F_m·EMT/2) came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MaxForceSource {
+    /// The instrument's nominal F_m ([`ReadingRules::tensile_max_force`]).
+    Nominal,
+    /// The file's `# max force` metadata line.
+    Metadata,
+    /// The curve's own largest force on loading (it went to another force).
+    Curve,
+    /// Replicates whose F_m came from different places (their F_m within 2 % of each other).
+    Mixed,
+}
+
+impl MaxForceSource {
+    /// The name JSON gives it: `nominal`, `metadata`, `curve`, `mixed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MaxForceSource::Nominal => "nominal",
+            MaxForceSource::Metadata => "metadata",
+            MaxForceSource::Curve => "curve",
+            MaxForceSource::Mixed => "mixed",
+        }
+    }
+}
+
+impl fmt::Display for MaxForceSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MaxForceSource::Nominal => "nominal",
+            MaxForceSource::Metadata => "max force line",
+            MaxForceSource::Curve => "largest force",
+            MaxForceSource::Mixed => "mixed",
+        })
+    }
+}
+
+/// The F_m a tensile curve's values were read at [gf/cm] and where it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MaxForce {
+    pub gf_cm: f64,
+    pub from: MaxForceSource,
+}
+
+impl fmt::Display for MaxForce {
+    /// `500 gf/cm (nominal)`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} gf/cm ({})",
+            super::units::four_digits(self.gf_cm),
+            self.from
+        )
+    }
 }
 
 impl KesReading {
@@ -258,6 +315,65 @@ fn samples_in<'a>(
         .filter(move |&(xi, _)| within(xi, lo, hi))
 }
 
+/// A path whose first x lies further than this fraction of its amplitude from zero starts off
+/// zero (a strain path from 0.5 %, a shear path from +0.3°): noted, read as given.
+pub const START_X_SHARE: f64 = 0.02;
+
+/// A tensile curve whose force starts further than this fraction of F_m from zero has a force
+/// offset: noted, read as given. The start is the intercept at the first x of the line through
+/// the first samples (at most [`START_SAMPLES`], x within [`START_X_SHARE`] of the amplitude
+/// from the first), and it must also lie beyond three standard errors of that intercept: an
+/// offset within the noise is none (the sample curves' first forces lie up to 3.4 gf/cm off
+/// zero in noise of 2 to 4 gf/cm, F_m 500 gf/cm).
+pub const START_FORCE_SHARE: f64 = 0.005;
+const START_SAMPLES: usize = 9;
+
+/// A note when the path's first x is off zero by more than [`START_X_SHARE`] of its
+/// amplitude (the largest |x|): `what` the x quantity, `unit` its KES unit.
+fn start_x_note(path: &KesPath, what: &str, unit: &str, reading: &mut KesReading) {
+    let Some(&x0) = path.x.first() else {
+        return;
+    };
+    let amplitude = path.x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if amplitude > 0.0 && x0.abs() > START_X_SHARE * amplitude {
+        reading.notes.push(format!(
+            "the {what} starts off zero, at {} {unit} (more than {} % of its amplitude, {} \
+             {unit}): read as given, not shifted",
+            short(x0),
+            100.0 * START_X_SHARE,
+            short(amplitude)
+        ));
+    }
+}
+
+/// The force a tensile path starts at (KES units) and its standard error: the intercept at
+/// the first x of the least-squares line through the first samples, those within
+/// [`START_X_SHARE`] of the amplitude of the first x (at most [`START_SAMPLES`]); with fewer
+/// than three, the first force and no error.
+fn start_force(path: &KesPath) -> Option<(f64, f64)> {
+    let (&x0, &y0) = path.x.first().zip(path.y.first())?;
+    let amplitude = path.x.iter().fold(0.0f64, |m, v| m.max((v - x0).abs()));
+    let first: Vec<(f64, f64)> = path
+        .x
+        .iter()
+        .zip(&path.y)
+        .take(START_SAMPLES)
+        .take_while(|(x, _)| (*x - x0).abs() <= START_X_SHARE * amplitude)
+        .map(|(x, y)| (*x, *y))
+        .collect();
+    let n = first.len() as f64;
+    let Some((mx, my, slope)) = line_fit(first.iter().copied()).filter(|_| n >= 3.0) else {
+        return Some((y0, 0.0));
+    };
+    let f0 = my + slope * (x0 - mx);
+    let (rss, sxx) = first.iter().fold((0.0, 0.0), |(r, s), &(x, y)| {
+        let e = y - (my + slope * (x - mx));
+        (r + e * e, s + (x - mx) * (x - mx))
+    });
+    let se = (rss / (n - 2.0) * (1.0 / n + (x0 - mx).powi(2) / sxx)).sqrt();
+    Some((f0, se))
+}
+
 /// A curve in KES units, split into its branches.
 struct KesPath {
     x: Vec<f64>,
@@ -293,8 +409,25 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
     let path = KesPath { x, y, branches };
     reading.values.w = curve.weight().map(|w| w / MG_PER_CM2_KG_PER_M2);
     match curve.test {
-        KesTest::Tensile => tensile::tensile(&path, &curve.metadata, rules, &mut reading),
+        KesTest::Tensile => {
+            start_x_note(&path, "strain path", "%", &mut reading);
+            tensile::tensile(&path, &curve.metadata, rules, &mut reading);
+            let fm = reading.max_force.map(|f| f.gf_cm);
+            if let Some(((f0, se), fm)) = start_force(&path).zip(fm) {
+                if f0.abs() > START_FORCE_SHARE * fm && f0.abs() > 3.0 * se {
+                    reading.notes.push(format!(
+                        "the force starts off zero, at {} gf/cm (the line through the first \
+                         samples at the first strain; more than {} % of F_m, {} gf/cm, and \
+                         than the noise there): read as given, not shifted",
+                        short(f0),
+                        100.0 * START_FORCE_SHARE,
+                        short(fm)
+                    ));
+                }
+            }
+        }
         KesTest::Shear => {
+            start_x_note(&path, "shear angle", "deg", &mut reading);
             let spec = LoopReading {
                 unit: "deg",
                 slope: "G",
@@ -307,6 +440,7 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
             (reading.values.g, reading.values.hg, reading.values.hg5) = (g, hg, hg5);
         }
         KesTest::Bending => {
+            start_x_note(&path, "curvature", "1/cm", &mut reading);
             let spec = LoopReading {
                 unit: "1/cm",
                 slope: "B",
@@ -330,7 +464,25 @@ pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
 /// significant digits, typeset units: `RT 54.1 %`, `LT 0.712`, `B 0.0123 gf·cm²/cm`):
 /// (name, "value unit") for each value, then ("n/a", reason) for each unavailable one.
 pub fn formatted(curve: &Curve) -> Vec<(String, String)> {
+    formatted_reading(&kes_values(curve, &ReadingRules::default()), false)
+}
+
+/// As [`formatted`], with a tensile curve's F_m and where it came from after the values
+/// (`F_m`, `500 gf/cm (nominal)`) and the reading's notes last (`note`, text): the
+/// workbench's KES panel.
+pub fn formatted_for_workbench(curve: &Curve) -> Vec<(String, String)> {
     let reading = kes_values(curve, &ReadingRules::default());
+    let mut out = formatted_reading(&reading, true);
+    out.extend(
+        reading
+            .notes
+            .iter()
+            .map(|n| ("note".to_string(), n.clone())),
+    );
+    out
+}
+
+fn formatted_reading(reading: &KesReading, max_force: bool) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = reading
         .values
         .iter()
@@ -348,6 +500,9 @@ pub fn formatted(curve: &Curve) -> Vec<(String, String)> {
             (name.to_string(), text)
         })
         .collect();
+    if let Some(fm) = reading.max_force.filter(|_| max_force) {
+        out.push(("F_m".to_string(), fm.to_string()));
+    }
     for u in &reading.unavailable {
         out.push((u.value.to_string(), format!("n/a: {}", u.reason)));
     }

@@ -108,14 +108,74 @@ pub struct ModelInfo {
 /// per `frame_dt`, and every duration is counted in states.
 pub const FRAME_DT_RANGE_S: (f64, f64) = (1e-6, 10.0);
 
+/// β of the metric [s²]: max|q|²/max|q̇|² (precompute), a time scale √β of at most 10⁶ s
+/// (11 days: longer than any recording).
+pub const BETA_RANGE_S2: (f64, f64) = (0.0, 1e12);
+/// λ of the offset blend e^(−λt) [1/s]: a time constant 1/λ of at least 1 µs (the shortest
+/// `frame_dt`); 0 keeps the offset.
+pub const BLEND_RATE_RANGE_PER_S: (f64, f64) = (0.0, 1e6);
+
+/// A header float: name, value, unit, range, why the range.
+type HeaderRange = (&'static str, f64, &'static str, (f64, f64), &'static str);
+
+/// Each header float with its unit, its range and why (the spacings as the cloth grid's
+/// `SPACING_RANGE_M`); `frame_dt` is checked first on its own.
+fn header_ranges(i: &ModelInfo) -> [HeaderRange; 6] {
+    let spacing = crate::cloth::SPACING_RANGE_M;
+    [
+        (
+            "h_warp",
+            i.h_warp,
+            "m",
+            spacing,
+            "the spacings a cloth grid accepts",
+        ),
+        (
+            "h_weft",
+            i.h_weft,
+            "m",
+            spacing,
+            "the spacings a cloth grid accepts",
+        ),
+        (
+            "beta",
+            i.beta,
+            "s^2",
+            BETA_RANGE_S2,
+            "a time scale sqrt(beta) of at most 1e6 s",
+        ),
+        (
+            "blend_rate",
+            i.blend_rate,
+            "1/s",
+            BLEND_RATE_RANGE_PER_S,
+            "a time constant of at least 1 us",
+        ),
+        (
+            "rank_tolerance",
+            i.rank_tolerance,
+            "-",
+            (0.0, 1.0),
+            "a ratio sigma_r/sigma_1",
+        ),
+        (
+            "rel_error",
+            i.rel_error,
+            "-",
+            (0.0, 1.0),
+            "a ratio sigma_r+1/sigma_1",
+        ),
+    ]
+}
+
 impl ModelInfo {
     /// The modelled cloth's grid.
     pub fn grid(&self) -> crate::cloth::Grid {
         crate::cloth::Grid::of_header(self.nu, self.nv, self.h_warp, self.h_weft)
     }
 
-    /// Checks what playback relies on: spacings, `frame_dt` within [`FRAME_DT_RANGE_S`], β
-    /// and λ finite and >= 0, the palette and its door, the start and stop entries, pins
+    /// Checks what playback relies on: `frame_dt` within [`FRAME_DT_RANGE_S`], the spacings,
+    /// β, λ, the rank tolerance and error within their ranges (`header_ranges`), the palette and its door, the start and stop entries, pins
     /// inside the grid of `vertices`, the door plane and the camera.
     fn validate(&self, vertices: u64) -> Result<(), String> {
         let (lo, hi) = FRAME_DT_RANGE_S;
@@ -125,17 +185,14 @@ impl ModelInfo {
                 self.frame_dt
             ));
         }
-        for (name, v, unit) in [("h_warp", self.h_warp, "m"), ("h_weft", self.h_weft, "m")] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(format!("{name} = {v} {unit}: must be finite and > 0"));
-            }
-        }
-        for (name, v, unit) in [
-            ("beta", self.beta, "s^2"),
-            ("blend_rate", self.blend_rate, "1/s"),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("{name} = {v} {unit}: must be finite and >= 0"));
+        for (name, v, unit, (lo, hi), why) in header_ranges(self) {
+            if !(v.is_finite() && v >= lo && v <= hi) {
+                return Err(format!(
+                    "{name} = {} {unit}: must be in [{}, {}] {unit} ({why})",
+                    bounds::range_number(v),
+                    bounds::range_number(lo),
+                    bounds::range_number(hi)
+                ));
             }
         }
         validate_palette(&self.palette, self.door.as_ref(), None).map_err(|e| e.to_string())?;

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use super::message::{is_model, LoadedCurve};
 use crate::kes::Curve;
 
-/// KES values of a curve formatted for the tabs: (name, value with unit), or why not.
+/// KES values of a curve formatted for the tabs: (name, value with unit), or why not; a
+/// tensile curve's F_m with where it came from (as the values' reading gives it).
 pub fn format_values(curve: &Curve) -> Vec<(String, String)> {
-    crate::kes::values::formatted(curve)
+    crate::kes::values::formatted_for_workbench(curve)
 }
 
 fn loaded(curve: Curve) -> LoadedCurve {

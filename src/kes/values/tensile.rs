@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{short, trapezoid, KesPath, KesReading, ReadingRules};
+use super::{short, trapezoid, KesPath, KesReading, MaxForce, MaxForceSource, ReadingRules};
 use crate::friction::short_number;
 use crate::kes::import::parse_decimal;
 use crate::kes::units::{split_header, KesQuantity};
@@ -23,28 +23,48 @@ pub const FM_ABOVE: f64 = 0.02;
 /// wrong way (rows in reverse order): more than round-off and noise on an elastic curve.
 pub(super) const REVERSED_RETURN: f64 = 1.02;
 
-/// The `max force [unit]` metadata in gf/cm: `None` without the line, `Err` (the line as
-/// written) when its unit or number cannot be read or the force is not positive.
-fn max_force_metadata(metadata: &BTreeMap<String, String>) -> Option<Result<f64, String>> {
+/// The metadata key the reader sets to the force column's unit (as written in the header)
+/// when a tensile file's `max force` line gives no unit.
+pub(crate) const FORCE_COLUMN_UNIT: &str = "force column unit";
+
+/// The `max force [unit]` metadata in gf/cm, with a note when the line has no unit and is
+/// read in the force column's (`FORCE_COLUMN_UNIT`): `None` without the line, `Err` (the
+/// line as written) when its unit or number cannot be read or the force is not positive.
+fn max_force_metadata(
+    metadata: &BTreeMap<String, String>,
+) -> Option<Result<(f64, Option<String>), String>> {
     let (key, text) = metadata
         .iter()
         .find(|(k, _)| split_header(k).0 == "max force")?;
     let (_, gf_cm) = KesQuantity::Force.kes_unit();
-    // metadata keys are read in lower case: the force units differ in more than case
-    let force = split_header(key)
-        .1
-        .and_then(|u| {
+    let line = format!("`# {key}: {text}`");
+    let (factor, note) = match split_header(key).1 {
+        // metadata keys are read in lower case: the force units differ in more than case
+        Some(u) => {
             let u = u.to_lowercase();
-            KesQuantity::Force
+            let factor = KesQuantity::Force
                 .units()
                 .iter()
                 .find(|(name, _)| name.to_lowercase() == u)
-                .map(|&(_, f)| f)
-        })
+                .map(|&(_, f)| f);
+            (factor, None)
+        }
+        // no unit: the force column's, which the file gives its forces in
+        None => match metadata.get(FORCE_COLUMN_UNIT) {
+            Some(unit) => (
+                KesQuantity::Force.factor(unit),
+                Some(format!(
+                    "the metadata line {line} gives no unit: read in the force column's, {unit}"
+                )),
+            ),
+            None => (None, None),
+        },
+    };
+    let force = factor
         .zip(parse_decimal(text))
         .map(|(factor, v)| v * factor / gf_cm)
         .filter(|v| v.is_finite() && *v > 0.0);
-    Some(force.ok_or_else(|| format!("`# {key}: {text}`")))
+    Some(force.map(|f| (f, note)).ok_or(line))
 }
 
 /// F_m [gf/cm] for a loading branch whose largest force is `largest`: the file's `max force`
@@ -55,17 +75,21 @@ fn max_force(
     largest: f64,
     nominal: f64,
     reading: &mut KesReading,
-) -> Result<f64, String> {
+) -> Result<MaxForce, String> {
     let compare = "EMT, WT, LT and RT compare only with curves taken to the same force";
     // the force the curve should have stopped at: the file's line, else the standard one
     let (fm, from_line) = match max_force_metadata(metadata) {
         Some(Err(line)) => {
             return Err(format!(
-                "the metadata line {line} is not a positive force in {}, and LT needs F_m",
+                "the metadata line {line} is not a positive force in {} (or, without a unit, \
+                 in the force column's), and LT needs F_m",
                 KesQuantity::Force.expected_units()
             ))
         }
-        Some(Ok(fm)) => (fm, true),
+        Some(Ok((fm, note))) => {
+            reading.notes.extend(note);
+            (fm, true)
+        }
         None => (nominal, false),
     };
     if (fm * (1.0 - FM_BELOW)..=fm * (1.0 + FM_ABOVE)).contains(&largest) {
@@ -77,7 +101,12 @@ fn max_force(
                 short_number(nominal)
             ));
         }
-        return Ok(fm);
+        let from = if from_line {
+            MaxForceSource::Metadata
+        } else {
+            MaxForceSource::Nominal
+        };
+        return Ok(MaxForce { gf_cm: fm, from });
     }
     if largest <= 0.0 {
         return Err(format!(
@@ -103,33 +132,50 @@ fn max_force(
          {compare}",
         short(largest)
     ));
-    Ok(largest)
+    Ok(MaxForce {
+        gf_cm: largest,
+        from: MaxForceSource::Curve,
+    })
 }
 
-/// A woven fabric's EMT under a tensile force of [`UNIT_CHECK_FORCE`] gf/cm or more lies within
-/// these bounds [%]; outside, the strain column's unit may be the wrong one (fractions under
-/// `[%]`, percent numbers under `[-]`).
-pub const WOVEN_EMT_RANGE: (f64, f64) = (1.0, 30.0);
+/// A woven fabric's EMT under a tensile force of [`UNIT_CHECK_FORCE`] gf/cm or more is at most
+/// this [%]; above, the strain column may hold percent numbers under `[-]`.
+pub const WOVEN_EMT_MAX: f64 = 30.0;
 
-/// The force [gf/cm] from which an EMT outside [`WOVEN_EMT_RANGE`] is noted.
+/// The stiffest secant F/EMT a woven fabric shows on the tensile test [gf/cm per %]: 1000,
+/// EMT 0.5 % at 500 gf/cm or 0.25 % at 250 gf/cm. Stiffer is the mark of fractions under
+/// `[%]` (EMT 3.2 % written 0.032: 15600 at 500 gf/cm); a stiff fabric (EMT 0.83 % at
+/// 250 gf/cm: 300) is not.
+pub const WOVEN_MAX_SECANT: f64 = 1000.0;
+
+/// The force [gf/cm] from which the strain column's unit is checked.
 pub const UNIT_CHECK_FORCE: f64 = 100.0;
 
-/// A note (never a refusal: a stiff technical fabric or a knit may be there) when EMT is
-/// outside the woven range under a force of hundreds of gf/cm.
+/// A note (never a refusal: a technical fabric or a knit may be there) when the strain column
+/// looks like the other unit: under a force of hundreds of gf/cm, the secant F/EMT stiffer
+/// than [`WOVEN_MAX_SECANT`] (fractions under `[%]`) or EMT above [`WOVEN_EMT_MAX`] (percent
+/// numbers under `[-]`).
 fn strain_unit_note(emt: f64, largest: f64, reading: &mut KesReading) {
-    let (lo, hi) = WOVEN_EMT_RANGE;
-    if largest < UNIT_CHECK_FORCE || (lo..=hi).contains(&emt) {
+    if largest < UNIT_CHECK_FORCE {
         return;
     }
-    let hint = if emt < lo {
-        "if the strain column holds fractions (0.065 for 6.5 %), its header must say \
-         `strain [-]`"
+    let hint = if emt <= 0.0 || largest / emt > WOVEN_MAX_SECANT {
+        format!(
+            "stiffer than any woven fabric (at most {} gf/cm per % of strain); if the strain \
+             column holds fractions (0.065 for 6.5 %), its header must say `strain [-]`",
+            short(WOVEN_MAX_SECANT)
+        )
+    } else if emt > WOVEN_EMT_MAX {
+        format!(
+            "woven fabrics reach at most {} % at such forces; if the strain column holds \
+             percent numbers (0.65 for 0.65 %), its header must say `strain [%]`",
+            short(WOVEN_EMT_MAX)
+        )
     } else {
-        "if the strain column holds percent numbers (0.65 for 0.65 %), its header must say \
-         `strain [%]`"
+        return;
     };
     reading.notes.push(format!(
-        "EMT = {} % at {} gf/cm: woven fabrics usually reach {lo}..{hi} % at such forces; {hint}",
+        "EMT = {} % at {} gf/cm: {hint}",
         short(emt),
         short(largest)
     ));
@@ -180,8 +226,8 @@ pub(super) fn tensile(
     }
     reading.values.wt = Some(wt);
     let fm = max_force(metadata, largest, rules.tensile_max_force, reading);
-    reading.max_force_gf_cm = fm.as_ref().ok().copied();
-    match fm {
+    reading.max_force = fm.as_ref().ok().copied();
+    match fm.map(|f| f.gf_cm) {
         Ok(_) if emt <= 0.0 => reading.missing(
             "LT",
             format!("EMT = {} % is not positive", short_number(emt)),

@@ -65,6 +65,9 @@ pub(crate) fn check_values(model: &ReducedModel) -> Result<(), String> {
             ));
         }
     }
+    if let Some(t) = &model.transfer {
+        check_transfer(t)?;
+    }
     if let Some(i) = model.sigma.iter().position(|&s| s < 0.0) {
         return Err(format!(
             "singular values: value {} is {}, negative (the file is damaged: precompute the \
@@ -83,6 +86,63 @@ pub(crate) fn check_values(model: &ReducedModel) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Largest magnitude of a transfer coefficient [-]: T = ∫ V max(0, n·s) Y(s) ds / π is at
+/// most max |Y_lm| ≤ 0.631 (three SH bands), with slack.
+pub(crate) const TRANSFER_MAX: f64 = 1.0;
+
+/// The transfer's arrays: mean within ±[`TRANSFER_MAX`]; basis entries at most 1 (orthonormal
+/// columns); weights (projections of transfers of at most 2·TRANSFER_MAX per coefficient) at
+/// most 2·TRANSFER_MAX·√(9v); σ ≥ 0 and at most 2·TRANSFER_MAX·√(9v·N_a).
+fn check_transfer(t: &super::Transfer) -> Result<(), String> {
+    let coefficients = t.mean.len() as f64;
+    let states = t.centers.len().max(1) as f64;
+    let bounds = [
+        ("transfer mean", &t.mean, TRANSFER_MAX),
+        ("transfer basis", &t.basis, 1.0 + f64::from(BASIS_SLACK)),
+        (
+            "transfer weights",
+            &t.weights,
+            2.0 * TRANSFER_MAX * coefficients.sqrt(),
+        ),
+        (
+            "transfer singular values",
+            &t.sigma,
+            2.0 * TRANSFER_MAX * (coefficients * states).sqrt(),
+        ),
+    ];
+    for (what, values, bound) in bounds {
+        if let Some(i) = values.iter().position(|&v| f64::from(v).abs() > bound) {
+            return Err(format!(
+                "{what}: value {} is {}, beyond ±{} (no unit: a radiance transfer coefficient \
+                 is at most {} in magnitude; the file is damaged or was not written by \
+                 kestrel: precompute the model again)",
+                i + 1,
+                four_digits(f64::from(values[i])),
+                four_digits(bound),
+                four_digits(TRANSFER_MAX),
+            ));
+        }
+    }
+    if let Some(i) = t.sigma.iter().position(|&s| s < 0.0) {
+        return Err(format!(
+            "transfer singular values: value {} is {}, negative (the file is damaged: \
+             precompute the model again)",
+            i + 1,
+            t.sigma[i]
+        ));
+    }
+    Ok(())
+}
+
+/// A range's end in a message: `0`, `1e-6`, `100`, `1e8`.
+pub(crate) fn range_number(v: f64) -> String {
+    if v != 0.0 && !(1e-3..1e5).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 /// What a model's sizes announce, for a message.

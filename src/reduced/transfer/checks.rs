@@ -63,6 +63,31 @@ impl TransferInfo {
                 t.width, t.regularisation
             ));
         }
+        if !(0.0..=1.0).contains(&t.regularisation) {
+            return Err(format!(
+                "NRBF regularisation {} (-): must be in [0, 1] (a ridge relative to the \
+                 kernel matrix)",
+                t.regularisation
+            ));
+        }
+        // the errors are relative (σ ratios, Frobenius and l2 ratios): a rank-0 model's is 1,
+        // an interpolation's a few at worst
+        for (name, v, hi) in [
+            ("rel_error", t.rel_error, 1.0),
+            ("frobenius_error", t.frobenius_error, 1.0),
+            ("held_out_error", t.held_out_error, 1e3),
+            (
+                "held_out_projection_error",
+                t.held_out_projection_error,
+                1e3,
+            ),
+        ] {
+            if !(0.0..=hi).contains(&v) {
+                return Err(format!(
+                    "{name} = {v} (-): must be in [0, {hi}] (a relative error)"
+                ));
+            }
+        }
         if t.side != 1.0 && t.side != -1.0 {
             return Err(format!("side {}: must be 1 or -1", t.side));
         }
