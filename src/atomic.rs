@@ -160,6 +160,54 @@ pub fn check_target(path: &Path, force: bool) -> Result<(), WriteError> {
     }
 }
 
+/// `path` as the file system will resolve it once its missing folders are made: its deepest
+/// existing folder canonical (links, `.`, `..`), the rest with `.` dropped and `..` taking
+/// back the folder before it.
+pub fn resolved(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = std::env::current_dir()
+        .map(|d| d.join(path))
+        .unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::CurDir => {}
+            // `out` is canonical (or below a folder still to be made): its parent is the
+            // folder `..` leads to
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => {
+                out.push(other.as_os_str());
+                if let Ok(real) = std::fs::canonicalize(&out) {
+                    out = real;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Why `path` may not be written: it is one of `inputs`, the files a result was made from
+/// (replacing it would replace what was read), compared as they resolve ([`resolved`]).
+pub fn input_clash<P: AsRef<Path>>(
+    path: &Path,
+    inputs: impl IntoIterator<Item = P>,
+) -> Option<String> {
+    let target = resolved(path);
+    inputs
+        .into_iter()
+        .find(|input| resolved(input.as_ref()) == target)
+        .map(|input| {
+            format!(
+                "{}: that is the input {}; writing it would replace what was read (name another \
+                 file)",
+                path.display(),
+                input.as_ref().display()
+            )
+        })
+}
+
 /// Writes `bytes` to `path` through a uniquely named temporary file in the same folder, so a
 /// reader never sees half a file and a killed writer leaves no partial file under `path`.
 /// Without `force` the final step refuses to replace a file, also one that appeared while

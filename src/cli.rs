@@ -104,54 +104,20 @@ pub fn check_output_of<P: AsRef<std::path::Path>>(
     inputs: impl IntoIterator<Item = P>,
 ) -> Result<(), CliError> {
     check_output(path, force)?;
-    let target = resolved(path);
-    match inputs
-        .into_iter()
-        .find(|input| resolved(input.as_ref()) == target)
-    {
-        Some(input) => Err(CliError::input(format!(
-            "{}: that is the input {}; writing it would replace what was read (name another \
-             file)",
-            path.display(),
-            input.as_ref().display()
-        ))),
+    match kestrel::atomic::input_clash(path, inputs) {
+        Some(message) => Err(CliError::input(message)),
         None => Ok(()),
     }
-}
-
-/// `path` as the file system will resolve it once its missing folders are made: its deepest
-/// existing folder canonical (links, `.`, `..`), the rest with `.` dropped and `..` taking
-/// back the folder before it.
-fn resolved(path: &std::path::Path) -> std::path::PathBuf {
-    use std::path::Component;
-    let absolute = std::env::current_dir()
-        .map(|d| d.join(path))
-        .unwrap_or_else(|_| path.to_path_buf());
-    let mut out = std::path::PathBuf::new();
-    for part in absolute.components() {
-        match part {
-            Component::CurDir => {}
-            // `out` is canonical (or below a folder still to be made): its parent is the
-            // folder `..` leads to
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => {
-                out.push(other.as_os_str());
-                if let Ok(real) = std::fs::canonicalize(&out) {
-                    out = real;
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Refuses, before any work, two outputs of one command that name the same file (one would
 /// replace the other): `outputs` are (option, path). Paths are compared as they resolve
 /// (links, `.`, `..`, also through folders still to be made).
 pub fn check_distinct(outputs: &[(&str, &std::path::Path)]) -> Result<(), CliError> {
-    let keys: Vec<std::path::PathBuf> = outputs.iter().map(|(_, p)| resolved(p)).collect();
+    let keys: Vec<std::path::PathBuf> = outputs
+        .iter()
+        .map(|(_, p)| kestrel::atomic::resolved(p))
+        .collect();
     for (i, (a, _)) in outputs.iter().enumerate() {
         for (j, (b, pb)) in outputs.iter().enumerate().skip(i + 1) {
             if keys[i] == keys[j] {

@@ -33,7 +33,7 @@ keys '?';  wait_for "driving path"; keys Escape; wait_gone "driving path"
 keys 4;    wait_for "idle: Enter runs the fit"
 keys Enter; wait_for "fit done" 60
 keys a;    wait_for "accepted into the Connector tab"
-keys s;    wait_for "save tensile warp (accepted) to"
+keys s;    wait_for "save the card (1 law, above) to"; wait_for "tensile warp (accepted)"
 keys C-u;  tmux send-keys -t "$session" -l "e2e.params.toml"; keys Enter
 wait_for "/e2e.params.toml" 10
 keys 6;    wait_for "export PNG"

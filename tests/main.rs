@@ -21,4 +21,6 @@ mod terzopoulos;
 mod transfer;
 #[cfg(feature = "tui")]
 mod tui;
+#[cfg(feature = "tui")]
+mod tui_workflow;
 mod validate;

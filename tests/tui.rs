@@ -9,7 +9,7 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 
-fn app() -> App {
+pub(crate) fn app() -> App {
     let (curves, errors) = sample_curves();
     assert!(errors.is_empty(), "{errors:?}");
     let mut a = App::new(curves, "sample loaded".into(), true);
@@ -19,17 +19,17 @@ fn app() -> App {
     a
 }
 
-fn key(code: KeyCode) -> KeyEvent {
+pub(crate) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn press(app: &mut App, code: KeyCode) {
+pub(crate) fn press(app: &mut App, code: KeyCode) {
     if let Some(a) = keymap(app, key(code)) {
         app.update(a);
     }
 }
 
-fn draw(app: &App, w: u16, h: u16) -> String {
+pub(crate) fn draw(app: &App, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     t.draw(|f| f.render_widget(app, f.area())).unwrap();
     t.backend().to_string()
@@ -56,7 +56,7 @@ pub(crate) fn run_fit_job(a: &mut App) -> (usize, kestrel::fit::CurveFit, usize)
 
 /// Types `file` into the open save prompt, submits it and runs the save job as the worker
 /// would, handing its answer to the app.
-fn save_card_to(a: &mut App, file: &std::path::Path) {
+pub(crate) fn save_card_to(a: &mut App, file: &std::path::Path) {
     a.update(Action::PromptClear);
     for c in file.display().to_string().chars() {
         a.update(Action::PromptInput(c));
@@ -75,7 +75,7 @@ fn save_card_to(a: &mut App, file: &std::path::Path) {
 /// A cloth worker started by a test, stopped and joined when the test ends (also on a
 /// failed assertion): a renderer still alive in a thread when the process exits can crash the
 /// graphics driver (NVIDIA's does).
-struct JoinedAtEnd {
+pub(crate) struct JoinedAtEnd {
     control: std::sync::mpsc::Sender<kestrel::tui::message::ClothControl>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -89,7 +89,7 @@ impl Drop for JoinedAtEnd {
     }
 }
 
-fn joined_at_end(
+pub(crate) fn joined_at_end(
     (control, thread): (
         std::sync::mpsc::Sender<kestrel::tui::message::ClothControl>,
         std::thread::JoinHandle<()>,
@@ -338,7 +338,7 @@ fn cloth_tab_loads_a_scene_and_controls_its_worker() {
     press(&mut a, KeyCode::Char(' '));
     assert!(a.jobs.is_empty() && a.status.contains("load a scene first"));
     press(&mut a, KeyCode::Enter);
-    assert!(matches!(a.jobs.pop(), Some(Job::ClothStart(_))));
+    assert!(matches!(a.jobs.pop(), Some(Job::ClothStart { .. })));
     press(&mut a, KeyCode::Char(' '));
     assert!(matches!(a.jobs.pop(), Some(Job::Cloth(ClothControl::Run))));
     press(&mut a, KeyCode::Right);
@@ -934,7 +934,7 @@ fn tab_in_a_prompt_completes_the_path_through_a_job() {
 }
 
 /// A small tensile KES file `dir/name` of `fabric` (created with its folder).
-fn write_kes(dir: &std::path::Path, name: &str, fabric: &str, direction: &str) {
+pub(crate) fn write_kes(dir: &std::path::Path, name: &str, fabric: &str, direction: &str) {
     let f = dir.join(name);
     std::fs::create_dir_all(f.parent().unwrap()).unwrap();
     std::fs::write(
@@ -1285,10 +1285,16 @@ fn the_connector_starts_from_the_fabric_per_direction_in_kes_units_and_saves_wha
 
     // save: the fitted warp law and the accepted weft law, and says so
     press(&mut a, KeyCode::Char('s'));
-    let label = a.prompt.as_ref().unwrap().label.clone();
+    // the prompt counts them, and lists them above itself
+    let prompt = a.prompt.clone().unwrap();
+    assert!(prompt.label.contains("2 laws"), "{}", prompt.label);
     assert!(
-        label.contains("tensile weft (accepted)") && label.contains("tensile warp (fitted)"),
-        "{label}"
+        prompt
+            .notes
+            .contains(&"tensile weft (accepted)".to_string())
+            && prompt.notes.contains(&"tensile warp (fitted)".to_string()),
+        "{:?}",
+        prompt.notes
     );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("denim.params.toml");
@@ -1342,7 +1348,7 @@ fn a_scene_named_on_the_command_line_opens_loaded_in_the_cloth_tab() {
     assert!(
         a.jobs
             .iter()
-            .any(|j| matches!(j, Job::ClothStart(kestrel::tui::message::ClothSource::File(p)) if *p == scene)),
+            .any(|j| matches!(j, Job::ClothStart { source: kestrel::tui::message::ClothSource::File(p), .. } if *p == scene)),
         "{:?}",
         a.jobs
     );
@@ -1417,17 +1423,24 @@ fn fit_all_save_and_send_the_card_to_the_cloth_tab_which_runs_its_tests() {
     press(&mut a, KeyCode::Enter);
     let job = a.jobs.pop();
     assert!(
-        matches!(&job, Some(Job::ClothStart(ClothSource::Card { card, test: CardTest::Drape })) if *card == file),
+        matches!(&job, Some(Job::ClothStart { source: ClothSource::Card { card, test: CardTest::Drape }, .. }) if *card == file),
         "{job:?}"
     );
-    a.update(Action::Event(Event::LabProgress(0.25)));
+    let run = a.cloth.run;
+    a.update(Action::Event(Event::LabProgress {
+        run,
+        fraction: 0.25,
+    }));
     assert_eq!(a.cloth.lab.as_ref().and_then(|l| l.progress), Some(0.25));
     let screen = draw(&a, 120, 30);
     assert!(screen.contains("25 %"), "{screen}");
-    a.update(Action::Event(Event::LabDone(Ok(Box::new(LabReport {
-        lines: vec!["drape coefficient 41.0 %".into(), "folds 6".into()],
-        frame: None,
-    })))));
+    a.update(Action::Event(Event::LabDone {
+        run,
+        outcome: Ok(Box::new(LabReport {
+            lines: vec!["drape coefficient 41.0 %".into(), "folds 6".into()],
+            frame: None,
+        })),
+    }));
     assert!(
         a.status.contains("drape coefficient 41.0 %"),
         "{}",
@@ -1440,10 +1453,13 @@ fn fit_all_save_and_send_the_card_to_the_cloth_tab_which_runs_its_tests() {
     press(&mut a, KeyCode::Enter);
     assert!(matches!(
         a.jobs.pop(),
-        Some(Job::ClothStart(ClothSource::Card {
-            test: CardTest::Hang,
+        Some(Job::ClothStart {
+            source: ClothSource::Card {
+                test: CardTest::Hang,
+                ..
+            },
             ..
-        }))
+        })
     ));
     assert_eq!(a.cloth.loaded.as_ref(), Some(&file));
     // the sample's curves carry no weight: the card has no areal density, and the hanging

@@ -11,7 +11,7 @@ use super::tabs::connector::ConnectorState;
 use super::tabs::curves::CurvesState;
 use super::tabs::export::{ExportState, Sources};
 use super::tabs::fit::{self, FitState};
-use super::tabs::hysteresis::HysteresisState;
+use super::tabs::hysteresis::{start_curve, HysteresisState};
 use super::tabs::Effects;
 
 /// Messages the log keeps.
@@ -36,6 +36,8 @@ pub struct App {
     /// Messages of the log scrolled past (the newest is shown first).
     pub log_scroll: usize,
     pub help: bool,
+    /// Lines of the help scrolled past.
+    pub help_scroll: usize,
     pub prompt: Option<Prompt>,
     pub confirm: Option<Confirm>,
     /// Fits that are not saved in a parameter file yet.
@@ -77,6 +79,7 @@ impl App {
             log_scroll: 0,
             status,
             help: false,
+            help_scroll: 0,
             prompt: None,
             confirm: None,
             unsaved: false,
@@ -119,7 +122,11 @@ impl App {
     /// Starts writing the fabric's parameter file to `path`; the status will name its laws.
     fn save(&mut self, path: PathBuf, force: bool) {
         let (job, laws) = fit::save_job(&self.curves, &self.connector, path.clone(), force);
-        self.fit.saving = Some((path, laws));
+        let fabric = match &job {
+            Job::SaveParams { fabric, .. } => fabric.clone(),
+            _ => String::new(),
+        };
+        self.fit.saving = Some((path, fabric, laws));
         self.jobs.push(job);
     }
 
@@ -130,12 +137,21 @@ impl App {
         if let Action::Event(e) = action {
             self.on_event(e, &mut fx);
         } else if self.confirm.is_some() {
-            self.answer(action);
+            self.answer(action, &mut fx);
         } else if self.prompt.is_some() {
             self.edit_prompt(action, &mut fx);
         } else if self.help {
             match action {
                 Action::ToggleHelp | Action::Cancel => self.help = false,
+                Action::Up | Action::Down | Action::ScrollResult(_) => {
+                    let by = match action {
+                        Action::Up => -1,
+                        Action::ScrollResult(by) => by,
+                        _ => 1,
+                    };
+                    let last = super::keymap::help_lines(self.tab).len().saturating_sub(1);
+                    self.help_scroll = self.help_scroll.saturating_add_signed(by).min(last);
+                }
                 Action::Quit => self.request_quit(),
                 _ => {}
             }
@@ -186,14 +202,19 @@ impl App {
         self.apply(fx);
     }
 
-    /// The Fit tab's `c`: the card saved last goes to the Cloth tab, which offers its tests.
+    /// The Fit tab's `c`: the card saved last goes to the Cloth tab, which offers its tests;
+    /// after fits or laws not saved yet, it asks whether to save the card again first.
     fn send_card(&mut self, fx: &mut Effects) {
         match self.fit.saved_card.clone() {
             None => fx.status("no card saved yet: s saves the fabric's card, then c sends it"),
-            Some(_) if self.unsaved => fx.status(
-                "fits or laws changed since the card was saved: s saves it again, then c sends it",
-            ),
-            Some(card) => {
+            Some((card, _)) if self.unsaved => {
+                fx.status(format!(
+                    "fits or laws changed since {} was saved: save it first? (y saves, then sends; n sends it as saved)",
+                    card.display()
+                ));
+                self.confirm = Some(Confirm::SaveFirst);
+            }
+            Some((card, _)) => {
                 self.show_tab(Tab::Cloth);
                 self.cloth.set_card(card, fx);
             }
@@ -215,7 +236,10 @@ impl App {
                 self.show_tab(Tab::ALL[(self.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()])
             }
             Action::GoTab(t) => self.show_tab(t),
-            Action::ToggleHelp => self.help = true,
+            Action::ToggleHelp => {
+                self.help = true;
+                self.help_scroll = 0;
+            }
             Action::ToggleMessages => {
                 self.log_open = true;
                 self.log_scroll = 0;
@@ -233,7 +257,15 @@ impl App {
                 Tab::Cloth => self.cloth.update(&action, fx),
                 Tab::Export => self.update_export(&action, fx),
                 Tab::Curves | Tab::Hysteresis | Tab::Fit => {
+                    if self.tab == Tab::Hysteresis {
+                        // from the curve of the law shown (`l`, `d` may show another's)
+                        self.curves.selected = start_curve(&self.connector, &self.curves);
+                    }
+                    let before = self.curves.selected;
                     if self.curves.step(matches!(action, Action::Up)) {
+                        if self.curves.selected != before {
+                            self.fit.scroll = 0;
+                        }
                         self.follow_selection();
                     }
                 }
@@ -254,6 +286,7 @@ impl App {
             Action::CyclePath | Action::ScaleAmplitude(_) => self.hysteresis.update(&action, fx),
             Action::SendCard => self.send_card(fx),
             Action::CycleModel
+            | Action::ScrollResult(_)
             | Action::RunFit
             | Action::RunFitAll
             | Action::AcceptFit
@@ -266,6 +299,7 @@ impl App {
             ),
             Action::Export => self.update_export(&action, fx),
             Action::ClothLoad
+            | Action::ClothStop
             | Action::ClothRunPause
             | Action::ClothStep
             | Action::ClothImpulse(_)
@@ -282,7 +316,7 @@ impl App {
         }
     }
 
-    fn answer(&mut self, action: Action) {
+    fn answer(&mut self, action: Action, fx: &mut Effects) {
         let Some(confirm) = self.confirm.take() else {
             return;
         };
@@ -299,8 +333,22 @@ impl App {
                     let job = self.export.start(&src, kind, path, true);
                     self.jobs.push(job);
                 }
+                Confirm::SaveFirst => {
+                    self.act(Action::SaveParams, fx);
+                    // sent once written (the save prompt may also be cancelled)
+                    self.fit.send_after_save = fx.prompt.is_some();
+                }
             },
-            Action::Answer(false) | Action::Cancel => self.status = "cancelled".into(),
+            Action::Answer(false) if confirm == Confirm::SaveFirst => {
+                if let Some((card, _)) = self.fit.saved_card.clone() {
+                    self.show_tab(Tab::Cloth);
+                    self.cloth.set_card(card, fx);
+                }
+            }
+            Action::Answer(false) | Action::Cancel => {
+                self.fit.send_after_save = false;
+                self.status = "cancelled".into();
+            }
             _ => self.confirm = Some(confirm),
         }
     }
@@ -325,6 +373,7 @@ impl App {
             Action::PromptSubmit => self.submit_prompt(fx),
             Action::Cancel => {
                 self.prompt = None;
+                self.fit.send_after_save = false;
                 self.status = "cancelled".into();
             }
             _ => {}
@@ -395,13 +444,13 @@ impl App {
             }
             Event::Opened { curves, errors } => {
                 let added = self.curves.add(curves);
-                if added.curves > 0 {
+                if added.curves > 0 || added.reloaded > 0 {
                     self.follow_selection();
                 }
                 let status = added.status();
                 fx.status(if errors.is_empty() {
                     status
-                } else if added.curves == 0 && added.already_open == 0 {
+                } else if added.curves == 0 && added.already_open == 0 && added.reloaded == 0 {
                     format!("error: {}", errors.join("; "))
                 } else {
                     format!("{status}; {}", errors.join("; "))
@@ -414,8 +463,13 @@ impl App {
                 // the full path: relative names are read from the folder kestrel started in
                 let shown = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
                 let laws = match self.fit.saving.take() {
-                    Some((p, laws)) if p == path => {
-                        self.fit.saved_card = Some(path.clone());
+                    Some((p, fabric, laws)) if p == path => {
+                        self.fit.saved_card = Some((path.clone(), fabric));
+                        if std::mem::take(&mut self.fit.send_after_save) {
+                            self.unsaved = false;
+                            self.send_card(fx);
+                            return;
+                        }
                         if laws.is_empty() {
                             String::new()
                         } else {
@@ -436,8 +490,8 @@ impl App {
             Event::ClothScanned(scenes) => self.cloth.on_scanned(scenes),
             Event::ClothFrame(frame) => self.cloth.frame = Some(*frame),
             Event::ClothPalette(palette) => self.cloth.on_palette(palette, fx),
-            Event::LabProgress(fraction) => self.cloth.on_lab_progress(fraction),
-            Event::LabDone(outcome) => self.cloth.on_lab_done(outcome, fx),
+            Event::LabProgress { run, fraction } => self.cloth.on_lab_progress(run, fraction),
+            Event::LabDone { run, outcome } => self.cloth.on_lab_done(run, outcome, fx),
             Event::RenderProgress {
                 done,
                 total,
@@ -456,6 +510,7 @@ impl App {
             }
             Event::Failed(message) => {
                 self.export.rendering = None;
+                self.fit.send_after_save = false;
                 fx.status(format!("error: {message}"));
             }
         }

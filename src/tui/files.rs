@@ -115,7 +115,8 @@ pub fn load_curves(paths: &[PathBuf]) -> (Vec<LoadedCurve>, Vec<String>) {
                 canonical,
                 ..loaded(curve)
             }),
-            Err(e) => errors.push(e.to_string()),
+            // a CLI option is no remedy here: the file is
+            Err(e) => errors.push(e.without_options()),
         }
     }
     (curves, errors)

@@ -99,7 +99,6 @@ pub static BINDINGS: &[Binding] = &[
     bind!(Global, "e", "messages: every status and error in full (Esc closes)",
         &[(ch('e'), Action::ToggleMessages)]),
     bind!(Global, "q", "quit (asks if fits are unsaved)", &[(ch('q'), Action::Quit)]),
-    bind!(Global, "Esc", "close a popup or prompt", &[(key(KeyCode::Esc), Action::Cancel)]),
     bind!(Global, "k / j", "as Up / Down", &[(ch('k'), Action::Up), (ch('j'), Action::Down)]),
     bind!(Always, "Ctrl-C", "quit", &[(ctrl('c'), Action::Quit)]),
     bind!(Question, "y / n", "answer the question, Esc cancels", &[
@@ -118,6 +117,14 @@ pub static BINDINGS: &[Binding] = &[
     ]),
     bind!(Help, "? / Esc", "close this help",
         &[(key(KeyCode::Esc), Action::ToggleHelp), (ch('?'), Action::ToggleHelp)]),
+    bind!(Help, "Up / Down", "scroll this help (also k / j, PgUp / PgDn)", &[
+        (key(KeyCode::Up), Action::Up),
+        (key(KeyCode::Down), Action::Down),
+        (ch('k'), Action::Up),
+        (ch('j'), Action::Down),
+        (key(KeyCode::PageUp), Action::ScrollResult(-8)),
+        (key(KeyCode::PageDown), Action::ScrollResult(8)),
+    ]),
     bind!(Help, "q", "quit", &[(ch('q'), Action::Quit)]),
     bind!(Messages, "e / Esc", "close the messages",
         &[(key(KeyCode::Esc), Action::ToggleMessages), (ch('e'), Action::ToggleMessages)]),
@@ -149,6 +156,10 @@ pub static BINDINGS: &[Binding] = &[
     ]),
     bind!(HYSTERESIS, "Up / Down", "select curve (sets the law)", UP_DOWN),
     bind!(FIT, "Up / Down", "select curve", UP_DOWN),
+    bind!(FIT, "PgUp / PgDn", "scroll the result (its first line / all lines in the title)", &[
+        (key(KeyCode::PageUp), Action::ScrollResult(-4)),
+        (key(KeyCode::PageDown), Action::ScrollResult(4)),
+    ]),
     bind!(FIT, "m", "model: auto / dahl / bs2 / dahl-alpha", &[(ch('m'), Action::CycleModel)]),
     bind!(FIT, "Enter", "run the fit (worker thread)", &[(key(KeyCode::Enter), Action::RunFit)]),
     bind!(FIT, "a", "accept: the fitted law becomes the fabric's law",
@@ -162,6 +173,8 @@ pub static BINDINGS: &[Binding] = &[
     bind!(CLOTH, "Up / Down", "select a card test, scene or model", UP_DOWN),
     bind!(CLOTH, "Enter", "load the scene (paused) or run the card's test",
         &[(key(KeyCode::Enter), Action::ClothLoad)]),
+    bind!(CLOTH, "Esc", "stop the drape or cantilever test running",
+        &[(key(KeyCode::Esc), Action::ClothStop)]),
     bind!(CLOTH, "Space", "run / pause (worker thread)", &[(ch(' '), Action::ClothRunPause)]),
     bind!(CLOTH, "n", "one step", &[(ch('n'), Action::ClothStep)]),
     bind!(CLOTH, "Left / Right", "turn the view", &[

@@ -300,20 +300,24 @@ pub enum Job {
         accepted: Vec<(Direction, ConnectorLaw)>,
         /// Every curve of the fabric: the card's `[properties]` are read from them.
         curves: Vec<Curve>,
+        /// The files of the open curves: never written over.
+        inputs: Vec<PathBuf>,
     },
     ExportPng {
         kind: ExportKind,
         path: PathBuf,
         force: bool,
         request: Box<ExportRequest>,
+        /// The files of the open curves: never written over.
+        inputs: Vec<PathBuf>,
     },
     /// Complete the path typed in the prompt.
     CompletePath(String),
     /// List the scenes and reduced models under `root` (the working directory when empty).
     ScanCloth(PathBuf),
     /// Load a scene, a model or a card's test and start its thread (a simulation paused, a lab
-    /// test running).
-    ClothStart(ClothSource),
+    /// test running); `run` numbers it (a lab test's events carry it).
+    ClothStart { source: ClothSource, run: u64 },
     /// Run, pause, step or stop the simulation thread.
     Cloth(ClothControl),
 }
@@ -340,10 +344,16 @@ pub enum Event {
     ClothScanned(Vec<PathBuf>),
     /// A frame of the running cloth simulation.
     ClothFrame(Box<ClothFrame>),
-    /// A lab test's progress (0..1).
-    LabProgress(f64),
-    /// A lab test ended: its figures, or why not.
-    LabDone(Result<Box<LabReport>, String>),
+    /// The progress (0..1) of the lab test started as `run`.
+    LabProgress {
+        run: u64,
+        fraction: f64,
+    },
+    /// The lab test started as `run` ended: its figures, or why not.
+    LabDone {
+        run: u64,
+        outcome: Result<Box<LabReport>, String>,
+    },
     /// A reduced model was loaded for playback: its palette.
     ClothPalette(Vec<PaletteKey>),
     /// A cloth render: frames written so far, in all, and the adapter drawing them.
@@ -400,6 +410,8 @@ pub enum Action {
     ScaleAmplitude(f64),
     /// Fit: next model.
     CycleModel,
+    /// Fit: scroll the result by this many lines (down when positive).
+    ScrollResult(isize),
     /// Fit: run the fit of the selected curve on a worker.
     RunFit,
     /// Fit: fit every curve of the selected curve's fabric, one after the other.
@@ -414,6 +426,8 @@ pub enum Action {
     Export,
     /// Cloth: load the selected scene.
     ClothLoad,
+    /// Cloth: stop the lab test running.
+    ClothStop,
     /// Cloth: run / pause.
     ClothRunPause,
     /// Cloth: one step.

@@ -25,6 +25,9 @@ pub struct Prompt {
     /// The entries the last Tab found when it matched several (shown above the prompt until
     /// the text changes).
     pub candidates: Vec<String>,
+    /// What the prompt acts on, listed above it while it is open (the laws a save writes):
+    /// the prompt's own line stays short.
+    pub notes: Vec<String>,
 }
 
 impl Prompt {
@@ -34,6 +37,7 @@ impl Prompt {
             label: label.to_string(),
             text,
             candidates: Vec::new(),
+            notes: Vec::new(),
         }
     }
 }
@@ -45,4 +49,7 @@ pub enum Confirm {
     Quit,
     /// Overwrite an existing file.
     Overwrite(PendingWrite),
+    /// `c` after fits or laws not saved: save the card again first (yes), or send it as
+    /// saved (no).
+    SaveFirst,
 }

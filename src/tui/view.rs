@@ -46,9 +46,9 @@ impl Widget for &App {
                 .render(self.cloth.loaded.as_deref(), &theme, main, buf),
         }
         let status_text = match (&self.prompt, &self.confirm) {
-            (Some(p), _) => format!("{} {}_", p.label, p.text),
+            (Some(p), _) => prompt_line(&p.label, &p.text, status.width),
             (None, Some(Confirm::Quit)) => "unsaved fits will be lost: quit? (y/n)".into(),
-            (None, Some(Confirm::Overwrite(_))) => format!("{} ", self.status),
+            (None, Some(Confirm::Overwrite(_) | Confirm::SaveFirst)) => format!("{} ", self.status),
             _ => self.status.clone(),
         };
         Paragraph::new(status_text)
@@ -58,18 +58,37 @@ impl Widget for &App {
             .style(theme.fg(Color::DarkGray))
             .render(hint, buf);
         if self.help {
-            draw_help(self.tab, &theme, main, buf);
+            draw_help(self.tab, self.help_scroll, &theme, main, buf);
         } else if self.log_open {
             draw_log(&self.log, self.log_scroll, &theme, main, buf);
-        } else if let Some(p) = self.prompt.as_ref().filter(|p| !p.candidates.is_empty()) {
-            draw_candidates(&p.candidates, main, buf);
+        } else if let Some(p) = self.prompt.as_ref() {
+            if !p.candidates.is_empty() {
+                draw_candidates(&p.candidates, None, main, buf);
+            } else if !p.notes.is_empty() {
+                draw_candidates(&p.notes, Some("what it writes"), main, buf);
+            }
         }
     }
 }
 
-/// The entries a Tab in the prompt matched, in a box at the bottom of `area`, just above the
-/// prompt: as many rows as they need, at most half the area (the rest counted).
-fn draw_candidates(candidates: &[String], area: Rect, buf: &mut Buffer) {
+/// The prompt's line: its label and the text typed with a cursor; where that is wider than
+/// `width` columns, its end (the text typed is always seen), the start cut to `…`.
+fn prompt_line(label: &str, text: &str, width: u16) -> String {
+    let line = format!("{label} {text}_");
+    let n = line.chars().count();
+    let width = usize::from(width.max(2));
+    if n <= width {
+        line
+    } else {
+        let tail: String = line.chars().skip(n + 1 - width).collect();
+        format!("…{tail}")
+    }
+}
+
+/// The entries a Tab in the prompt matched (or, with a `title`, the prompt's notes), in a box
+/// at the bottom of `area`, just above the prompt: as many rows as they need, at most half
+/// the area (the rest counted).
+fn draw_candidates(candidates: &[String], title: Option<&str>, area: Rect, buf: &mut Buffer) {
     let inner = area.width.saturating_sub(2).max(1) as usize;
     let max_rows = (area.height / 2).saturating_sub(2).max(1) as usize;
     let mut rows: Vec<String> = vec![String::new()];
@@ -91,7 +110,13 @@ fn draw_candidates(candidates: &[String], area: Rect, buf: &mut Buffer) {
         }
         shown += 1;
     }
-    let title = if shown < candidates.len() {
+    let title = if let Some(t) = title {
+        if shown < candidates.len() {
+            format!("{t} ({} more not shown)", candidates.len() - shown)
+        } else {
+            t.to_string()
+        }
+    } else if shown < candidates.len() {
         format!(
             "{} matches, {} more not shown: type more",
             candidates.len(),
@@ -150,9 +175,11 @@ fn draw_log(log: &[String], skip: usize, theme: &Theme, area: Rect, buf: &mut Bu
         .render(popup(area, 2, 1, buf), buf);
 }
 
-/// The keys of the tab shown, from the key table, in a popup.
-fn draw_help(tab: Tab, theme: &Theme, area: Rect, buf: &mut Buffer) {
+/// The keys of the tab shown, from the key table, in a popup; from line `skip` on when they
+/// do not all fit (the title says where, and how to scroll).
+fn draw_help(tab: Tab, skip: usize, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let help = help_lines(tab);
+    let n = help.len();
     let label_width = help.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     let lines: Vec<Line> = help
         .into_iter()
@@ -167,20 +194,33 @@ fn draw_help(tab: Tab, theme: &Theme, area: Rect, buf: &mut Buffer) {
     let widest = lines.iter().map(Line::width).max().unwrap_or(0) as u16 + 2;
     let w = widest.min(area.width);
     let inner = w.saturating_sub(2).max(1);
-    let rows: u16 = lines
-        .iter()
-        .map(|l| (l.width() as u16).div_ceil(inner).max(1))
-        .sum();
-    let h = (rows + 2).min(area.height);
+    let rows_of = |ls: &[Line]| -> u16 {
+        ls.iter()
+            .map(|l| (l.width() as u16).div_ceil(inner).max(1))
+            .sum()
+    };
+    let fits = rows_of(&lines) + 2 <= area.height;
+    let first = if fits {
+        0
+    } else {
+        skip.min(n.saturating_sub(1))
+    };
+    let shown = &lines[first..];
+    let h = (rows_of(shown) + 2).min(area.height);
     let popup = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
         width: w,
         height: h,
     };
+    let title = if fits {
+        format!("keys: {} tab", tab.title())
+    } else {
+        format!("keys {}/{n}: Up/Down scroll", first + 1)
+    };
     Clear.render(popup, buf);
-    Paragraph::new(lines)
+    Paragraph::new(shown.to_vec())
         .wrap(Wrap { trim: false })
-        .block(block(&format!("keys: {} tab", tab.title())))
+        .block(block(&title))
         .render(popup, buf);
 }

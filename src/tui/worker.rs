@@ -36,7 +36,7 @@ impl Workers {
     /// Starts `job`: a command to the cloth thread, or a one-shot thread.
     pub(crate) fn start(&mut self, job: Job, tx: Sender<Event>) {
         match job {
-            Job::ClothStart(source) => {
+            Job::ClothStart { source, run } => {
                 if let Some(old) = self.cloth.take() {
                     let _ = old.send(ClothControl::Stop);
                 }
@@ -48,7 +48,7 @@ impl Workers {
                         card,
                         test: CardTest::Hang,
                     } => cloth::start(cloth::SceneSource::Hanging(card), tx),
-                    ClothSource::Card { card, test } => lab::start(card, test, tx),
+                    ClothSource::Card { card, test } => lab::start(card, test, run, tx),
                 };
                 self.cloth = Some(control);
                 self.threads.push(thread);
@@ -61,8 +61,16 @@ impl Workers {
                 }
             }
             Job::ExportPng {
-                kind, path, force, ..
+                kind,
+                path,
+                force,
+                inputs,
+                ..
             } if kind.is_cloth() => {
+                if let Some(refused) = over_input(&path, &inputs) {
+                    let _ = tx.send(refused);
+                    return;
+                }
                 let request = ClothControl::Render { kind, path, force };
                 match &self.cloth {
                     Some(c) if c.send(request).is_ok() => {}
@@ -105,7 +113,7 @@ impl Drop for Workers {
 /// (None for the cloth jobs, which run on their own thread).
 pub fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
     match job {
-        Job::ClothStart(_) | Job::Cloth(_) => None,
+        Job::ClothStart { .. } | Job::Cloth(_) => None,
         Job::Fit {
             curve_index,
             specimens,
@@ -135,22 +143,34 @@ pub fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
             fitted,
             accepted,
             curves,
-        } => Some(save_params(
-            path, force, &fabric, &fitted, &accepted, &curves,
-        )),
+            inputs,
+        } => Some(
+            over_input(&path, &inputs)
+                .unwrap_or_else(|| save_params(path, force, &fabric, &fitted, &accepted, &curves)),
+        ),
         Job::ExportPng {
             kind,
             path,
             force,
             request,
-        } => Some(match export::write(&request, &path, force) {
-            Ok(()) => Event::Written(path),
-            Err(PlotError::Write(WriteError::Exists { .. })) => {
-                Event::Exists(PendingWrite::Png(kind, path))
-            }
-            Err(e) => Event::Failed(e.to_string()),
+            inputs,
+        } => Some(match over_input(&path, &inputs) {
+            Some(refused) => refused,
+            None => match export::write(&request, &path, force) {
+                Ok(()) => Event::Written(path),
+                Err(PlotError::Write(WriteError::Exists { .. })) => {
+                    Event::Exists(PendingWrite::Png(kind, path))
+                }
+                Err(e) => Event::Failed(e.to_string()),
+            },
         }),
     }
+}
+
+/// The refusal of a write to `path` when it is one of the files read (`inputs`): asked
+/// before whether to overwrite, as the command line refuses it even with `--force`.
+fn over_input(path: &std::path::Path, inputs: &[PathBuf]) -> Option<Event> {
+    crate::atomic::input_clash(path, inputs).map(|why| Event::Failed(format!("not written: {why}")))
 }
 
 /// Writes the card of `fabric`: the laws and fit reports of `fitted`, each law accepted in
@@ -164,6 +184,16 @@ fn save_params(
     accepted: &[(Direction, ConnectorLaw)],
     curves: &[Curve],
 ) -> Event {
+    let card = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml") || e.eq_ignore_ascii_case("json"));
+    if !card {
+        return Event::Failed(format!(
+            "not written: {}: a card is a .toml or .json file (the name says which)",
+            path.display()
+        ));
+    }
     if fitted.is_empty() && accepted.is_empty() {
         return Event::Failed(
             "nothing to save in this fabric: fit a curve or accept a law first".into(),

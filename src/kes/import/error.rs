@@ -120,7 +120,7 @@ pub enum KesError {
         line: usize,
         text: String,
     },
-    #[error("{file}: no `{key}` metadata — expected a line `# {key}: {expected}` or --{key}")]
+    #[error("{}", missing_metadata(file, key, expected, true))]
     MissingMetadata {
         file: String,
         key: &'static str,
@@ -338,4 +338,31 @@ pub enum KesError {
     },
     #[error("bad row filter `{text}` — expected `COLUMN > VALUE` or `COLUMN < VALUE`, e.g. `Normal [uN] > 1e6`")]
     BadFilter { text: String },
+}
+
+impl KesError {
+    /// The message where no command-line option can give what the file lacks (the
+    /// workbench): a missing metadata line is to be added to the file. Other errors read
+    /// as [`std::fmt::Display`] says.
+    pub fn without_options(&self) -> String {
+        match self {
+            KesError::MissingMetadata {
+                file,
+                key,
+                expected,
+            } => missing_metadata(file, key, expected, false),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// A file without its `key` metadata line: what is expected, and (`option`) the command-line
+/// option that can give it instead.
+fn missing_metadata(file: &str, key: &str, expected: &str, option: bool) -> String {
+    let line = format!("`# {key}: {expected}`");
+    if option {
+        format!("{file}: no `{key}` metadata — expected a line {line} or --{key}")
+    } else {
+        format!("{file}: no `{key}` metadata — add a line {line} to the file, then open it again")
+    }
 }

@@ -51,7 +51,7 @@ impl LawKey {
         }
     }
 
-    fn matches(&self, curve: &Curve) -> bool {
+    pub(crate) fn matches(&self, curve: &Curve) -> bool {
         curve.fabric == self.fabric
             && curve.test == self.test()
             && law_direction(curve.direction) == self.direction

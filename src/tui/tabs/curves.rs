@@ -19,18 +19,20 @@ pub(crate) struct Added {
     pub curves: usize,
     /// Their fabrics, in order.
     pub fabrics: Vec<String>,
-    /// Curves left out: their file was open already.
+    /// Curves left out: their file was open already, unchanged on disk.
     pub already_open: usize,
+    /// Curves open already whose file changed on disk: read again in their place.
+    pub reloaded: usize,
 }
 
 impl Added {
-    /// The status after opening: how many curves of how many fabrics, what was open already.
+    /// The status after opening: how many curves of how many fabrics, what was read again
+    /// and what was open already.
     pub(crate) fn status(&self) -> String {
         let plural =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        let mut out = if self.curves == 0 {
-            String::from("nothing opened")
-        } else {
+        let mut parts = Vec::new();
+        if self.curves > 0 {
             let names: Vec<&str> = self
                 .fabrics
                 .iter()
@@ -42,20 +44,29 @@ impl Added {
                     }
                 })
                 .collect();
-            format!(
+            parts.push(format!(
                 "opened {} of {}: {}",
                 plural(self.curves, "curve", "curves"),
                 plural(self.fabrics.len(), "fabric", "fabrics"),
                 names.join(", ")
-            )
-        };
+            ));
+        }
+        if self.reloaded > 0 {
+            parts.push(format!(
+                "reloaded {} changed on disk (fits of the old data dropped)",
+                plural(self.reloaded, "curve", "curves")
+            ));
+        }
         if self.already_open > 0 {
-            out.push_str(&format!(
-                "; {} already open (not added again)",
+            parts.push(format!(
+                "{} already open, unchanged on disk",
                 plural(self.already_open, "curve", "curves")
             ));
         }
-        out
+        if parts.is_empty() {
+            parts.push("nothing opened".into());
+        }
+        parts.join("; ")
     }
 }
 
@@ -73,6 +84,15 @@ impl CurvesState {
 
     pub(crate) fn selected_curve(&self) -> Option<&LoadedCurve> {
         self.list.get(self.selected)
+    }
+
+    /// The files the open curves were read from (what no save or export may replace; the
+    /// sample fabric built in has none).
+    pub(crate) fn inputs(&self) -> Vec<std::path::PathBuf> {
+        self.list
+            .iter()
+            .filter_map(|c| c.canonical.clone())
+            .collect()
     }
 
     /// Indices of the curves of the selected curve's fabric.
@@ -100,12 +120,35 @@ impl CurvesState {
 
     /// Appends opened curves, the specimens of one curve (`kes::replicates`) side by side,
     /// and selects the first of them. A file already open (same canonical path) is not added
-    /// again: it is counted in [`Added::already_open`].
+    /// again: unchanged, it is counted in [`Added::already_open`]; changed on disk, it is
+    /// read again in its place ([`Added::reloaded`]), its fit and its replicates' joint fit
+    /// dropped, and selected when nothing new was added.
     pub(crate) fn add(&mut self, curves: Vec<LoadedCurve>) -> Added {
-        let (fresh, old): (Vec<LoadedCurve>, Vec<LoadedCurve>) =
-            curves.into_iter().partition(|c| {
-                c.canonical.is_none() || !self.list.iter().any(|o| o.canonical == c.canonical)
+        let mut fresh = Vec::new();
+        let (mut already_open, mut reloaded) = (0, Vec::new());
+        for c in curves {
+            let open = c.canonical.as_ref().and_then(|k| {
+                self.list
+                    .iter()
+                    .position(|o| o.canonical.as_ref() == Some(k))
             });
+            match open {
+                Some(i) if same_data(&self.list[i].curve, &c.curve) => already_open += 1,
+                Some(i) => {
+                    self.list[i] = c;
+                    reloaded.push(i);
+                }
+                None => fresh.push(c),
+            }
+        }
+        // a joint fit of replicates was made with the old data too
+        for g in replicate_groups(self.list.iter().map(|c| &c.curve)) {
+            if g.members.iter().any(|i| reloaded.contains(i)) {
+                for &i in &g.members {
+                    self.list[i].fit = None;
+                }
+            }
+        }
         let mut fabrics: Vec<String> = Vec::new();
         for c in &fresh {
             if !fabrics.contains(&c.curve.fabric) {
@@ -115,9 +158,13 @@ impl CurvesState {
         let added = Added {
             curves: fresh.len(),
             fabrics,
-            already_open: old.len(),
+            already_open,
+            reloaded: reloaded.len(),
         };
         if fresh.is_empty() {
+            if let Some(&i) = reloaded.first() {
+                self.selected = i;
+            }
             return added;
         }
         let order: Vec<usize> = replicate_groups(fresh.iter().map(|c| &c.curve))
@@ -207,6 +254,16 @@ impl CurvesState {
         branch_chart(theme, &title, &c.curve, None, plot, buf);
         values_paragraph("KES values", &c.values).render(values, buf);
     }
+}
+
+/// The same curve read twice: everything but the path it was read under.
+fn same_data(a: &Curve, b: &Curve) -> bool {
+    a.fabric == b.fabric
+        && a.test == b.test
+        && a.direction == b.direction
+        && a.x == b.x
+        && a.y == b.y
+        && a.metadata == b.metadata
 }
 
 /// Below this many columns, the right-hand side stacks the chart over the values.

@@ -131,6 +131,7 @@ pub(crate) fn export_job(src: &Sources, kind: ExportKind, path: PathBuf, force: 
         path,
         force,
         request: Box::new(request(src, kind)),
+        inputs: src.curves.inputs(),
     }
 }
 

@@ -28,14 +28,19 @@ pub struct FitState {
     pub running: Option<(usize, Option<FitProgress>)>,
     /// Iterations seen in the running fit (all models together), for the gauge.
     pub iterations_seen: usize,
-    /// The parameter file being written and the laws it holds, for the status.
-    pub saving: Option<(PathBuf, Vec<String>)>,
-    /// The card written last (what `c` sends to the Cloth tab).
-    pub saved_card: Option<PathBuf>,
+    /// The parameter file being written, its fabric and the laws it holds, for the status.
+    pub saving: Option<(PathBuf, String, Vec<String>)>,
+    /// The card written last and its fabric (what `c` sends to the Cloth tab, and what `s`
+    /// offers for that fabric).
+    pub saved_card: Option<(PathBuf, String)>,
+    /// `c` asked to save the card first: it is sent once written.
+    pub send_after_save: bool,
     /// Fitting all curves of a fabric: the curves (one per replicate group) still to fit, and
     /// how many there were.
     pub queue: Vec<usize>,
     pub queued: usize,
+    /// Lines of the result scrolled past (PgUp/PgDn).
+    pub scroll: usize,
 }
 
 impl Default for FitState {
@@ -46,8 +51,10 @@ impl Default for FitState {
             iterations_seen: 0,
             saving: None,
             saved_card: None,
+            send_after_save: false,
             queue: Vec::new(),
             queued: 0,
+            scroll: 0,
         }
     }
 }
@@ -107,6 +114,7 @@ pub(crate) fn save_job(
             .iter()
             .map(|&i| curves.list[i].curve.clone())
             .collect(),
+        inputs: curves.inputs(),
     };
     (job, laws)
 }
@@ -139,6 +147,16 @@ impl FitState {
                 };
             }
             Action::RunFit => self.run(curves, fx),
+            Action::ScrollResult(by) => {
+                let lines = curves
+                    .selected_curve()
+                    .and_then(|c| c.fit.as_ref())
+                    .map_or(0, |f| result_lines(f).len());
+                self.scroll = self
+                    .scroll
+                    .saturating_add_signed(*by)
+                    .min(lines.saturating_sub(1));
+            }
             Action::RunFitAll => {
                 if self.running.is_some() {
                     fx.status("a fit is already running");
@@ -185,15 +203,29 @@ impl FitState {
                         "nothing to save: fit a curve (Fit tab, Enter) or accept a law (Connector tab, a)",
                     );
                 } else {
-                    let fabric = curves
-                        .selected_curve()
-                        .map(|c| crate::fit::fabric::fabric_slug(&c.curve.fabric))
-                        .unwrap_or_else(|| "fabric".into());
+                    let selected = curves.selected_curve().map(|c| &c.curve.fabric);
+                    // the card saved last, for its fabric; else one named after the fabric
+                    let offered = match (&self.saved_card, selected) {
+                        (Some((card, of)), Some(fabric)) if of == fabric => {
+                            card.display().to_string()
+                        }
+                        (_, Some(fabric)) => {
+                            format!("{}.params.toml", crate::fit::fabric::fabric_slug(fabric))
+                        }
+                        (_, None) => "fabric.params.toml".into(),
+                    };
                     fx.prompt(
                         PromptPurpose::SaveParams,
-                        &format!("save {} to (.toml or .json):", laws.join(", ")),
-                        format!("{fabric}.params.toml"),
+                        &format!(
+                            "save the card ({} law{}, above) to .toml/.json:",
+                            laws.len(),
+                            if laws.len() == 1 { "" } else { "s" }
+                        ),
+                        offered,
                     );
+                    if let Some(p) = fx.prompt.as_mut() {
+                        p.notes = laws;
+                    }
                 }
             }
             _ => {}
@@ -290,6 +322,7 @@ impl FitState {
         fx: &mut Effects,
     ) -> bool {
         self.running = None;
+        self.scroll = 0;
         let fitted = matches!(fit.status, FitStatus::Fitted);
         fx.status(match &fit.status {
             FitStatus::Fitted => format!(
@@ -365,77 +398,99 @@ impl FitState {
         let model_pts = series::fit_points(&c.curve, fit);
         let title = format!("{} {} fit", c.curve.test, c.curve.direction);
         branch_chart(theme, &title, &c.curve, Some(&model_pts[..]), plot, buf);
-        let mut lines = vec![Line::from(match &fit.status {
-            FitStatus::Fitted => format!(
-                "{}  NRMSE {:.3} %  {} it, {:.0} ms",
-                fit.model,
-                100.0 * fit.nrmse,
-                fit.iterations,
-                fit.elapsed_ms
-            ),
-            FitStatus::Failed(why) => format!("failed: {why}"),
-        })];
-        if !fit.specimens.is_empty() {
-            lines.push(Line::from(format!(
-                "{} specimens jointly (NRMSE pooled):",
-                fit.specimens.len()
-            )));
-            for s in &fit.specimens {
-                let name = std::path::Path::new(&s.file)
-                    .file_name()
-                    .map_or_else(|| s.file.clone(), |n| n.to_string_lossy().into_owned());
-                lines.push(Line::from(format!(
-                    "  {name}  NRMSE {:.3} %",
-                    100.0 * s.nrmse
-                )));
-            }
-        }
-        for p in &fit.params {
-            let se = match (p.interval95, &p.pinned) {
-                (_, Some(_)) => "pinned".to_string(),
-                (Some([lo, hi]), None) => format!("95% [{lo:.3e}, {hi:.3e}]"),
-                (None, None) if p.not_identified => "not identified".to_string(),
-                (None, None) => String::new(),
-            };
-            lines.push(Line::from(format!(
-                "{:<12} {:>10.4e} {:<10} {}",
-                p.name, p.value, se, p.unit
-            )));
-        }
-        lines.push(Line::from(format!("termination: {}", fit.termination)));
-        if let Some(c) = &fit.correlation {
-            lines.push(Line::from(format!(
-                "correlation (Wald): {}",
-                c.names.join(" ")
-            )));
-            for (name, row) in c.names.iter().zip(&c.matrix) {
-                let cells: Vec<String> = row.iter().map(|r| format!("{r:+.2}")).collect();
-                lines.push(Line::from(format!("{name:<12} {}", cells.join(" "))));
-            }
-        }
-        if let Some(v) = &fit.values {
-            lines.push(Line::from("KES    measured    fitted     gap"));
-            for (name, m, f, gap) in v.rows() {
-                lines.push(Line::from(match (f, gap) {
-                    (Some(f), Some(g)) => {
-                        format!("{name:<5} {m:>9.4} {f:>9.4} {:>+7.2} %", 100.0 * g)
-                    }
-                    _ => format!("{name:<5} {m:>9.4}       n/a"),
-                }));
-            }
-            if let Some(note) = &v.note {
-                lines.push(Line::from(note.clone()));
-            }
-        }
-        // why a parameter was pinned or fixed (a bound in the user's terms): the report's text
-        for p in &fit.params {
-            if let Some(why) = p.pinned.as_deref().filter(|w| *w != FIXED_BY_THE_MODEL) {
-                lines.push(Line::from(format!("{}: {why}", p.name)));
-            }
-        }
-        Paragraph::new(lines)
-            .block(block("parameters (a accepts as the fabric's law, s saves)"))
+        let lines = result_lines(fit);
+        let n = lines.len();
+        let first = self.scroll.min(n.saturating_sub(1));
+        // rows the lines from `first` on take, wrapped at the panel's width
+        let inner = usize::from(table.width.saturating_sub(2).max(1));
+        let rows: usize = lines[first..]
+            .iter()
+            .map(|l| l.width().div_ceil(inner).max(1))
+            .sum();
+        let more = rows > usize::from(table.height.saturating_sub(2));
+        let title = format!(
+            "{}/{n}{} PgUp/PgDn; a accepts, s saves",
+            first + 1,
+            if more { "+" } else { "" }
+        );
+        Paragraph::new(lines.into_iter().skip(first).collect::<Vec<_>>())
+            .block(block(&title))
             .wrap(Wrap { trim: true })
             .render(table, buf);
     }
+}
+
+/// The fit's result as the panel lists it: headline, specimens, parameters with their
+/// intervals, termination, correlations, the KES values beside the law's, and why a
+/// parameter was pinned (the report's text).
+fn result_lines(fit: &CurveFit) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(match &fit.status {
+        FitStatus::Fitted => format!(
+            "{}  NRMSE {:.3} %  {} it, {:.0} ms",
+            fit.model,
+            100.0 * fit.nrmse,
+            fit.iterations,
+            fit.elapsed_ms
+        ),
+        FitStatus::Failed(why) => format!("failed: {why}"),
+    })];
+    if !fit.specimens.is_empty() {
+        lines.push(Line::from(format!(
+            "{} specimens jointly (NRMSE pooled):",
+            fit.specimens.len()
+        )));
+        for s in &fit.specimens {
+            let name = std::path::Path::new(&s.file)
+                .file_name()
+                .map_or_else(|| s.file.clone(), |n| n.to_string_lossy().into_owned());
+            lines.push(Line::from(format!(
+                "  {name}  NRMSE {:.3} %",
+                100.0 * s.nrmse
+            )));
+        }
+    }
+    for p in &fit.params {
+        let se = match (p.interval95, &p.pinned) {
+            (_, Some(_)) => "pinned".to_string(),
+            (Some([lo, hi]), None) => format!("95% [{lo:.3e}, {hi:.3e}]"),
+            (None, None) if p.not_identified => "not identified".to_string(),
+            (None, None) => String::new(),
+        };
+        lines.push(Line::from(format!(
+            "{:<12} {:>10.4e} {:<10} {}",
+            p.name, p.value, se, p.unit
+        )));
+    }
+    lines.push(Line::from(format!("termination: {}", fit.termination)));
+    if let Some(c) = &fit.correlation {
+        lines.push(Line::from(format!(
+            "correlation (Wald): {}",
+            c.names.join(" ")
+        )));
+        for (name, row) in c.names.iter().zip(&c.matrix) {
+            let cells: Vec<String> = row.iter().map(|r| format!("{r:+.2}")).collect();
+            lines.push(Line::from(format!("{name:<12} {}", cells.join(" "))));
+        }
+    }
+    if let Some(v) = &fit.values {
+        lines.push(Line::from("KES    measured    fitted     gap"));
+        for (name, m, f, gap) in v.rows() {
+            lines.push(Line::from(match (f, gap) {
+                (Some(f), Some(g)) => {
+                    format!("{name:<5} {m:>9.4} {f:>9.4} {:>+7.2} %", 100.0 * g)
+                }
+                _ => format!("{name:<5} {m:>9.4}       n/a"),
+            }));
+        }
+        if let Some(note) = &v.note {
+            lines.push(Line::from(note.clone()));
+        }
+    }
+    // why a parameter was pinned or fixed (a bound in the user's terms): the report's text
+    for p in &fit.params {
+        if let Some(why) = p.pinned.as_deref().filter(|w| *w != FIXED_BY_THE_MODEL) {
+            lines.push(Line::from(format!("{}: {why}", p.name)));
+        }
+    }
+    lines
 }

@@ -7,6 +7,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::connector::ConnectorState;
+use super::curves::CurvesState;
 use super::Effects;
 use crate::kes::units::significant as sig;
 use crate::material::DrivingPath;
@@ -22,12 +23,29 @@ pub struct HysteresisState {
     pub amplitude: f64,
 }
 
+/// The amplitude's limits, as fractions of the KES range.
+const AMPLITUDE_RANGE: (f64, f64) = (0.05, 4.0);
+
 impl Default for HysteresisState {
     fn default() -> Self {
         Self {
             path: DrivingPath::FullCycles,
             amplitude: 1.0,
         }
+    }
+}
+
+/// The curve Up/Down move from in this tab: the selected one when the law shown is its law,
+/// else the first curve of the law shown (the selected one when there is none).
+pub(crate) fn start_curve(connector: &ConnectorState, curves: &CurvesState) -> usize {
+    let key = &connector.slot().key;
+    match curves.selected_curve() {
+        Some(c) if key.matches(&c.curve) => curves.selected,
+        _ => curves
+            .list
+            .iter()
+            .position(|c| key.matches(&c.curve))
+            .unwrap_or(curves.selected),
     }
 }
 
@@ -44,7 +62,15 @@ impl HysteresisState {
                 fx.status(format!("driving path: {}", self.path.name()));
             }
             Action::ScaleAmplitude(f) => {
-                self.amplitude = (self.amplitude * f).clamp(0.05, 4.0);
+                let wanted = self.amplitude * f;
+                self.amplitude = wanted.clamp(AMPLITUDE_RANGE.0, AMPLITUDE_RANGE.1);
+                if self.amplitude != wanted {
+                    fx.status(if f > 1.0 {
+                        "amplitude at its largest, 4 x the KES range (- lowers it)"
+                    } else {
+                        "amplitude at its smallest, 1/20 of the KES range (+ raises it)"
+                    });
+                }
             }
             _ => {}
         }

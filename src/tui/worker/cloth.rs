@@ -64,6 +64,7 @@ fn simulate(source: &SceneSource, control: &Receiver<ClothControl>, events: &Sen
     let mut running = false;
     let mut steps_since = 0u32;
     let mut step_time = Duration::ZERO;
+    let mut last_ms = 0.0;
     let mut last_frame = Instant::now() - Duration::from_secs(1);
     // simulated time runs no faster than the wall clock while running
     let mut clock = (Instant::now(), world.time);
@@ -133,11 +134,7 @@ fn simulate(source: &SceneSource, control: &Receiver<ClothControl>, events: &Sen
                 up,
                 steps: world.steps,
                 time_s: world.time,
-                ms_per_step: if steps_since > 0 {
-                    step_time.as_secs_f64() * 1e3 / f64::from(steps_since)
-                } else {
-                    0.0
-                },
+                ms_per_step: ms_per_step(step_time, steps_since, &mut last_ms),
                 rate_structural: rates.structural,
                 rate_shear: rates.shear,
                 kinetic_j: world.kinetic_energy(),
@@ -153,6 +150,15 @@ fn simulate(source: &SceneSource, control: &Receiver<ClothControl>, events: &Sen
             last_frame = Instant::now();
         }
     }
+}
+
+/// Mean wall time of the `steps` steps that took `time` \[ms\], kept in `last`; while none
+/// are taken (paused), the last figure measured (0 before the first step).
+pub(super) fn ms_per_step(time: Duration, steps: u32, last: &mut f64) -> f64 {
+    if steps > 0 {
+        *last = time.as_secs_f64() * 1e3 / f64::from(steps);
+    }
+    *last
 }
 
 /// Why a worker stops listening: the tab dropped its control channel.

@@ -16,24 +16,29 @@ use crate::tui::message::{CardTest, ClothControl, ClothFrame, Event, LabReport};
 /// Least time between two progress events.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-/// Starts `test` of the card at `card` on its own thread; a `Stop` on the returned channel (or
-/// dropping it) cancels the test.
+/// Starts `test` of the card at `card` on its own thread, its events marked `run`; a `Stop`
+/// on the returned channel (or dropping it) cancels the test.
 pub fn start(
     card: PathBuf,
     test: CardTest,
+    run: u64,
     events: Sender<Event>,
 ) -> (Sender<ClothControl>, JoinHandle<()>) {
     let (tx, rx) = std::sync::mpsc::channel();
     let thread = thread::spawn(move || {
-        let outcome = run(&card, test, &rx, &events);
-        let _ = events.send(Event::LabDone(outcome.map(Box::new)));
+        let outcome = run_test(&card, test, run, &rx, &events);
+        let _ = events.send(Event::LabDone {
+            run,
+            outcome: outcome.map(Box::new),
+        });
     });
     (tx, thread)
 }
 
-fn run(
+fn run_test(
     card_path: &Path,
     test: CardTest,
+    run: u64,
     control: &Receiver<ClothControl>,
     events: &Sender<Event>,
 ) -> Result<LabReport, String> {
@@ -48,7 +53,7 @@ fn run(
             cancel.store(true, Ordering::Relaxed);
         }
         if last.elapsed() >= PROGRESS_EVERY {
-            let _ = events.send(Event::LabProgress(fraction));
+            let _ = events.send(Event::LabProgress { run, fraction });
             last = Instant::now();
         }
     };
@@ -75,13 +80,13 @@ fn run(
 
 fn drape_report(r: &DrapeResult) -> LabReport {
     let mut lines = vec![
-        format!("drape coefficient {:.1} %", r.drape_coefficient),
+        format!("drape coefficient {:.2} %", r.drape_coefficient),
         format!("folds {}", r.folds),
         format!(
             "{:.0} cm specimen on a {:.0} cm disc",
             r.specimen_diameter_cm, r.disc_diameter_cm
         ),
-        format!("{:.0} mm mesh, {} particles", r.cell_mm, r.particles),
+        mesh_line(r.cell_mm, r.particles),
         match r.load_steps {
             Some(n) => format!(
                 "lowered in {n} load steps ({} static steps) in {:.1} s",
@@ -129,6 +134,11 @@ fn drape_report(r: &DrapeResult) -> LabReport {
     }
 }
 
+/// The mesh of a drape test as `kestrel test drape` gives it: the cell to 0.01 mm.
+fn mesh_line(cell_mm: f64, particles: usize) -> String {
+    format!("{cell_mm:.2} mm mesh, {particles} particles")
+}
+
 fn cantilever_report(r: &CantileverResult) -> LabReport {
     LabReport {
         lines: vec![
@@ -152,5 +162,14 @@ fn cantilever_report(r: &CantileverResult) -> LabReport {
             ),
         ],
         frame: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A 7.5 mm cell reads 7.50 mm, as the command line prints it, not a rounded 8 mm.
+    #[test]
+    fn the_mesh_cell_is_given_to_a_hundredth_of_a_millimetre() {
+        assert_eq!(super::mesh_line(7.5, 2821), "7.50 mm mesh, 2821 particles");
     }
 }

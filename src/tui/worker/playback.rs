@@ -134,6 +134,7 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
     let mut running = false;
     let mut frames_since = 0u32;
     let mut frame_time = Duration::ZERO;
+    let mut last_ms = 0.0;
     let mut frames_per_s = 0.0;
     let mut last_frame = Instant::now() - Duration::from_secs(1);
     let mut clock = (Instant::now(), 0.0);
@@ -215,11 +216,7 @@ fn play(model: &ReducedModel, control: &Receiver<ClothControl>, events: &Sender<
                 up,
                 steps: pb.frames,
                 time_s: pb.time(),
-                ms_per_step: if frames_since > 0 {
-                    frame_time.as_secs_f64() * 1e3 / f64::from(frames_since)
-                } else {
-                    0.0
-                },
+                ms_per_step: super::cloth::ms_per_step(frame_time, frames_since, &mut last_ms),
                 rate_structural: 0.0,
                 rate_shear: 0.0,
                 kinetic_j: 0.0,
