@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub mod folder;
 pub mod import;
 pub mod path;
 pub mod protocol;

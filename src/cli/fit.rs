@@ -19,7 +19,7 @@ use kestrel::params::ParamsFormat;
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// KES curve files (CSV); files are grouped by their `fabric` metadata.
+    /// KES curve files (CSV) or folders (each folder's .csv files, or each sub-folder's); files are grouped by their `fabric` metadata.
     #[arg(required_unless_present = "values")]
     pub files: Vec<PathBuf>,
     /// Friction model: dahl, dahl-alpha, bs2, or auto (lowest AIC, with mu free and zero).
@@ -129,7 +129,7 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
             .collect();
     }
     let curves = read_kes_files(
-        &args.files,
+        &super::kes_paths(&args.files)?,
         CurveOverrides {
             test: args.test,
             direction: args.direction,
