@@ -169,7 +169,7 @@ fn commands_that_read_kes_files_take_a_folder_as_the_workbench_does() {
             .map(|n| fabric.join(n))
             .collect();
     // the library function, for a fabric folder and for a folder of fabric folders
-    let found = kes_files(&[fabric.clone()]).unwrap();
+    let found = kes_files(std::slice::from_ref(&fabric)).unwrap();
     assert_eq!(found.files, sorted);
     assert_eq!(found.skipped, [fabric.join("notes.txt")]);
     let wool = dir.path().join("wool");
