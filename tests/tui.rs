@@ -1509,7 +1509,7 @@ fn a_card_saved_after_its_curve_changed_on_disk_keeps_the_bytes_read_and_warns()
     save_card_to(&mut a, &card);
     assert!(
         a.status.contains("written")
-            && a.status.contains("warning: source files differ on disk")
+            && a.status.starts_with("warning: sources differ on disk")
             && a.status.contains("bending_warp.csv (changed)"),
         "{}",
         a.status

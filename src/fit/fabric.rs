@@ -101,8 +101,8 @@ pub fn sources_changed_on_disk(params: &FabricParams) -> Option<String> {
         .collect();
     (!changed.is_empty()).then(|| {
         format!(
-            "source files differ on disk from the bytes read and fitted: {}; the card's sha256 \
-             are of the bytes read",
+            "sources differ on disk from the bytes read: {}; the card's sha256 are of the bytes \
+             read and fitted",
             changed.join(", ")
         )
     })

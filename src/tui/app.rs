@@ -429,7 +429,8 @@ impl App {
             Event::CardWritten { path, warning } => {
                 self.on_event(Event::Written(path), fx);
                 let written = fx.status.take().unwrap_or_default();
-                fx.status(format!("{written}; warning: {warning}"));
+                // the warning first: a long status line is cut at the terminal's width
+                fx.status(format!("warning: {warning}; {written}"));
             }
             Event::PathCompleted { typed, completed } => {
                 // only if the text was not changed meanwhile
