@@ -292,6 +292,17 @@ impl CurveArgs {
     }
 }
 
+/// The KES files the command line names, a folder opened as the workbench opens it
+/// (`kestrel::kes::folder`: its `.csv` files, or those of each sub-folder); the files of those
+/// folders that are not `.csv` are named in a note on stderr.
+pub fn kes_paths(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, CliError> {
+    let found = kestrel::kes::folder::kes_files(paths).map_err(CliError::input)?;
+    if let Some(note) = found.skipped_note() {
+        eprintln!("note: {note}");
+    }
+    Ok(found.files)
+}
+
 /// `--gauge-length MM` in metres, refused outside a file's gauge lengths (1 mm to 10 m).
 pub fn gauge_length_m(mm: Option<f64>) -> Result<Option<f64>, CliError> {
     let (lo, hi) = kestrel::kes::import::GAUGE_LENGTH_RANGE_M;

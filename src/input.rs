@@ -100,6 +100,15 @@ pub struct Unreadable {
     pub source: io::Error,
 }
 
+/// SHA-256 of `bytes` as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// [`read_bytes`] with the path in the error.
 pub fn file_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, Unreadable> {
     read_bytes(path, limit).map_err(|source| Unreadable {

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub mod folder;
 pub mod import;
 pub mod path;
 pub mod protocol;
@@ -98,6 +99,9 @@ pub struct Curve {
     pub metadata: BTreeMap<String, String>,
     /// The file it was read from, if any.
     pub source: Option<PathBuf>,
+    /// SHA-256 (lowercase hex) of the bytes read from `source`, taken as they were read: the
+    /// provenance of a card fitted to the curve, whatever the file holds later.
+    pub sha256: Option<String>,
 }
 
 impl Curve {

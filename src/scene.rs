@@ -25,7 +25,7 @@ pub use card::{ObstacleContact, SceneNumbers, ValueSource};
 pub use file::{
     AnchorSpec, GridSpec, IntegratorSpec, KesTestSpec, MaterialSpec, PinSpec, SceneFile,
 };
-pub use hang::hanging_scene;
+pub use hang::{hanging_scene, HANGING_IMPERFECTION_M};
 pub(crate) use reduced::validate_palette;
 pub use reduced::{
     palette_allows, palette_index, DoorSpec, DurationLaw, IrfEnd, OffsetBlend, PaletteEntrySpec,
@@ -113,6 +113,15 @@ impl SceneFile {
             message: crate::input::clipped(&e.to_string()),
         })
     }
+}
+
+/// The out-of-plane offset \[m\] of particle `k` for an imperfection of amplitude `a` \[m\]:
+/// a·sin(πs)·sin(πt), s and t its place along the warp and the weft in [0, 1].
+pub(crate) fn imperfection_at(grid: &Grid, k: usize, a: f64) -> f64 {
+    let (i, j) = grid.coords(k);
+    let s = i as f64 / (grid.nu - 1).max(1) as f64;
+    let t = j as f64 / (grid.nv - 1).max(1) as f64;
+    a * (std::f64::consts::PI * s).sin() * (std::f64::consts::PI * t).sin()
 }
 
 impl Scene {
@@ -313,6 +322,25 @@ impl Scene {
             world.material = Material::Terzopoulos(Box::new(
                 TerzopoulosSurface::new(&grid, world.positions(), *params).map_err(cloth)?,
             ));
+        }
+        // after the elastic surface took the flat sheet as its natural shape, before the pins
+        // hold where the particles start
+        let max_imperfection = 0.1 * g.size[0].abs().min(g.size[1].abs());
+        if !(g.imperfection.is_finite() && (0.0..=max_imperfection).contains(&g.imperfection)) {
+            return Err(invalid(format!(
+                "grid: imperfection = {} m must be finite, >= 0 and at most a tenth of the \
+                 sheet's smaller side ({} m)",
+                crate::friction::short_number(g.imperfection),
+                crate::friction::short_number(max_imperfection)
+            )));
+        }
+        if g.imperfection > 0.0 {
+            let normal = Vec3::from(g.warp).cross(&Vec3::from(g.weft));
+            let normal = normal.try_normalize(1e-12).unwrap_or_else(Vec3::zeros);
+            for k in 0..grid.len() {
+                let x = world.positions()[k] + normal * imperfection_at(&grid, k, g.imperfection);
+                world.set_position(k, x);
+            }
         }
         if integ.kind == Integrator::SemiImplicit
             && !matches!(world.material, Material::Terzopoulos(_))

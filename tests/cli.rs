@@ -143,3 +143,101 @@ fn a_lab_test_names_the_card_that_lacks_a_law() {
         );
     }
 }
+
+/// A folder given to a command that reads KES files opens as the workbench opens it: its
+/// `.csv` files sorted by name, other files skipped with a note; a library folder, each
+/// fabric folder's in turn; a folder with no `.csv` anywhere is refused, named.
+#[test]
+fn commands_that_read_kes_files_take_a_folder_as_the_workbench_does() {
+    use kestrel::kes::folder::kes_files;
+    let dir = tempfile::tempdir().unwrap();
+    let fabric = dir.path().join("cotton");
+    std::fs::create_dir(&fabric).unwrap();
+    let names = ["tensile_warp.csv", "bending_weft.csv", "shear_warp.csv"];
+    for n in names {
+        std::fs::copy(
+            crate::common::repo("kes_data/cotton-shirting").join(n),
+            fabric.join(n),
+        )
+        .unwrap();
+    }
+    write_file(&fabric, "notes.txt", "not a curve");
+    write_file(&fabric, ".hidden", "");
+    let sorted: Vec<std::path::PathBuf> =
+        ["bending_weft.csv", "shear_warp.csv", "tensile_warp.csv"]
+            .iter()
+            .map(|n| fabric.join(n))
+            .collect();
+    // the library function, for a fabric folder and for a folder of fabric folders
+    let found = kes_files(std::slice::from_ref(&fabric)).unwrap();
+    assert_eq!(found.files, sorted);
+    assert_eq!(found.skipped, [fabric.join("notes.txt")]);
+    let wool = dir.path().join("wool");
+    std::fs::create_dir(&wool).unwrap();
+    std::fs::copy(
+        crate::common::repo("kes_data/wool-suiting/tensile_weft.csv"),
+        wool.join("tensile_weft.csv"),
+    )
+    .unwrap();
+    let found = kes_files(&[dir.path().to_path_buf()]).unwrap();
+    let mut library = sorted.clone();
+    library.push(wool.join("tensile_weft.csv"));
+    assert_eq!(found.files, library);
+    // the command line: a folder reads as its files named one by one, with a note
+    let folder = fabric.to_str().unwrap();
+    let files: Vec<&str> = sorted.iter().map(|p| p.to_str().unwrap()).collect();
+    for command in ["values", "plot"] {
+        let mut by_folder = vec![command, folder];
+        let mut by_files = vec![command];
+        by_files.extend(&files);
+        if command == "plot" {
+            let a = dir.path().join("a.png");
+            let b = dir.path().join("b.png");
+            by_folder.extend(["-o", a.to_str().unwrap()]);
+            by_files.extend(["-o", b.to_str().unwrap()]);
+            let (x, y) = (kestrel(&by_folder), kestrel(&by_files));
+            assert_success(&x);
+            assert_success(&y);
+            assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+            continue;
+        }
+        by_folder.push("--json");
+        by_files.push("--json");
+        let x = kestrel(&by_folder);
+        assert_eq!(stdout_json(&x), stdout_json(&kestrel(&by_files)));
+        let note = String::from_utf8_lossy(&x.stderr);
+        assert!(
+            note.contains("note: skipped 1 file(s) that are not .csv")
+                && note.contains("notes.txt"),
+            "{note}"
+        );
+    }
+    let out = dir.path().join("card.params.toml");
+    let fit = kestrel(&["fit", folder, "-o", out.to_str().unwrap(), "--json"]);
+    let j = stdout_json(&fit);
+    assert_eq!(j["fabrics"][0]["curves"].as_array().map(Vec::len), Some(3));
+    assert!(out.is_file());
+    // nothing to read: refused, the folder named
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for command in ["values", "fit", "report", "validate"] {
+        let mut args = vec![command, empty.to_str().unwrap()];
+        if command == "validate" {
+            args.extend([
+                "--params",
+                "scenes/fabrics/cotton-shirting.fitted.params.toml",
+            ]);
+        }
+        let table = dir.path().join("table.csv");
+        if command == "report" {
+            args.extend(["-o", table.to_str().unwrap()]);
+        }
+        let r = kestrel(&args);
+        assert_eq!(r.status.code(), Some(2), "{command}");
+        let e = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            e.contains("no .csv file in") && e.contains("empty"),
+            "{command}: {e}"
+        );
+    }
+}

@@ -88,6 +88,7 @@ pub fn curve_of(law: &ConnectorLaw, test: KesTest, n: usize) -> Curve {
         y,
         metadata: Default::default(),
         source: None,
+        sha256: None,
     }
 }
 
@@ -276,6 +277,7 @@ fn plain_curve(x: Vec<f64>, y: Vec<f64>) -> Curve {
         y,
         metadata: Default::default(),
         source: None,
+        sha256: None,
     }
 }
 
@@ -993,6 +995,7 @@ fn shear_specimens(law: &ConnectorLaw, sigma: [f64; 3]) -> Vec<Curve> {
                 y,
                 metadata: Default::default(),
                 source: Some(format!("shear_warp_{}.csv", i + 1).into()),
+                sha256: None,
             }
         })
         .collect()
@@ -1608,4 +1611,63 @@ fn auto_says_when_a_dahl_law_with_alpha_free_would_fit_better() {
             assert!(!selection.contains("fits better"), "{selection}");
         }
     }
+}
+
+/// A card's provenance hashes the bytes read when the curve was, not the file at the moment
+/// the card is assembled or written; a file changed or deleted since is named in a warning.
+#[test]
+fn a_cards_source_hash_is_of_the_bytes_read_and_a_changed_file_is_warned_of() {
+    use kestrel::fit::fabric::{add_properties, sources_changed_on_disk};
+    use kestrel::kes::import::{read_kes, CurveOverrides};
+    use kestrel::params::FabricParams;
+    use sha2::{Digest, Sha256};
+    let hex = |b: &[u8]| -> String {
+        Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("compression.csv");
+    let original = std::fs::read(repo("kes_data/cotton-shirting/compression.csv")).unwrap();
+    std::fs::write(&path, &original).unwrap();
+    let curve = read_kes(&path, CurveOverrides::default()).unwrap();
+    assert_eq!(curve.sha256.as_deref(), Some(hex(&original).as_str()));
+    let card = |curve: &Curve| {
+        let mut params = FabricParams::new("Cotton shirting");
+        add_properties(&mut params, &[curve]);
+        params
+    };
+    // unchanged on disk: the same hash, no warning
+    let params = card(&curve);
+    assert_eq!(params.provenance.sources.len(), 1);
+    assert_eq!(params.provenance.sources[0].sha256, hex(&original));
+    assert_eq!(sources_changed_on_disk(&params), None);
+    // the file changed after it was read: the card keeps the original bytes' hash and the
+    // properties read from them, and the warning names the file
+    let text = String::from_utf8(original.clone()).unwrap();
+    let changed = text.replace("# weight [g/m2]: 120", "# weight [g/m2]: 240");
+    assert_ne!(changed, text);
+    std::fs::write(&path, &changed).unwrap();
+    let params = card(&curve);
+    assert_eq!(params.provenance.sources[0].sha256, hex(&original));
+    let density = params.properties.as_ref().and_then(|p| p.areal_density);
+    assert!(
+        density.is_some_and(|d| (d - 0.12).abs() < 1e-12),
+        "{density:?}"
+    );
+    let w = sources_changed_on_disk(&params).expect("a warning");
+    assert!(
+        w.contains("compression.csv (changed)") && w.contains("bytes read"),
+        "{w}"
+    );
+    // as written (JSON, as the card's .json form), the card holds the original hash
+    let written = serde_json::to_string(&params).unwrap();
+    assert!(written.contains(&hex(&original)) && !written.contains(&hex(changed.as_bytes())));
+    // deleted: still the original hash, and the warning says so
+    std::fs::remove_file(&path).unwrap();
+    let params = card(&curve);
+    assert_eq!(params.provenance.sources[0].sha256, hex(&original));
+    let w = sources_changed_on_disk(&params).expect("a warning");
+    assert!(w.contains("compression.csv (gone or unreadable)"), "{w}");
 }

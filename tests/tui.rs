@@ -1492,3 +1492,59 @@ fn a_card_opened_by_path_offers_its_tests_in_the_cloth_tab() {
     assert_eq!(a.cloth.entries()[1], ClothEntry::Card(CardTest::Drape));
     assert!(a.jobs.is_empty(), "nothing runs until Enter: {:?}", a.jobs);
 }
+
+/// A curve changed on disk after it was opened: the saved card keeps the hash of the bytes
+/// opened and fitted, and the status line carries the library's warning.
+#[test]
+fn a_card_saved_after_its_curve_changed_on_disk_keeps_the_bytes_read_and_warns() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().unwrap();
+    let curve = dir.path().join("bending_warp.csv");
+    let original = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/kes_data/cotton-shirting/bending_warp.csv"
+    ))
+    .unwrap();
+    std::fs::write(&curve, &original).unwrap();
+    let (curves, errors) = kestrel::tui::files::open(curve.to_str().unwrap());
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut a = App::new(curves, "opened".into(), false);
+    a.update(Action::GoTab(Tab::Fit));
+    press(&mut a, KeyCode::Enter);
+    let (curve_index, fit, _) = run_fit_job(&mut a);
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    }));
+    // the file changes on disk (one more line) after it was read and fitted
+    let mut changed = original.clone();
+    changed.extend_from_slice(b"# edited: later\n");
+    std::fs::write(&curve, &changed).unwrap();
+    press(&mut a, KeyCode::Char('s'));
+    let card = dir.path().join("card.params.toml");
+    save_card_to(&mut a, &card);
+    assert!(
+        a.status.contains("written")
+            && a.status.starts_with("warning: sources differ on disk")
+            && a.status.contains("bending_warp.csv (changed)"),
+        "{}",
+        a.status
+    );
+    let params = kestrel::params::FabricParams::read(&card).unwrap();
+    let hex: String = Sha256::digest(&original)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(params.provenance.sources.len(), 1);
+    assert_eq!(params.provenance.sources[0].sha256, hex);
+    // saved again once the file is back as it was read: no warning
+    std::fs::write(&curve, &original).unwrap();
+    press(&mut a, KeyCode::Char('s'));
+    let again = dir.path().join("again.params.toml");
+    save_card_to(&mut a, &again);
+    assert!(
+        a.status.contains("written") && !a.status.contains("warning"),
+        "{}",
+        a.status
+    );
+}

@@ -120,6 +120,7 @@ fn fixture_curves() -> Vec<Curve> {
                 y,
                 metadata: Default::default(),
                 source: None,
+                sha256: None,
             };
             curve.metadata.insert("protocol".into(), name.to_string());
             curve.metadata.insert(
@@ -263,6 +264,7 @@ fn cli_validate_reports_nrmse_and_values_and_applies_the_fitted_offset() {
         y,
         metadata: [("protocol".to_string(), "minor loops".to_string())].into(),
         source: None,
+        sha256: None,
     };
     let file = write_file(dir.path(), "minor.csv", to_kes_csv(&curve).unwrap());
     let f = file.to_str().unwrap();
@@ -411,6 +413,7 @@ fn cli_report_summarises_replicates_fitted_jointly_or_with_a_parameter_file() {
             x: x.clone(),
             metadata: Default::default(),
             source: None,
+            sha256: None,
         };
         let f = write_file(
             dir.path(),

@@ -19,7 +19,7 @@ use kestrel::params::ParamsFormat;
 
 #[derive(Debug, ClapArgs)]
 pub struct Args {
-    /// KES curve files (CSV); files are grouped by their `fabric` metadata.
+    /// KES curve files (CSV) or folders (each folder's .csv files, or each sub-folder's); files are grouped by their `fabric` metadata.
     #[arg(required_unless_present = "values")]
     pub files: Vec<PathBuf>,
     /// Friction model: dahl, dahl-alpha, bs2, or auto (lowest AIC, with mu free and zero).
@@ -129,7 +129,7 @@ fn load(args: &Args) -> Result<Vec<Curve>, CliError> {
             .collect();
     }
     let curves = read_kes_files(
-        &args.files,
+        &super::kes_paths(&args.files)?,
         CurveOverrides {
             test: args.test,
             direction: args.direction,
@@ -410,12 +410,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut failures = Vec::new();
     for fabric in &results {
         let fitted_any = fabric.fits.iter().any(|f| f.is_fitted());
+        let mut warning = None;
         let written = if !write_any || !fitted_any {
             None
         } else {
             let path = output_path(&args, &fabric.fabric, several);
             match fabric.params.write(&path, format, args.force) {
-                Ok(()) => Some(path),
+                Ok(()) => {
+                    // a source changed on disk while it was fitted
+                    warning = kestrel::fit::fabric::sources_changed_on_disk(&fabric.params);
+                    if let Some(w) = &warning {
+                        eprintln!("warning: {}: {w}", path.display());
+                    }
+                    Some(path)
+                }
                 Err(e) => {
                     failures.push(e.to_string());
                     None
@@ -428,6 +436,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 "curves": fabric.fits.iter().map(params_json).collect::<Vec<_>>(),
                 "total_ms": fabric.total_ms,
                 "written": written.as_ref().map(|p| p.display().to_string()),
+                "warning": warning,
             }));
         } else {
             print_report(fabric, written.as_deref());

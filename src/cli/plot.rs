@@ -13,7 +13,7 @@ use super::CliError;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// KES curve files (CSV). Several files make a fabric sheet.
+    /// KES curve files (CSV) or folders (each folder's .csv files, or each sub-folder's). Several files make a fabric sheet.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Fabric parameter file (TOML or JSON): each curve's law is driven along the measured
@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let format = ImageFormat::of_path(&args.output).map_err(CliError::input)?;
     let inputs = args.files.iter().chain(&args.params);
     super::check_output_of(&args.output, args.force, inputs)?;
-    let curves = load_curves(&args.files).map_err(CliError::input)?;
+    let curves = load_curves(&super::kes_paths(&args.files)?).map_err(CliError::input)?;
     let params = match &args.params {
         Some(p) => Some(FabricParams::read(p).map_err(CliError::input)?),
         None => None,

@@ -17,7 +17,7 @@ use super::CliError;
 /// file are fitted as `kestrel fit` does.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// KES curve files of the library (replicates of a curve are fitted jointly).
+    /// KES curve files of the library, or folders (each folder's .csv files, or each sub-folder's) (replicates of a curve are fitted jointly).
     #[arg(required = true, value_name = "FILES")]
     files: Vec<PathBuf>,
     /// The CSV table to write.
@@ -40,7 +40,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     let inputs = args.files.iter().chain(&args.params);
     super::check_output_of(&args.out, args.force, inputs)?;
-    let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
+    let curves = read_kes_files(&super::kes_paths(&args.files)?, args.curve.overrides()?)
+        .map_err(CliError::input)?;
     let cards = args
         .params
         .iter()

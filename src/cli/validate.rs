@@ -18,7 +18,7 @@ pub struct Args {
     /// Fabric parameter file (TOML, or JSON for .json): the laws to validate.
     #[arg(long, value_name = "FILE")]
     params: PathBuf,
-    /// KES curve files (any path; `# protocol: NAME` names it in the report).
+    /// KES curve files or folders (each folder's .csv files, or each sub-folder's) (any path; `# protocol: NAME` names it in the report).
     #[arg(required = true, value_name = "CURVES")]
     files: Vec<PathBuf>,
     /// Print JSON: {"curves":[{"file","test","direction","protocol","nrmse","values":{"measured","predicted"}}]}.
@@ -30,7 +30,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let params = FabricParams::read(&args.params).map_err(CliError::input)?;
-    let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
+    let curves = read_kes_files(&super::kes_paths(&args.files)?, args.curve.overrides()?)
+        .map_err(CliError::input)?;
     let notes = kestrel::kes::no_law_notes(&curves, "validated").map_err(CliError::input)?;
     notes.iter().for_each(|n| eprintln!("{n}"));
     let curves: Vec<_> = curves

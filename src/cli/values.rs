@@ -18,7 +18,7 @@ use super::CliError;
 /// reading rules.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// KES CSV files (or, with --x and --y, any delimited files read as generic loops).
+    /// KES CSV files or folders (each folder's .csv files, or each sub-folder's) (or, with --x and --y, any delimited files read as generic loops).
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print JSON: [{"file","fabric","test","direction","values":{...}}].
@@ -56,7 +56,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
 }
 
 fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
-    let curves = read_kes_files(&args.files, args.curve.overrides()?).map_err(CliError::input)?;
+    let curves = read_kes_files(&super::kes_paths(&args.files)?, args.curve.overrides()?)
+        .map_err(CliError::input)?;
     let readings: Vec<(&Curve, KesReading)> =
         curves.iter().map(|c| (c, kes_values(c, rules))).collect();
     for (curve, reading) in &readings {

@@ -4,7 +4,6 @@
 use std::time::{Instant, SystemTime};
 
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 
 use super::options::FitOptions;
 use super::report::{CurveFit, FitStatus};
@@ -79,9 +78,38 @@ pub(crate) fn utc_now_rfc3339() -> String {
 /// SHA-256 of a file's bytes as lowercase hex; None if it cannot be read.
 pub(crate) fn sha256_file(path: &std::path::Path) -> Option<String> {
     let bytes = crate::input::read_bytes(path, crate::input::CURVE_FILE_LIMIT).ok()?;
-    let digest = Sha256::digest(&bytes);
-    Some(digest.iter().map(|b| format!("{b:02x}")).collect())
+    Some(crate::input::sha256_hex(&bytes))
 }
+
+/// The card's source files whose bytes on disk are no longer those its SHA-256 were taken
+/// from when the curves were read (changed, deleted or unreadable since): a warning naming
+/// each, for the moment the card is written; None when every file still matches.
+pub fn sources_changed_on_disk(params: &FabricParams) -> Option<String> {
+    let changed: Vec<String> = params
+        .provenance
+        .sources
+        .iter()
+        .filter(|s| !s.file.is_empty() && s.sha256 != UNREADABLE)
+        .filter_map(|s| {
+            let why = match sha256_file(std::path::Path::new(&s.file)) {
+                Some(now) if now == s.sha256 => return None,
+                Some(_) => "changed",
+                None => "gone or unreadable",
+            };
+            Some(format!("{} ({why})", crate::input::printable(&s.file)))
+        })
+        .collect();
+    (!changed.is_empty()).then(|| {
+        format!(
+            "sources differ on disk from the bytes read: {}; the card's sha256 are of the bytes \
+             read and fitted",
+            changed.join(", ")
+        )
+    })
+}
+
+/// The provenance hash of a source that could not be read.
+const UNREADABLE: &str = "unreadable";
 
 /// Fits every curve of one fabric and assembles its parameter set. The specimens of one
 /// curve (same test and direction: `kes::replicate_groups`) are fitted jointly, one law for
@@ -199,12 +227,17 @@ fn assemble_groups(
     params
 }
 
-/// A curve's file, its SHA-256 and metadata, for the provenance.
+/// A curve's file, its SHA-256 and metadata, for the provenance: the hash of the bytes read
+/// when the curve was (the file may have changed since); a curve made elsewhere, the file's.
 fn source_file(c: &Curve) -> SourceFile {
     let path = c.source.clone().unwrap_or_default();
     SourceFile {
         file: path.display().to_string(),
-        sha256: sha256_file(&path).unwrap_or_else(|| "unreadable".into()),
+        sha256: c
+            .sha256
+            .clone()
+            .or_else(|| sha256_file(&path))
+            .unwrap_or_else(|| UNREADABLE.into()),
         metadata: c.metadata.clone(),
     }
 }

@@ -46,9 +46,10 @@ pub const GAUGE_LENGTH_RANGE_M: (f64, f64) = (1e-3, 10.0);
 
 /// Reads a KES curve file (docs/kes.md) into SI units, rows in file order.
 pub fn read_kes(path: &Path, overrides: CurveOverrides) -> Result<Curve, KesError> {
-    let text = read_file(path)?;
+    let (text, sha256) = read_file(path)?;
     let mut curve = parse_kes(&text, &path.display().to_string(), overrides)?;
     curve.source = Some(path.to_path_buf());
+    curve.sha256 = Some(sha256);
     Ok(curve)
 }
 
@@ -420,6 +421,7 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         y,
         metadata,
         source: None,
+        sha256: None,
     })
 }
 

@@ -334,6 +334,7 @@ pub fn simulate(
         y,
         metadata,
         source: None,
+        sha256: None,
     })
 }
 

@@ -34,6 +34,11 @@ pub struct GridSpec {
     pub weft: [f64; 3],
     /// Areal density ρ_A [kg/m²]; left out, the fabric card's (`kind = "kes"`).
     pub areal_density: Option<f64>,
+    /// Out-of-plane imperfection a \[m\]: particle (i, j) starts a·sin(πs)·sin(πt) along
+    /// warp × weft (s = i/(nu − 1), t = j/(nv − 1)), a dome zero on the border, so that a sheet
+    /// whose plane contains every load can leave it. Default 0 (flat).
+    #[serde(default)]
+    pub imperfection: f64,
 }
 
 fn x_axis() -> [f64; 3] {

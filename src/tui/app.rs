@@ -480,6 +480,12 @@ impl App {
                 };
                 fx.status(format!("written {}{laws}", shown.display()));
             }
+            Event::CardWritten { path, warning } => {
+                self.on_event(Event::Written(path), fx);
+                let written = fx.status.take().unwrap_or_default();
+                // the warning first: a long status line is cut at the terminal's width
+                fx.status(format!("warning: {warning}; {written}"));
+            }
             Event::PathCompleted { typed, completed } => {
                 // only if the text was not changed meanwhile
                 if let Some(p) = self.prompt.as_mut().filter(|p| p.text == typed) {

@@ -21,55 +21,6 @@ fn loaded(curve: Curve) -> LoadedCurve {
     }
 }
 
-/// The CSV files of a folder, sorted.
-fn csv_in(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.is_file() && f.extension().is_some_and(|e| e == "csv"))
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
-/// The sub-folders of a folder, sorted.
-fn folders_in(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
-
-/// The KES files a path opens: a file itself; a folder, every `.csv` in it; a folder with
-/// none (a library such as `kes_data/`), the `.csv` files of each of its sub-folders, one
-/// fabric folder after the other. A folder with neither is an error naming it.
-fn kes_files(path: &Path) -> Result<Vec<PathBuf>, String> {
-    if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let own = csv_in(path);
-    if !own.is_empty() {
-        return Ok(own);
-    }
-    let nested: Vec<PathBuf> = folders_in(path).iter().flat_map(|d| csv_in(d)).collect();
-    if nested.is_empty() {
-        Err(format!(
-            "no .csv file in {} nor in its sub-folders: open a KES CSV file, a fabric folder \
-             or a folder of fabric folders",
-            path.display()
-        ))
-    } else {
-        Ok(nested)
-    }
-}
-
 /// A pattern with glob characters (`*`, `?`, `[`).
 fn is_pattern(text: &str) -> bool {
     text.contains(['*', '?', '['])
@@ -97,8 +48,9 @@ pub fn load_curves(paths: &[PathBuf]) -> (Vec<LoadedCurve>, Vec<String>) {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut errors = Vec::new();
     for p in paths {
-        match kes_files(p) {
-            Ok(found) => files.extend(found),
+        let mut found = crate::kes::folder::KesFiles::default();
+        match crate::kes::folder::add_kes_files(p, &mut found) {
+            Ok(()) => files.extend(found.files),
             Err(e) => errors.push(e),
         }
     }

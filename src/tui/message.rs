@@ -335,6 +335,12 @@ pub enum Event {
         errors: Vec<String>,
     },
     Written(PathBuf),
+    /// A card written while a source file differs on disk from the bytes read (the library's
+    /// warning).
+    CardWritten {
+        path: PathBuf,
+        warning: String,
+    },
     /// A typed path (`typed`) and its completion.
     PathCompleted {
         typed: String,

@@ -220,7 +220,10 @@ fn save_params(
         }
     }
     match params.write(&path, ParamsFormat::from_path(&path), force) {
-        Ok(()) => Event::Written(path),
+        Ok(()) => match crate::fit::fabric::sources_changed_on_disk(&params) {
+            Some(warning) => Event::CardWritten { path, warning },
+            None => Event::Written(path),
+        },
         Err(ParamsError::Write(WriteError::Exists { .. })) => {
             Event::Exists(PendingWrite::Params(path))
         }

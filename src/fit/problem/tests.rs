@@ -143,6 +143,7 @@ fn shear_report(p: &P, x: &[f64], alpha_free: bool, offset: bool) -> crate::fit:
         y,
         metadata: Default::default(),
         source: None,
+        sha256: None,
     };
     let problem = PathProblem::new(coords, x, &curve.y, ranges.y_range());
     let solution = problem.solution(Termination::NotRun, 0, 0);

@@ -103,9 +103,10 @@ pub struct LoopSpec {
 
 /// Reads a generic delimited record as a loop curve (`KesTest::Loop`), x and y in SI.
 pub fn read_loop(path: &Path, spec: &LoopSpec) -> Result<Curve, KesError> {
-    let text = read_file(path)?;
+    let (text, sha256) = read_file(path)?;
     let mut curve = parse_loop(&text, &path.display().to_string(), spec)?;
     curve.source = Some(path.to_path_buf());
+    curve.sha256 = Some(sha256);
     if curve.fabric.is_empty() {
         if let Some(stem) = path.file_stem() {
             curve.fabric = stem.to_string_lossy().into_owned();
@@ -292,5 +293,6 @@ pub fn parse_loop(text: &str, file: &str, spec: &LoopSpec) -> Result<Curve, KesE
         y,
         metadata,
         source: None,
+        sha256: None,
     })
 }

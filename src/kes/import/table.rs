@@ -38,10 +38,11 @@ pub(super) fn decode(bytes: &[u8], file: &str) -> Result<String, KesError> {
     })
 }
 
-pub(super) fn read_file(path: &Path) -> Result<String, KesError> {
+/// Reads a curve file: its text and the SHA-256 of the bytes read.
+pub(super) fn read_file(path: &Path) -> Result<(String, String), KesError> {
     let file = path.display().to_string();
     let bytes = crate::input::file_bytes(path, crate::input::CURVE_FILE_LIMIT)?;
-    decode(&bytes, &file)
+    Ok((decode(&bytes, &file)?, crate::input::sha256_hex(&bytes)))
 }
 
 /// The metadata keys kestrel reads (a unit in brackets aside): said twice, they must agree.

@@ -105,6 +105,7 @@ pub(crate) fn request(src: &Sources, kind: ExportKind) -> ExportRequest {
                 y,
                 metadata: Default::default(),
                 source: None,
+                sha256: None,
             };
             ExportRequest::Hysteresis {
                 item: PlotItem {
