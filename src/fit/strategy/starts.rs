@@ -306,6 +306,7 @@ mod tests {
             x,
             metadata: Default::default(),
             source: None,
+            sha256: None,
         }
     }
 
