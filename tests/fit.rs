@@ -1456,6 +1456,7 @@ fn a_noisy_toe_with_no_line_behind_it_is_not_given_a_fitted_eps1() {
                 y: law.drive(&x),
                 metadata: Default::default(),
                 source: None,
+                sha256: None,
             };
             let fit = fit_curve(
                 &with_uniform_noise(curve, 0.005, seed),
