@@ -433,6 +433,12 @@ impl FitState {
                 lines.push(Line::from(format!("{}: {why}", p.name)));
             }
         }
+        // what an interval means beyond its numbers (conditional, or reaching a bound)
+        for p in &fit.params {
+            if let Some(note) = &p.interval_note {
+                lines.push(Line::from(format!("{}: {note}", p.name)));
+            }
+        }
         Paragraph::new(lines)
             .block(block("parameters (a accepts as the fabric's law, s saves)"))
             .wrap(Wrap { trim: true })
