@@ -176,6 +176,11 @@ pub struct CurveFitQuality {
     /// error, interval or correlation is given for them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_identified: Vec<String>,
+    /// What an interval means beyond its numbers, `name: text`: a parameter determined only
+    /// with a pinned one held at its value (not identified; the combination the curve measures,
+    /// with its interval), or an interval that reaches a bound of the parameter (clipped to it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interval_notes: Vec<String>,
     /// Replicates fitted jointly (one law for several specimens of one curve): each
     /// specimen's NRMSE; `nrmse` above is then the pooled figure. Absent for one curve.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -239,6 +239,7 @@ fn shear_params(dir: &Path, offset: Option<f64>) -> PathBuf {
         correlation: None,
         pinned: Vec::new(),
         not_identified: Vec::new(),
+        interval_notes: Vec::new(),
         specimens: Vec::new(),
     });
     let path = dir.join(format!("p{}.toml", offset.is_some()));

@@ -228,6 +228,8 @@ fn params_json(fit: &CurveFit) -> serde_json::Value {
         "pinned": fit.params.iter().filter_map(|p| Some((p.name, p.pinned.clone()?))).collect::<std::collections::BTreeMap<_, _>>(),
         "specimens": fit.specimens,
         "not_identified": fit.params.iter().filter(|p| p.not_identified).map(|p| p.name).collect::<Vec<_>>(),
+        "conditional": fit.params.iter().filter(|p| p.conditional).map(|p| p.name).collect::<Vec<_>>(),
+        "interval_notes": fit.params.iter().filter_map(|p| Some((p.name, p.interval_note.clone()?))).collect::<std::collections::BTreeMap<_, _>>(),
     })
 }
 
@@ -280,13 +282,19 @@ fn print_report(fabric: &FabricFit, written: Option<&Path>) {
                     format!("± {se:.3e}  95 % [{lo:.4e}, {hi:.4e}]")
                 }
                 (None, Some(se), None) => format!("± {se:.3e}"),
-                (None, None, _) if p.not_identified => {
-                    "not identified: the curve does not determine it (J^T J singular along it)"
-                        .into()
-                }
+                (None, None, _) if p.not_identified => match &p.interval_note {
+                    Some(why) => format!("not identified: {why}"),
+                    None => {
+                        "not identified: the curve does not determine it (J^T J singular along it)"
+                            .into()
+                    }
+                },
                 (None, None, _) => "± n/a".into(),
             };
             println!("    {:<13} {:>13.6e} {:<12} {se}", p.name, p.value, p.unit);
+            if let (Some(note), false) = (&p.interval_note, p.not_identified) {
+                println!("    {:<13} {note}", "");
+            }
         }
         for (a, b, r) in &fit.correlations {
             println!("    correlation({a}, {b}) = {r:+.3}");

@@ -216,6 +216,11 @@ fn assemble_groups(
                 .filter(|p| p.not_identified)
                 .map(|p| p.name.to_string())
                 .collect(),
+            interval_notes: fit
+                .params
+                .iter()
+                .filter_map(|p| Some(format!("{}: {}", p.name, p.interval_note.as_deref()?)))
+                .collect(),
             specimens: fit.specimens.clone(),
         });
     }

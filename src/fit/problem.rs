@@ -283,7 +283,7 @@ impl<'a> PathProblem<'a> {
 
     /// JᵀJ and s² = RSS/(m − n), J and r from one drive of the law with its sensitivities;
     /// None without degrees of freedom or where a residual is not finite.
-    fn normal_matrix(&self) -> Option<(DMatrix<f64>, f64)> {
+    pub(crate) fn normal_matrix(&self) -> Option<(DMatrix<f64>, f64)> {
         let (m, n) = (self.total_rows(), self.coords.free.len());
         if m <= n || n == 0 {
             return None;
@@ -304,18 +304,7 @@ impl<'a> PathProblem<'a> {
     /// number is made up for it. None if even the rest cannot be inverted.
     pub(crate) fn identified_covariance(&self) -> Option<DMatrix<f64>> {
         let (jtj, s2) = self.normal_matrix()?;
-        let n = jtj.nrows();
-        let unidentified = not_identified(&jtj);
-        let keep: Vec<usize> = (0..n).filter(|&c| !unidentified[c]).collect();
-        let sub = DMatrix::from_fn(keep.len(), keep.len(), |a, b| jtj[(keep[a], keep[b])]);
-        let inv = sub.try_inverse()?;
-        let mut cov = DMatrix::from_element(n, n, f64::NAN);
-        for (a, &ca) in keep.iter().enumerate() {
-            for (b, &cb) in keep.iter().enumerate() {
-                cov[(ca, cb)] = inv[(a, b)] * s2;
-            }
-        }
-        Some(cov)
+        identified_inverse(&jtj, s2)
     }
 
     /// The problem at its current coordinates as plain values.
@@ -328,6 +317,7 @@ impl<'a> PathProblem<'a> {
         Solution {
             params: self.coords.physical(&self.coords.q),
             covariance: self.identified_covariance(),
+            with_pins_freed: None,
             coords: self.coords.clone(),
             termination,
             evaluations,
@@ -468,6 +458,24 @@ pub(super) fn all_finite_slice(v: &[f64]) -> bool {
     !v.iter().fold(false, |bad, x| bad | !x.is_finite())
 }
 
+/// s²(JᵀJ)⁻¹ over the coordinates JᵀJ identifies; the rows and columns of a coordinate it
+/// does not identify ([`not_identified`]) are NaN, so no number is made up for it. None if
+/// even the rest cannot be inverted.
+pub(crate) fn identified_inverse(jtj: &DMatrix<f64>, s2: f64) -> Option<DMatrix<f64>> {
+    let n = jtj.nrows();
+    let unidentified = not_identified(jtj);
+    let keep: Vec<usize> = (0..n).filter(|&c| !unidentified[c]).collect();
+    let sub = DMatrix::from_fn(keep.len(), keep.len(), |a, b| jtj[(keep[a], keep[b])]);
+    let inv = sub.try_inverse()?;
+    let mut cov = DMatrix::from_element(n, n, f64::NAN);
+    for (a, &ca) in keep.iter().enumerate() {
+        for (b, &cb) in keep.iter().enumerate() {
+            cov[(ca, cb)] = inv[(a, b)] * s2;
+        }
+    }
+    Some(cov)
+}
+
 /// An eigenvalue of the scaled JᵀJ (unit diagonal) below this is a direction the curve does
 /// not determine: the estimates along it would correlate beyond ±(1 − 10⁻⁹).
 pub(crate) const NEAR_SINGULAR: f64 = 1e-9;
@@ -512,6 +520,10 @@ pub(crate) struct Solution {
     pub params: P,
     /// Covariance of the free coordinates q (see [`PathProblem::covariance`]).
     pub covariance: Option<DMatrix<f64>>,
+    /// The coordinates with every coordinate the fit pinned (at a bound, or as not identified)
+    /// freed again at its value, JᵀJ over them and s² (None when nothing was pinned so): the
+    /// intervals of the others not conditional on the pinned values.
+    pub with_pins_freed: Option<(Coordinates, DMatrix<f64>, f64)>,
     pub termination: Termination,
     /// Residual evaluations over all runs.
     pub evaluations: usize,

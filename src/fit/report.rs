@@ -4,11 +4,12 @@
 
 use std::time::Duration;
 
+use nalgebra::DMatrix;
 use serde::Serialize;
 
-use super::coords::Param;
+use super::coords::{Coordinates, Param};
 use super::path_model::{idx, simulate, ElasticKind, LawKind, ShapeKind, P};
-use super::problem::{Solution, Termination, ValueTargets, NEAR_SINGULAR};
+use super::problem::{identified_inverse, Solution, Termination, ValueTargets, NEAR_SINGULAR};
 use crate::friction::FrictionShape;
 use crate::kes::replicates::summarise;
 use crate::kes::values::{kes_values, KesValues, ReadingRules};
@@ -43,6 +44,15 @@ pub struct ParamEstimate {
     /// it, or another parameter changes the curve the same way, correlation ±1), so it has
     /// no standard error, interval or correlation.
     pub not_identified: bool,
+    /// What the interval means beyond its numbers: a parameter determined only with a pinned
+    /// one held at its value (conditional on it: not identified, with the combination the
+    /// curve measures), or an interval that reaches one of the parameter's bounds (shown
+    /// clipped to it, naming the law at that bound).
+    pub interval_note: Option<String>,
+    /// Its interval holds only given the value of a coordinate pinned at a bound of the fit
+    /// that is a limit of what the curve measures (eps_f at the whole strain range): the
+    /// interval is the one given that value (`interval_note` says which and how far it moves).
+    pub conditional: bool,
 }
 
 /// The reason of a parameter the chosen model does not have free (μ = 0, α = 1).
@@ -377,18 +387,17 @@ pub(crate) fn build(
             .count();
     let list = Param::of_law(kind);
     let g = coords.dp_dq();
-    let cov_p = |a: Param, b: Param| -> Option<f64> {
-        let cov = solution.covariance.as_ref()?;
-        let mut s = 0.0;
-        // terms with a zero derivative are skipped: a coordinate that is not identified (NaN
-        // covariance) taints only the parameters that depend on it
-        for (u, gu) in g.iter().enumerate().filter(|(_, gu)| gu[a] != 0.0) {
-            for (v, gv) in g.iter().enumerate().filter(|(_, gv)| gv[b] != 0.0) {
-                s += gu[a] * cov[(u, v)] * gv[b];
-            }
-        }
-        Some(s)
+    // the covariance the report shows: with every coordinate the fit pinned freed again at its
+    // value, so no interval is conditional on a pinned value; without such pins, the fit's
+    let shown = solution.with_pins_freed.as_ref();
+    let freed_cov = shown.and_then(|(_, jtj, s2)| identified_inverse(jtj, *s2));
+    let shown_g = shown.map_or_else(|| g.clone(), |(c, _, _)| c.dp_dq());
+    let shown_cov = match shown {
+        Some(_) => freed_cov.as_ref(),
+        None => solution.covariance.as_ref(),
     };
+    let cov_c = |a: Param, b: Param| propagate(&g, solution.covariance.as_ref(), a, b);
+    let cov_p = |a: Param, b: Param| propagate(&shown_g, shown_cov, a, b);
     let depends_on_free = |i: Param| g.iter().any(|c| c[i] != 0.0);
     let mut params_out = Vec::new();
     for &i in &list {
@@ -407,24 +416,99 @@ pub(crate) fn build(
         };
         // a variance that is not a positive number (NaN from a direction JᵀJ does not
         // identify, 0, or no covariance at all) is no standard error: "not identified"
-        let variance = cov_p(i, i).filter(|v| *v > 0.0 && v.is_finite());
-        let not_identified = depends_on_free(i) && variance.is_none();
-        let std_error = variance.filter(|_| depends_on_free(i)).map(f64::sqrt);
+        let positive = |v: &f64| *v > 0.0 && v.is_finite();
+        let variance = cov_c(i, i).filter(positive);
+        let mut not_identified = depends_on_free(i) && variance.is_none();
+        let mut std_error = variance.filter(|_| depends_on_free(i)).map(f64::sqrt);
+        let mut interval_note = None;
+        // with the pinned coordinates freed: the interval the curve gives, or, where the
+        // parameter is determined only with a pinned value held fixed, "not identified" with
+        // what the curve does measure
+        let mut conditional = false;
+        if let (Some(se_c), Some((freed, jtj, _))) = (std_error, shown) {
+            let held: Vec<Param> = freed
+                .free
+                .iter()
+                .filter(|j| !coords.free.contains(j))
+                .copied()
+                .collect();
+            let scale = scale_of(i, p[i], coords);
+            // a pin at a bound the law itself does not have (eps_f at the whole strain range…)
+            // is a limit, not an estimate: the curve says only that the value is beyond it
+            let open = held.iter().copied().find_map(|j| {
+                let moved = open_bound_shift(i, j, &p, coords, &cov_p)?;
+                (moved.abs() > Z95 * se_c).then_some((j, moved))
+            });
+            match (cov_p(i, i).filter(positive).map(f64::sqrt), open) {
+                (_, Some((j, moved))) => {
+                    // it follows the pinned limit: as a power of it (grows without bound as
+                    // it does), not identified; a little (a rigidity absorbing a stroke-long
+                    // friction), its interval holds only given the pinned value
+                    let power = moved / p[i];
+                    let given = given_note(i, j, &p, coords, moved, se_c, curve.test);
+                    if power.abs() >= 0.5 {
+                        std_error = None;
+                        not_identified = true;
+                        let measures = combination(i, j, &p, &cov_p, curve.test)
+                            .map_or_else(String::new, |c| format!("; the curve measures {c}"));
+                        interval_note = Some(format!("{given}{measures}"));
+                    } else {
+                        conditional = true;
+                        interval_note =
+                            Some(format!("{given}; the interval is the one given that value"));
+                    }
+                }
+                (Some(se), None) if se <= scale || se_c > scale => std_error = Some(se),
+                (se, None) => {
+                    std_error = None;
+                    not_identified = true;
+                    // the pinned coordinate it depends on, freed alone: its covariance gives
+                    // the combination the curve measures; where JᵀJ is singular with it,
+                    // the direction it does not determine does
+                    let s2 = shown.map_or(0.0, |(_, _, s2)| *s2);
+                    let alone = held.iter().find_map(|&j| {
+                        match one_freed(i, j, coords, freed, jtj, s2, &p)? {
+                            Trade::Covariance(g1, cov1) => {
+                                let at = |a: Param, b: Param| propagate(&g1, Some(&cov1), a, b);
+                                let rel = at(i, i).filter(positive)?.sqrt() / scale;
+                                (rel > 1.0).then(|| {
+                                    conditional_note(i, &[j], &p, Some(rel), &at, curve.test)
+                                })
+                            }
+                            Trade::Exact(gamma) => {
+                                Some(exact_trade_note(i, j, gamma, &p, se_c, curve.test))
+                            }
+                        }
+                    });
+                    interval_note = Some(alone.unwrap_or_else(|| {
+                        conditional_note(i, &held, &p, se.map(|se| se / scale), &cov_p, curve.test)
+                    }));
+                }
+            }
+        }
+        let mut interval95 = std_error
+            .filter(|se| se.is_finite())
+            .map(|se| [p[i] - Z95 * se, p[i] + Z95 * se]);
+        if let Some(wald) = interval95 {
+            let (clipped, note) = clip_to_bounds(i, wald, coords, curve.test);
+            interval95 = Some(clipped);
+            interval_note = interval_note.or(note);
+        }
         params_out.push(ParamEstimate {
             param: i,
             name: i.name(curve.test),
             unit: i.unit(curve.test),
             value: p[i],
             std_error,
-            interval95: std_error
-                .filter(|se| se.is_finite())
-                .map(|se| [p[i] - Z95 * se, p[i] + Z95 * se]),
+            interval95,
             pinned: if model_fixed && pin.is_none() {
                 Some(FIXED_BY_THE_MODEL.into())
             } else {
                 pin
             },
             not_identified,
+            conditional,
+            interval_note,
         });
     }
     // a correlation of ±1 between two fitted coordinates: neither is identified (the curve
@@ -577,4 +661,341 @@ fn weighted_aic(n: f64, k: usize, nrmse: f64, weighted_gap: f64) -> f64 {
         .max(1e-300)
         .ln()
         + 2.0 * k as f64
+}
+
+/// cov(a, b) of physical parameters, G cov_q Gᵀ (`g[col][param]` = ∂p/∂q); terms with a zero
+/// derivative are skipped, so a coordinate that is not identified (NaN covariance) taints only
+/// the parameters that depend on it.
+fn propagate(g: &[P], cov: Option<&DMatrix<f64>>, a: Param, b: Param) -> Option<f64> {
+    let cov = cov?;
+    let mut s = 0.0;
+    for (u, gu) in g.iter().enumerate().filter(|(_, gu)| gu[a] != 0.0) {
+        for (v, gv) in g.iter().enumerate().filter(|(_, gv)| gv[b] != 0.0) {
+            s += gu[a] * cov[(u, v)] * gv[b];
+        }
+    }
+    Some(s)
+}
+
+/// The standard error beyond which a parameter is not determined (the pinning rule's scale,
+/// `fit/strategy/rounds.rs`): its bound span for the dimensionless fractions, else its value.
+fn scale_of(i: Param, value: f64, coords: &Coordinates) -> f64 {
+    match i {
+        Param::Mu | Param::Eta | Param::Ratio | Param::Alpha | Param::Offset => {
+            coords.hi[i] - coords.lo[i]
+        }
+        _ => value.abs().max(1e-300),
+    }
+}
+
+/// Why parameter `i`, determined only while the coordinates `held` keep their pinned values,
+/// is not identified, and what the curve measures instead: i·h^−γ for the held parameter h it
+/// follows most closely, γ = cov(ln i, ln h)/var(ln h) rounded (to an integer within 0.25 of
+/// one, else to 0.1) — the combination whose variance with h free is least — with its 95 %
+/// interval (Wald on its logarithm, h free). `relative`: i's standard error with h free over
+/// its scale (None where JᵀJ does not determine it then).
+fn conditional_note(
+    i: Param,
+    held: &[Param],
+    p: &P,
+    relative: Option<f64>,
+    cov: &dyn Fn(Param, Param) -> Option<f64>,
+    test: KesTest,
+) -> String {
+    let correlation = |h: Param| -> f64 {
+        let r = (|| Some(cov(i, h)? / (cov(i, i)? * cov(h, h)?).sqrt()))().unwrap_or(f64::NAN);
+        if r.is_finite() {
+            r
+        } else {
+            0.0
+        }
+    };
+    let Some(&h) = held
+        .iter()
+        .max_by(|a, b| correlation(**a).abs().total_cmp(&correlation(**b).abs()))
+    else {
+        return "conditional on a pinned value: not identified by this curve".into();
+    };
+    // where no correlation is known (JᵀJ singular with the pins freed), every pinned value
+    let named: Vec<Param> = if correlation(h) == 0.0 {
+        held.to_vec()
+    } else {
+        vec![h]
+    };
+    let given: Vec<String> = named
+        .iter()
+        .map(|j| format!("{} = {:.4e}", j.name(test), p[*j]))
+        .collect();
+    let freed: Vec<&str> = named.iter().map(|j| j.name(test)).collect();
+    let held_name = h.name(test);
+    let mut note = format!(
+        "conditional on {} (pinned): with {} free",
+        given.join(", "),
+        freed.join(" and ")
+    );
+    match relative {
+        Some(rel) => note.push_str(&format!(
+            " its standard error is {:.0} % of its scale (correlation {:+.3} with {held_name})",
+            100.0 * rel,
+            correlation(h)
+        )),
+        None => note.push_str(" the curve does not determine it"),
+    }
+    let combination = combination(i, h, p, cov, test);
+    match combination {
+        Some(c) => note.push_str(&format!(": the curve measures {c}")),
+        None => note.push_str(": not identified by this curve"),
+    }
+    note
+}
+
+/// The combination i·h^−γ the curve measures of a parameter i that follows a held one h:
+/// γ = cov(ln i, ln h)/var(ln h) rounded (to an integer within 0.25 of one, else to 0.1), the
+/// combination whose variance with h free is least, with its 95 % interval (Wald on its
+/// logarithm, h free); None where either value is not positive or γ rounds to 0.
+fn combination(
+    i: Param,
+    h: Param,
+    p: &P,
+    cov: &dyn Fn(Param, Param) -> Option<f64>,
+    test: KesTest,
+) -> Option<String> {
+    let (name, held_name) = (i.name(test), h.name(test));
+    let (vi, vh, c) = (p[i], p[h], cov(i, h)?);
+    let (var_i, var_h) = (cov(i, i)?, cov(h, h)?);
+    if !(vi > 0.0 && vh > 0.0 && var_i > 0.0 && var_h > 0.0 && c.is_finite()) {
+        return None;
+    }
+    let raw = c * vh / (var_h * vi);
+    let gamma = rounded_power(raw);
+    if gamma == 0.0 || !gamma.is_finite() {
+        return None;
+    }
+    let value = vi / vh.powf(gamma);
+    let var_log =
+        var_i / (vi * vi) - 2.0 * gamma * c / (vi * vh) + gamma * gamma * var_h / (vh * vh);
+    if !(var_log > 0.0 && value.is_finite()) {
+        return None;
+    }
+    let spread = (Z95 * var_log.sqrt()).exp();
+    Some(format!(
+        "{} = {value:.4e}, 95 % [{:.4e}, {:.4e}]",
+        power_name(name, held_name, gamma),
+        value / spread,
+        value * spread
+    ))
+}
+
+/// The pinned coordinate `j` freed alone beside the free ones: their covariance where it
+/// determines `i`; else, where JᵀJ is singular (an eigenvalue of the scaled JᵀJ below 10⁻⁶)
+/// with `i` in the direction it does not determine, the power γ for which i/j^γ stays
+/// constant along that direction (the combination the curve measures), γ rounded as in
+/// [`combination`]; None otherwise.
+fn one_freed(
+    i: Param,
+    j: Param,
+    coords: &Coordinates,
+    freed: &Coordinates,
+    jtj: &DMatrix<f64>,
+    s2: f64,
+    p: &P,
+) -> Option<Trade> {
+    let mut one = coords.clone();
+    one.free.push(j);
+    let at: Vec<usize> = one
+        .free
+        .iter()
+        .map(|c| freed.free.iter().position(|f| f == c))
+        .collect::<Option<_>>()?;
+    let n = at.len();
+    let g = one.dp_dq();
+    let sub = DMatrix::from_fn(n, n, |a, b| jtj[(at[a], at[b])]);
+    if let Some(cov) = identified_inverse(&sub, s2) {
+        let var = propagate(&g, Some(&cov), i, i);
+        if var.is_some_and(|v| v > 0.0 && v.is_finite()) {
+            return Some(Trade::Covariance(g, cov));
+        }
+    }
+    let d: Vec<f64> = at.iter().map(|&a| jtj[(a, a)].max(0.0).sqrt()).collect();
+    if d.iter().any(|v| !(*v > 0.0 && v.is_finite())) {
+        return None;
+    }
+    let scaled = DMatrix::from_fn(n, n, |a, b| jtj[(at[a], at[b])] / (d[a] * d[b]));
+    let eigen = scaled.symmetric_eigen();
+    let (k, lambda) = eigen
+        .eigenvalues
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.total_cmp(b.1))?;
+    // an exact trade computed in floating point (the sensitivities of two parameters that
+    // change the law identically agree to rounding, not to the bit): estimates correlated
+    // beyond ±(1 − 10⁻⁶)
+    if *lambda >= 1e3 * NEAR_SINGULAR {
+        return None;
+    }
+    // the direction in q, then in the physical parameters
+    let dq: Vec<f64> = (0..n).map(|a| eigen.eigenvectors[(a, k)] / d[a]).collect();
+    let dp = |x: Param| -> f64 { g.iter().zip(&dq).map(|(col, v)| col[x] * v).sum() };
+    let (di, dj) = (dp(i) / p[i], dp(j) / p[j]);
+    let raw = di / dj;
+    if !(raw.is_finite() && p[i] > 0.0 && p[j] > 0.0 && di.abs() > 1e-3 * dj.abs()) {
+        return None;
+    }
+    let gamma = rounded_power(raw);
+    (gamma != 0.0).then_some(Trade::Exact(gamma))
+}
+
+/// What freeing one pinned coordinate says of a parameter that depends on it.
+enum Trade {
+    /// ∂p/∂q and the covariance of the coordinates with it freed (JᵀJ invertible there).
+    Covariance(Vec<P>, DMatrix<f64>),
+    /// JᵀJ singular with it: the power γ of the combination i/j^γ the curve measures.
+    Exact(f64),
+}
+
+/// A power rounded to an integer within 0.25 of one, else to 0.1.
+fn rounded_power(raw: f64) -> f64 {
+    if (raw - raw.round()).abs() < 0.25 {
+        raw.round()
+    } else {
+        (raw * 10.0).round() / 10.0
+    }
+}
+
+/// The note of a parameter that trades exactly with a pinned one (JᵀJ singular with both):
+/// the curve measures i/j^γ, whose interval is i's given j (j fixed, the combination's
+/// logarithm has i's relative standard error `se`/i).
+fn exact_trade_note(i: Param, j: Param, gamma: f64, p: &P, se: f64, test: KesTest) -> String {
+    let (name, held) = (i.name(test), j.name(test));
+    let value = p[i] / p[j].powf(gamma);
+    let spread = (Z95 * se / p[i]).exp();
+    let combination = power_name(name, held, gamma);
+    format!(
+        "conditional on {held} = {:.4e} (pinned): {name} trades with {held} (with {held} free, JᵀJ is singular along them to 10⁻⁶): the curve measures {combination} = {value:.4e}, 95 % [{:.4e}, {:.4e}]",
+        p[j],
+        value / spread,
+        value * spread
+    )
+}
+
+/// `i/j`, `i*j`, `i/j^γ` or `i*j^γ` for i·j^−γ.
+fn power_name(name: &str, held: &str, gamma: f64) -> String {
+    let power = if gamma.abs() == 1.0 {
+        String::new()
+    } else {
+        format!("^{}", gamma.abs())
+    };
+    let op = if gamma > 0.0 { '/' } else { '*' };
+    format!("{name}{op}{held}{power}")
+}
+
+/// Where `j` is pinned at a bound that is the fit's limit rather than the law's (eps_f at the
+/// whole strain range or at its smallest, a rigidity at ×/÷ 50 of its estimate, alpha at 8,
+/// the level at the force range, eps1 at its smallest, the offset): how far i's estimate moves
+/// when j moves by its own value beyond that bound, cov(i, j)/var(j)·p_j (j freed); None for
+/// a bound the law has itself (mu, f2/f1, eta, a level of 0, alpha = 1).
+fn open_bound_shift(
+    i: Param,
+    j: Param,
+    p: &P,
+    coords: &Coordinates,
+    cov: &dyn Fn(Param, Param) -> Option<f64>,
+) -> Option<f64> {
+    let upper = coords.q[j] >= coords.hi[j];
+    let lower = coords.q[j] <= coords.lo[j];
+    let open = match j {
+        Param::EpsF | Param::K | Param::Offset => upper || lower,
+        Param::Alpha | Param::Level => upper,
+        Param::Eps1 => lower,
+        _ => false,
+    };
+    if !open {
+        return None;
+    }
+    let slope = cov(i, j)? / cov(j, j).filter(|v| *v > 0.0)?;
+    let moved = slope * p[j].abs();
+    moved.is_finite().then_some(moved)
+}
+
+/// "given j = …": the value a conditional interval of i holds for, and how far i moves with j.
+fn given_note(
+    i: Param,
+    j: Param,
+    p: &P,
+    coords: &Coordinates,
+    moved: f64,
+    se: f64,
+    test: KesTest,
+) -> String {
+    let (name, held) = (i.name(test), j.name(test));
+    let side = if coords.q[j] >= coords.hi[j] {
+        format!("the curve says only {held} >= {:.4e}", p[j])
+    } else {
+        format!("the curve says only {held} <= {:.4e}", p[j])
+    };
+    format!(
+        "conditional: given {held} = {:.4e} (pinned at a bound: {side}); {name} follows it, moving by {moved:+.3e} ({:.0} standard errors) as {held} moves by its own value",
+        p[j],
+        moved.abs() / se.max(1e-300)
+    )
+}
+
+/// The Wald interval clipped to the values the law allows for `i` (its fit bounds where they
+/// have a physical meaning, else zero for a positive quantity), and when it reaches one, what
+/// that says.
+fn clip_to_bounds(
+    i: Param,
+    wald: [f64; 2],
+    coords: &Coordinates,
+    test: KesTest,
+) -> ([f64; 2], Option<String>) {
+    let (lo, hi) = match i {
+        Param::Mu
+        | Param::Eta
+        | Param::Ratio
+        | Param::Alpha
+        | Param::Level
+        | Param::EpsF
+        | Param::Eps1
+        | Param::Offset => (coords.lo[i], coords.hi[i]),
+        Param::K if test == KesTest::Loop => return (wald, None),
+        Param::K | Param::F1 | Param::Eps1Aligned => (0.0, f64::INFINITY),
+    };
+    let name = i.name(test);
+    let meaning = |upper: bool| -> &'static str {
+        match (i, upper) {
+            (Param::Mu, false) => "the law with load-independent friction (mu = 0) is within it",
+            (Param::Mu, true) => "the steepest growth of the friction with load the law allows (mu = 0.99, an unloading slope of 1 %) is within it",
+            (Param::Ratio, false) => "the first-order (Dahl) law, f2/f1 = 0, is within it",
+            (Param::Ratio, true) => "the strongest stiction the law allows (f2/f1 = 0.95) is within it",
+            (Param::Eta, _) => "the law with eta at the end of its range is within it",
+            (Param::Alpha, false) => "the paper's Dahl law (alpha = 1) is within it",
+            (Param::Level, false) => "a law with no friction at zero load (the loop's width from mu alone) is within it",
+            (Param::EpsF, true) => "a friction that never saturates on this path (eps_f the whole strain range) is within it",
+            (Param::EpsF, false) => "a friction that saturates at once after a reversal is within it",
+            (Param::Eps1, true) => "the toe-only law (eps1 at the largest strain) is within it",
+            (Param::K | Param::F1 | Param::Eps1Aligned, false) => "the curve does not tell it from zero",
+            _ => "the curve does not tell it from the end of the range the fit allows",
+        }
+    };
+    let reached = if wald[0] < lo {
+        Some((false, lo))
+    } else if wald[1] > hi {
+        Some((true, hi))
+    } else {
+        None
+    };
+    let clipped = [wald[0].max(lo), wald[1].min(hi)];
+    let note = reached.map(|(upper, bound)| {
+        format!(
+            "the 95 % interval [{:.4e}, {:.4e}] reaches the {} bound {name} = {bound:.4e}: {}; shown clipped to [{:.4e}, {:.4e}]",
+            wald[0],
+            wald[1],
+            if upper { "upper" } else { "lower" },
+            meaning(upper),
+            clipped[0],
+            clipped[1]
+        )
+    });
+    (clipped, note)
 }

@@ -515,6 +515,7 @@ pub fn fit_fabric_values(values: &FabricValues) -> (FabricParams, Vec<ValuesFit>
                 correlation: None,
                 pinned: Vec::new(),
                 not_identified: Vec::new(),
+                interval_notes: Vec::new(),
                 specimens: Vec::new(),
             });
             fits.push(fit);

@@ -147,6 +147,9 @@ fn worst_determined(problem: &PathProblem<'_>, thinning: f64) -> Option<(Param, 
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// How the reason of a coordinate pinned at its value as not identified begins.
+pub(crate) const NOT_IDENTIFIED_PREFIX: &str = "not identified by this curve";
+
 /// Pins `j` at its value as not identified (relative standard error `rel`), saying so.
 fn pin_not_identified(
     coords: &mut Coordinates,
@@ -158,7 +161,7 @@ fn pin_not_identified(
     pinned.push((
         j,
         format!(
-            "not identified by this curve (standard error {:.0} % of its scale): pinned at its value",
+            "{NOT_IDENTIFIED_PREFIX} (standard error {:.0} % of its scale): pinned at its value",
             rel * 100.0
         ),
     ));

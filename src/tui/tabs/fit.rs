@@ -492,5 +492,11 @@ fn result_lines(fit: &CurveFit) -> Vec<Line<'static>> {
             lines.push(Line::from(format!("{}: {why}", p.name)));
         }
     }
+    // what an interval means beyond its numbers (conditional, or reaching a bound)
+    for p in &fit.params {
+        if let Some(note) = &p.interval_note {
+            lines.push(Line::from(format!("{}: {note}", p.name)));
+        }
+    }
     lines
 }
