@@ -321,7 +321,7 @@ pub const START_X_SHARE: f64 = 0.02;
 
 /// A tensile curve whose force starts further than this fraction of F_m from zero has a force
 /// offset: noted, read as given. The start is the intercept at the first x of the line through
-/// the first samples (at most [`START_SAMPLES`], x within [`START_X_SHARE`] of the amplitude
+/// the first samples (at most nine, x within [`START_X_SHARE`] of the amplitude
 /// from the first), and it must also lie beyond three standard errors of that intercept: an
 /// offset within the noise is none (the sample curves' first forces lie up to 3.4 gf/cm off
 /// zero in noise of 2 to 4 gf/cm, F_m 500 gf/cm).
