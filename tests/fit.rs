@@ -1924,3 +1924,63 @@ fn an_interval_that_reaches_a_bound_is_clipped_and_says_which_law_is_within_it()
         ratio.interval_note
     );
 }
+
+/// An interval that spans every value the law allows says nothing of the value: the
+/// parameter is reported not identified, with the interval in its note, not "fitted" with
+/// the whole range as its interval. On the sample fabrics' curves (auto laws), no reported
+/// interval of μ [0, 0.99], η [0.01, 0.99] or f2/f1 [0, 0.95] runs from one bound to the
+/// other; the cotton shirting shear curves' second-order shape (η, f2/f1) is such a case.
+#[test]
+fn an_interval_over_the_whole_range_the_law_allows_is_not_identified() {
+    let range = |p: Param| match p {
+        Param::Mu => Some((0.0, 0.99)),
+        Param::Eta => Some((0.01, 0.99)),
+        Param::Ratio => Some((0.0, 0.95)),
+        _ => None,
+    };
+    let mut whole = 0;
+    for slug in [
+        "cotton-shirting",
+        "polyester-georgette",
+        "silk-crepe",
+        "wool-suiting",
+    ] {
+        for curve in kes_fabric(slug) {
+            let fit = fit_curve(&curve, &FitOptions::default());
+            for p in &fit.params {
+                let Some((lo, hi)) = range(p.param) else {
+                    continue;
+                };
+                if let Some([a, b]) = p.interval95 {
+                    assert!(
+                        !(a <= lo + 1e-12 && b >= hi - 1e-12),
+                        "{slug} {} {}: [{a}, {b}] is the whole range",
+                        curve.test,
+                        p.name
+                    );
+                }
+                if p.interval_note
+                    .as_deref()
+                    .is_some_and(|n| n.contains("spans the whole range"))
+                {
+                    assert!(p.not_identified && p.interval95.is_none() && p.std_error.is_none());
+                    whole += 1;
+                }
+            }
+            if slug == "cotton-shirting" && curve.test == KesTest::Shear {
+                for param in [Param::Eta, Param::Ratio] {
+                    let p = estimate(&fit, param);
+                    assert!(p.not_identified, "{} {}", curve.direction, p.name);
+                    assert!(
+                        p.interval_note
+                            .as_deref()
+                            .is_some_and(|n| n.contains("spans the whole range")),
+                        "{:?}",
+                        p.interval_note
+                    );
+                }
+            }
+        }
+    }
+    assert!(whole >= 4, "{whole}");
+}

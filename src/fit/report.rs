@@ -490,9 +490,19 @@ pub(crate) fn build(
             .filter(|se| se.is_finite())
             .map(|se| [p[i] - Z95 * se, p[i] + Z95 * se]);
         if let Some(wald) = interval95 {
-            let (clipped, note) = clip_to_bounds(i, wald, coords, curve.test);
-            interval95 = Some(clipped);
-            interval_note = interval_note.or(note);
+            match clip_to_bounds(i, wald, coords, curve.test) {
+                Clipped::Within(clipped, note) => {
+                    interval95 = Some(clipped);
+                    interval_note = interval_note.or(note);
+                }
+                // an interval over the whole range the law allows says nothing of the value
+                Clipped::WholeRange(note) => {
+                    interval95 = None;
+                    std_error = None;
+                    not_identified = true;
+                    interval_note = Some(note);
+                }
+            }
         }
         params_out.push(ParamEstimate {
             param: i,
@@ -940,15 +950,19 @@ fn given_note(
     )
 }
 
+/// A Wald interval against the values the law allows.
+enum Clipped {
+    /// Clipped to them, and when it reached a bound, what that says.
+    Within([f64; 2], Option<String>),
+    /// It spans all of them, from the lower bound to the upper: the curve does not determine
+    /// the parameter (the note says so with the interval).
+    WholeRange(String),
+}
+
 /// The Wald interval clipped to the values the law allows for `i` (its fit bounds where they
 /// have a physical meaning, else zero for a positive quantity), and when it reaches one, what
 /// that says.
-fn clip_to_bounds(
-    i: Param,
-    wald: [f64; 2],
-    coords: &Coordinates,
-    test: KesTest,
-) -> ([f64; 2], Option<String>) {
+fn clip_to_bounds(i: Param, wald: [f64; 2], coords: &Coordinates, test: KesTest) -> Clipped {
     let (lo, hi) = match i {
         Param::Mu
         | Param::Eta
@@ -958,10 +972,16 @@ fn clip_to_bounds(
         | Param::EpsF
         | Param::Eps1
         | Param::Offset => (coords.lo[i], coords.hi[i]),
-        Param::K if test == KesTest::Loop => return (wald, None),
+        Param::K if test == KesTest::Loop => return Clipped::Within(wald, None),
         Param::K | Param::F1 | Param::Eps1Aligned => (0.0, f64::INFINITY),
     };
     let name = i.name(test);
+    if wald[0] < lo && wald[1] > hi {
+        return Clipped::WholeRange(format!(
+            "not determined by this curve: its 95 % interval [{:.4e}, {:.4e}] spans the whole range the law allows, [{lo:.4e}, {hi:.4e}]",
+            wald[0], wald[1]
+        ));
+    }
     let meaning = |upper: bool| -> &'static str {
         match (i, upper) {
             (Param::Mu, false) => "the law with load-independent friction (mu = 0) is within it",
@@ -997,5 +1017,5 @@ fn clip_to_bounds(
             clipped[1]
         )
     });
-    (clipped, note)
+    Clipped::Within(clipped, note)
 }
