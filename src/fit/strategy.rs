@@ -3,8 +3,6 @@
 
 use std::time::Instant;
 
-use nalgebra::DMatrix;
-
 use super::coords::{law_kind, Coordinates, Param};
 use super::estimate::CurveRanges;
 use super::options::{FitModel, FitOptions, MuMode, OffsetMode, ProgressSink, ToeChoice};
@@ -246,7 +244,7 @@ fn fit_model(
             iterations,
         },
         None => Solution {
-            with_pins_freed: pins_freed(&full.coords, &pinned, &full_segments, &targets),
+            with_pins_freed: rounds::pins_freed(&full.coords, &pinned, &full_segments, &targets),
             ..full.solution(termination, evaluations, iterations)
         },
     };
@@ -262,37 +260,6 @@ fn fit_model(
         fit.set_aic_floor(floor);
     }
     fit
-}
-
-/// The coordinates with every coordinate the fit pinned at a bound or as not identified freed
-/// again at its value, JᵀJ over them and s² on every sample; None when the fit pinned nothing
-/// so. An interval computed with
-/// a pinned coordinate held at its value is conditional on that value: this covariance is
-/// what the curve says of the others when it is not taken as known (docs/fitting.md).
-fn pins_freed(
-    coords: &Coordinates,
-    pinned: &[(Param, String)],
-    segments: &[Segment<'_>],
-    targets: &Option<ValueTargets>,
-) -> Option<(Coordinates, DMatrix<f64>, f64)> {
-    let freed: Vec<Param> = pinned
-        .iter()
-        .filter(|(j, why)| {
-            !coords.free.contains(j)
-                && (why.starts_with(report::AT_BOUND_PREFIX)
-                    || why.starts_with(rounds::NOT_IDENTIFIED_PREFIX))
-        })
-        .map(|(j, _)| *j)
-        .collect();
-    if freed.is_empty() {
-        return None;
-    }
-    let mut unpinned = coords.clone();
-    unpinned.free.extend(freed);
-    let (jtj, s2) = PathProblem::joint(unpinned.clone(), segments.to_vec())
-        .with_values(targets.clone())
-        .normal_matrix()?;
-    Some((unpinned, jtj, s2))
 }
 
 fn model_label(model: FitModel, mu: MuMode, kind: LawKind) -> String {

@@ -4,6 +4,7 @@
 //! A candidate of `auto` stops once even its linearised optimum cannot beat the leader's AIC.
 
 use levenberg_marquardt::LeastSquaresProblem;
+use nalgebra::DMatrix;
 
 use super::super::coords::{Coordinates, Param};
 use super::super::options::ProgressSink;
@@ -343,4 +344,35 @@ pub(super) fn refine<'a>(
         iterations,
         aic_floor,
     }
+}
+
+/// The coordinates with every coordinate the fit pinned at a bound or as not identified freed
+/// again at its value, JᵀJ over them and s² on every sample; None when the fit pinned nothing
+/// so. An interval computed with
+/// a pinned coordinate held at its value is conditional on that value: this covariance is
+/// what the curve says of the others when it is not taken as known (docs/fitting.md).
+pub(super) fn pins_freed(
+    coords: &Coordinates,
+    pinned: &[(Param, String)],
+    segments: &[Segment<'_>],
+    targets: &Option<ValueTargets>,
+) -> Option<(Coordinates, DMatrix<f64>, f64)> {
+    let freed: Vec<Param> = pinned
+        .iter()
+        .filter(|(j, why)| {
+            !coords.free.contains(j)
+                && (why.starts_with(super::super::report::AT_BOUND_PREFIX)
+                    || why.starts_with(NOT_IDENTIFIED_PREFIX))
+        })
+        .map(|(j, _)| *j)
+        .collect();
+    if freed.is_empty() {
+        return None;
+    }
+    let mut unpinned = coords.clone();
+    unpinned.free.extend(freed);
+    let (jtj, s2) = PathProblem::joint(unpinned.clone(), segments.to_vec())
+        .with_values(targets.clone())
+        .normal_matrix()?;
+    Some((unpinned, jtj, s2))
 }

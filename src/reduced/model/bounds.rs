@@ -1,15 +1,16 @@
-//! The numbers a model file may hold, checked on reading: every shape mean + U·q within
-//! [`REACH_M`] of the origin on every axis, so playback, comparison and rendering stay finite;
-//! a file shorter than its header announces is said to be truncated.
-
-use crate::cloth::record::CAMERA_REACH_M;
+//! The numbers a model file may hold, checked on reading: the header's floats (spacings, β,
+//! λ, ratios) within their ranges, the palette, pins, door plane and camera as playback needs
+//! them, and every shape mean + U·q within [`REACH_M`] of the origin on every axis, so
+//! playback, comparison and rendering stay finite; a file shorter than its header announces
+//! is said to be truncated.
 
 use std::path::Path;
 
-use crate::cloth::record::Truncated;
+use crate::cloth::record::{Camera, Truncated, CAMERA_REACH_M};
 use crate::kes::units::four_digits;
+use crate::scene::validate_palette;
 
-use super::{ReducedError, ReducedModel};
+use super::{ModelInfo, ReducedError, ReducedModel, FRAME_DT_RANGE_S};
 
 /// Farthest a mean coordinate (and the door plane's point) may lie from the origin \[m\]: the
 /// reach of scenes, cameras and obstacles.
@@ -165,4 +166,122 @@ pub(crate) fn truncated(path: &Path, have: usize, need: String, where_: String) 
 /// Where a file that ends within its header ends.
 pub(crate) fn in_header(t: Truncated) -> String {
     format!("it ends within its header: {}", String::from(t))
+}
+
+/// β of the metric [s²]: max|q|²/max|q̇|² (precompute), a time scale √β of at most 10⁶ s
+/// (11 days: longer than any recording).
+pub const BETA_RANGE_S2: (f64, f64) = (0.0, 1e12);
+/// λ of the offset blend e^(−λt) [1/s]: a time constant 1/λ of at least 1 µs (the shortest
+/// `frame_dt`); 0 keeps the offset.
+pub const BLEND_RATE_RANGE_PER_S: (f64, f64) = (0.0, 1e6);
+
+/// A header float: name, value, unit, range, why the range.
+type HeaderRange = (&'static str, f64, &'static str, (f64, f64), &'static str);
+
+/// Each header float with its unit, its range and why (the spacings as the cloth grid's
+/// `SPACING_RANGE_M`); `frame_dt` is checked first on its own.
+fn header_ranges(i: &ModelInfo) -> [HeaderRange; 6] {
+    let spacing = crate::cloth::SPACING_RANGE_M;
+    [
+        (
+            "h_warp",
+            i.h_warp,
+            "m",
+            spacing,
+            "the spacings a cloth grid accepts",
+        ),
+        (
+            "h_weft",
+            i.h_weft,
+            "m",
+            spacing,
+            "the spacings a cloth grid accepts",
+        ),
+        (
+            "beta",
+            i.beta,
+            "s^2",
+            BETA_RANGE_S2,
+            "a time scale sqrt(beta) of at most 1e6 s",
+        ),
+        (
+            "blend_rate",
+            i.blend_rate,
+            "1/s",
+            BLEND_RATE_RANGE_PER_S,
+            "a time constant of at least 1 us",
+        ),
+        (
+            "rank_tolerance",
+            i.rank_tolerance,
+            "-",
+            (0.0, 1.0),
+            "a ratio sigma_r/sigma_1",
+        ),
+        (
+            "rel_error",
+            i.rel_error,
+            "-",
+            (0.0, 1.0),
+            "a ratio sigma_r+1/sigma_1",
+        ),
+    ]
+}
+
+impl ModelInfo {
+    /// Checks what playback relies on: `frame_dt` within [`FRAME_DT_RANGE_S`], the spacings,
+    /// β, λ, the rank tolerance and error within their ranges (`header_ranges`), the palette and its door, the start and stop entries, pins
+    /// inside the grid of `vertices`, the door plane and the camera.
+    pub(super) fn validate(&self, vertices: u64) -> Result<(), String> {
+        let (lo, hi) = FRAME_DT_RANGE_S;
+        if !(self.frame_dt >= lo && self.frame_dt <= hi) {
+            return Err(format!(
+                "frame_dt = {} s: must be in [{lo:e}, {hi}] s",
+                self.frame_dt
+            ));
+        }
+        for (name, v, unit, (lo, hi), why) in header_ranges(self) {
+            if !(v.is_finite() && v >= lo && v <= hi) {
+                return Err(format!(
+                    "{name} = {} {unit}: must be in [{}, {}] {unit} ({why})",
+                    range_number(v),
+                    range_number(lo),
+                    range_number(hi)
+                ));
+            }
+        }
+        validate_palette(&self.palette, self.door.as_ref(), None).map_err(|e| e.to_string())?;
+        let entries = self.palette.len();
+        if self.start as usize >= entries || self.stop.is_some_and(|s| s as usize >= entries) {
+            let stop = self.stop.map_or("none".into(), |s| s.to_string());
+            return Err(format!(
+                "start entry {} or stop entry {stop} is not one of the {entries} palette entries \
+                 (0 to {})",
+                self.start,
+                entries.saturating_sub(1)
+            ));
+        }
+        if let Some(p) = self.pins.iter().find(|&&p| u64::from(p) >= vertices) {
+            return Err(format!("pin {p} outside the {vertices} vertices"));
+        }
+        if self
+            .door_plane
+            .is_some_and(|pl| pl.iter().flatten().any(|v| !v.is_finite()))
+        {
+            return Err("door_plane must be finite".into());
+        }
+        // a plane's normal has a direction: a zero vector gives the shading nothing to face
+        if let Some([_, n]) = self.door_plane {
+            if n.iter().map(|v| v * v).sum::<f64>() <= 0.0 {
+                return Err(format!(
+                    "door_plane normal [{}] is zero — expected the door leaf's normal",
+                    n.map(crate::friction::short_number).join(", ")
+                ));
+            }
+        }
+        self.camera
+            .as_ref()
+            .map_or(Ok(()), Camera::validate)
+            .map_err(|e| e.to_string())
+    }
 }
