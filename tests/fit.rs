@@ -1784,14 +1784,9 @@ fn dahl_tensile_law() -> ConnectorLaw {
     })
 }
 
-#[test]
-fn a_parameter_that_trades_with_a_pinned_one_is_not_given_an_interval() {
-    // A first-order (Dahl) law fitted with the second-order law: f2/f1 goes to 0, where the
-    // law is a Dahl law of length eta·eps_f, so eta and eps_f are not measured apart. One of
-    // them is pinned (at a bound, or as not identified); the other's interval, computed with
-    // it held at its pinned value, was reported as measured (shear seed 1: eps_f pinned as
-    // not identified, eta = 0.118 [0.115, 0.121]; on all 6 curves). Neither has an interval
-    // now, and where the combination is named it is eta·eps_f, covering the true Dahl length.
+/// The second-order law with μ free, and a first-order (Dahl) shear law for it to fit (f2/f1
+/// goes to 0, where η and ε_f are measured only together).
+fn dahl_shear_fitted_as_bs2() -> (FitOptions, ConnectorLaw) {
     let options = FitOptions {
         model: FitModel::Bs2,
         mu: MuMode::Free,
@@ -1802,6 +1797,18 @@ fn a_parameter_that_trades_with_a_pinned_one_is_not_given_an_interval() {
         theta0: 0.0,
         friction: friction(0.5, 0.0, false, 0.03),
     });
+    (options, shear)
+}
+
+#[test]
+fn a_parameter_that_trades_with_a_pinned_one_is_not_given_an_interval() {
+    // A first-order (Dahl) law fitted with the second-order law: f2/f1 goes to 0, where the
+    // law is a Dahl law of length eta·eps_f, so eta and eps_f are not measured apart. One of
+    // them is pinned (at a bound, or as not identified); the other's interval, computed with
+    // it held at its pinned value, was reported as measured (shear seed 1: eps_f pinned as
+    // not identified, eta = 0.118 [0.115, 0.121]; on all 6 curves). Neither has an interval
+    // now, and where the combination is named it is eta·eps_f, covering the true Dahl length.
+    let (options, shear) = dahl_shear_fitted_as_bs2();
     let (mut named, mut covered) = (0, 0);
     for (law, test, eps_f) in [
         (shear, KesTest::Shear, 0.03),
@@ -1850,16 +1857,7 @@ fn an_interval_that_reaches_a_bound_is_clipped_and_says_which_law_is_within_it()
     // interval went below 0 ([−0.027, 0.110] on the tensile curve of seed 3; [−0.089, 0.172]
     // with the pinned eps_f freed) and was reported as fitted; it is now clipped at 0 and says the first-order law is within it. No interval
     // of a positive parameter goes below 0.
-    let options = FitOptions {
-        model: FitModel::Bs2,
-        mu: MuMode::Free,
-        ..FitOptions::default()
-    };
-    let shear = ConnectorLaw::Shear(ShearLaw {
-        k_s: 40.0,
-        theta0: 0.0,
-        friction: friction(0.5, 0.0, false, 0.03),
-    });
+    let (options, shear) = dahl_shear_fitted_as_bs2();
     let mut reached = 0;
     for (law, test) in [
         (shear, KesTest::Shear),
