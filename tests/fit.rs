@@ -1982,3 +1982,26 @@ fn an_interval_over_the_whole_range_the_law_allows_is_not_identified() {
     }
     assert!(whole >= 4, "{whole}");
 }
+
+/// ε_f's upper bound in the fit is its limit (the whole strain range), not a bound of the law:
+/// an interval past it is not clipped there, and says the curve does not bound ε_f from above
+/// (wool suiting bending weft: the Wald interval reaches 732 1/m, the limit 500).
+#[test]
+fn an_eps_f_interval_past_the_fits_limit_is_not_clipped_to_it() {
+    let curve = kes_fabric("wool-suiting")
+        .into_iter()
+        .find(|c| c.test == KesTest::Bending && c.direction == Direction::Weft)
+        .expect("wool bending weft");
+    let fit = fit_curve(&curve, &FitOptions::default());
+    let eps_f = estimate(&fit, Param::EpsF);
+    let note = eps_f.interval_note.as_deref().unwrap_or_default();
+    assert!(note.contains("past the fit's limit"), "{note}");
+    let limit: f64 = note
+        .split("eps_f = ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("the limit in the note");
+    let [_, hi] = eps_f.interval95.expect("an interval");
+    assert!(hi > limit, "{hi} against the limit {limit}");
+}

@@ -61,7 +61,7 @@ pub(super) fn conditional_note(
         .iter()
         .max_by(|a, b| correlation(**a).abs().total_cmp(&correlation(**b).abs()))
     else {
-        return "conditional on a pinned value: not identified by this curve".into();
+        return "determined only with a pinned value held fixed".into();
     };
     // where no correlation is known (JᵀJ singular with the pins freed), every pinned value
     let named: Vec<Param> = if correlation(h) == 0.0 {
@@ -76,7 +76,7 @@ pub(super) fn conditional_note(
     let freed: Vec<&str> = named.iter().map(|j| j.name(test)).collect();
     let held_name = h.name(test);
     let mut note = format!(
-        "conditional on {} (pinned): with {} free",
+        "determined only with {} held at its pinned value: with {} free",
         given.join(", "),
         freed.join(" and ")
     );
@@ -91,7 +91,7 @@ pub(super) fn conditional_note(
     let combination = combination(i, h, p, cov, test);
     match combination {
         Some(c) => note.push_str(&format!(": the curve measures {c}")),
-        None => note.push_str(": not identified by this curve"),
+        None => {}
     }
     note
 }
@@ -225,7 +225,7 @@ pub(super) fn exact_trade_note(
     let spread = (Z95 * se / p[i]).exp();
     let combination = power_name(name, held, gamma);
     format!(
-        "conditional on {held} = {:.4e} (pinned): {name} trades with {held} (with {held} free, JᵀJ is singular along them to 10⁻⁶): the curve measures {combination} = {value:.4e}, 95 % [{:.4e}, {:.4e}]",
+        "determined only with {held} = {:.4e} held at its pinned value: {name} trades with {held} (with {held} free, JᵀJ is singular along them to 10⁻⁶): the curve measures {combination} = {value:.4e}, 95 % [{:.4e}, {:.4e}]",
         p[j],
         value / spread,
         value * spread
@@ -337,7 +337,8 @@ pub(super) fn clip_to_bounds(
             (Param::Mu, true) => "the steepest growth of the friction with load the law allows (mu = 0.99, an unloading slope of 1 %) is within it",
             (Param::Ratio, false) => "the first-order (Dahl) law, f2/f1 = 0, is within it",
             (Param::Ratio, true) => "the strongest stiction the law allows (f2/f1 = 0.95) is within it",
-            (Param::Eta, _) => "the law with eta at the end of its range is within it",
+            (Param::Eta, false) => "a fast length as short as the law allows against the slow one (eta = 0.01) is within it",
+            (Param::Eta, true) => "fast and slow lengths nearly equal (eta = 0.99) is within it",
             (Param::Alpha, false) => "the paper's Dahl law (alpha = 1) is within it",
             (Param::Level, false) => "a law with no friction at zero load (the loop's width from mu alone) is within it",
             (Param::EpsF, true) => "a friction that never saturates on this path (eps_f the whole strain range) is within it",
@@ -354,6 +355,19 @@ pub(super) fn clip_to_bounds(
     } else {
         None
     };
+    // ε_f's upper bound is the fit's limit (the whole strain range), not the law's: the curve
+    // does not bound ε_f from above there, so the interval keeps its Wald end
+    if let (Param::EpsF, Some((true, bound))) = (i, reached) {
+        return Clipped::Within(
+            [wald[0].max(lo), wald[1]],
+            Some(format!(
+                "the 95 % interval [{:.4e}, {:.4e}] reaches past the fit's limit {name} = {bound:.4e} (the whole strain range): {}; the curve does not bound {name} from above, the interval is the Wald one",
+                wald[0],
+                wald[1],
+                meaning(true)
+            )),
+        );
+    }
     let clipped = [wald[0].max(lo), wald[1].min(hi)];
     let note = reached.map(|(upper, bound)| {
         format!(
