@@ -89,9 +89,8 @@ pub(super) fn conditional_note(
         None => note.push_str(" the curve does not determine it"),
     }
     let combination = combination(i, h, p, cov, test);
-    match combination {
-        Some(c) => note.push_str(&format!(": the curve measures {c}")),
-        None => {}
+    if let Some(c) = combination {
+        note.push_str(&format!(": the curve measures {c}"));
     }
     note
 }
