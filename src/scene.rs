@@ -92,7 +92,8 @@ pub struct VirtualKesScene {
     pub name: String,
     pub fabric: String,
     pub spec: VirtualKesSpec,
-    pub laws: KesLaws,
+    /// The fabric card (all six laws, checked on loading).
+    pub card: FabricParams,
     /// The CSV the scene asks for, resolved against the scene file's folder.
     pub output: Option<PathBuf>,
 }
@@ -194,12 +195,12 @@ impl Scene {
                     )));
                 }
             }
-            let laws = KesLaws::from_params(fabric).map_err(cloth)?;
+            KesLaws::from_params(fabric).map_err(cloth)?;
             return Ok(Scene::VirtualKes(Box::new(VirtualKesScene {
                 name: file.name.clone(),
                 fabric: fabric.fabric.clone(),
                 spec,
-                laws,
+                card: fabric.clone(),
                 output: t.output.as_ref().map(|o| base.join(o)),
             })));
         }

@@ -1,11 +1,16 @@
 //! Virtual KES-FB tests on the mesh: a strip clamped at both ends and driven quasi-statically
 //! (static equilibrium at every sample); force per width [N/m] or moment per width \[N\] from
-//! the clamp's reaction, compared with the single law along the same path (NRMSE).
+//! the clamp's reaction, scored as `kestrel validate` scores the written curve against the
+//! card's law of that test and direction (NRMSE), and against the law the connectors carry.
 
-use std::fmt::Write as _;
+use std::collections::BTreeMap;
 
-use crate::kes::{Direction, KesTest, DEG_RAD, GF_CM_PER_CM_N, GF_PER_CM_N_PER_M, PER_CM_PER_M};
+use crate::kes::{
+    to_kes_csv, Curve, Direction, KesTest, ReadingRules, WriteCurveError, DEG_RAD,
+    GF_PER_CM_N_PER_M, PER_CM_PER_M,
+};
 use crate::material::MaterialLaw;
+use crate::params::FabricParams;
 
 use super::connectors::{KesConnectors, KesLaws};
 use super::grid::Grid;
@@ -110,18 +115,29 @@ impl VirtualKesSpec {
     }
 }
 
-/// The curve a virtual test produced and the single law's curve on the same path, SI.
+/// The curve a virtual test produced, the card's law and the connectors' law on the same
+/// path, SI.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VirtualKesResult {
     pub spec: VirtualKesSpec,
+    /// The card's `fabric` name.
+    pub fabric: String,
     /// Strain [-], shear angle \[rad\] or curvature [1/m] of the sample.
     pub x: Vec<f64>,
     /// Force per width [N/m] or moment per width \[N\] from the clamp's reaction.
     pub mesh: Vec<f64>,
-    /// The law (shear: the mean of the warp and weft laws) along `x`.
+    /// The card's law of the test and direction along `x`, with the force offset it was
+    /// fitted with (`FittedLaw::forces`): what `kestrel validate` drives on the written curve.
     pub law: Vec<f64>,
-    /// RMS(mesh − law) / (max − min of law).
+    /// RMS(law − mesh) / (max − min of mesh): `validate_curve` of the card on [`Self::curve`],
+    /// the figure `kestrel validate` gives on the written CSV.
     pub nrmse: f64,
+    /// The law the mesh's connectors carry along `x`, no offset: the tested yarn's law for
+    /// tensile and bending; for shear the mean of the warp and weft laws (a cell carries each
+    /// on half its area), whatever the direction.
+    pub connectors_law: Vec<f64>,
+    /// RMS(connectors_law − mesh) / (max − min of mesh): the mesh's own discretisation error.
+    pub connectors_nrmse: f64,
     /// Static solves and force evaluations.
     pub solves: usize,
     pub evaluations: usize,
@@ -195,13 +211,15 @@ fn path(turns: &[f64], points: usize, scale: f64) -> Vec<f64> {
     out
 }
 
-/// Runs a virtual KES test on a strip of a fabric with `laws`; `progress(done, total)` is
-/// called after every sample.
+/// Runs a virtual KES test on a strip of the fabric `card` (all six laws); `progress(done,
+/// total)` is called after every sample. Fails when the card lacks a law, or when
+/// `kestrel validate` would refuse the curve (a flat or non-finite one).
 pub fn run_virtual_kes(
     spec: &VirtualKesSpec,
-    laws: &KesLaws,
+    card: &FabricParams,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<VirtualKesResult, ClothError> {
+    let laws = &KesLaws::from_params(card)?;
     let strip = Strip::new(spec)?;
     let dir = match spec.direction {
         Direction::Weft => 1,
@@ -264,10 +282,13 @@ pub fn run_virtual_kes(
     let mut solver = BroydenStepper::new();
     let mut result = VirtualKesResult {
         spec: *spec,
+        fabric: card.fabric.clone(),
         x: Vec::with_capacity(xs.len()),
         mesh: Vec::with_capacity(xs.len()),
         law: Vec::new(),
         nrmse: 0.0,
+        connectors_law: Vec::new(),
+        connectors_nrmse: 0.0,
         solves: 0,
         evaluations: 0,
         particles: world.len(),
@@ -343,7 +364,7 @@ pub fn run_virtual_kes(
         result.mesh.push(measured);
         progress(n + 1, xs.len());
     }
-    result.law = match spec.test {
+    result.connectors_law = match spec.test {
         KesTest::Tensile => laws.traction[dir].drive(&result.x),
         KesTest::Shear => {
             let a = laws.shear[0].drive(&result.x);
@@ -352,7 +373,13 @@ pub fn run_virtual_kes(
         }
         _ => laws.bending[dir].drive(&result.x),
     };
-    result.nrmse = crate::params::nrmse(&result.law, &result.mesh);
+    result.connectors_nrmse = crate::params::nrmse(&result.mesh, &result.connectors_law);
+    // the card's law scored exactly as `kestrel validate` scores the curve written
+    let validation =
+        crate::validate::validate_curve(card, &result.curve(), &ReadingRules::default())
+            .map_err(|e| ClothError::Invalid(format!("virtual KES test: {e}")))?;
+    result.law = validation.predicted;
+    result.nrmse = validation.nrmse;
     Ok(result)
 }
 
@@ -376,36 +403,39 @@ fn strain_at_force(law: &crate::material::TractionLaw, f_max: f64) -> f64 {
 }
 
 impl VirtualKesResult {
-    /// The curve as a KES curve file (docs/kes.md), Kawabata units.
-    pub fn to_csv(&self, fabric: &str) -> String {
-        let (header, sx, sy) = match self.spec.test {
-            KesTest::Tensile => ("strain [%],force [gf/cm]", 100.0, 1.0 / GF_PER_CM_N_PER_M),
-            KesTest::Shear => (
-                "angle [deg],force [gf/cm]",
-                1.0 / DEG_RAD,
-                1.0 / GF_PER_CM_N_PER_M,
+    /// The curve as a KES curve (SI), the one [`Self::to_csv`] writes; its metadata names the
+    /// source and gives both NRMSE figures.
+    pub fn curve(&self) -> Curve {
+        let mut metadata = BTreeMap::new();
+        metadata.insert(
+            "source".to_string(),
+            format!(
+                "kestrel virtual KES test on a {}-particle mesh (quasi-static)",
+                self.particles
             ),
-            _ => (
-                "curvature [1/cm],moment [gf*cm/cm]",
-                1.0 / PER_CM_PER_M,
-                1.0 / GF_CM_PER_CM_N,
-            ),
-        };
-        let mut s = String::new();
-        let _ = writeln!(s, "# kestrel-kes: 1");
-        let _ = writeln!(s, "# fabric: {fabric}");
-        let _ = writeln!(s, "# test: {}", self.spec.test);
-        let _ = writeln!(s, "# direction: {}", self.spec.direction);
-        let _ = writeln!(
-            s,
-            "# source: kestrel virtual KES test on a {}-particle mesh (quasi-static)",
-            self.particles
         );
-        let _ = writeln!(s, "# nrmse vs single law: {:.6}", self.nrmse);
-        let _ = writeln!(s, "{header}");
-        for (x, y) in self.x.iter().zip(&self.mesh) {
-            let _ = writeln!(s, "{:.6},{:.6}", x * sx, y * sy);
+        metadata.insert(
+            "nrmse vs card law".to_string(),
+            format!("{:.6}", self.nrmse),
+        );
+        metadata.insert(
+            "nrmse vs connectors law".to_string(),
+            format!("{:.6}", self.connectors_nrmse),
+        );
+        Curve {
+            fabric: self.fabric.clone(),
+            test: self.spec.test,
+            direction: self.spec.direction,
+            x: self.x.clone(),
+            y: self.mesh.clone(),
+            metadata,
+            source: None,
+            sha256: None,
         }
-        s
+    }
+
+    /// The curve as a KES curve file (docs/kes.md): Kawabata units, ten significant digits.
+    pub fn to_csv(&self) -> Result<String, WriteCurveError> {
+        to_kes_csv(&self.curve())
     }
 }

@@ -4,27 +4,30 @@ use std::path::{Path, PathBuf};
 
 use kestrel::cloth::record::{Camera, RecordInfo, Recording};
 use kestrel::cloth::virtual_kes::{run_virtual_kes, VirtualKesSpec};
-use kestrel::cloth::{ClothPipeline, KesLaws, Vec3};
+use kestrel::cloth::{ClothPipeline, Vec3};
 use kestrel::kes::{Direction, KesTest};
 use kestrel::scene::Scene;
 
 use super::kes_world;
-use crate::common::{cotton, repo};
+use crate::common::{assert_success, cotton, kestrel, repo, stdout_json};
 
 #[test]
 fn virtual_kes_tests_match_the_single_law() {
     let params = cotton();
-    let laws = KesLaws::from_params(&params).unwrap();
     for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
         for direction in [Direction::Warp, Direction::Weft] {
             let mut spec = VirtualKesSpec::new(test, direction);
             spec.points = 20;
-            let r = run_virtual_kes(&spec, &laws, |_, _| {}).unwrap();
-            assert!(r.nrmse <= 0.02, "{test} {direction}: nrmse {}", r.nrmse);
+            let r = run_virtual_kes(&spec, &params, |_, _| {}).unwrap();
+            assert!(
+                r.connectors_nrmse <= 0.02,
+                "{test} {direction}: nrmse {}",
+                r.connectors_nrmse
+            );
             // the curve really goes somewhere and comes back with hysteresis
             let top = r.mesh.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             assert!(top > 0.0);
-            let csv = r.to_csv(&params.fabric);
+            let csv = r.to_csv().unwrap();
             assert!(csv.contains(&format!("# test: {test}")));
             assert_eq!(
                 csv.lines().filter(|l| !l.starts_with('#')).count(),
@@ -194,7 +197,7 @@ fn obstacle_and_potential_tables_refuse_fields_they_do_not_have() {
 /// along the gauge); 1.01 × the mesh curve must fail each bound.
 #[test]
 fn virtual_kes_tests_see_a_one_percent_scaling_error() {
-    let laws = KesLaws::from_params(&cotton()).unwrap();
+    let card = cotton();
     for test in [KesTest::Tensile, KesTest::Shear, KesTest::Bending] {
         let (bound, layouts): (f64, &[(usize, usize)]) = match test {
             KesTest::Bending => (1e-3, &[(9, 3), (12, 7)]),
@@ -206,16 +209,116 @@ fn virtual_kes_tests_see_a_one_percent_scaling_error() {
                 spec.points = 12;
                 spec.gauge_cells = Some(gauge);
                 spec.width_cells = Some(width);
-                let r = run_virtual_kes(&spec, &laws, |_, _| {}).unwrap();
+                let r = run_virtual_kes(&spec, &card, |_, _| {}).unwrap();
                 let case = format!("{test} {direction}, {gauge} x {width} cells");
-                assert!(r.nrmse <= bound, "{case}: nrmse {:.3e}", r.nrmse);
+                assert!(
+                    r.connectors_nrmse <= bound,
+                    "{case}: nrmse {:.3e}",
+                    r.connectors_nrmse
+                );
                 let off: Vec<f64> = r.mesh.iter().map(|m| 1.01 * m).collect();
-                let off_nrmse = kestrel::params::nrmse(&r.law, &off);
+                let off_nrmse = kestrel::params::nrmse(&off, &r.connectors_law);
                 assert!(
                     off_nrmse > 2.0 * bound,
                     "{case}: 1 % off gives {off_nrmse:.3e}"
                 );
             }
+        }
+    }
+}
+
+/// A cell carries the warp and the weft shear laws on half its area each, so the virtual shear
+/// test gives their mean whichever yarn lies along the gauge. With elastic laws k_a θ and k_b θ
+/// (no friction) the curve is ½(k_a + k_b)·θ and its NRMSE against the card's law of the
+/// tested direction is |k_a − k_b|/(k_a + k_b) · RMS(θ)/(max θ − min θ), in both directions.
+#[test]
+fn virtual_kes_shear_gives_the_mean_law_and_scores_it_against_the_directions_law() {
+    let mut card = cotton();
+    let (ka, kb) = (40.0, 60.0);
+    for (laws, k) in [(&mut card.warp, ka), (&mut card.weft, kb)] {
+        let Some(shear) = laws.shear.as_mut() else {
+            panic!("the cotton card has shear laws")
+        };
+        shear.k_s = k;
+        shear.theta0 = 0.0;
+        shear.friction.level = 0.0;
+        shear.friction.mu = 0.0;
+    }
+    for direction in [Direction::Warp, Direction::Weft] {
+        let mut spec = VirtualKesSpec::new(KesTest::Shear, direction);
+        spec.points = 12;
+        let r = run_virtual_kes(&spec, &card, |_, _| {}).unwrap();
+        for (x, m) in r.x.iter().zip(&r.mesh) {
+            let mean = 0.5 * (ka + kb) * x;
+            assert!(
+                (m - mean).abs() <= 1e-9 * 0.5 * (ka + kb),
+                "{direction}: {m} vs {mean}"
+            );
+        }
+        let (lo, hi) =
+            r.x.iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+                    (l.min(v), h.max(v))
+                });
+        let rms = (r.x.iter().map(|x| x * x).sum::<f64>() / r.x.len() as f64).sqrt();
+        let expected = (ka - kb).abs() / (ka + kb) * rms / (hi - lo);
+        assert!(
+            (r.nrmse / expected - 1.0).abs() < 1e-8,
+            "{direction}: nrmse {} vs {expected}",
+            r.nrmse
+        );
+        assert!(
+            r.connectors_nrmse < 1e-9,
+            "{direction}: {}",
+            r.connectors_nrmse
+        );
+    }
+}
+
+/// The NRMSE `kestrel run` reports for a virtual KES test is the one `kestrel validate` gives
+/// on the CSV the run wrote, with the same card (tensile, shear and bending; the cotton card's
+/// warp and weft shear laws differ, so the shear curve, their mean, is ~2 % off either).
+#[test]
+fn a_virtual_kes_runs_nrmse_is_what_validate_gives_on_its_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let card = repo("scenes/fabrics/cotton_shirting.params.toml");
+    let card = card.to_str().unwrap();
+    for (test, direction) in [
+        ("tensile", "warp"),
+        ("shear", "warp"),
+        ("shear", "weft"),
+        ("bending", "weft"),
+    ] {
+        let scene = dir.path().join(format!("{test}_{direction}.toml"));
+        let csv = dir.path().join(format!("{test}_{direction}.csv"));
+        std::fs::write(
+            &scene,
+            format!(
+                "name = \"v\"\n[material]\nkind = \"kes\"\nparams = {card:?}\n\
+                 [kes_test]\ntest = \"{test}\"\ndirection = \"{direction}\"\npoints = 10\n"
+            ),
+        )
+        .unwrap();
+        let (scene, csv) = (scene.to_str().unwrap(), csv.to_str().unwrap());
+        let run = kestrel(&["run", scene, "--json", "--csv", csv]);
+        assert_success(&run);
+        let run = stdout_json(&run);
+        let validate = kestrel(&["validate", "--params", card, "--json", csv]);
+        assert_success(&validate);
+        let validate = stdout_json(&validate);
+        let (ran, validated) = (
+            run["nrmse"].as_f64().unwrap(),
+            validate["curves"][0]["nrmse"].as_f64().unwrap(),
+        );
+        assert!(
+            (ran - validated).abs() <= 1e-6 * validated.max(1e-3),
+            "{test} {direction}: run {ran} vs validate {validated}"
+        );
+        let connectors = run["connectors_nrmse"].as_f64().unwrap();
+        if test == "shear" {
+            assert!(ran > 0.01 && connectors < 1e-9, "{ran} {connectors}");
+        } else {
+            assert!((ran - connectors).abs() < 1e-9, "{ran} {connectors}");
         }
     }
 }
