@@ -89,18 +89,28 @@ impl App {
         };
         app.follow_selection();
         app.log_status();
+        let all: Vec<usize> = (0..app.curves.list.len()).collect();
+        for note in app.curves.notes(&all) {
+            app.log_message(note);
+        }
         app
     }
 
     /// Keeps the status in the log, unless empty or the same as the last one logged.
     fn log_status(&mut self) {
-        if self.status.is_empty() || self.log.last() == Some(&self.status) {
+        let status = self.status.clone();
+        self.log_message(status);
+    }
+
+    /// Keeps `message` in the log, unless empty or the same as the last one logged.
+    fn log_message(&mut self, message: String) {
+        if message.is_empty() || self.log.last() == Some(&message) {
             return;
         }
         if self.log.len() == LOG_LEN {
             self.log.remove(0);
         }
-        self.log.push(self.status.clone());
+        self.log.push(message);
     }
 
     /// The Export tab's update, with what it exports from.
@@ -174,6 +184,9 @@ impl App {
     /// What an action asked for: the status it said, the prompt it opened, the jobs it
     /// started (then the status goes to the log).
     fn apply(&mut self, fx: Effects) {
+        for message in fx.log {
+            self.log_message(message);
+        }
         if let Some(status) = fx.status {
             self.status = status;
         }
@@ -447,7 +460,16 @@ impl App {
                 if added.curves > 0 || added.reloaded > 0 {
                     self.follow_selection();
                 }
-                let status = added.status();
+                fx.log.extend(self.curves.notes(&added.indices));
+                let mut status = added.status();
+                if self
+                    .fit
+                    .running
+                    .as_ref()
+                    .is_some_and(|r| r.stale(&self.curves).is_some())
+                {
+                    status.push_str(" — the fit running is of the old data: it will be dropped");
+                }
                 fx.status(if errors.is_empty() {
                     status
                 } else if added.curves == 0 && added.already_open == 0 && added.reloaded == 0 {

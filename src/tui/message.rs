@@ -128,6 +128,9 @@ pub struct LoadedCurve {
     pub fit: Option<CurveFit>,
     /// The file's canonical path (where it could be resolved): a file opened twice is kept once.
     pub canonical: Option<PathBuf>,
+    /// Which reading this is, numbered by the curve list (0 until listed): a curve read again
+    /// gets a new number, and a fit started on an older reading is dropped when it ends.
+    pub generation: u64,
 }
 
 /// A palette entry of the reduced model being played: its name and key.
