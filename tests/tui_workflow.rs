@@ -7,7 +7,9 @@ use kestrel::tui::prompt::Confirm;
 use kestrel::tui::{Action, App, Event, Job, Tab};
 use ratatui::crossterm::event::KeyCode;
 
-use super::tui::{app, draw, joined_at_end, press, run_fit_job, save_card_to, write_kes};
+use super::tui::{
+    app, draw, joined_at_end, press, read_card, run_fit_job, save_card_to, write_kes,
+};
 
 const CARD: &str = "scenes/fabrics/cotton-shirting.fitted.params.toml";
 
@@ -16,6 +18,8 @@ fn with_card() -> App {
     let mut a = app();
     a.open_card(CARD.into());
     assert_eq!(a.tab, Tab::Cloth);
+    read_card(&mut a);
+    assert!(a.cloth.card.is_some(), "{}", a.status);
     a
 }
 

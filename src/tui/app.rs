@@ -206,13 +206,18 @@ impl App {
         self.apply(fx);
     }
 
-    /// Opens a fabric card named on the command line or in the prompt: the Cloth tab offers
-    /// its tests.
+    /// Opens a fabric card named on the command line or in the prompt: the Cloth tab shows,
+    /// and offers the card's tests once a [`Job::ReadCard`] has read it.
     pub fn open_card(&mut self, card: PathBuf) {
         let mut fx = Effects::default();
-        self.show_tab(Tab::Cloth);
-        self.cloth.set_card(card, &mut fx);
+        self.read_card(card, &mut fx);
         self.apply(fx);
+    }
+
+    fn read_card(&mut self, card: PathBuf, fx: &mut Effects) {
+        self.show_tab(Tab::Cloth);
+        fx.status(format!("reading card {}…", card.display()));
+        fx.job(Job::ReadCard(card));
     }
 
     /// The Fit tab's `c`: the card saved last goes to the Cloth tab, which offers its tests;
@@ -414,8 +419,7 @@ impl App {
             PromptPurpose::Open => {
                 let path = PathBuf::from(&text);
                 if crate::tui::is_parameter_file(&path) {
-                    self.show_tab(Tab::Cloth);
-                    self.cloth.set_card(path, fx);
+                    self.read_card(path, fx);
                 } else if crate::tui::is_cloth_input(&path) {
                     self.show_tab(Tab::Cloth);
                     self.cloth.open(path, fx);
@@ -508,6 +512,18 @@ impl App {
                 // the warning first: a long status line is cut at the terminal's width
                 fx.status(format!("warning: {warning}; {written}"));
             }
+            Event::CardRead { path, outcome } => match outcome {
+                Ok(warnings) => {
+                    self.cloth.set_card(path.clone(), fx);
+                    for w in &warnings {
+                        fx.log(format!("card {}: warning: {w}", path.display()));
+                    }
+                    if let (Some(status), false) = (fx.status.as_mut(), warnings.is_empty()) {
+                        status.push_str(" (warning: its sources changed on disk; e shows it)");
+                    }
+                }
+                Err(why) => fx.status(format!("error: card not opened: {why}")),
+            },
             Event::PathCompleted { typed, completed } => {
                 // only if the text was not changed meanwhile
                 if let Some(p) = self.prompt.as_mut().filter(|p| p.text == typed) {

@@ -316,6 +316,8 @@ pub enum Job {
     },
     /// Complete the path typed in the prompt.
     CompletePath(String),
+    /// Read the fabric card at the path: once read, the Cloth tab offers its tests.
+    ReadCard(PathBuf),
     /// List the scenes and reduced models under `root` (the working directory when empty).
     ScanCloth(PathBuf),
     /// Load a scene, a model or a card's test and start its thread (a simulation paused, a lab
@@ -343,6 +345,12 @@ pub enum Event {
     CardWritten {
         path: PathBuf,
         warning: String,
+    },
+    /// The card at `path` read: the warnings about it (its sources changed on disk), or why
+    /// it could not be read.
+    CardRead {
+        path: PathBuf,
+        outcome: Result<Vec<String>, String>,
     },
     /// A typed path (`typed`) and its completion.
     PathCompleted {
