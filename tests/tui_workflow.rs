@@ -736,3 +736,42 @@ fn s_and_c_in_the_curves_tab_save_and_send_the_card_as_the_fit_tab_does() {
         .iter()
         .any(|(k, _)| *k == "s / c"));
 }
+
+#[test]
+fn fitting_the_fabric_fits_a_curve_read_again_meanwhile_once_more() {
+    let (mut a, _dir, file) = opened_copy();
+    press(&mut a, KeyCode::Char('F'));
+    let (curve_index, old_fit, _) = run_fit_job(&mut a);
+    // the file changes on disk (one sample moved) and is opened again while it runs
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replacen("0.0078,", "0.0079,", 1);
+    std::fs::write(&file, text).unwrap();
+    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
+    a.update(Action::Event(Event::Opened { curves, errors }));
+    assert!(a.status.contains("reloaded 1 curve"), "{}", a.status);
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(old_fit),
+    }));
+    assert!(a.curves.list[0].fit.is_none());
+    assert!(
+        a.log
+            .iter()
+            .any(|m| m.contains("dropped") && m.contains("fitted again")),
+        "{:?}",
+        a.log
+    );
+    // the same curve, now of the new data, is fitted next
+    let Some(Job::Fit { specimens, .. }) = a.jobs.last() else {
+        panic!("no fit queued again: {}", a.status)
+    };
+    assert!(specimens[0].x.iter().any(|&x| (x - 0.000079).abs() < 1e-12));
+    let (curve_index, fit, _) = run_fit_job(&mut a);
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    }));
+    assert!(a.curves.list[0].fit.is_some(), "{}", a.status);
+    assert!(a.status.contains("fabric fitted"), "{}", a.status);
+}
