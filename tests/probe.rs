@@ -188,6 +188,7 @@ fn overflowing_in_memory() -> Vec<(&'static str, Vec<kestrel::tui::message::Load
             curve,
             fit: None,
             canonical: None,
+            generation: 0,
         }]
     };
     vec![("t", loaded(t)), ("s", loaded(s)), ("b", loaded(b))]

@@ -72,6 +72,17 @@ pub(crate) fn save_card_to(a: &mut App, file: &std::path::Path) {
     a.update(Action::Event(event));
 }
 
+/// Runs the card-reading job the app queued, as the worker would, handing its answer to the
+/// app.
+pub(crate) fn read_card(a: &mut App) {
+    let Some(job @ Job::ReadCard(_)) = a.jobs.pop() else {
+        panic!("no card to read: {:?}", a.jobs)
+    };
+    let (progress, _) = std::sync::mpsc::channel();
+    let event = kestrel::tui::worker::run(job, &progress).expect("an answer");
+    a.update(Action::Event(event));
+}
+
 /// A cloth worker started by a test, stopped and joined when the test ends (also on a
 /// failed assertion): a renderer still alive in a thread when the process exits can crash the
 /// graphics driver (NVIDIA's does).
@@ -1488,9 +1499,43 @@ fn a_card_opened_by_path_offers_its_tests_in_the_cloth_tab() {
     }
     a.update(Action::PromptSubmit);
     assert_eq!(a.tab, Tab::Cloth);
+    read_card(&mut a);
     assert_eq!(a.cloth.card.as_deref(), Some(std::path::Path::new(card)));
     assert_eq!(a.cloth.entries()[1], ClothEntry::Card(CardTest::Drape));
     assert!(a.jobs.is_empty(), "nothing runs until Enter: {:?}", a.jobs);
+}
+
+#[test]
+fn a_card_that_does_not_read_is_refused_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("broken.params.toml");
+    std::fs::write(&bad, "this is = = not a card").unwrap();
+    for card in [dir.path().join("nonexist.params.toml"), bad] {
+        let mut a = app();
+        press(&mut a, KeyCode::Char('o'));
+        for ch in card.display().to_string().chars() {
+            a.update(Action::PromptInput(ch));
+        }
+        a.update(Action::PromptSubmit);
+        read_card(&mut a);
+        assert!(
+            a.status.starts_with("error: card not opened"),
+            "{}",
+            a.status
+        );
+        assert!(
+            a.status
+                .contains(&card.file_name().unwrap().to_string_lossy().to_string()),
+            "the file is named: {}",
+            a.status
+        );
+        assert!(
+            a.cloth.card.is_none(),
+            "no tests offered for {}",
+            card.display()
+        );
+        assert!(!draw(&a, 120, 40).contains("drape test"));
+    }
 }
 
 /// A curve changed on disk after it was opened: the saved card keeps the hash of the bytes
@@ -1546,5 +1591,20 @@ fn a_card_saved_after_its_curve_changed_on_disk_keeps_the_bytes_read_and_warns()
         a.status.contains("written") && !a.status.contains("warning"),
         "{}",
         a.status
+    );
+    // the first card, opened while its curve differs on disk again: offered, with the
+    // warning in the status and in full in the message log
+    std::fs::write(&curve, &changed).unwrap();
+    a.open_card(card.clone());
+    read_card(&mut a);
+    assert_eq!(a.cloth.card.as_deref(), Some(card.as_path()));
+    assert!(a.status.contains("sources changed on disk"), "{}", a.status);
+    assert!(
+        a.log
+            .iter()
+            .any(|m| m.contains("warning: sources differ on disk")
+                && m.contains("bending_warp.csv (changed)")),
+        "{:?}",
+        a.log
     );
 }

@@ -7,7 +7,9 @@ use kestrel::tui::prompt::Confirm;
 use kestrel::tui::{Action, App, Event, Job, Tab};
 use ratatui::crossterm::event::KeyCode;
 
-use super::tui::{app, draw, joined_at_end, press, run_fit_job, save_card_to, write_kes};
+use super::tui::{
+    app, draw, joined_at_end, press, read_card, run_fit_job, save_card_to, write_kes,
+};
 
 const CARD: &str = "scenes/fabrics/cotton-shirting.fitted.params.toml";
 
@@ -16,6 +18,8 @@ fn with_card() -> App {
     let mut a = app();
     a.open_card(CARD.into());
     assert_eq!(a.tab, Tab::Cloth);
+    read_card(&mut a);
+    assert!(a.cloth.card.is_some(), "{}", a.status);
     a
 }
 
@@ -218,6 +222,100 @@ fn opening_a_file_again_reloads_it_when_it_changed_on_disk() {
         .x
         .iter()
         .any(|&x| (x - 0.075).abs() < 1e-12));
+}
+
+/// The shipped cotton tensile warp curve copied to a temporary folder, opened in the app with
+/// the Fit tab shown.
+fn opened_copy() -> (App, tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tensile_warp.csv");
+    std::fs::copy("kes_data/cotton-shirting/tensile_warp.csv", &file).unwrap();
+    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut a = App::new(curves, String::new(), true);
+    a.update(Action::GoTab(Tab::Fit));
+    (a, dir, file)
+}
+
+#[test]
+fn a_fit_of_data_read_again_while_it_ran_is_dropped() {
+    let (mut a, _dir, file) = opened_copy();
+    a.update(Action::RunFit);
+    // the worker fits the bytes read first …
+    let (curve_index, old_fit, _) = run_fit_job(&mut a);
+    // … while the file changes on disk (forces doubled) and is opened again
+    let text = std::fs::read_to_string(&file).unwrap();
+    let doubled: String = text
+        .lines()
+        .map(|l| match l.split_once(',') {
+            Some((x, y)) if y.trim().parse::<f64>().is_ok() => {
+                format!("{x},{}\n", 2.0 * y.trim().parse::<f64>().unwrap())
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(&file, doubled).unwrap();
+    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
+    assert!(errors.is_empty(), "{errors:?}");
+    a.update(Action::Event(Event::Opened { curves, errors }));
+    assert!(a.status.contains("reloaded 1 curve"), "{}", a.status);
+    assert!(
+        a.status.contains("the fit running is of the old data"),
+        "{}",
+        a.status
+    );
+    // the old data's fit comes back: not attached to the new curve, and said so
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(old_fit),
+    }));
+    assert!(
+        a.curves.list[0].fit.is_none(),
+        "the old data's fit is dropped"
+    );
+    assert!(
+        a.status.contains("fit of tensile warp dropped")
+            && a.status.contains("read again from disk"),
+        "{}",
+        a.status
+    );
+    assert!(a.log.iter().any(|m| m.contains("dropped")), "{:?}", a.log);
+    assert!(a.fit.running.is_none());
+    assert!(!a.unsaved, "nothing new to save");
+    // nothing of the old data to save; a new fit is of the new data
+    a.update(Action::SaveParams);
+    assert!(a.status.contains("nothing to save"), "{}", a.status);
+    a.update(Action::RunFit);
+    let (curve_index, fit, _) = run_fit_job(&mut a);
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    }));
+    assert!(a.curves.list[0].fit.is_some(), "{}", a.status);
+}
+
+#[test]
+fn a_joint_fit_is_dropped_when_a_replicate_opens_while_it_runs() {
+    let (mut a, dir, _) = opened_copy();
+    a.update(Action::RunFit);
+    let (curve_index, fit, specimens) = run_fit_job(&mut a);
+    assert_eq!(specimens, 1);
+    // a second specimen of the same curve opens meanwhile
+    let replicate = dir.path().join("tensile_warp_2.csv");
+    std::fs::copy("kes_data/cotton-shirting/tensile_warp.csv", &replicate).unwrap();
+    let (curves, errors) = kestrel::tui::files::open(&replicate.display().to_string());
+    assert!(errors.is_empty(), "{errors:?}");
+    a.update(Action::Event(Event::Opened { curves, errors }));
+    assert_eq!(a.curves.list.len(), 2);
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    }));
+    assert!(
+        a.curves.list.iter().all(|c| c.fit.is_none()),
+        "a one-specimen fit is not the pair's joint fit"
+    );
+    assert!(a.status.contains("replicates changed"), "{}", a.status);
 }
 
 /// An app with the shipped cotton curves opened from a copy in a temporary folder, the
@@ -492,4 +590,188 @@ fn a_file_without_its_test_line_is_told_to_the_user_in_the_workbench_s_terms() {
         .unwrap_err()
         .to_string();
     assert!(cli.contains("or --test"), "{cli}");
+}
+
+/// The shipped cotton tensile warp curve with its strains shifted by 0.5 %: a curve that
+/// starts off zero, which the values' reading notes.
+fn shifted_curve(dir: &std::path::Path, by: f64) -> std::path::PathBuf {
+    let text = std::fs::read_to_string("kes_data/cotton-shirting/tensile_warp.csv").unwrap();
+    let shifted: String = text
+        .lines()
+        .map(|l| match l.split_once(',') {
+            Some((x, y)) if x.trim().parse::<f64>().is_ok() => {
+                format!("{},{y}\n", x.trim().parse::<f64>().unwrap() + by)
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    let file = dir.join("tensile_warp.csv");
+    std::fs::write(&file, shifted).unwrap();
+    file
+}
+
+#[test]
+fn values_notes_go_to_the_message_log_and_the_panel_says_what_it_cuts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = shifted_curve(dir.path(), 0.5);
+    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut a = App::new(curves, "opened".into(), true);
+    let notes: Vec<String> = a.curves.list[0]
+        .values
+        .iter()
+        .filter(|(k, _)| k == "note")
+        .map(|(_, v)| v.clone())
+        .collect();
+    assert!(!notes.is_empty(), "{:?}", a.curves.list[0].values);
+    // every note in the log in full, naming its file
+    for n in &notes {
+        assert!(
+            a.log
+                .iter()
+                .any(|m| m.contains(n.as_str()) && m.contains("tensile_warp.csv")),
+            "{n}: {:?}",
+            a.log
+        );
+    }
+    // stacked under the chart in a short terminal, the cut notes are said
+    let screen = draw(&a, 80, 20);
+    assert!(screen.contains("EMT"), "{screen}");
+    assert!(screen.contains("… (e: all notes)"), "{screen}");
+    // at 40 x 12 the panel keeps a few rows: values, and that more need a larger terminal
+    let screen = draw(&a, 40, 12);
+    assert!(
+        screen.contains("EMT") && screen.contains("… (enlarge)"),
+        "{screen}"
+    );
+    // reloaded (changed on disk): its notes are logged again
+    let logged = a.log.len();
+    shifted_curve(dir.path(), 0.6);
+    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
+    a.update(Action::Event(Event::Opened { curves, errors }));
+    assert!(a.status.contains("reloaded"), "{}", a.status);
+    let new_notes: Vec<&String> = a.curves.list[0]
+        .values
+        .iter()
+        .filter(|(k, _)| k == "note")
+        .map(|(_, v)| v)
+        .collect();
+    assert!(!new_notes.is_empty() && new_notes[0] != &notes[0]);
+    assert!(
+        a.log[logged..]
+            .iter()
+            .any(|m| m.contains(new_notes[0].as_str())),
+        "{:?}",
+        &a.log[logged..]
+    );
+}
+
+#[test]
+fn the_fit_result_keeps_rows_in_a_small_terminal() {
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Fit));
+    a.update(Action::RunFit);
+    let (curve_index, fit, _) = run_fit_job(&mut a);
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    }));
+    for (w, h) in [(40, 12), (60, 20)] {
+        let screen = draw(&a, w, h);
+        assert!(screen.contains("NRMSE"), "{w}x{h}: {screen}");
+        assert!(screen.contains("PgUp/PgDn"), "{w}x{h}: {screen}");
+    }
+}
+
+#[test]
+fn a_compression_curve_is_not_fitted_and_the_tab_says_where_its_values_are() {
+    let (curves, errors) = kestrel::tui::files::open("kes_data/cotton-shirting/compression.csv");
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut a = App::new(curves, String::new(), true);
+    a.update(Action::GoTab(Tab::Fit));
+    let screen = draw(&a, 120, 40);
+    assert!(
+        screen.contains("its KES values are in the Curves tab"),
+        "{screen}"
+    );
+    a.update(Action::RunFit);
+    assert!(a.jobs.is_empty(), "no fit job: {:?}", a.jobs);
+    assert!(a.fit.running.is_none());
+    assert!(
+        a.status.contains("no connector law") && a.status.contains("Curves tab"),
+        "{}",
+        a.status
+    );
+    assert!(!a.status.contains("kestrel values"), "{}", a.status);
+}
+
+#[test]
+fn s_and_c_in_the_curves_tab_save_and_send_the_card_as_the_fit_tab_does() {
+    let mut a = app();
+    a.update(Action::GoTab(Tab::Fit));
+    press(&mut a, KeyCode::Char('F'));
+    while a.fit.running.is_some() {
+        let (curve_index, fit, _) = run_fit_job(&mut a);
+        a.update(Action::Event(Event::FitDone {
+            curve_index,
+            fit: Box::new(fit),
+        }));
+    }
+    assert!(a.status.contains("s saves the card"), "{}", a.status);
+    press(&mut a, KeyCode::Char('1'));
+    assert_eq!(a.tab, Tab::Curves);
+    press(&mut a, KeyCode::Char('s'));
+    assert!(a.prompt.is_some(), "s opens the save prompt: {}", a.status);
+    let dir = tempfile::tempdir().unwrap();
+    let card = dir.path().join("cotton.params.toml");
+    save_card_to(&mut a, &card);
+    assert!(card.exists(), "{}", a.status);
+    assert!(a.status.contains("written"), "{}", a.status);
+    press(&mut a, KeyCode::Char('c'));
+    assert_eq!(a.tab, Tab::Cloth, "{}", a.status);
+    assert_eq!(a.cloth.card.as_deref(), Some(card.as_path()));
+    // the help lists them
+    a.update(Action::GoTab(Tab::Curves));
+    assert!(kestrel::tui::keymap::help_lines(Tab::Curves)
+        .iter()
+        .any(|(k, _)| *k == "s / c"));
+}
+
+#[test]
+fn fitting_the_fabric_fits_a_curve_read_again_meanwhile_once_more() {
+    let (mut a, _dir, file) = opened_copy();
+    press(&mut a, KeyCode::Char('F'));
+    let (curve_index, old_fit, _) = run_fit_job(&mut a);
+    // the file changes on disk (one sample moved) and is opened again while it runs
+    let text = std::fs::read_to_string(&file)
+        .unwrap()
+        .replacen("0.0078,", "0.0079,", 1);
+    std::fs::write(&file, text).unwrap();
+    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
+    a.update(Action::Event(Event::Opened { curves, errors }));
+    assert!(a.status.contains("reloaded 1 curve"), "{}", a.status);
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(old_fit),
+    }));
+    assert!(a.curves.list[0].fit.is_none());
+    assert!(
+        a.log
+            .iter()
+            .any(|m| m.contains("dropped") && m.contains("fitted again")),
+        "{:?}",
+        a.log
+    );
+    // the same curve, now of the new data, is fitted next
+    let Some(Job::Fit { specimens, .. }) = a.jobs.last() else {
+        panic!("no fit queued again: {}", a.status)
+    };
+    assert!(specimens[0].x.iter().any(|&x| (x - 0.000079).abs() < 1e-12));
+    let (curve_index, fit, _) = run_fit_job(&mut a);
+    a.update(Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    }));
+    assert!(a.curves.list[0].fit.is_some(), "{}", a.status);
+    assert!(a.status.contains("fabric fitted"), "{}", a.status);
 }

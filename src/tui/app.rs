@@ -89,18 +89,28 @@ impl App {
         };
         app.follow_selection();
         app.log_status();
+        let all: Vec<usize> = (0..app.curves.list.len()).collect();
+        for note in app.curves.notes(&all) {
+            app.log_message(note);
+        }
         app
     }
 
     /// Keeps the status in the log, unless empty or the same as the last one logged.
     fn log_status(&mut self) {
-        if self.status.is_empty() || self.log.last() == Some(&self.status) {
+        let status = self.status.clone();
+        self.log_message(status);
+    }
+
+    /// Keeps `message` in the log, unless empty or the same as the last one logged.
+    fn log_message(&mut self, message: String) {
+        if message.is_empty() || self.log.last() == Some(&message) {
             return;
         }
         if self.log.len() == LOG_LEN {
             self.log.remove(0);
         }
-        self.log.push(self.status.clone());
+        self.log.push(message);
     }
 
     /// The Export tab's update, with what it exports from.
@@ -174,6 +184,9 @@ impl App {
     /// What an action asked for: the status it said, the prompt it opened, the jobs it
     /// started (then the status goes to the log).
     fn apply(&mut self, fx: Effects) {
+        for message in fx.log {
+            self.log_message(message);
+        }
         if let Some(status) = fx.status {
             self.status = status;
         }
@@ -193,13 +206,18 @@ impl App {
         self.apply(fx);
     }
 
-    /// Opens a fabric card named on the command line or in the prompt: the Cloth tab offers
-    /// its tests.
+    /// Opens a fabric card named on the command line or in the prompt: the Cloth tab shows,
+    /// and offers the card's tests once a [`Job::ReadCard`] has read it.
     pub fn open_card(&mut self, card: PathBuf) {
         let mut fx = Effects::default();
-        self.show_tab(Tab::Cloth);
-        self.cloth.set_card(card, &mut fx);
+        self.read_card(card, &mut fx);
         self.apply(fx);
+    }
+
+    fn read_card(&mut self, card: PathBuf, fx: &mut Effects) {
+        self.show_tab(Tab::Cloth);
+        fx.status(format!("reading card {}…", card.display()));
+        fx.job(Job::ReadCard(card));
     }
 
     /// The Fit tab's `c`: the card saved last goes to the Cloth tab, which offers its tests;
@@ -401,8 +419,7 @@ impl App {
             PromptPurpose::Open => {
                 let path = PathBuf::from(&text);
                 if crate::tui::is_parameter_file(&path) {
-                    self.show_tab(Tab::Cloth);
-                    self.cloth.set_card(path, fx);
+                    self.read_card(path, fx);
                 } else if crate::tui::is_cloth_input(&path) {
                     self.show_tab(Tab::Cloth);
                     self.cloth.open(path, fx);
@@ -447,7 +464,16 @@ impl App {
                 if added.curves > 0 || added.reloaded > 0 {
                     self.follow_selection();
                 }
-                let status = added.status();
+                fx.log.extend(self.curves.notes(&added.indices));
+                let mut status = added.status();
+                if self
+                    .fit
+                    .running
+                    .as_ref()
+                    .is_some_and(|r| r.stale(&self.curves).is_some())
+                {
+                    status.push_str(" — the fit running is of the old data: it will be dropped");
+                }
                 fx.status(if errors.is_empty() {
                     status
                 } else if added.curves == 0 && added.already_open == 0 && added.reloaded == 0 {
@@ -486,6 +512,18 @@ impl App {
                 // the warning first: a long status line is cut at the terminal's width
                 fx.status(format!("warning: {warning}; {written}"));
             }
+            Event::CardRead { path, outcome } => match outcome {
+                Ok(warnings) => {
+                    self.cloth.set_card(path.clone(), fx);
+                    for w in &warnings {
+                        fx.log(format!("card {}: warning: {w}", path.display()));
+                    }
+                    if let (Some(status), false) = (fx.status.as_mut(), warnings.is_empty()) {
+                        status.push_str(" (warning: its sources changed on disk; e shows it)");
+                    }
+                }
+                Err(why) => fx.status(format!("error: card not opened: {why}")),
+            },
             Event::PathCompleted { typed, completed } => {
                 // only if the text was not changed meanwhile
                 if let Some(p) = self.prompt.as_mut().filter(|p| p.text == typed) {

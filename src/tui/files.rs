@@ -18,6 +18,7 @@ fn loaded(curve: Curve) -> LoadedCurve {
         curve,
         fit: None,
         canonical: None,
+        generation: 0,
     }
 }
 

@@ -131,6 +131,8 @@ pub static BINDINGS: &[Binding] = &[
     bind!(Messages, "Up / Down", "scroll the messages", UP_DOWN),
     bind!(Messages, "q", "quit", &[(ch('q'), Action::Quit)]),
     bind!(CURVES, "Up / Down", "select curve", UP_DOWN),
+    bind!(CURVES, "s / c", "save the fabric's card / send it to the Cloth tab",
+        &[(ch('s'), Action::SaveParams), (ch('c'), Action::SendCard)]),
     bind!(CONNECTOR, "Up / Down", "select parameter", UP_DOWN),
     bind!(CONNECTOR, "l / d", "law: traction / bending / shear; direction: warp / weft",
         &[(ch('l'), Action::CycleLaw), (ch('d'), Action::ToggleDirection)]),

@@ -128,6 +128,9 @@ pub struct LoadedCurve {
     pub fit: Option<CurveFit>,
     /// The file's canonical path (where it could be resolved): a file opened twice is kept once.
     pub canonical: Option<PathBuf>,
+    /// Which reading this is, numbered by the curve list (0 until listed): a curve read again
+    /// gets a new number, and a fit started on an older reading is dropped when it ends.
+    pub generation: u64,
 }
 
 /// A palette entry of the reduced model being played: its name and key.
@@ -313,6 +316,8 @@ pub enum Job {
     },
     /// Complete the path typed in the prompt.
     CompletePath(String),
+    /// Read the fabric card at the path: once read, the Cloth tab offers its tests.
+    ReadCard(PathBuf),
     /// List the scenes and reduced models under `root` (the working directory when empty).
     ScanCloth(PathBuf),
     /// Load a scene, a model or a card's test and start its thread (a simulation paused, a lab
@@ -340,6 +345,12 @@ pub enum Event {
     CardWritten {
         path: PathBuf,
         warning: String,
+    },
+    /// The card at `path` read: the warnings about it (its sources changed on disk), or why
+    /// it could not be read.
+    CardRead {
+        path: PathBuf,
+        outcome: Result<Vec<String>, String>,
     },
     /// A typed path (`typed`) and its completion.
     PathCompleted {

@@ -11,10 +11,13 @@ pub mod hysteresis;
 use super::message::Job;
 use super::prompt::{Prompt, PromptPurpose};
 
-/// What a tab's update asks of the app besides its own state: a status line, jobs, a prompt.
+/// What a tab's update asks of the app besides its own state: a status line, messages for the
+/// log only, jobs, a prompt.
 #[derive(Debug, Default)]
 pub(crate) struct Effects {
     pub status: Option<String>,
+    /// Logged before the status (`e` shows them): what a later status line would hide.
+    pub log: Vec<String>,
     pub jobs: Vec<Job>,
     pub prompt: Option<Prompt>,
 }
@@ -22,6 +25,10 @@ pub(crate) struct Effects {
 impl Effects {
     pub(crate) fn status(&mut self, text: impl Into<String>) {
         self.status = Some(text.into());
+    }
+
+    pub(crate) fn log(&mut self, text: impl Into<String>) {
+        self.log.push(text.into());
     }
 
     pub(crate) fn job(&mut self, job: Job) {

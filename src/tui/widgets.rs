@@ -201,6 +201,83 @@ pub(crate) fn chart(
         .render(area, buf);
 }
 
+/// `text` broken at spaces into lines of at most `width` characters (a longer word split).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    let mut line: Vec<char> = Vec::new();
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            out.push(line.drain(..).collect());
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.append(&mut word);
+        while line.len() > width {
+            let rest = line.split_off(width);
+            out.push(line.drain(..).collect());
+            line = rest;
+        }
+    }
+    if !line.is_empty() || out.is_empty() {
+        out.push(line.into_iter().collect());
+    }
+    out
+}
+
+/// KES value rows (name, value with unit) as lines of at most `width` characters, each
+/// marked when it is part of a note.
+fn value_lines(rows: &[(String, String)], width: usize) -> Vec<(String, bool)> {
+    rows.iter()
+        .flat_map(|(k, v)| {
+            wrap(&format!("{k} {v}"), width)
+                .into_iter()
+                .map(move |l| (l, k == "note"))
+        })
+        .collect()
+}
+
+/// Rows a [`values_panel`] of `rows` takes at `width` columns (frame included) to show them
+/// all.
+pub(crate) fn values_panel_height(rows: &[(String, String)], width: u16) -> u16 {
+    let inner = usize::from(width.saturating_sub(2));
+    u16::try_from(value_lines(rows, inner).len() + 2).unwrap_or(u16::MAX)
+}
+
+/// A framed table of (name, value with unit) rows, wrapped; where they do not all fit, the
+/// last line says what is cut: notes only (`e`, the message log, has them all) or values too
+/// (a larger terminal shows them).
+pub(crate) fn values_panel(title: &str, rows: &[(String, String)], area: Rect, buf: &mut Buffer) {
+    let width = usize::from(area.width.saturating_sub(2));
+    let height = usize::from(area.height.saturating_sub(2));
+    let mut lines = value_lines(rows, width);
+    if lines.len() > height {
+        let notes_marker = wrap("… (e: all notes)", width);
+        let keep = height.saturating_sub(notes_marker.len());
+        let marker = if lines[keep..].iter().all(|l| l.1) {
+            notes_marker
+        } else {
+            // the longest that fits on one line
+            let long = if lines.iter().any(|l| l.1) {
+                "… enlarge the terminal (e: all notes)"
+            } else {
+                "… enlarge the terminal"
+            };
+            [long, "… enlarge the terminal", "… (enlarge)"]
+                .into_iter()
+                .map(|m| wrap(m, width))
+                .find(|m| m.len() == 1)
+                .unwrap_or_else(|| wrap("…", width))
+        };
+        lines.truncate(height.saturating_sub(marker.len()));
+        lines.extend(marker.into_iter().map(|m| (m, false)));
+    }
+    let text: Vec<Line> = lines.into_iter().map(|(l, _)| Line::from(l)).collect();
+    Paragraph::new(text).block(block(title)).render(area, buf);
+}
+
 /// A table of (name, value with unit) rows.
 pub(crate) fn values_paragraph<'a>(title: &'a str, rows: &[(String, String)]) -> Paragraph<'a> {
     let lines: Vec<Line> = rows

@@ -135,6 +135,16 @@ pub fn run(job: Job, tx: &Sender<Event>) -> Option<Event> {
         Job::CompletePath(typed) => {
             files::complete_path(&typed).map(|completed| Event::PathCompleted { typed, completed })
         }
+        Job::ReadCard(path) => {
+            let outcome = crate::params::FabricParams::read(&path)
+                .map(|card| {
+                    crate::fit::fabric::sources_changed_on_disk(&card)
+                        .into_iter()
+                        .collect()
+                })
+                .map_err(|e| e.to_string());
+            Some(Event::CardRead { path, outcome })
+        }
         Job::ScanCloth(root) => Some(Event::ClothScanned(files::cloth_entries(&root))),
         Job::SaveParams {
             path,

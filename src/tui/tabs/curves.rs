@@ -10,7 +10,7 @@ use ratatui::widgets::{ListItem, Paragraph, Widget};
 use crate::kes::{replicate_groups, Curve};
 use crate::tui::message::LoadedCurve;
 use crate::tui::series;
-use crate::tui::widgets::{block, chart, selection_list, values_paragraph, Theme};
+use crate::tui::widgets::{block, chart, selection_list, values_panel, values_panel_height, Theme};
 
 /// What [`CurvesState::add`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub(crate) struct Added {
     pub already_open: usize,
     /// Curves open already whose file changed on disk: read again in their place.
     pub reloaded: usize,
+    /// Where the curves added and those read again are in the list.
+    pub indices: Vec<usize>,
 }
 
 impl Added {
@@ -75,11 +77,26 @@ impl Added {
 pub struct CurvesState {
     pub list: Vec<LoadedCurve>,
     pub selected: usize,
+    /// The last [`LoadedCurve::generation`] given.
+    generations: u64,
 }
 
 impl CurvesState {
     pub(crate) fn new(list: Vec<LoadedCurve>) -> Self {
-        Self { list, selected: 0 }
+        let mut state = Self {
+            list: Vec::new(),
+            selected: 0,
+            generations: 0,
+        };
+        state.list = list.into_iter().map(|c| state.numbered(c)).collect();
+        state
+    }
+
+    /// `c` with a generation of its own.
+    fn numbered(&mut self, mut c: LoadedCurve) -> LoadedCurve {
+        self.generations += 1;
+        c.generation = self.generations;
+        c
     }
 
     pub(crate) fn selected_curve(&self) -> Option<&LoadedCurve> {
@@ -127,6 +144,7 @@ impl CurvesState {
         let mut fresh = Vec::new();
         let (mut already_open, mut reloaded) = (0, Vec::new());
         for c in curves {
+            let c = self.numbered(c);
             let open = c.canonical.as_ref().and_then(|k| {
                 self.list
                     .iter()
@@ -155,12 +173,15 @@ impl CurvesState {
                 fabrics.push(c.curve.fabric.clone());
             }
         }
-        let added = Added {
+        let first_new = self.list.len();
+        let mut added = Added {
             curves: fresh.len(),
             fabrics,
             already_open,
             reloaded: reloaded.len(),
+            indices: reloaded.clone(),
         };
+        added.indices.extend(first_new..first_new + fresh.len());
         if fresh.is_empty() {
             if let Some(&i) = reloaded.first() {
                 self.selected = i;
@@ -176,6 +197,24 @@ impl CurvesState {
         self.list
             .extend(order.into_iter().filter_map(|i| slots[i].take()));
         added
+    }
+
+    /// The values notes of the curves at `indices`, one message each naming its curve (the
+    /// panel may cut them; the message log shows them in full).
+    pub(crate) fn notes(&self, indices: &[usize]) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in indices.iter().filter_map(|&i| self.list.get(i)) {
+            for (_, note) in c.values.iter().filter(|(k, _)| k == "note") {
+                out.push(format!(
+                    "{} ({} {} {}): note: {note}",
+                    c.curve.source_name(),
+                    c.curve.fabric,
+                    c.curve.test,
+                    c.curve.direction
+                ));
+            }
+        }
+        out
     }
 
     /// The curve list grouped by fabric, each curve with its file name; the specimens of one
@@ -247,12 +286,15 @@ impl CurvesState {
         let [plot, values] = if right.width >= NARROW_COLUMNS {
             Layout::horizontal([Constraint::Min(20), Constraint::Length(26)]).areas(right)
         } else {
-            let rows = c.values.len() as u16 + 2;
-            Layout::vertical([Constraint::Min(8), Constraint::Length(rows)]).areas(right)
+            // all the values where they fit in half the height, never fewer than a few rows
+            let rows = values_panel_height(&c.values, right.width)
+                .min(right.height / 2)
+                .max(MIN_VALUE_ROWS.min(right.height));
+            Layout::vertical([Constraint::Min(0), Constraint::Length(rows)]).areas(right)
         };
         let title = format!("{} {} {}", c.curve.fabric, c.curve.test, c.curve.direction);
         branch_chart(theme, &title, &c.curve, None, plot, buf);
-        values_paragraph("KES values", &c.values).render(values, buf);
+        values_panel("KES values", &c.values, values, buf);
     }
 }
 
@@ -268,6 +310,9 @@ fn same_data(a: &Curve, b: &Curve) -> bool {
 
 /// Below this many columns, the right-hand side stacks the chart over the values.
 const NARROW_COLUMNS: u16 = 70;
+
+/// Rows the values take at least, stacked under the chart (frame included).
+const MIN_VALUE_ROWS: u16 = 5;
 
 /// A curve's loading and unloading branches in KES units, with `model` dashed over them.
 pub(super) fn branch_chart(

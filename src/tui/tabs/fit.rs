@@ -20,12 +20,50 @@ use crate::tui::prompt::PromptPurpose;
 use crate::tui::series;
 use crate::tui::widgets::{block, Theme};
 
+/// A fit running on a worker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningFit {
+    /// The curve fitted (its replicates with it).
+    pub index: usize,
+    /// The specimens sent, each (index, [`LoadedCurve::generation`]): the result is theirs only.
+    ///
+    /// [`LoadedCurve::generation`]: crate::tui::message::LoadedCurve::generation
+    pub specimens: Vec<(usize, u64)>,
+    pub progress: Option<FitProgress>,
+}
+
+impl RunningFit {
+    /// Why its result is no longer the fit of the curve's specimens, if it is not: a specimen
+    /// read again from disk, or the replicates changed, since it started.
+    pub(crate) fn stale(&self, curves: &CurvesState) -> Option<&'static str> {
+        let reloaded = self
+            .specimens
+            .iter()
+            .any(|&(i, g)| curves.list.get(i).is_none_or(|c| c.generation != g));
+        if reloaded {
+            Some("its curve was read again from disk (changed there) after the fit started")
+        } else if generations(curves, self.index) != self.specimens {
+            Some("the curve's replicates changed after the fit started")
+        } else {
+            None
+        }
+    }
+}
+
+/// The curve at `index` and its replicates, each (index, generation).
+fn generations(curves: &CurvesState, index: usize) -> Vec<(usize, u64)> {
+    specimens_of(curves, index)
+        .into_iter()
+        .filter_map(|i| curves.list.get(i).map(|c| (i, c.generation)))
+        .collect()
+}
+
 /// The model to fit and the fit running.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FitState {
     pub model: FitModel,
     /// A fit is running on a worker: which curve, and the last progress.
-    pub running: Option<(usize, Option<FitProgress>)>,
+    pub running: Option<RunningFit>,
     /// Iterations seen in the running fit (all models together), for the gauge.
     pub iterations_seen: usize,
     /// The parameter file being written, its fabric and the laws it holds, for the status.
@@ -272,6 +310,10 @@ impl FitState {
             fx.status("no curve selected: open one with o");
             return;
         };
+        if !curve.test.has_connector_law() {
+            fx.status(no_law(curve.test));
+            return;
+        }
         let options = FitOptions {
             model: self.model,
             ..FitOptions::default()
@@ -302,18 +344,24 @@ impl FitState {
             specimens,
             options,
         });
-        self.running = Some((index, None));
+        self.running = Some(RunningFit {
+            index,
+            specimens: generations(curves, index),
+            progress: None,
+        });
         self.iterations_seen = 0;
     }
 
     pub(crate) fn on_progress(&mut self, p: FitProgress) {
         self.iterations_seen += 1;
-        if let Some((_, last)) = self.running.as_mut() {
-            *last = Some(p);
+        if let Some(r) = self.running.as_mut() {
+            r.progress = Some(p);
         }
     }
 
-    /// A fit came back: kept with its curve; true when it fitted (results now unsaved).
+    /// A fit came back: kept with its curve; true when it fitted (results now unsaved). The
+    /// fit of data since read again, or of other replicates, is dropped (said, and logged);
+    /// fitting all curves, that curve is fitted again.
     pub(crate) fn on_done(
         &mut self,
         curve_index: usize,
@@ -321,7 +369,28 @@ impl FitState {
         curves: &mut CurvesState,
         fx: &mut Effects,
     ) -> bool {
-        self.running = None;
+        let running = self.running.take().filter(|r| r.index == curve_index);
+        let stale = match &running {
+            Some(r) => r.stale(curves),
+            None => Some("no fit of that curve was running"),
+        };
+        if let Some(why) = stale {
+            let name = curves
+                .list
+                .get(curve_index)
+                .map(|c| format!("{} {}", c.curve.test, c.curve.direction))
+                .unwrap_or_default();
+            let again = if self.queued > 0 && running.is_some() {
+                self.queue.push(curve_index);
+                "it is fitted again"
+            } else {
+                "Enter fits the data now open"
+            };
+            let said = format!("fit of {name} dropped: {why}; {again}");
+            fx.log(said.clone());
+            fx.status(said);
+            return false;
+        }
         self.scroll = 0;
         let fitted = matches!(fit.status, FitStatus::Fitted);
         fx.status(match &fit.status {
@@ -358,7 +427,9 @@ impl FitState {
             (0, 1)
         };
         let (ratio, label) = match &self.running {
-            Some((_, Some(p))) => (
+            Some(RunningFit {
+                progress: Some(p), ..
+            }) => (
                 (done as f64 + (self.iterations_seen as f64 / 400.0).min(0.99)) / of as f64,
                 format!(
                     "{}{}: iteration {} NRMSE {:.3} %",
@@ -372,7 +443,7 @@ impl FitState {
                     100.0 * p.nrmse
                 ),
             ),
-            Some((_, None)) => (0.0, "starting…".to_string()),
+            Some(_) => (0.0, "starting…".to_string()),
             None => (
                 0.0,
                 "idle: Enter runs the fit of the selected curve".to_string(),
@@ -388,16 +459,30 @@ impl FitState {
             return;
         };
         let Some(fit) = &c.fit else {
-            Paragraph::new("not fitted yet")
+            let text = if c.curve.test.has_connector_law() {
+                "not fitted yet".to_string()
+            } else {
+                no_law(c.curve.test)
+            };
+            Paragraph::new(text)
+                .wrap(Wrap { trim: true })
                 .block(block("result"))
                 .render(body, buf);
             return;
         };
-        let [plot, table] =
-            Layout::horizontal([Constraint::Min(20), Constraint::Length(46)]).areas(body);
-        let model_pts = series::fit_points(&c.curve, fit);
-        let title = format!("{} {} fit", c.curve.test, c.curve.direction);
-        branch_chart(theme, &title, &c.curve, Some(&model_pts[..]), plot, buf);
+        // narrow: the result under the chart, or alone where both would get too few rows
+        let [plot, table] = if body.width >= 20 + MIN_RESULT_COLUMNS {
+            Layout::horizontal([Constraint::Min(20), Constraint::Length(46)]).areas(body)
+        } else if body.height >= 2 * MIN_RESULT_ROWS {
+            Layout::vertical([Constraint::Min(0), Constraint::Length(body.height / 2)]).areas(body)
+        } else {
+            [Rect::default(), body]
+        };
+        if plot.area() > 0 {
+            let model_pts = series::fit_points(&c.curve, fit);
+            let title = format!("{} {} fit", c.curve.test, c.curve.direction);
+            branch_chart(theme, &title, &c.curve, Some(&model_pts[..]), plot, buf);
+        }
         let lines = result_lines(fit);
         let n = lines.len();
         let first = self.scroll.min(n.saturating_sub(1));
@@ -418,6 +503,17 @@ impl FitState {
             .wrap(Wrap { trim: true })
             .render(table, buf);
     }
+}
+
+/// Columns the result takes at least beside the chart; narrower, it goes under it.
+const MIN_RESULT_COLUMNS: u16 = 26;
+
+/// Rows the result takes at least under the chart; fewer, the chart is left out.
+const MIN_RESULT_ROWS: u16 = 6;
+
+/// Why a curve of `test` is not fitted, and where its KES values are shown.
+fn no_law(test: crate::kes::KesTest) -> String {
+    format!("a {test} curve has no connector law to fit: its KES values are in the Curves tab (1)")
 }
 
 /// The fit's result as the panel lists it: headline, specimens, parameters with their
