@@ -224,6 +224,43 @@ fn opening_a_file_again_reloads_it_when_it_changed_on_disk() {
         .any(|&x| (x - 0.075).abs() < 1e-12));
 }
 
+/// A law accepted from a curve's fit stays the fabric's when the curve is read again from
+/// disk with other data, and the reload says so (status and messages): a save would otherwise
+/// write the old data's law beside the new bytes' hash without a word.
+#[test]
+fn reloading_a_curve_whose_fit_was_accepted_says_the_accepted_law_is_the_old_datas() {
+    let (mut a, _dir, file) = opened_copy();
+    let open = |a: &mut App| {
+        let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
+        a.update(Action::Event(Event::Opened { curves, errors }));
+        a.status.clone()
+    };
+    a.update(Action::RunFit);
+    let (_, fit, _) = run_fit_job(&mut a);
+    a.update(Action::Event(Event::FitDone {
+        curve_index: 0,
+        fit: Box::new(fit),
+    }));
+    a.update(Action::AcceptFit);
+    assert!(a.status.contains("accepted"), "{}", a.status);
+    // the last force read 1 % higher on disk
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (head, last) = text.trim_end().rsplit_once('\n').unwrap();
+    let (x, y) = last.split_once(',').unwrap();
+    let y: f64 = y.trim().parse().unwrap();
+    std::fs::write(&file, format!("{head}\n{x},{}\n", 1.01 * y + 0.1)).unwrap();
+    let status = open(&mut a);
+    assert!(status.contains("reloaded 1 curve"), "{status}");
+    assert!(
+        status.contains("the law accepted for tensile warp was fitted to the old data"),
+        "{status}"
+    );
+    assert!(a
+        .log
+        .iter()
+        .any(|l| l.contains("the law accepted for tensile warp was fitted to the old data")));
+}
+
 /// The shipped cotton tensile warp curve copied to a temporary folder, opened in the app with
 /// the Fit tab shown.
 fn opened_copy() -> (App, tempfile::TempDir, std::path::PathBuf) {

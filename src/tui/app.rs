@@ -7,7 +7,7 @@ use super::keymap::{Modal, Mode};
 use super::message::{Action, Event, Job, LoadedCurve, PendingWrite, Tab};
 use super::prompt::{Confirm, Prompt, PromptPurpose};
 use super::tabs::cloth::ClothTabState;
-use super::tabs::connector::ConnectorState;
+use super::tabs::connector::{ConnectorState, LawKey};
 use super::tabs::curves::CurvesState;
 use super::tabs::export::{ExportState, Sources};
 use super::tabs::fit::{self, FitState};
@@ -473,6 +473,22 @@ impl App {
                     .is_some_and(|r| r.stale(&self.curves).is_some())
                 {
                     status.push_str(" — the fit running is of the old data: it will be dropped");
+                }
+                // a law accepted from the old data stays the fabric's until another is accepted
+                let stale_laws: Vec<String> = added.indices[..added.reloaded]
+                    .iter()
+                    .filter_map(|&i| self.curves.list.get(i))
+                    .map(|c| LawKey::of(&c.curve))
+                    .filter(|k| self.connector.accepted_law(k).is_some())
+                    .map(|k| k.label())
+                    .collect();
+                if !stale_laws.is_empty() {
+                    let warning = format!(
+                        "the law accepted for {} was fitted to the old data: it stays the fabric's until the new fit is accepted (a)",
+                        stale_laws.join(", ")
+                    );
+                    fx.log.push(warning.clone());
+                    status = format!("{warning}; {status}");
                 }
                 fx.status(if errors.is_empty() {
                     status
