@@ -236,6 +236,23 @@ fn a_max_force_line_without_unit_is_read_in_the_force_columns_unit() {
     let missed = read(&tensile("# max force: 400\n", GF_CM, 300.0, 4.0, 0.0, 0.0));
     let fm = missed.max_force.expect("F_m");
     assert_eq!((fm.gf_cm, fm.from), (300.0, MaxForceSource::Curve));
+    // a unit-less 500 over an N/m column is 500/0.980665 gf/cm: four digits, as every note
+    let missed = read(&tensile(
+        "# max force: 500\n",
+        "strain [%],force [N/m]",
+        50.0,
+        4.0,
+        0.0,
+        0.0,
+    ));
+    assert!(
+        missed
+            .notes
+            .iter()
+            .any(|n| n.contains("`max force` metadata, 509.9 gf/cm, so the curve")),
+        "{:?}",
+        missed.notes
+    );
 }
 
 /// F_m and where it came from, as the values' reading gives it, for the nominal force, the
