@@ -270,7 +270,7 @@ fn folders_skip_hidden_files_read_any_case_of_csv_and_follow_no_symlinked_folder
         [fabric.join("SHEAR.CSV"), fabric.join("tensile_warp.csv")]
     );
     assert_eq!(found.hidden, 2);
-    assert_eq!(found.folders, [sub.clone()]);
+    assert_eq!(found.folders, [sub]);
     let note = found.skipped_note().unwrap();
     assert!(
         note.contains("skipped 2 hidden file(s)") && note.contains("old"),
