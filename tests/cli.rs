@@ -304,3 +304,22 @@ fn folders_skip_hidden_files_read_any_case_of_csv_and_follow_no_symlinked_folder
         );
     }
 }
+
+/// `fit -o` names a parameter file `.toml` or `.json` (any case), as the workbench's save
+/// does: a plot's or a curve's name (`cli.png`, `x.csv`) or none is refused before anything
+/// is fitted or written, exit 2, naming the extensions.
+#[test]
+fn fit_refuses_a_card_named_other_than_toml_or_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let curve = "kes_data/cotton-shirting/tensile_warp.csv";
+    for name in ["o/se/cli.png", "x.csv", "card"] {
+        let out = dir.path().join(name);
+        let run = kestrel(&["fit", curve, "-o", out.to_str().unwrap(), "--json"]);
+        crate::common::assert_refused(&run, 2, &[".toml or .json"]);
+        assert!(run.stdout.is_empty(), "{name}: fitted before refusing");
+        assert!(!out.exists() && !dir.path().join("o").exists(), "{name}");
+    }
+    let out = dir.path().join("card.TOML");
+    assert_success(&kestrel(&["fit", curve, "-o", out.to_str().unwrap()]));
+    assert!(kestrel::params::FabricParams::read(&out).is_ok());
+}

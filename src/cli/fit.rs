@@ -156,7 +156,8 @@ fn output_path(args: &Args, fabric: &str, several: bool) -> PathBuf {
 }
 
 /// The format of the parameter files: JSON with `--json-out` or a `-o` file named `.json`,
-/// else TOML; `--json-out` with a `-o` file not named `.json` would not read back (exit 2).
+/// else TOML; a `-o` file named neither `.toml` nor `.json` (`card.png`, `card`) is no card,
+/// and `--json-out` with a `-o` file not named `.json` would not read back (exit 2).
 pub(super) fn params_format(args: &Args, several: bool) -> Result<ParamsFormat, CliError> {
     let ext = args
         .out
@@ -165,6 +166,15 @@ pub(super) fn params_format(args: &Args, several: bool) -> Result<ParamsFormat, 
         .and_then(|o| o.extension())
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
     let one_file = args.out.is_some() && !several;
+    // an existing folder is refused as such (`check_output_of`)
+    let folder = args.out.as_ref().is_some_and(|o| o.is_dir());
+    if one_file && !folder && !matches!(ext.as_deref(), Some("toml" | "json")) {
+        return Err(CliError::input(format!(
+            "-o {}: a parameter file is named .toml or .json (the name says which format), \
+             e.g. -o cotton.params.toml",
+            args.out.as_deref().unwrap_or(Path::new("")).display()
+        )));
+    }
     match (ext.as_deref(), args.json_out) {
         (Some("json"), _) => Ok(ParamsFormat::Json),
         // every reader takes a name not ending in .json for TOML
