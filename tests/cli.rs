@@ -319,6 +319,22 @@ fn fit_refuses_a_card_named_other_than_toml_or_json() {
         assert!(run.stdout.is_empty(), "{name}: fitted before refusing");
         assert!(!out.exists() && !dir.path().join("o").exists(), "{name}");
     }
+    // so does fit --values
+    let values = write_file(
+        dir.path(),
+        "v.toml",
+        "fabric = \"crafted\"\n[warp]\nEMT = 3.2\nWT = 5.76\nRT = 52\n",
+    );
+    let out = dir.path().join("v.png");
+    let run = kestrel(&[
+        "fit",
+        "--values",
+        values.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    crate::common::assert_refused(&run, 2, &[".toml or .json"]);
+    assert!(!out.exists());
     let out = dir.path().join("card.TOML");
     assert_success(&kestrel(&["fit", curve, "-o", out.to_str().unwrap()]));
     assert!(kestrel::params::FabricParams::read(&out).is_ok());
