@@ -241,3 +241,101 @@ fn commands_that_read_kes_files_take_a_folder_as_the_workbench_does() {
         );
     }
 }
+
+/// A folder reads as `DIR/*.csv` would: hidden files (`.hidden.csv`, macOS `._name.csv`) are
+/// skipped and counted, `.CSV` is read, a fabric folder's sub-folders are named as not read,
+/// and a library's symlinked sub-folder is not followed (a link to the folder above would read
+/// it again); the workbench opens folders with the same function.
+#[test]
+fn folders_skip_hidden_files_read_any_case_of_csv_and_follow_no_symlinked_folder() {
+    use kestrel::kes::folder::kes_files;
+    let dir = tempfile::tempdir().unwrap();
+    let fabric = dir.path().join("cotton");
+    let sub = fabric.join("old");
+    std::fs::create_dir_all(&sub).unwrap();
+    let tensile = crate::common::repo("kes_data/cotton-shirting/tensile_warp.csv");
+    let shear = crate::common::repo("kes_data/cotton-shirting/shear_warp.csv");
+    for (from, to) in [
+        (&tensile, fabric.join("tensile_warp.csv")),
+        (&tensile, fabric.join("._tensile_warp.csv")),
+        (&tensile, fabric.join(".hidden.csv")),
+        (&shear, fabric.join("SHEAR.CSV")),
+        (&shear, sub.join("shear_warp.csv")),
+    ] {
+        std::fs::copy(from, to).unwrap();
+    }
+    let found = kes_files(std::slice::from_ref(&fabric)).unwrap();
+    assert_eq!(
+        found.files,
+        [fabric.join("SHEAR.CSV"), fabric.join("tensile_warp.csv")]
+    );
+    assert_eq!(found.hidden, 2);
+    assert_eq!(found.folders, [sub]);
+    let note = found.skipped_note().unwrap();
+    assert!(
+        note.contains("skipped 2 hidden file(s)") && note.contains("old"),
+        "{note}"
+    );
+    let out = kestrel(&["values", fabric.to_str().unwrap(), "--json"]);
+    assert_eq!(stdout_json(&out).as_array().map(Vec::len), Some(2));
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("note: ") && err.contains("2 hidden"), "{err}");
+    // a library whose sub-folder links back to it: the link is not followed
+    #[cfg(unix)]
+    {
+        let library = dir.path().join("library");
+        std::fs::create_dir(&library).unwrap();
+        std::os::unix::fs::symlink("..", library.join("loop")).unwrap();
+        std::os::unix::fs::symlink(&fabric, library.join("cotton")).unwrap();
+        let real = library.join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::copy(&tensile, real.join("tensile_warp.csv")).unwrap();
+        let found = kes_files(std::slice::from_ref(&library)).unwrap();
+        assert_eq!(found.files, [real.join("tensile_warp.csv")]);
+        assert_eq!(
+            found.folders,
+            [library.join("cotton"), library.join("loop")]
+        );
+        std::fs::remove_dir_all(&real).unwrap();
+        let err = kes_files(&[library]).unwrap_err();
+        assert!(
+            err.contains("symlinked sub-folders are not followed"),
+            "{err}"
+        );
+    }
+}
+
+/// `fit -o` names a parameter file `.toml` or `.json` (any case), as the workbench's save
+/// does: a plot's or a curve's name (`cli.png`, `x.csv`) or none is refused before anything
+/// is fitted or written, exit 2, naming the extensions.
+#[test]
+fn fit_refuses_a_card_named_other_than_toml_or_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let curve = "kes_data/cotton-shirting/tensile_warp.csv";
+    for name in ["o/se/cli.png", "x.csv", "card"] {
+        let out = dir.path().join(name);
+        let run = kestrel(&["fit", curve, "-o", out.to_str().unwrap(), "--json"]);
+        crate::common::assert_refused(&run, 2, &[".toml or .json"]);
+        assert!(run.stdout.is_empty(), "{name}: fitted before refusing");
+        assert!(!out.exists() && !dir.path().join("o").exists(), "{name}");
+    }
+    // so does fit --values
+    let values = write_file(
+        dir.path(),
+        "v.toml",
+        "fabric = \"crafted\"\n[warp]\nEMT = 3.2\nWT = 5.76\nRT = 52\n",
+    );
+    let out = dir.path().join("v.png");
+    let run = kestrel(&[
+        "fit",
+        "--values",
+        values.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    crate::common::assert_refused(&run, 2, &[".toml or .json"]);
+    assert!(!out.exists());
+    let out = dir.path().join("card.TOML");
+    assert_success(&kestrel(&["fit", curve, "-o", out.to_str().unwrap()]));
+    assert!(kestrel::params::FabricParams::read(&out).is_ok());
+}

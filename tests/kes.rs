@@ -266,7 +266,7 @@ fn ragged_rows() {
     );
     assert!(
         error(&format!("{TENSILE}strain [%],force [gf/cm]\n0,0\n0.1\n"))
-            .contains("t.csv:6: ragged row: 1 fields `0.1`")
+            .contains("t.csv:6:2: ragged row: 1 field(s) `0.1` — it ends before column 2")
     );
 }
 

@@ -345,7 +345,10 @@ fn a_time_column_or_second_channel_after_x_and_y_is_skipped() {
          0,0,5,0\n8,1,6,1\n-8,-1,7,2\n",
     );
     assert_eq!((&extra.x, &extra.y), (&plain.x, &plain.y));
-    assert_eq!(extra.metadata["skipped columns"], "force2 [gf/cm]");
+    assert_eq!(
+        extra.metadata["skipped columns"],
+        "force2 [gf/cm] (column 3: not a shear column)"
+    );
     // the time column after the skipped one is still checked
     let e = parse_kes(
         "# test: shear\n# direction: warp\nangle [deg],force [gf/cm],force2 [gf/cm],time [s]\n\

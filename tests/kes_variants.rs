@@ -134,9 +134,16 @@ fn a_blank_named_column_is_skipped_wherever_it_stands_and_named() {
         "strain [%],notes,force [gf/cm]",
         &["0,,0", "1,,100", "0.5,,0"],
     ));
-    for c in [&last, &middle] {
+    for (c, at) in [(&last, 3), (&middle, 2)] {
         assert_eq!((&c.x, &c.y), (&plain.x, &plain.y));
-        assert_eq!(c.metadata["skipped columns"], "notes (empty)");
+        assert_eq!(
+            c.metadata["skipped columns"],
+            format!("notes (column {at}: empty)")
+        );
+        // said in the values' notes (stderr, --json, the report and the workbench)
+        let notes = kes_values(c, &ReadingRules::default()).notes;
+        let said = format!("columns not read: notes (column {at}: empty)");
+        assert!(notes.contains(&said), "{notes:?}");
     }
     // a notes column with text in it before y is still refused
     let e = refused(&file(
@@ -156,9 +163,19 @@ fn a_second_force_or_strain_column_after_x_and_y_is_skipped_and_named() {
         "strain [%],force [gf/cm]",
         &["0,0", "1,100", "0.5,0"],
     ));
-    for header in [
-        "strain [%],force [gf/cm],force [gf/cm]",
-        "strain [%],force [gf/cm],strain [%]",
+    for (header, why) in [
+        (
+            "strain [%],force [gf/cm],force [gf/cm]",
+            "a second force column, column 2 is read",
+        ),
+        (
+            "strain [%],force [gf/cm],strain [%]",
+            "a second strain column, column 1 is read",
+        ),
+        (
+            "strain [%],force [gf/cm],elongation [mm]",
+            "a second strain column, column 1 is read",
+        ),
     ] {
         let c = curve(&file(
             "tensile",
@@ -168,8 +185,27 @@ fn a_second_force_or_strain_column_after_x_and_y_is_skipped_and_named() {
         ));
         assert_eq!((&c.x, &c.y), (&plain.x, &plain.y), "{header}");
         let second = header.rsplit(',').next().unwrap_or_default();
-        assert_eq!(c.metadata["skipped columns"], second);
+        let skipped = format!("{second} (column 3: {why})");
+        assert_eq!(c.metadata["skipped columns"], skipped);
+        // a value note names it: the column read is not the only one of its quantity
+        let notes = kes_values(&c, &ReadingRules::default()).notes;
+        assert!(
+            notes.contains(&format!("columns not read: {skipped}")),
+            "{header}: {notes:?}"
+        );
     }
+    // force first, strain, then a second force at twice the first: the first force is read
+    let c = curve(&file(
+        "tensile",
+        "warp",
+        "force [gf/cm],strain [%],force [gf/cm]",
+        &["0,0,0", "100,1,200", "0,0.5,0"],
+    ));
+    assert_eq!((&c.x, &c.y), (&plain.x, &plain.y));
+    assert_eq!(
+        c.metadata["skipped columns"],
+        "force [gf/cm] (column 3: a second force column, column 1 is read)"
+    );
     // before both x and y are read, which one is meant is unclear: refused
     let e = refused(&file(
         "tensile",
@@ -236,6 +272,23 @@ fn a_max_force_line_without_unit_is_read_in_the_force_columns_unit() {
     let missed = read(&tensile("# max force: 400\n", GF_CM, 300.0, 4.0, 0.0, 0.0));
     let fm = missed.max_force.expect("F_m");
     assert_eq!((fm.gf_cm, fm.from), (300.0, MaxForceSource::Curve));
+    // a unit-less 500 over an N/m column is 500/0.980665 gf/cm: four digits, as every note
+    let missed = read(&tensile(
+        "# max force: 500\n",
+        "strain [%],force [N/m]",
+        50.0,
+        4.0,
+        0.0,
+        0.0,
+    ));
+    assert!(
+        missed
+            .notes
+            .iter()
+            .any(|n| n.contains("`max force` metadata, 509.9 gf/cm, so the curve")),
+        "{:?}",
+        missed.notes
+    );
 }
 
 /// F_m and where it came from, as the values' reading gives it, for the nominal force, the
@@ -455,4 +508,62 @@ fn values_json_carries_the_notes() {
         .iter()
         .any(|n| n.as_str().unwrap_or("").contains("starts off zero")));
     assert!(json[1].get("notes").is_none(), "{}", json[1]);
+}
+
+/// A `notes` column after x and y filled in some rows only: the rows that leave it empty end
+/// before it (`0,0,`: the reader drops trailing empty fields) and are read; a row that ends
+/// before x or y is refused at the column it lacks, quoted as written.
+#[test]
+fn a_partly_filled_column_after_x_and_y_is_skipped_and_rows_may_end_before_it() {
+    let plain = curve(&file(
+        "tensile",
+        "warp",
+        "strain [%],force [gf/cm]",
+        &["0,0", "1,100", "0.5,0"],
+    ));
+    for (header, rows) in [
+        (
+            "strain [%],force [gf/cm],notes",
+            ["0,0,", "1,100,peak", "0.5,0,"],
+        ),
+        (
+            "strain [%];force [gf/cm];notes",
+            ["0;0;", "1;100;peak", "0.5;0"],
+        ),
+        (
+            "strain [%],force [gf/cm],notes,operator",
+            ["0,0,,", "1,100,peak,", "0.5,0,,A"],
+        ),
+    ] {
+        let c = curve(&file("tensile", "warp", header, &rows));
+        assert_eq!((&c.x, &c.y), (&plain.x, &plain.y), "{header}");
+        let skipped = &c.metadata["skipped columns"];
+        assert!(
+            skipped.starts_with("notes (column 3: not a tensile column)"),
+            "{skipped}"
+        );
+    }
+    // a row without its force is refused, at the force column, the line quoted as written
+    let e = refused(&file(
+        "tensile",
+        "warp",
+        "strain [%],force [gf/cm],notes",
+        &["0,0,", "1,", "0.5,0,"],
+    ));
+    assert_eq!(
+        e,
+        "p.csv:5:2: ragged row: 1 field(s) `1,` — it ends before column 2, `force [gf/cm]`, \
+         which is read"
+    );
+    // more fields than the header: still ragged
+    let e = refused(&file(
+        "tensile",
+        "warp",
+        "strain [%],force [gf/cm],notes",
+        &["0,0,", "1,100,a,b", "0.5,0,"],
+    ));
+    assert!(
+        e.starts_with("p.csv:5: ragged row: 4 fields `1,100,a,b` — expected 3"),
+        "{e}"
+    );
 }

@@ -155,15 +155,35 @@ fn output_path(args: &Args, fabric: &str, several: bool) -> PathBuf {
     }
 }
 
-/// The format of the parameter files: JSON with `--json-out` or a `-o` file named `.json`,
-/// else TOML; `--json-out` with a `-o` file not named `.json` would not read back (exit 2).
-pub(super) fn params_format(args: &Args, several: bool) -> Result<ParamsFormat, CliError> {
-    let ext = args
-        .out
+/// The extension of the `-o` file (lower case), when `-o` names one file.
+fn out_extension(args: &Args, several: bool) -> Option<String> {
+    args.out
         .as_ref()
         .filter(|_| !several)
         .and_then(|o| o.extension())
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+}
+
+/// A `-o` file named neither `.toml` nor `.json` (`card.png`, `x.csv`, `card`) is no
+/// parameter file (exit 2), as the workbench's save refuses it; checked after the path's own
+/// checks (`check_output_of`: a folder, the command's input…), before anything is fitted.
+pub(super) fn check_card_name(args: &Args, several: bool) -> Result<(), CliError> {
+    match (&args.out, out_extension(args, several).as_deref()) {
+        (Some(o), ext) if !several && !matches!(ext, Some("toml" | "json")) => {
+            Err(CliError::input(format!(
+                "-o {}: a parameter file is named .toml or .json (the name says which \
+                 format), e.g. -o cotton.params.toml",
+                o.display()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The format of the parameter files: JSON with `--json-out` or a `-o` file named `.json`,
+/// else TOML; `--json-out` with a `-o` file not named `.json` would not read back (exit 2).
+pub(super) fn params_format(args: &Args, several: bool) -> Result<ParamsFormat, CliError> {
+    let ext = out_extension(args, several);
     let one_file = args.out.is_some() && !several;
     match (ext.as_deref(), args.json_out) {
         (Some("json"), _) => Ok(ParamsFormat::Json),
@@ -387,6 +407,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         for name in names {
             super::check_output_of(&output_path(&args, name, several), args.force, &args.files)?;
         }
+        check_card_name(&args, several)?;
     }
     let bar = super::progress_bar(
         fabrics as u64,

@@ -30,6 +30,7 @@ pub fn run(values: &Path, args: &super::fit::Args) -> Result<(), CliError> {
         ))
     });
     super::check_output_of(&path, force, [values])?;
+    super::fit::check_card_name(args, false)?;
     let (mut params, fits) = fit_fabric_values(&spec);
     super::fit::given_properties(&mut params, args);
     let refused: Vec<String> = fits

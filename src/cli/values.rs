@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use kestrel::kes::replicates::summarise;
-use kestrel::kes::values::VALUE_NAMES;
+use kestrel::kes::values::{skipped_columns_note, VALUE_NAMES};
 use kestrel::kes::{
     kes_values, loop_values, read_kes_files, read_loop, replicate_groups, Curve, Direction,
     KesReading, KesTest, LoopValues, ReadingRules, ReplicateSummary,
@@ -86,7 +86,19 @@ fn run_kes(args: &Args, rules: &ReadingRules) -> Result<(), CliError> {
         }
     }
     match (args.json, args.summary) {
-        (true, true) => print_json(&summaries),
+        (true, true) => {
+            // the JSON names the columns of the specimens' files that were not read (on
+            // stderr, each file's notes above say so)
+            let mut summaries = summaries;
+            for s in &mut summaries {
+                let skipped = curves.iter().filter(|c| s.files.contains(&c.path_name()));
+                let notes = skipped.filter_map(|c| {
+                    skipped_columns_note(c).map(|n| format!("{}: {n}", c.path_name()))
+                });
+                s.notes.splice(0..0, notes.collect::<Vec<_>>());
+            }
+            print_json(&summaries)
+        }
         (true, false) => print_json(&entries(
             readings
                 .iter()

@@ -198,12 +198,12 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         let has = |q: KesQuantity| columns.iter().any(|(c, _)| role(*c) == q);
         let known = KesQuantity::from_column_name(&name).filter(allowed);
         if known.is_none() && blank(i) && records.len() > 1 {
-            skipped.push(format!("{cell} (empty)"));
+            skipped.push(format!("{cell} (column {column}: empty)"));
             continue;
         }
         let Some(quantity) = known else {
             if has(xq) && has(yq) {
-                skipped.push(cell.to_string());
+                skipped.push(format!("{cell} (column {column}: not a {test} column)"));
                 continue;
             }
             return Err(KesError::UnknownColumn {
@@ -218,7 +218,12 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         if columns.iter().any(|(q, _)| role(*q) == role(quantity)) {
             // a second channel of the test's own quantity after x and y: the first is read
             if has(xq) && has(yq) {
-                skipped.push(cell.to_string());
+                let name = role(quantity).column_name();
+                let read = columns.iter().position(|(q, _)| role(*q) == role(quantity));
+                skipped.push(format!(
+                    "{cell} (column {column}: a second {name} column, column {} is read)",
+                    read.map_or(0, |k| at[k] + 1)
+                ));
                 continue;
             }
             return Err(KesError::DuplicateColumn {
@@ -266,7 +271,7 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
     let (xi, yi) = (position(xq)?, position(yq)?);
     let mut metadata = table.metadata.clone();
     if !skipped.is_empty() {
-        metadata.insert("skipped columns".into(), skipped.join(", "));
+        metadata.insert(super::values::SKIPPED_COLUMNS.into(), skipped.join("; "));
     }
     // where the x column stands in a record (xi counts the columns read)
     let x_column = at[xi];
@@ -303,26 +308,39 @@ pub fn parse_kes(text: &str, file: &str, overrides: CurveOverrides) -> Result<Cu
         );
     }
     let header_cells: Vec<String> = header.iter().map(str::to_string).collect();
-    // rows lose their trailing empty cells: a row may end before the blank columns at the end
-    let trailing_blank = (0..header.len())
-        .rev()
-        .take_while(|&i| blank(i) && !at.contains(&i))
-        .count();
-    let widths = header.len() - trailing_blank..=header.len();
+    // rows lose their trailing empty cells (`Table::records`): a row may end anywhere after
+    // the last column read, the cells it lacks being those of skipped columns
+    let last_read = at.iter().copied().max().unwrap_or(0);
 
     let mut x = Vec::with_capacity(records.len());
     let mut y = Vec::with_capacity(records.len());
     let time = columns.iter().position(|(q, _)| *q == KesQuantity::Time);
     let mut last_time = f64::NEG_INFINITY;
     for (line, record) in &records[1..] {
-        if !widths.contains(&record.len()) {
+        let text = || {
+            table
+                .raw_line(*line)
+                .map_or_else(|| record_text(record, table.delimiter), table::shorten)
+        };
+        if record.len() > header.len() {
             return Err(KesError::Ragged {
                 file: file.to_string(),
                 line: *line,
                 found: record.len(),
                 expected: header.len(),
-                text: record_text(record, table.delimiter),
+                text: text(),
                 hint: ragged_hint(table.delimiter, record.len(), header.len()),
+            });
+        }
+        if record.len() <= last_read {
+            let column = at.iter().copied().find(|&i| i >= record.len()).unwrap_or(0);
+            return Err(KesError::RowTooShort {
+                file: file.to_string(),
+                line: *line,
+                column: column + 1,
+                found: record.len(),
+                text: text(),
+                header: header_cells[column].clone(),
             });
         }
         let mut row = [0.0; 3];

@@ -381,9 +381,22 @@ struct KesPath {
     branches: Vec<Branch>,
 }
 
+/// The metadata key the reader sets to the columns of a file it did not read, each with its
+/// position and why (`force [N/m] (column 3: a second force column, column 2 is read)`).
+pub const SKIPPED_COLUMNS: &str = "skipped columns";
+
+/// A note naming the columns of the curve's file that were not read, or None.
+pub fn skipped_columns_note(curve: &Curve) -> Option<String> {
+    curve
+        .metadata
+        .get(SKIPPED_COLUMNS)
+        .map(|c| format!("columns not read: {c}"))
+}
+
 /// The KES values of a curve (measured or simulated) read by `rules`.
 pub fn kes_values(curve: &Curve, rules: &ReadingRules) -> KesReading {
     let mut reading = KesReading::default();
+    reading.notes.extend(skipped_columns_note(curve));
     let Some((sx, sy)) = kes_scale(curve.test) else {
         reading.notes.push(format!(
             "a {} curve has no KES values (read it as a generic loop)",

@@ -272,6 +272,18 @@ pub enum KesError {
         /// How to fix a likely cause (a decimal comma between comma-separated columns).
         hint: String,
     },
+    #[error(
+        "{file}:{line}:{column}: ragged row: {found} field(s) `{text}` — it ends before column \
+         {column}, `{header}`, which is read"
+    )]
+    RowTooShort {
+        file: String,
+        line: usize,
+        column: usize,
+        found: usize,
+        text: String,
+        header: String,
+    },
     #[error("{file}: too few samples: {found} — expected at least {needed} rows of numbers")]
     TooFewSamples {
         file: String,

@@ -232,6 +232,15 @@ impl<'a> Table<'a> {
         Ok(out)
     }
 
+    /// The text of line `line` of the file, as written (CR and LF aside), if it is in the body.
+    pub(super) fn raw_line(&self, line: usize) -> Option<&str> {
+        let i = line.checked_sub(self.first_line)?;
+        self.body
+            .split('\n')
+            .nth(i)
+            .map(|l| l.trim_end_matches('\r'))
+    }
+
     pub(super) fn line_of(&self, key: &str) -> usize {
         self.metadata_lines.get(key).copied().unwrap_or(1)
     }

@@ -97,8 +97,8 @@ fn max_force(
             reading.notes.push(format!(
                 "F_m = {} gf/cm from the file's `max force` metadata, not the standard {} \
                  gf/cm: {compare}",
-                short_number(fm),
-                short_number(nominal)
+                short(fm),
+                short(nominal)
             ));
         }
         let from = if from_line {
@@ -119,12 +119,12 @@ fn max_force(
     let missed = if from_line {
         format!(
             "`max force` metadata, {} gf/cm, so the curve did not stop there",
-            short_number(fm)
+            short(fm)
         )
     } else {
         format!(
             "standard {} gf/cm and the file has no `# max force [gf/cm]` line",
-            short_number(fm)
+            short(fm)
         )
     };
     reading.notes.push(format!(
