@@ -21,6 +21,14 @@ pub struct KesFiles {
 }
 
 impl KesFiles {
+    /// Adds what `other` found after what this holds.
+    fn append(&mut self, other: KesFiles) {
+        self.files.extend(other.files);
+        self.skipped.extend(other.skipped);
+        self.hidden += other.hidden;
+        self.folders.extend(other.folders);
+    }
+
     /// A note naming the skipped files and folders not read (at most five of each, then how
     /// many more) and counting the hidden files, or None when nothing was left out.
     pub fn skipped_note(&self) -> Option<String> {
@@ -126,13 +134,16 @@ pub fn add_kes_files(path: &Path, out: &mut KesFiles) -> Result<(), String> {
     let mut own = KesFiles::default();
     let (folders, _) = entries(path, false);
     if csv_of(path, &mut own) {
-        out.files.extend(own.files);
-        out.skipped.extend(own.skipped);
-        out.hidden += own.hidden;
-        out.folders.extend(folders);
+        own.folders = folders;
+        out.append(own);
         return Ok(());
     }
-    let mut nested = KesFiles::default();
+    // the folder's own files (none of them .csv) are skipped, then each fabric folder's
+    let mut nested = KesFiles {
+        skipped: own.skipped,
+        hidden: own.hidden,
+        ..KesFiles::default()
+    };
     let mut any = false;
     for d in folders {
         if is_symlink(&d) {
@@ -156,11 +167,7 @@ pub fn add_kes_files(path: &Path, out: &mut KesFiles) -> Result<(), String> {
             }
         ));
     }
-    out.files.extend(nested.files);
-    out.skipped.extend(own.skipped);
-    out.skipped.extend(nested.skipped);
-    out.hidden += own.hidden + nested.hidden;
-    out.folders.extend(nested.folders);
+    out.append(nested);
     Ok(())
 }
 
