@@ -459,18 +459,23 @@ fn the_fit_result_scrolls_to_its_last_line_at_80x24() {
     assert!(draw(&a, 120, 40).contains("scroll the result"));
 }
 
-#[test]
-fn the_save_prompt_keeps_the_path_typed_in_view_at_80_columns() {
-    let mut a = app();
+/// The Fit tab's `F` run to its end: every curve of the fabric fitted, one job after another.
+fn fit_the_fabric(a: &mut App) {
     a.update(Action::GoTab(Tab::Fit));
-    press(&mut a, KeyCode::Char('F'));
+    press(a, KeyCode::Char('F'));
     while a.fit.running.is_some() {
-        let (curve_index, fit, _) = run_fit_job(&mut a);
+        let (curve_index, fit, _) = run_fit_job(a);
         a.update(Action::Event(Event::FitDone {
             curve_index,
             fit: Box::new(fit),
         }));
     }
+}
+
+#[test]
+fn the_save_prompt_keeps_the_path_typed_in_view_at_80_columns() {
+    let mut a = app();
+    fit_the_fabric(&mut a);
     press(&mut a, KeyCode::Char('s'));
     for c in "XYZ".chars() {
         a.update(Action::PromptInput(c));
@@ -745,15 +750,7 @@ fn a_compression_curve_is_not_fitted_and_the_tab_says_where_its_values_are() {
 #[test]
 fn s_and_c_in_the_curves_tab_save_and_send_the_card_as_the_fit_tab_does() {
     let mut a = app();
-    a.update(Action::GoTab(Tab::Fit));
-    press(&mut a, KeyCode::Char('F'));
-    while a.fit.running.is_some() {
-        let (curve_index, fit, _) = run_fit_job(&mut a);
-        a.update(Action::Event(Event::FitDone {
-            curve_index,
-            fit: Box::new(fit),
-        }));
-    }
+    fit_the_fabric(&mut a);
     assert!(a.status.contains("s saves the card"), "{}", a.status);
     press(&mut a, KeyCode::Char('1'));
     assert_eq!(a.tab, Tab::Curves);
