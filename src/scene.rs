@@ -90,7 +90,6 @@ pub struct DynamicScene {
 #[derive(Debug, Clone)]
 pub struct VirtualKesScene {
     pub name: String,
-    pub fabric: String,
     pub spec: VirtualKesSpec,
     /// The fabric card (all six laws, checked on loading).
     pub card: FabricParams,
@@ -198,7 +197,6 @@ impl Scene {
             KesLaws::from_params(fabric).map_err(cloth)?;
             return Ok(Scene::VirtualKes(Box::new(VirtualKesScene {
                 name: file.name.clone(),
-                fabric: fabric.fabric.clone(),
                 spec,
                 card: fabric.clone(),
                 output: t.output.as_ref().map(|o| base.join(o)),
