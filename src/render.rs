@@ -23,7 +23,7 @@ use crate::scene::DoorSpec;
 pub use door::DoorPanel;
 pub use fields::{colormap, energy, friction, strain, world_field, ColorBy, Field};
 pub use gpu::AdapterSummary;
-pub use runtime_dir::{runtime_dir_is_valid, RuntimeDir};
+pub use runtime_dir::{kept_runtime_dir, runtime_dir_is_valid, RuntimeDir};
 
 use gpu::{Globals, Gpu};
 use mesh::Mesh;

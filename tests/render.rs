@@ -313,6 +313,55 @@ fn mesa_says_nothing_about_xdg_runtime_dir_when_it_is_unset_or_invalid() {
     }
 }
 
+/// The runtime folder kestrel gives itself is one kept private folder per user: runs that end
+/// by `exit` (`--help`, a usage error) or by a signal leave nothing new in the temporary
+/// folder (each run once left a `kestrel-runtime-XXXXXX` folder behind).
+#[cfg(unix)]
+#[test]
+fn the_runtime_folder_is_kept_private_and_not_left_behind_per_run() {
+    use kestrel::render::kept_runtime_dir;
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let made = kept_runtime_dir(tmp.path()).expect("a private folder");
+    let mode = std::fs::metadata(&made).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    assert_eq!(kept_runtime_dir(tmp.path()), Some(made.clone()), "reused");
+    // a folder open to others, or a link planted under the name, is not used
+    std::fs::set_permissions(&made, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(kept_runtime_dir(tmp.path()), None);
+    std::fs::remove_dir(&made).unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &made).unwrap();
+    assert_eq!(kept_runtime_dir(tmp.path()), None);
+
+    let runs = tempfile::tempdir().unwrap();
+    for args in [
+        &["--help"][..],
+        &["values", "--no-such-flag"],
+        &["values", "missing.csv"],
+    ] {
+        for _ in 0..2 {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_kestrel"))
+                .args(args)
+                .env_remove("XDG_RUNTIME_DIR")
+                .env("TMPDIR", runs.path())
+                .output()
+                .unwrap();
+            assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+        }
+    }
+    let left: Vec<String> = std::fs::read_dir(runs.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.len() <= 1, "{left:?}");
+    assert!(
+        left.iter().all(|n| n.starts_with("kestrel-runtime-")),
+        "{left:?}"
+    );
+}
+
 /// A render whose simulation blows up at its second frame exits 1 and leaves no frame and no
 /// folder it made (it once left frame_00000.png behind). Without an adapter the renderer
 /// fails first: the same holds.
