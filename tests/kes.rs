@@ -1229,4 +1229,16 @@ fn cli_values_reads_a_european_export_with_elongation_and_gauge_length() {
     let out = kestrel(&["values", "--gauge-length=-3", f]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected a positive length in mm"));
+    // a length in the file and another given: both named in mm as people write them
+    let text = std::fs::read_to_string(&file).unwrap();
+    let with = write_file(
+        dir.path(),
+        "cm.csv",
+        format!("# gauge length [cm]: 12.3\n{text}"),
+    );
+    let out = kestrel(&["values", "--gauge-length", "200.7", with.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("123 mm") && err.contains("200.7 mm"), "{err}");
+    assert!(!err.contains("0000"), "{err}");
 }

@@ -8,7 +8,7 @@ pub(crate) use table::parse_decimal;
 
 use std::path::{Path, PathBuf};
 
-use super::units::{split_header, test_quantities, KesQuantity};
+use super::units::{split_header, test_quantities, trimmed, KesQuantity};
 use super::{Curve, Direction, KesTest};
 pub use error::KesError;
 pub use table::MAX_ROWS;
@@ -473,8 +473,8 @@ fn gauge_length(table: &Table, given: Option<f64>) -> Result<Option<f64>, KesErr
             file: table.file.clone(),
             line,
             key: "gauge length",
-            in_file: format!("{} mm", in_file * 1e3),
-            given: format!("{} mm", g * 1e3),
+            in_file: format!("{} mm", trimmed(in_file * 1e3, 9)),
+            given: format!("{} mm", trimmed(g * 1e3, 9)),
         }),
         _ => Ok(Some(in_file)),
     }

@@ -393,7 +393,12 @@ pub fn significant(v: f64, digits: i32) -> String {
 
 /// `v` to four significant digits without trailing zeros: `1.02e6`, `180`, `3.142`.
 pub(crate) fn four_digits(v: f64) -> String {
-    let s = significant(v, 4);
+    trimmed(v, 4)
+}
+
+/// `v` to `digits` significant digits without trailing zeros (`200` for 200.00000000000003).
+pub(crate) fn trimmed(v: f64, digits: i32) -> String {
+    let s = significant(v, digits);
     let (mantissa, exponent) = s
         .split_once('e')
         .map_or((s.as_str(), None), |(m, e)| (m, Some(e)));
