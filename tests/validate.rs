@@ -235,12 +235,7 @@ fn shear_params(dir: &Path, offset: Option<f64>) -> PathBuf {
         iterations: 0,
         termination: "set by the test".into(),
         offset,
-        intervals95: Default::default(),
-        correlation: None,
-        pinned: Vec::new(),
-        not_identified: Vec::new(),
-        interval_notes: Vec::new(),
-        specimens: Vec::new(),
+        ..Default::default()
     });
     let path = dir.join(format!("p{}.toml", offset.is_some()));
     p.write(&path, ParamsFormat::Toml, true).unwrap();
