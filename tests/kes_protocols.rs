@@ -4,6 +4,8 @@
 
 use kestrel::kes::{kes_values, parse_kes, Curve, CurveOverrides, KesReading, ReadingRules};
 
+use crate::common::assert_a_line_has;
+
 fn curve(text: &str) -> Curve {
     parse_kes(text, "p.csv", CurveOverrides::default()).unwrap()
 }
@@ -53,13 +55,7 @@ fn lt_reads_at_the_files_max_force_else_the_standard_else_the_curves_own() {
     assert!(close(r.values.lt, 1.0, 1e-9), "{r:?}");
     assert!(close(r.values.wt, 1000.0 * 10.0 / 200.0, 1e-9), "{r:?}");
     assert!(close(r.values.rt, 50.0, 1e-9), "{r:?}");
-    assert!(
-        r.notes
-            .iter()
-            .any(|n| n.contains("F_m = 1000 gf/cm") && n.contains("max force")),
-        "{:?}",
-        r.notes
-    );
+    assert_a_line_has(&r.notes, &["F_m = 1000 gf/cm", "max force"]);
     // the same in N/m (1000 gf/cm = 980.665 N/m)
     let r = read(&tensile(
         "# max force [N/m]: 980.665\n",
@@ -72,13 +68,7 @@ fn lt_reads_at_the_files_max_force_else_the_standard_else_the_curves_own() {
     // no metadata, a curve to 250 gf/cm: F_m = 250, with a note
     let r = read(&tensile("", 250.0, 1.0, false));
     assert!(close(r.values.lt, 1.0, 1e-9), "{r:?}");
-    assert!(
-        r.notes
-            .iter()
-            .any(|n| n.contains("F_m = 250 gf/cm, the curve's largest force")),
-        "{:?}",
-        r.notes
-    );
+    assert_a_line_has(&r.notes, &["F_m = 250 gf/cm, the curve's largest force"]);
 
     // overshoot within 2 % of 500: the standard F_m, no note: LT = 508/500
     let r = read(&tensile("", 508.0, 6.0, false));

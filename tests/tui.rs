@@ -9,6 +9,8 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 
+use crate::common::assert_a_line_has;
+
 pub(crate) fn app() -> App {
     let (curves, errors) = sample_curves();
     assert!(errors.is_empty(), "{errors:?}");
@@ -1599,12 +1601,11 @@ fn a_card_saved_after_its_curve_changed_on_disk_keeps_the_bytes_read_and_warns()
     read_card(&mut a);
     assert_eq!(a.cloth.card.as_deref(), Some(card.as_path()));
     assert!(a.status.contains("sources changed on disk"), "{}", a.status);
-    assert!(
-        a.log
-            .iter()
-            .any(|m| m.contains("warning: sources differ on disk")
-                && m.contains("bending_warp.csv (changed)")),
-        "{:?}",
-        a.log
+    assert_a_line_has(
+        &a.log,
+        &[
+            "warning: sources differ on disk",
+            "bending_warp.csv (changed)",
+        ],
     );
 }

@@ -11,6 +11,8 @@ use super::tui::{
     app, draw, joined_at_end, press, read_card, run_fit_job, save_card_to, write_kes,
 };
 
+use crate::common::assert_a_line_has;
+
 const CARD: &str = "scenes/fabrics/cotton-shirting.fitted.params.toml";
 
 /// The app with the shipped card opened in the Cloth tab.
@@ -255,10 +257,10 @@ fn reloading_a_curve_whose_fit_was_accepted_says_the_accepted_law_is_the_old_dat
         status.contains("the law accepted for tensile warp was fitted to the old data"),
         "{status}"
     );
-    assert!(a
-        .log
-        .iter()
-        .any(|l| l.contains("the law accepted for tensile warp was fitted to the old data")));
+    assert_a_line_has(
+        &a.log,
+        &["the law accepted for tensile warp was fitted to the old data"],
+    );
 }
 
 /// The shipped cotton tensile warp curve copied to a temporary folder, opened in the app with
@@ -316,7 +318,7 @@ fn a_fit_of_data_read_again_while_it_ran_is_dropped() {
         "{}",
         a.status
     );
-    assert!(a.log.iter().any(|m| m.contains("dropped")), "{:?}", a.log);
+    assert_a_line_has(&a.log, &["dropped"]);
     assert!(a.fit.running.is_none());
     assert!(!a.unsaved, "nothing new to save");
     // nothing of the old data to save; a new fit is of the new data
@@ -668,13 +670,7 @@ fn values_notes_go_to_the_message_log_and_the_panel_says_what_it_cuts() {
     assert!(!notes.is_empty(), "{:?}", a.curves.list[0].values);
     // every note in the log in full, naming its file
     for n in &notes {
-        assert!(
-            a.log
-                .iter()
-                .any(|m| m.contains(n.as_str()) && m.contains("tensile_warp.csv")),
-            "{n}: {:?}",
-            a.log
-        );
+        assert_a_line_has(&a.log, &[n.as_str(), "tensile_warp.csv"]);
     }
     // stacked under the chart in a short terminal, the cut notes are said
     let screen = draw(&a, 80, 20);
@@ -699,13 +695,7 @@ fn values_notes_go_to_the_message_log_and_the_panel_says_what_it_cuts() {
         .map(|(_, v)| v)
         .collect();
     assert!(!new_notes.is_empty() && new_notes[0] != &notes[0]);
-    assert!(
-        a.log[logged..]
-            .iter()
-            .any(|m| m.contains(new_notes[0].as_str())),
-        "{:?}",
-        &a.log[logged..]
-    );
+    assert_a_line_has(&a.log[logged..], &[new_notes[0].as_str()]);
 }
 
 #[test]
@@ -789,13 +779,7 @@ fn fitting_the_fabric_fits_a_curve_read_again_meanwhile_once_more() {
         fit: Box::new(old_fit),
     }));
     assert!(a.curves.list[0].fit.is_none());
-    assert!(
-        a.log
-            .iter()
-            .any(|m| m.contains("dropped") && m.contains("fitted again")),
-        "{:?}",
-        a.log
-    );
+    assert_a_line_has(&a.log, &["dropped", "fitted again"]);
     // the same curve, now of the new data, is fitted next
     let Some(Job::Fit { specimens, .. }) = a.jobs.last() else {
         panic!("no fit queued again: {}", a.status)
