@@ -8,7 +8,8 @@ use kestrel::tui::{Action, App, Event, Job, Tab};
 use ratatui::crossterm::event::KeyCode;
 
 use super::tui::{
-    app, draw, joined_at_end, press, read_card, run_fit_job, save_card_to, write_kes,
+    app, draw, finish_fit_job, fit_done, joined_at_end, press, read_card, run_fit_job,
+    save_card_to, write_kes,
 };
 
 use crate::common::assert_a_line_has;
@@ -199,10 +200,7 @@ fn opening_a_file_again_reloads_it_when_it_changed_on_disk() {
         a.update(Action::RunFit);
         run_fit_job(&mut a)
     };
-    a.update(Action::Event(Event::FitDone {
-        curve_index: 0,
-        fit: Box::new(fit),
-    }));
+    a.update(fit_done(0, fit));
     assert!(a.curves.list[0].fit.is_some());
     let text = std::fs::read_to_string(&file)
         .unwrap()
@@ -239,10 +237,7 @@ fn reloading_a_curve_whose_fit_was_accepted_says_the_accepted_law_is_the_old_dat
     };
     a.update(Action::RunFit);
     let (_, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index: 0,
-        fit: Box::new(fit),
-    }));
+    a.update(fit_done(0, fit));
     a.update(Action::AcceptFit);
     assert!(a.status.contains("accepted"), "{}", a.status);
     // the last force read 1 % higher on disk
@@ -304,10 +299,7 @@ fn a_fit_of_data_read_again_while_it_ran_is_dropped() {
         a.status
     );
     // the old data's fit comes back: not attached to the new curve, and said so
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(old_fit),
-    }));
+    a.update(fit_done(curve_index, old_fit));
     assert!(
         a.curves.list[0].fit.is_none(),
         "the old data's fit is dropped"
@@ -325,11 +317,7 @@ fn a_fit_of_data_read_again_while_it_ran_is_dropped() {
     a.update(Action::SaveParams);
     assert!(a.status.contains("nothing to save"), "{}", a.status);
     a.update(Action::RunFit);
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     assert!(a.curves.list[0].fit.is_some(), "{}", a.status);
 }
 
@@ -346,10 +334,7 @@ fn a_joint_fit_is_dropped_when_a_replicate_opens_while_it_runs() {
     assert!(errors.is_empty(), "{errors:?}");
     a.update(Action::Event(Event::Opened { curves, errors }));
     assert_eq!(a.curves.list.len(), 2);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    a.update(fit_done(curve_index, fit));
     assert!(
         a.curves.list.iter().all(|c| c.fit.is_none()),
         "a one-specimen fit is not the pair's joint fit"
@@ -360,19 +345,9 @@ fn a_joint_fit_is_dropped_when_a_replicate_opens_while_it_runs() {
 /// An app with the shipped cotton curves opened from a copy in a temporary folder, the
 /// tensile warp curve fitted; the folder and the copy of that curve.
 fn fitted_from_files() -> (App, tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("tensile_warp.csv");
-    std::fs::copy("kes_data/cotton-shirting/tensile_warp.csv", &file).unwrap();
-    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-    assert!(errors.is_empty(), "{errors:?}");
-    let mut a = App::new(curves, String::new(), true);
-    a.update(Action::GoTab(Tab::Fit));
+    let (mut a, dir, file) = opened_copy();
     a.update(Action::RunFit);
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     (a, dir, file)
 }
 
@@ -466,11 +441,7 @@ fn fit_the_fabric(a: &mut App) {
     a.update(Action::GoTab(Tab::Fit));
     press(a, KeyCode::Char('F'));
     while a.fit.running.is_some() {
-        let (curve_index, fit, _) = run_fit_job(a);
-        a.update(Action::Event(Event::FitDone {
-            curve_index,
-            fit: Box::new(fit),
-        }));
+        finish_fit_job(a);
     }
 }
 
@@ -574,11 +545,7 @@ fn c_after_unsaved_fits_asks_to_save_first_and_s_offers_the_card_saved_last() {
     a.update(Action::Cancel);
     // a new fit, not saved: c asks
     a.update(Action::RunFit);
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     assert!(a.unsaved);
     press(&mut a, KeyCode::Char('c'));
     assert_eq!(a.confirm, Some(Confirm::SaveFirst));
@@ -703,11 +670,7 @@ fn the_fit_result_keeps_rows_in_a_small_terminal() {
     let mut a = app();
     a.update(Action::GoTab(Tab::Fit));
     a.update(Action::RunFit);
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     for (w, h) in [(40, 12), (60, 20)] {
         let screen = draw(&a, w, h);
         assert!(screen.contains("NRMSE"), "{w}x{h}: {screen}");
@@ -774,10 +737,7 @@ fn fitting_the_fabric_fits_a_curve_read_again_meanwhile_once_more() {
     let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
     a.update(Action::Event(Event::Opened { curves, errors }));
     assert!(a.status.contains("reloaded 1 curve"), "{}", a.status);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(old_fit),
-    }));
+    a.update(fit_done(curve_index, old_fit));
     assert!(a.curves.list[0].fit.is_none());
     assert_a_line_has(&a.log, &["dropped", "fitted again"]);
     // the same curve, now of the new data, is fitted next
@@ -785,11 +745,7 @@ fn fitting_the_fabric_fits_a_curve_read_again_meanwhile_once_more() {
         panic!("no fit queued again: {}", a.status)
     };
     assert!(specimens[0].x.iter().any(|&x| (x - 0.000079).abs() < 1e-12));
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     assert!(a.curves.list[0].fit.is_some(), "{}", a.status);
     assert!(a.status.contains("fabric fitted"), "{}", a.status);
 }
