@@ -181,18 +181,35 @@ fn parallelogram(test: &str, header: &str, a: f64, k: f64, h: f64, n: usize) -> 
     format!("# test: {test}\n# direction: warp\n{header}\n{body}")
 }
 
+/// The values of a shear parallelogram to ±`a` degrees: G = 0.7 gf/cm/deg, every width
+/// 0.6 gf/cm, `n` samples a degree.
+fn shear_loop(a: f64, n: usize) -> KesReading {
+    read(&parallelogram(
+        "shear",
+        "angle [deg],force [gf/cm]",
+        a,
+        0.7,
+        0.3,
+        n,
+    ))
+}
+
+/// The values of a bending parallelogram to ±`a` cm⁻¹: B = 0.1 gf·cm²/cm, every width 2`h`,
+/// `n` samples per cm⁻¹.
+fn bending_loop(a: f64, h: f64, n: usize) -> KesReading {
+    read(&parallelogram(
+        "bending",
+        "curvature [1/cm],moment [gf*cm/cm]",
+        a,
+        0.1,
+        h,
+        n,
+    ))
+}
+
 #[test]
 fn shear_and_bending_windows_keep_clear_of_the_turning_point() {
-    let shear = |a: f64| {
-        read(&parallelogram(
-            "shear",
-            "angle [deg],force [gf/cm]",
-            a,
-            0.7,
-            0.3,
-            100,
-        ))
-    };
+    let shear = |a: f64| shear_loop(a, 100);
     // the standard ±8°: G = k, 2HG = 2HG5 = 2h
     let r = shear(8.0);
     assert!(close(r.values.g, 0.7, 1e-9), "{r:?}");
@@ -212,16 +229,7 @@ fn shear_and_bending_windows_keep_clear_of_the_turning_point() {
     assert_eq!(r.values.g, None, "{r:?}");
     assert!(reason(&r, "G").contains("turns at +3/-3 deg"), "{r:?}");
 
-    let bending = |a: f64| {
-        read(&parallelogram(
-            "bending",
-            "curvature [1/cm],moment [gf*cm/cm]",
-            a,
-            0.1,
-            0.02,
-            1000,
-        ))
-    };
+    let bending = |a: f64| bending_loop(a, 0.02, 1000);
     let r = bending(2.5);
     assert!(close(r.values.b, 0.1, 1e-9), "{r:?}");
     assert!(close(r.values.hb, 0.04, 1e-9), "{r:?}");
@@ -234,14 +242,7 @@ fn shear_and_bending_windows_keep_clear_of_the_turning_point() {
 #[test]
 fn a_width_with_too_few_samples_in_its_window_says_so() {
     // one sample per degree: none in 0.25..0.75°, yet both branches reach ±0.5°
-    let r = read(&parallelogram(
-        "shear",
-        "angle [deg],force [gf/cm]",
-        8.0,
-        0.7,
-        0.3,
-        1,
-    ));
+    let r = shear_loop(8.0, 1);
     let why = reason(&r, "2HG");
     assert!(
         why.contains("0 sample(s)") && why.contains("0.5+/-0.25 deg"),
@@ -434,26 +435,8 @@ fn a_return_within_two_percent_of_the_loading_energy_is_not_called_reversed() {
 fn another_amplitude_is_noted() {
     let amplitude_note =
         |r: &KesReading| r.notes.iter().any(|n| n.contains("not the instrument's"));
-    let shear = |a| {
-        read(&parallelogram(
-            "shear",
-            "angle [deg],force [gf/cm]",
-            a,
-            0.7,
-            0.3,
-            400,
-        ))
-    };
-    let bending = |a| {
-        read(&parallelogram(
-            "bending",
-            "curvature [1/cm],moment [gf*cm/cm]",
-            a,
-            0.1,
-            0.01,
-            400,
-        ))
-    };
+    let shear = |a| shear_loop(a, 400);
+    let bending = |a| bending_loop(a, 0.01, 400);
     assert!(!amplitude_note(&shear(8.0)), "{:?}", shear(8.0).notes);
     assert!(amplitude_note(&shear(6.0)), "{:?}", shear(6.0).notes);
     assert!(!amplitude_note(&bending(2.5)), "{:?}", bending(2.5).notes);
