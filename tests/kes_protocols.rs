@@ -98,18 +98,21 @@ fn tensile_rows_in_reverse_order_leave_wt_lt_rt_unavailable() {
     assert!(reason(&r, "RT").contains("200 %"), "{r:?}");
 }
 
-/// A compression loop with straight branches: compression p = 100(1.2 − T) from T = 1.2 to
-/// 0.7 mm (50 gf/cm²), recovery p = 50(1 − T)/0.3 from 0.7 to 1.0 mm; every 0.005 mm.
-fn compression(reverse: bool) -> String {
-    let mut rows: Vec<(f64, f64)> = (0..=100)
+/// A compression loop with straight branches: compression p = 100(1.2 − T) from T = 1.2 mm to
+/// `turn` (0.7 mm: 50 gf/cm²), recovery straight from there to p = 0 at T = 1.0 mm; every
+/// 0.005 mm.
+fn compression(turn: f64, reverse: bool) -> String {
+    let steps = |span: f64| (span / 0.005).round() as usize;
+    let mut rows: Vec<(f64, f64)> = (0..=steps(1.2 - turn))
         .map(|i| {
             let t = 1.2 - 0.005 * i as f64;
             (t, 100.0 * (1.2 - t))
         })
         .collect();
-    rows.extend((1..=60).map(|i| {
-        let t = 0.7 + 0.005 * i as f64;
-        (t, 50.0 * (1.0 - t) / 0.3)
+    let top = 100.0 * (1.2 - turn);
+    rows.extend((1..=steps(1.0 - turn)).map(|i| {
+        let t = turn + 0.005 * i as f64;
+        (t, top * (1.0 - t) / (1.0 - turn))
     }));
     if reverse {
         rows.reverse();
@@ -122,20 +125,7 @@ fn compression(reverse: bool) -> String {
 fn compression_that_turns_far_above_p_m_gives_no_rc() {
     // compression p = 100(1.2 − T) on to 0.4 mm (80 gf/cm²), recovery straight to 1.0 mm:
     // T0, TM (at 50 gf/cm²), WC as for the standard curve; RC would be a recovery from 80
-    let mut rows: Vec<(f64, f64)> = (0..=160)
-        .map(|i| {
-            let t = 1.2 - 0.005 * i as f64;
-            (t, 100.0 * (1.2 - t))
-        })
-        .collect();
-    rows.extend((1..=120).map(|i| {
-        let t = 0.4 + 0.005 * i as f64;
-        (t, 80.0 * (1.0 - t) / 0.6)
-    }));
-    let body: String = rows.iter().map(|(t, p)| format!("{t},{p}\n")).collect();
-    let r = read(&format!(
-        "# test: compression\nthickness [mm],pressure [gf/cm2]\n{body}"
-    ));
+    let r = read(&compression(0.4, false));
     let wc = 100.0 * (0.25 - 0.005 * 0.005) / 2.0 / 10.0;
     assert!(close(r.values.t0, 1.195, 1e-9), "{r:?}");
     assert!(close(r.values.tm, 0.7, 1e-9), "{r:?}");
@@ -148,14 +138,14 @@ fn compression_that_turns_far_above_p_m_gives_no_rc() {
 fn compression_rows_in_reverse_order_leave_rc_and_the_rest_unavailable() {
     // forward: T0 = 1.195 mm, TM = 0.7 mm, WC = 100(0.5² − 0.005²)/2/10,
     // returned = 50·0.3/2/10 = 0.75
-    let r = read(&compression(false));
+    let r = read(&compression(0.7, false));
     let wc = 100.0 * (0.25 - 0.005 * 0.005) / 2.0 / 10.0;
     assert!(close(r.values.t0, 1.195, 1e-9), "{r:?}");
     assert!(close(r.values.tm, 0.7, 1e-9), "{r:?}");
     assert!(close(r.values.wc, wc, 1e-9), "{r:?}");
     assert!(close(r.values.rc, 100.0 * 0.75 / wc, 1e-9), "{r:?}");
 
-    let r = read(&compression(true));
+    let r = read(&compression(0.7, true));
     assert!(close(r.values.tm, 0.7, 1e-9), "{r:?}");
     for v in ["T0", "WC", "LC", "RC", "EMC"] {
         assert_eq!(r.values.get(v), None, "{v}: {r:?}");
