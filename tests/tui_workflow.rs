@@ -182,14 +182,13 @@ fn opening_a_file_again_reloads_it_when_it_changed_on_disk() {
     write_kes(dir.path(), "t/tensile_warp.csv", "Live", "warp");
     let file = dir.path().join("t/tensile_warp.csv");
     let mut a = App::new(Vec::new(), String::new(), true);
-    let open = |a: &mut App| {
-        let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-        a.update(Action::Event(Event::Opened { curves, errors }));
-        a.status.clone()
-    };
-    assert!(open(&mut a).starts_with("opened 1 curve"), "{}", a.status);
+    assert!(
+        open_file(&mut a, &file).starts_with("opened 1 curve"),
+        "{}",
+        a.status
+    );
     let before = a.curves.list[0].values.clone();
-    let status = open(&mut a);
+    let status = open_file(&mut a, &file);
     assert!(
         status.contains("1 curve already open, unchanged"),
         "{status}"
@@ -206,7 +205,7 @@ fn opening_a_file_again_reloads_it_when_it_changed_on_disk() {
         .unwrap()
         .replace("5,500", "7.5,500");
     std::fs::write(&file, text).unwrap();
-    let status = open(&mut a);
+    let status = open_file(&mut a, &file);
     assert!(status.contains("reloaded 1 curve"), "{status}");
     assert_eq!(a.curves.list.len(), 1);
     assert_ne!(
@@ -230,11 +229,6 @@ fn opening_a_file_again_reloads_it_when_it_changed_on_disk() {
 #[test]
 fn reloading_a_curve_whose_fit_was_accepted_says_the_accepted_law_is_the_old_datas() {
     let (mut a, _dir, file) = opened_copy();
-    let open = |a: &mut App| {
-        let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-        a.update(Action::Event(Event::Opened { curves, errors }));
-        a.status.clone()
-    };
     a.update(Action::RunFit);
     let (_, fit, _) = run_fit_job(&mut a);
     a.update(fit_done(0, fit));
@@ -246,7 +240,7 @@ fn reloading_a_curve_whose_fit_was_accepted_says_the_accepted_law_is_the_old_dat
     let (x, y) = last.split_once(',').unwrap();
     let y: f64 = y.trim().parse().unwrap();
     std::fs::write(&file, format!("{head}\n{x},{}\n", 1.01 * y + 0.1)).unwrap();
-    let status = open(&mut a);
+    let status = open_file(&mut a, &file);
     assert!(status.contains("reloaded 1 curve"), "{status}");
     assert!(
         status.contains("the law accepted for tensile warp was fitted to the old data"),
@@ -256,6 +250,15 @@ fn reloading_a_curve_whose_fit_was_accepted_says_the_accepted_law_is_the_old_dat
         &a.log,
         &["the law accepted for tensile warp was fitted to the old data"],
     );
+}
+
+/// Opens `file` as the open prompt's job would (it reads without an error) and hands what it
+/// read to the app; the status the app then shows.
+fn open_file(a: &mut App, file: &std::path::Path) -> String {
+    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
+    assert!(errors.is_empty(), "{errors:?}");
+    a.update(Action::Event(Event::Opened { curves, errors }));
+    a.status.clone()
 }
 
 /// The shipped cotton tensile warp curve copied to a temporary folder, opened in the app with
@@ -289,10 +292,8 @@ fn a_fit_of_data_read_again_while_it_ran_is_dropped() {
         })
         .collect();
     std::fs::write(&file, doubled).unwrap();
-    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-    assert!(errors.is_empty(), "{errors:?}");
-    a.update(Action::Event(Event::Opened { curves, errors }));
-    assert!(a.status.contains("reloaded 1 curve"), "{}", a.status);
+    let status = open_file(&mut a, &file);
+    assert!(status.contains("reloaded 1 curve"), "{status}");
     assert!(
         a.status.contains("the fit running is of the old data"),
         "{}",
@@ -330,9 +331,7 @@ fn a_joint_fit_is_dropped_when_a_replicate_opens_while_it_runs() {
     // a second specimen of the same curve opens meanwhile
     let replicate = dir.path().join("tensile_warp_2.csv");
     std::fs::copy("kes_data/cotton-shirting/tensile_warp.csv", &replicate).unwrap();
-    let (curves, errors) = kestrel::tui::files::open(&replicate.display().to_string());
-    assert!(errors.is_empty(), "{errors:?}");
-    a.update(Action::Event(Event::Opened { curves, errors }));
+    open_file(&mut a, &replicate);
     assert_eq!(a.curves.list.len(), 2);
     a.update(fit_done(curve_index, fit));
     assert!(
@@ -652,9 +651,8 @@ fn values_notes_go_to_the_message_log_and_the_panel_says_what_it_cuts() {
     // reloaded (changed on disk): its notes are logged again
     let logged = a.log.len();
     shifted_curve(dir.path(), 0.6);
-    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-    a.update(Action::Event(Event::Opened { curves, errors }));
-    assert!(a.status.contains("reloaded"), "{}", a.status);
+    let status = open_file(&mut a, &file);
+    assert!(status.contains("reloaded"), "{status}");
     let new_notes: Vec<&String> = a.curves.list[0]
         .values
         .iter()
@@ -734,9 +732,8 @@ fn fitting_the_fabric_fits_a_curve_read_again_meanwhile_once_more() {
         .unwrap()
         .replacen("0.0078,", "0.0079,", 1);
     std::fs::write(&file, text).unwrap();
-    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-    a.update(Action::Event(Event::Opened { curves, errors }));
-    assert!(a.status.contains("reloaded 1 curve"), "{}", a.status);
+    let status = open_file(&mut a, &file);
+    assert!(status.contains("reloaded 1 curve"), "{status}");
     a.update(fit_done(curve_index, old_fit));
     assert!(a.curves.list[0].fit.is_none());
     assert_a_line_has(&a.log, &["dropped", "fitted again"]);
