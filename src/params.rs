@@ -144,8 +144,9 @@ pub struct DirectionLaws {
     pub shear: Option<ShearLaw>,
 }
 
-/// The quality of one curve's fit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The quality of one curve's fit. Its default is a fit with no statistics: every optional
+/// field absent, as a file without them reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CurveFitQuality {
     pub file: String,

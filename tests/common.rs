@@ -320,6 +320,15 @@ pub fn assert_refused(out: &std::process::Output, code: i32, words: &[&str]) {
     }
 }
 
+/// Fails the test unless one of `lines` (a reading's notes, the workbench's log) contains
+/// every one of `words`.
+pub fn assert_a_line_has(lines: &[String], words: &[&str]) {
+    assert!(
+        lines.iter().any(|l| words.iter().all(|w| l.contains(w))),
+        "no line has all of {words:?}: {lines:?}"
+    );
+}
+
 /// The names of the entries of `dir`, sorted.
 pub fn files_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

@@ -1,7 +1,7 @@
 //! Identification: known parameters → noiseless (and noisy) protocol curves → fit from the
 //! automatic initial estimate → parameters back.
 
-use crate::common::{kes_fabric, noise, repo};
+use crate::common::{kes_fabric, noise, repo, stdout_json};
 use kestrel::fit::{fit_curve, FitModel, FitOptions, MuMode, Param, ToeChoice};
 use kestrel::friction::FrictionShape;
 use kestrel::kes::{Curve, Direction, KesTest};
@@ -828,13 +828,7 @@ fn values_that_are_not_physical_or_not_reachable_are_refused() {
     }
     // WT stands for LT: WT = LT·F_m·EMT/2 = 0.72·500·3.2 %/2 = 5.76 gf·cm/cm²
     let (run, _) = fit_values("wt", "[warp]\nEMT = 3.2\nWT = 5.76\nRT = 52\n");
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let json = stdout_json(&run);
     let lt = &json["laws"][0]["values"][1];
     assert_eq!(lt["name"], "LT");
     assert!(

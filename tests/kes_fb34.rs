@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::common::{assert_success, kes_data, kestrel, kestrel_on, repo, write_file};
+use crate::common::{assert_success, kes_data, kestrel, kestrel_on, repo, stdout_json, write_file};
 use kestrel::kes::{
     kes_values, parse_kes, Curve, CurveOverrides, Direction, KesReading, KesTest, ReadingRules,
 };
@@ -252,7 +252,7 @@ fn compression_that_never_reaches_p_m_names_tm_and_p_m() {
         err.contains("soft.csv: TM unavailable: the pressure never reaches P_m = 50 gf/cm2"),
         "{err}"
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = stdout_json(&out);
     assert!(json[0]["values"].get("TM").is_none());
     assert!(json[0]["values"].get("T0").is_some());
 }

@@ -4,6 +4,8 @@
 
 use kestrel::kes::{kes_values, parse_kes, Curve, CurveOverrides, KesReading, ReadingRules};
 
+use crate::common::assert_a_line_has;
+
 fn curve(text: &str) -> Curve {
     parse_kes(text, "p.csv", CurveOverrides::default()).unwrap()
 }
@@ -53,13 +55,7 @@ fn lt_reads_at_the_files_max_force_else_the_standard_else_the_curves_own() {
     assert!(close(r.values.lt, 1.0, 1e-9), "{r:?}");
     assert!(close(r.values.wt, 1000.0 * 10.0 / 200.0, 1e-9), "{r:?}");
     assert!(close(r.values.rt, 50.0, 1e-9), "{r:?}");
-    assert!(
-        r.notes
-            .iter()
-            .any(|n| n.contains("F_m = 1000 gf/cm") && n.contains("max force")),
-        "{:?}",
-        r.notes
-    );
+    assert_a_line_has(&r.notes, &["F_m = 1000 gf/cm", "max force"]);
     // the same in N/m (1000 gf/cm = 980.665 N/m)
     let r = read(&tensile(
         "# max force [N/m]: 980.665\n",
@@ -72,13 +68,7 @@ fn lt_reads_at_the_files_max_force_else_the_standard_else_the_curves_own() {
     // no metadata, a curve to 250 gf/cm: F_m = 250, with a note
     let r = read(&tensile("", 250.0, 1.0, false));
     assert!(close(r.values.lt, 1.0, 1e-9), "{r:?}");
-    assert!(
-        r.notes
-            .iter()
-            .any(|n| n.contains("F_m = 250 gf/cm, the curve's largest force")),
-        "{:?}",
-        r.notes
-    );
+    assert_a_line_has(&r.notes, &["F_m = 250 gf/cm, the curve's largest force"]);
 
     // overshoot within 2 % of 500: the standard F_m, no note: LT = 508/500
     let r = read(&tensile("", 508.0, 6.0, false));
@@ -108,18 +98,21 @@ fn tensile_rows_in_reverse_order_leave_wt_lt_rt_unavailable() {
     assert!(reason(&r, "RT").contains("200 %"), "{r:?}");
 }
 
-/// A compression loop with straight branches: compression p = 100(1.2 − T) from T = 1.2 to
-/// 0.7 mm (50 gf/cm²), recovery p = 50(1 − T)/0.3 from 0.7 to 1.0 mm; every 0.005 mm.
-fn compression(reverse: bool) -> String {
-    let mut rows: Vec<(f64, f64)> = (0..=100)
+/// A compression loop with straight branches: compression p = 100(1.2 − T) from T = 1.2 mm to
+/// `turn` (0.7 mm: 50 gf/cm²), recovery straight from there to p = 0 at T = 1.0 mm; every
+/// 0.005 mm.
+fn compression(turn: f64, reverse: bool) -> String {
+    let steps = |span: f64| (span / 0.005).round() as usize;
+    let mut rows: Vec<(f64, f64)> = (0..=steps(1.2 - turn))
         .map(|i| {
             let t = 1.2 - 0.005 * i as f64;
             (t, 100.0 * (1.2 - t))
         })
         .collect();
-    rows.extend((1..=60).map(|i| {
-        let t = 0.7 + 0.005 * i as f64;
-        (t, 50.0 * (1.0 - t) / 0.3)
+    let top = 100.0 * (1.2 - turn);
+    rows.extend((1..=steps(1.0 - turn)).map(|i| {
+        let t = turn + 0.005 * i as f64;
+        (t, top * (1.0 - t) / (1.0 - turn))
     }));
     if reverse {
         rows.reverse();
@@ -132,20 +125,7 @@ fn compression(reverse: bool) -> String {
 fn compression_that_turns_far_above_p_m_gives_no_rc() {
     // compression p = 100(1.2 − T) on to 0.4 mm (80 gf/cm²), recovery straight to 1.0 mm:
     // T0, TM (at 50 gf/cm²), WC as for the standard curve; RC would be a recovery from 80
-    let mut rows: Vec<(f64, f64)> = (0..=160)
-        .map(|i| {
-            let t = 1.2 - 0.005 * i as f64;
-            (t, 100.0 * (1.2 - t))
-        })
-        .collect();
-    rows.extend((1..=120).map(|i| {
-        let t = 0.4 + 0.005 * i as f64;
-        (t, 80.0 * (1.0 - t) / 0.6)
-    }));
-    let body: String = rows.iter().map(|(t, p)| format!("{t},{p}\n")).collect();
-    let r = read(&format!(
-        "# test: compression\nthickness [mm],pressure [gf/cm2]\n{body}"
-    ));
+    let r = read(&compression(0.4, false));
     let wc = 100.0 * (0.25 - 0.005 * 0.005) / 2.0 / 10.0;
     assert!(close(r.values.t0, 1.195, 1e-9), "{r:?}");
     assert!(close(r.values.tm, 0.7, 1e-9), "{r:?}");
@@ -158,14 +138,14 @@ fn compression_that_turns_far_above_p_m_gives_no_rc() {
 fn compression_rows_in_reverse_order_leave_rc_and_the_rest_unavailable() {
     // forward: T0 = 1.195 mm, TM = 0.7 mm, WC = 100(0.5² − 0.005²)/2/10,
     // returned = 50·0.3/2/10 = 0.75
-    let r = read(&compression(false));
+    let r = read(&compression(0.7, false));
     let wc = 100.0 * (0.25 - 0.005 * 0.005) / 2.0 / 10.0;
     assert!(close(r.values.t0, 1.195, 1e-9), "{r:?}");
     assert!(close(r.values.tm, 0.7, 1e-9), "{r:?}");
     assert!(close(r.values.wc, wc, 1e-9), "{r:?}");
     assert!(close(r.values.rc, 100.0 * 0.75 / wc, 1e-9), "{r:?}");
 
-    let r = read(&compression(true));
+    let r = read(&compression(0.7, true));
     assert!(close(r.values.tm, 0.7, 1e-9), "{r:?}");
     for v in ["T0", "WC", "LC", "RC", "EMC"] {
         assert_eq!(r.values.get(v), None, "{v}: {r:?}");
@@ -191,18 +171,35 @@ fn parallelogram(test: &str, header: &str, a: f64, k: f64, h: f64, n: usize) -> 
     format!("# test: {test}\n# direction: warp\n{header}\n{body}")
 }
 
+/// The values of a shear parallelogram to ±`a` degrees: G = 0.7 gf/cm/deg, every width
+/// 0.6 gf/cm, `n` samples a degree.
+fn shear_loop(a: f64, n: usize) -> KesReading {
+    read(&parallelogram(
+        "shear",
+        "angle [deg],force [gf/cm]",
+        a,
+        0.7,
+        0.3,
+        n,
+    ))
+}
+
+/// The values of a bending parallelogram to ±`a` cm⁻¹: B = 0.1 gf·cm²/cm, every width 2`h`,
+/// `n` samples per cm⁻¹.
+fn bending_loop(a: f64, h: f64, n: usize) -> KesReading {
+    read(&parallelogram(
+        "bending",
+        "curvature [1/cm],moment [gf*cm/cm]",
+        a,
+        0.1,
+        h,
+        n,
+    ))
+}
+
 #[test]
 fn shear_and_bending_windows_keep_clear_of_the_turning_point() {
-    let shear = |a: f64| {
-        read(&parallelogram(
-            "shear",
-            "angle [deg],force [gf/cm]",
-            a,
-            0.7,
-            0.3,
-            100,
-        ))
-    };
+    let shear = |a: f64| shear_loop(a, 100);
     // the standard ±8°: G = k, 2HG = 2HG5 = 2h
     let r = shear(8.0);
     assert!(close(r.values.g, 0.7, 1e-9), "{r:?}");
@@ -222,16 +219,7 @@ fn shear_and_bending_windows_keep_clear_of_the_turning_point() {
     assert_eq!(r.values.g, None, "{r:?}");
     assert!(reason(&r, "G").contains("turns at +3/-3 deg"), "{r:?}");
 
-    let bending = |a: f64| {
-        read(&parallelogram(
-            "bending",
-            "curvature [1/cm],moment [gf*cm/cm]",
-            a,
-            0.1,
-            0.02,
-            1000,
-        ))
-    };
+    let bending = |a: f64| bending_loop(a, 0.02, 1000);
     let r = bending(2.5);
     assert!(close(r.values.b, 0.1, 1e-9), "{r:?}");
     assert!(close(r.values.hb, 0.04, 1e-9), "{r:?}");
@@ -244,14 +232,7 @@ fn shear_and_bending_windows_keep_clear_of_the_turning_point() {
 #[test]
 fn a_width_with_too_few_samples_in_its_window_says_so() {
     // one sample per degree: none in 0.25..0.75°, yet both branches reach ±0.5°
-    let r = read(&parallelogram(
-        "shear",
-        "angle [deg],force [gf/cm]",
-        8.0,
-        0.7,
-        0.3,
-        1,
-    ));
+    let r = shear_loop(8.0, 1);
     let why = reason(&r, "2HG");
     assert!(
         why.contains("0 sample(s)") && why.contains("0.5+/-0.25 deg"),
@@ -444,26 +425,8 @@ fn a_return_within_two_percent_of_the_loading_energy_is_not_called_reversed() {
 fn another_amplitude_is_noted() {
     let amplitude_note =
         |r: &KesReading| r.notes.iter().any(|n| n.contains("not the instrument's"));
-    let shear = |a| {
-        read(&parallelogram(
-            "shear",
-            "angle [deg],force [gf/cm]",
-            a,
-            0.7,
-            0.3,
-            400,
-        ))
-    };
-    let bending = |a| {
-        read(&parallelogram(
-            "bending",
-            "curvature [1/cm],moment [gf*cm/cm]",
-            a,
-            0.1,
-            0.01,
-            400,
-        ))
-    };
+    let shear = |a| shear_loop(a, 400);
+    let bending = |a| bending_loop(a, 0.01, 400);
     assert!(!amplitude_note(&shear(8.0)), "{:?}", shear(8.0).notes);
     assert!(amplitude_note(&shear(6.0)), "{:?}", shear(6.0).notes);
     assert!(!amplitude_note(&bending(2.5)), "{:?}", bending(2.5).notes);

@@ -8,6 +8,7 @@ use kestrel::kes::{
 };
 
 use crate::common;
+use crate::common::assert_a_line_has;
 
 fn curve(text: &str) -> Curve {
     parse_kes(text, "p.csv", CurveOverrides::default()).unwrap()
@@ -248,13 +249,9 @@ fn a_max_force_line_without_unit_is_read_in_the_force_columns_unit() {
     let fm = r.max_force.expect("F_m");
     assert_eq!((fm.gf_cm, fm.from), (400.0, MaxForceSource::Metadata));
     assert!((r.values.lt.unwrap() - 1.0).abs() < 1e-12, "{r:?}");
-    assert!(
-        r.notes
-            .iter()
-            .any(|n| n.contains("`# max force: 400` gives no unit")
-                && n.contains("force column's, gf/cm")),
-        "{:?}",
-        r.notes
+    assert_a_line_has(
+        &r.notes,
+        &["`# max force: 400` gives no unit", "force column's, gf/cm"],
     );
     // in N/m: 392.266 N/m is 400 gf/cm
     let n_m = read(&tensile(
@@ -267,7 +264,7 @@ fn a_max_force_line_without_unit_is_read_in_the_force_columns_unit() {
     ));
     let fm = n_m.max_force.expect("F_m");
     assert!((fm.gf_cm - 400.0).abs() < 1e-9, "{fm:?}");
-    assert!(n_m.notes.iter().any(|n| n.contains("force column's, N/m")));
+    assert_a_line_has(&n_m.notes, &["force column's, N/m"]);
     // a line the curve did not reach is not used: the curve's own largest force is F_m
     let missed = read(&tensile("# max force: 400\n", GF_CM, 300.0, 4.0, 0.0, 0.0));
     let fm = missed.max_force.expect("F_m");
@@ -281,13 +278,9 @@ fn a_max_force_line_without_unit_is_read_in_the_force_columns_unit() {
         0.0,
         0.0,
     ));
-    assert!(
-        missed
-            .notes
-            .iter()
-            .any(|n| n.contains("`max force` metadata, 509.9 gf/cm, so the curve")),
-        "{:?}",
-        missed.notes
+    assert_a_line_has(
+        &missed.notes,
+        &["`max force` metadata, 509.9 gf/cm, so the curve"],
     );
 }
 

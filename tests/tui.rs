@@ -9,6 +9,8 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 
+use crate::common::assert_a_line_has;
+
 pub(crate) fn app() -> App {
     let (curves, errors) = sample_curves();
     assert!(errors.is_empty(), "{errors:?}");
@@ -52,6 +54,22 @@ pub(crate) fn run_fit_job(a: &mut App) -> (usize, kestrel::fit::CurveFit, usize)
         kestrel::fit::fit_specimens(&refs, &options),
         refs.len(),
     )
+}
+
+/// The worker's answer to a fit job, as the app receives it.
+pub(crate) fn fit_done(curve_index: usize, fit: kestrel::fit::CurveFit) -> Action {
+    Action::Event(Event::FitDone {
+        curve_index,
+        fit: Box::new(fit),
+    })
+}
+
+/// Runs the fit job the app queued, as the worker would, handing its answer to the app; the
+/// index of the curve fitted.
+pub(crate) fn finish_fit_job(a: &mut App) -> usize {
+    let (curve_index, fit, _) = run_fit_job(a);
+    a.update(fit_done(curve_index, fit));
+    curve_index
 }
 
 /// Types `file` into the open save prompt, submits it and runs the save job as the worker
@@ -229,11 +247,7 @@ fn fit_runs_as_a_job_and_quitting_with_unsaved_fits_asks() {
     press(&mut a, KeyCode::Enter);
     assert!(a.fit.running.is_some());
     // the worker's result comes back as an event
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    let curve_index = finish_fit_job(&mut a);
     assert!(a.fit.running.is_none());
     assert!(a.curves.list[curve_index].fit.as_ref().unwrap().is_fitted());
     assert!(a.status.contains("NRMSE"), "{}", a.status);
@@ -269,10 +283,7 @@ fn a_curve_with_replicates_is_fitted_jointly_and_saved_once() {
     let (curve_index, fit, specimens) = run_fit_job(&mut a);
     assert_eq!((curve_index, specimens), (0, 2));
     assert_eq!(fit.specimens.len(), 2);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    a.update(fit_done(curve_index, fit));
     // the joint fit is the fit of both specimens, and the tab lists each one's NRMSE
     assert!(a.curves.list[0].fit.as_ref().unwrap().is_fitted());
     assert!(a.curves.list[n - 1].fit.as_ref().unwrap().is_fitted());
@@ -1283,10 +1294,7 @@ fn the_connector_starts_from_the_fabric_per_direction_in_kes_units_and_saves_wha
     let (curve_index, fit, specimens) = run_fit_job(&mut a);
     assert_eq!(specimens, 1);
     let fitted_law = fit.law().unwrap();
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    a.update(fit_done(curve_index, fit));
     assert_eq!(a.connector.slot().key.label(), "tensile warp");
     assert_eq!(
         a.connector.slot().origin,
@@ -1401,10 +1409,7 @@ fn fit_all_save_and_send_the_card_to_the_cloth_tab_which_runs_its_tests() {
             "fitted twice: {curve_index}"
         );
         fitted.push(curve_index);
-        a.update(Action::Event(Event::FitDone {
-            curve_index,
-            fit: Box::new(fit),
-        }));
+        a.update(fit_done(curve_index, fit));
     }
     assert_eq!(fitted.len(), laws);
     assert!(a.status.contains("fabric fitted"), "{}", a.status);
@@ -1556,11 +1561,7 @@ fn a_card_saved_after_its_curve_changed_on_disk_keeps_the_bytes_read_and_warns()
     let mut a = App::new(curves, "opened".into(), false);
     a.update(Action::GoTab(Tab::Fit));
     press(&mut a, KeyCode::Enter);
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     // the file changes on disk (one more line) after it was read and fitted
     let mut changed = original.clone();
     changed.extend_from_slice(b"# edited: later\n");
@@ -1599,12 +1600,11 @@ fn a_card_saved_after_its_curve_changed_on_disk_keeps_the_bytes_read_and_warns()
     read_card(&mut a);
     assert_eq!(a.cloth.card.as_deref(), Some(card.as_path()));
     assert!(a.status.contains("sources changed on disk"), "{}", a.status);
-    assert!(
-        a.log
-            .iter()
-            .any(|m| m.contains("warning: sources differ on disk")
-                && m.contains("bending_warp.csv (changed)")),
-        "{:?}",
-        a.log
+    assert_a_line_has(
+        &a.log,
+        &[
+            "warning: sources differ on disk",
+            "bending_warp.csv (changed)",
+        ],
     );
 }

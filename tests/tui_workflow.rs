@@ -8,8 +8,11 @@ use kestrel::tui::{Action, App, Event, Job, Tab};
 use ratatui::crossterm::event::KeyCode;
 
 use super::tui::{
-    app, draw, joined_at_end, press, read_card, run_fit_job, save_card_to, write_kes,
+    app, draw, finish_fit_job, fit_done, joined_at_end, press, read_card, run_fit_job,
+    save_card_to, write_kes,
 };
+
+use crate::common::assert_a_line_has;
 
 const CARD: &str = "scenes/fabrics/cotton-shirting.fitted.params.toml";
 
@@ -179,14 +182,13 @@ fn opening_a_file_again_reloads_it_when_it_changed_on_disk() {
     write_kes(dir.path(), "t/tensile_warp.csv", "Live", "warp");
     let file = dir.path().join("t/tensile_warp.csv");
     let mut a = App::new(Vec::new(), String::new(), true);
-    let open = |a: &mut App| {
-        let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-        a.update(Action::Event(Event::Opened { curves, errors }));
-        a.status.clone()
-    };
-    assert!(open(&mut a).starts_with("opened 1 curve"), "{}", a.status);
+    assert!(
+        open_file(&mut a, &file).starts_with("opened 1 curve"),
+        "{}",
+        a.status
+    );
     let before = a.curves.list[0].values.clone();
-    let status = open(&mut a);
+    let status = open_file(&mut a, &file);
     assert!(
         status.contains("1 curve already open, unchanged"),
         "{status}"
@@ -197,16 +199,13 @@ fn opening_a_file_again_reloads_it_when_it_changed_on_disk() {
         a.update(Action::RunFit);
         run_fit_job(&mut a)
     };
-    a.update(Action::Event(Event::FitDone {
-        curve_index: 0,
-        fit: Box::new(fit),
-    }));
+    a.update(fit_done(0, fit));
     assert!(a.curves.list[0].fit.is_some());
     let text = std::fs::read_to_string(&file)
         .unwrap()
         .replace("5,500", "7.5,500");
     std::fs::write(&file, text).unwrap();
-    let status = open(&mut a);
+    let status = open_file(&mut a, &file);
     assert!(status.contains("reloaded 1 curve"), "{status}");
     assert_eq!(a.curves.list.len(), 1);
     assert_ne!(
@@ -230,17 +229,9 @@ fn opening_a_file_again_reloads_it_when_it_changed_on_disk() {
 #[test]
 fn reloading_a_curve_whose_fit_was_accepted_says_the_accepted_law_is_the_old_datas() {
     let (mut a, _dir, file) = opened_copy();
-    let open = |a: &mut App| {
-        let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-        a.update(Action::Event(Event::Opened { curves, errors }));
-        a.status.clone()
-    };
     a.update(Action::RunFit);
     let (_, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index: 0,
-        fit: Box::new(fit),
-    }));
+    a.update(fit_done(0, fit));
     a.update(Action::AcceptFit);
     assert!(a.status.contains("accepted"), "{}", a.status);
     // the last force read 1 % higher on disk
@@ -249,16 +240,25 @@ fn reloading_a_curve_whose_fit_was_accepted_says_the_accepted_law_is_the_old_dat
     let (x, y) = last.split_once(',').unwrap();
     let y: f64 = y.trim().parse().unwrap();
     std::fs::write(&file, format!("{head}\n{x},{}\n", 1.01 * y + 0.1)).unwrap();
-    let status = open(&mut a);
+    let status = open_file(&mut a, &file);
     assert!(status.contains("reloaded 1 curve"), "{status}");
     assert!(
         status.contains("the law accepted for tensile warp was fitted to the old data"),
         "{status}"
     );
-    assert!(a
-        .log
-        .iter()
-        .any(|l| l.contains("the law accepted for tensile warp was fitted to the old data")));
+    assert_a_line_has(
+        &a.log,
+        &["the law accepted for tensile warp was fitted to the old data"],
+    );
+}
+
+/// Opens `file` as the open prompt's job would (it reads without an error) and hands what it
+/// read to the app; the status the app then shows.
+fn open_file(a: &mut App, file: &std::path::Path) -> String {
+    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
+    assert!(errors.is_empty(), "{errors:?}");
+    a.update(Action::Event(Event::Opened { curves, errors }));
+    a.status.clone()
 }
 
 /// The shipped cotton tensile warp curve copied to a temporary folder, opened in the app with
@@ -292,20 +292,15 @@ fn a_fit_of_data_read_again_while_it_ran_is_dropped() {
         })
         .collect();
     std::fs::write(&file, doubled).unwrap();
-    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-    assert!(errors.is_empty(), "{errors:?}");
-    a.update(Action::Event(Event::Opened { curves, errors }));
-    assert!(a.status.contains("reloaded 1 curve"), "{}", a.status);
+    let status = open_file(&mut a, &file);
+    assert!(status.contains("reloaded 1 curve"), "{status}");
     assert!(
         a.status.contains("the fit running is of the old data"),
         "{}",
         a.status
     );
     // the old data's fit comes back: not attached to the new curve, and said so
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(old_fit),
-    }));
+    a.update(fit_done(curve_index, old_fit));
     assert!(
         a.curves.list[0].fit.is_none(),
         "the old data's fit is dropped"
@@ -316,18 +311,14 @@ fn a_fit_of_data_read_again_while_it_ran_is_dropped() {
         "{}",
         a.status
     );
-    assert!(a.log.iter().any(|m| m.contains("dropped")), "{:?}", a.log);
+    assert_a_line_has(&a.log, &["dropped"]);
     assert!(a.fit.running.is_none());
     assert!(!a.unsaved, "nothing new to save");
     // nothing of the old data to save; a new fit is of the new data
     a.update(Action::SaveParams);
     assert!(a.status.contains("nothing to save"), "{}", a.status);
     a.update(Action::RunFit);
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     assert!(a.curves.list[0].fit.is_some(), "{}", a.status);
 }
 
@@ -340,14 +331,9 @@ fn a_joint_fit_is_dropped_when_a_replicate_opens_while_it_runs() {
     // a second specimen of the same curve opens meanwhile
     let replicate = dir.path().join("tensile_warp_2.csv");
     std::fs::copy("kes_data/cotton-shirting/tensile_warp.csv", &replicate).unwrap();
-    let (curves, errors) = kestrel::tui::files::open(&replicate.display().to_string());
-    assert!(errors.is_empty(), "{errors:?}");
-    a.update(Action::Event(Event::Opened { curves, errors }));
+    open_file(&mut a, &replicate);
     assert_eq!(a.curves.list.len(), 2);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    a.update(fit_done(curve_index, fit));
     assert!(
         a.curves.list.iter().all(|c| c.fit.is_none()),
         "a one-specimen fit is not the pair's joint fit"
@@ -358,19 +344,9 @@ fn a_joint_fit_is_dropped_when_a_replicate_opens_while_it_runs() {
 /// An app with the shipped cotton curves opened from a copy in a temporary folder, the
 /// tensile warp curve fitted; the folder and the copy of that curve.
 fn fitted_from_files() -> (App, tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("tensile_warp.csv");
-    std::fs::copy("kes_data/cotton-shirting/tensile_warp.csv", &file).unwrap();
-    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-    assert!(errors.is_empty(), "{errors:?}");
-    let mut a = App::new(curves, String::new(), true);
-    a.update(Action::GoTab(Tab::Fit));
+    let (mut a, dir, file) = opened_copy();
     a.update(Action::RunFit);
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     (a, dir, file)
 }
 
@@ -464,11 +440,7 @@ fn fit_the_fabric(a: &mut App) {
     a.update(Action::GoTab(Tab::Fit));
     press(a, KeyCode::Char('F'));
     while a.fit.running.is_some() {
-        let (curve_index, fit, _) = run_fit_job(a);
-        a.update(Action::Event(Event::FitDone {
-            curve_index,
-            fit: Box::new(fit),
-        }));
+        finish_fit_job(a);
     }
 }
 
@@ -572,11 +544,7 @@ fn c_after_unsaved_fits_asks_to_save_first_and_s_offers_the_card_saved_last() {
     a.update(Action::Cancel);
     // a new fit, not saved: c asks
     a.update(Action::RunFit);
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     assert!(a.unsaved);
     press(&mut a, KeyCode::Char('c'));
     assert_eq!(a.confirm, Some(Confirm::SaveFirst));
@@ -668,13 +636,7 @@ fn values_notes_go_to_the_message_log_and_the_panel_says_what_it_cuts() {
     assert!(!notes.is_empty(), "{:?}", a.curves.list[0].values);
     // every note in the log in full, naming its file
     for n in &notes {
-        assert!(
-            a.log
-                .iter()
-                .any(|m| m.contains(n.as_str()) && m.contains("tensile_warp.csv")),
-            "{n}: {:?}",
-            a.log
-        );
+        assert_a_line_has(&a.log, &[n.as_str(), "tensile_warp.csv"]);
     }
     // stacked under the chart in a short terminal, the cut notes are said
     let screen = draw(&a, 80, 20);
@@ -689,9 +651,8 @@ fn values_notes_go_to_the_message_log_and_the_panel_says_what_it_cuts() {
     // reloaded (changed on disk): its notes are logged again
     let logged = a.log.len();
     shifted_curve(dir.path(), 0.6);
-    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-    a.update(Action::Event(Event::Opened { curves, errors }));
-    assert!(a.status.contains("reloaded"), "{}", a.status);
+    let status = open_file(&mut a, &file);
+    assert!(status.contains("reloaded"), "{status}");
     let new_notes: Vec<&String> = a.curves.list[0]
         .values
         .iter()
@@ -699,13 +660,7 @@ fn values_notes_go_to_the_message_log_and_the_panel_says_what_it_cuts() {
         .map(|(_, v)| v)
         .collect();
     assert!(!new_notes.is_empty() && new_notes[0] != &notes[0]);
-    assert!(
-        a.log[logged..]
-            .iter()
-            .any(|m| m.contains(new_notes[0].as_str())),
-        "{:?}",
-        &a.log[logged..]
-    );
+    assert_a_line_has(&a.log[logged..], &[new_notes[0].as_str()]);
 }
 
 #[test]
@@ -713,11 +668,7 @@ fn the_fit_result_keeps_rows_in_a_small_terminal() {
     let mut a = app();
     a.update(Action::GoTab(Tab::Fit));
     a.update(Action::RunFit);
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     for (w, h) in [(40, 12), (60, 20)] {
         let screen = draw(&a, w, h);
         assert!(screen.contains("NRMSE"), "{w}x{h}: {screen}");
@@ -781,31 +732,17 @@ fn fitting_the_fabric_fits_a_curve_read_again_meanwhile_once_more() {
         .unwrap()
         .replacen("0.0078,", "0.0079,", 1);
     std::fs::write(&file, text).unwrap();
-    let (curves, errors) = kestrel::tui::files::open(&file.display().to_string());
-    a.update(Action::Event(Event::Opened { curves, errors }));
-    assert!(a.status.contains("reloaded 1 curve"), "{}", a.status);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(old_fit),
-    }));
+    let status = open_file(&mut a, &file);
+    assert!(status.contains("reloaded 1 curve"), "{status}");
+    a.update(fit_done(curve_index, old_fit));
     assert!(a.curves.list[0].fit.is_none());
-    assert!(
-        a.log
-            .iter()
-            .any(|m| m.contains("dropped") && m.contains("fitted again")),
-        "{:?}",
-        a.log
-    );
+    assert_a_line_has(&a.log, &["dropped", "fitted again"]);
     // the same curve, now of the new data, is fitted next
     let Some(Job::Fit { specimens, .. }) = a.jobs.last() else {
         panic!("no fit queued again: {}", a.status)
     };
     assert!(specimens[0].x.iter().any(|&x| (x - 0.000079).abs() < 1e-12));
-    let (curve_index, fit, _) = run_fit_job(&mut a);
-    a.update(Action::Event(Event::FitDone {
-        curve_index,
-        fit: Box::new(fit),
-    }));
+    finish_fit_job(&mut a);
     assert!(a.curves.list[0].fit.is_some(), "{}", a.status);
     assert!(a.status.contains("fabric fitted"), "{}", a.status);
 }

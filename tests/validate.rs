@@ -235,12 +235,7 @@ fn shear_params(dir: &Path, offset: Option<f64>) -> PathBuf {
         iterations: 0,
         termination: "set by the test".into(),
         offset,
-        intervals95: Default::default(),
-        correlation: None,
-        pinned: Vec::new(),
-        not_identified: Vec::new(),
-        interval_notes: Vec::new(),
-        specimens: Vec::new(),
+        ..Default::default()
     });
     let path = dir.join(format!("p{}.toml", offset.is_some()));
     p.write(&path, ParamsFormat::Toml, true).unwrap();
@@ -351,7 +346,7 @@ fn cli_report_tables_values_parameters_and_the_fit_nrmse() {
     assert_eq!(warp["params_source"], "fitted");
     // the values are `kestrel values`' and the NRMSE is `kestrel fit`'s, to the last digit
     let values = kestrel(&["values", "--json", "kes_data/wool-suiting/shear_warp.csv"]);
-    let values: serde_json::Value = serde_json::from_slice(&values.stdout).unwrap();
+    let values = stdout_json(&values);
     assert_eq!(warp["values"]["G"], values[0]["values"]["G"]);
     let fit_out = dir.path().join("w.toml");
     let fit = kestrel_on(&["fit", "--json", "-o", fit_out.to_str().unwrap()], &files);

@@ -510,13 +510,7 @@ pub fn fit_fabric_values(values: &FabricValues) -> (FabricParams, Vec<ValuesFit>
                     fit.note.clone().unwrap_or_default(),
                     100.0 * worst
                 ),
-                offset: None,
-                intervals95: Default::default(),
-                correlation: None,
-                pinned: Vec::new(),
-                not_identified: Vec::new(),
-                interval_notes: Vec::new(),
-                specimens: Vec::new(),
+                ..Default::default()
             });
             fits.push(fit);
         }
