@@ -142,3 +142,34 @@ fn lanes_on_two_threads_give_the_scalar_kernels_sums() {
     assert_eq!(fs, fl);
     assert_eq!(ss, sl);
 }
+
+/// A NaN and an infinite position: the lanes give the scalar kernel's numbers bit for bit,
+/// NaN where it has NaN (a NaN's sign and payload may differ), without panicking.
+#[test]
+fn lanes_follow_the_scalar_kernel_through_nan_and_infinite_positions() {
+    let grid = Grid::new(9, 8, 0.01, 0.01).unwrap();
+    let mut kes = KesConnectors::new(&grid, mixed_laws());
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    let mut x = deformed(&grid, 1.0, &mut rng);
+    x[grid.index(2, 3)].y = f64::NAN;
+    x[grid.index(6, 5)].x = f64::INFINITY;
+    let b = |v: f64| {
+        if v.is_nan() {
+            f64::NAN.to_bits()
+        } else {
+            v.to_bits()
+        }
+    };
+    let bits =
+        |f: &[Vec3]| -> Vec<[u64; 3]> { f.iter().map(|v| [b(v.x), b(v.y), b(v.z)]).collect() };
+    let state_bits = |s: &[LawState]| -> Vec<(u64, bool, u64)> {
+        s.iter()
+            .map(|s| (b(s.strain), s.aligned, b(s.friction.z())))
+            .collect()
+    };
+    let (fs, ss, _) = evaluate(&mut kes, ForceKernel::Scalar, &x, false);
+    let (fl, sl, _) = evaluate(&mut kes, ForceKernel::Lanes, &x, false);
+    assert!(fs.iter().any(|f| f.x.is_nan()));
+    assert_eq!(bits(&fs), bits(&fl));
+    assert_eq!(state_bits(&ss), state_bits(&sl));
+}
