@@ -1,7 +1,7 @@
 //! The force kernel four connectors at a time: each kind's geometry (strain, turning angle,
-//! shear angle and their gradients) and its forces computed in lanes of four (`[f64; 4]`, which
-//! the compiler turns into vector instructions), the particles gathered per lane group and the
-//! forces scattered in connector order. The laws' trials, atan2 and asin stay per lane and
+//! shear angle and their gradients) and its forces computed in lanes of four (one AVX2 register
+//! per quantity), the particles gathered per lane group and the forces scattered in connector
+//! order. The laws' trials, atan2 and asin stay per lane and
 //! every lane runs the scalar kernel's operations in its order, so forces, trial states and
 //! tangent factors are the scalar kernel's bit for bit.
 
