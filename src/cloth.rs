@@ -28,7 +28,7 @@ mod world;
 
 use thiserror::Error;
 
-pub use connectors::{ConnectorKind, KesConnectors, KesLaws};
+pub use connectors::{ConnectorKind, ForceKernel, KesConnectors, KesLaws};
 pub use constraints::{ProvotConstraints, MAX_PASSES};
 pub use cyclic_strip::{CyclicStrip, StripEnergy};
 pub use explicit::SymplecticEulerStepper;

@@ -11,10 +11,13 @@ use super::{ClothError, Mat3, Vec3};
 
 mod clamp;
 mod forces;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
 mod matrix;
 mod tangent;
 
 pub(crate) use clamp::ClampedYarn;
+pub use forces::ForceKernel;
 
 use tangent::{
     bending_factor, shear_factor, traction_factor, trial_and_tangent, BendingFactor, ShearFactor,
@@ -131,6 +134,8 @@ pub struct KesConnectors {
     /// Committed law states: traction, then bending, then two per shear cell (warp, weft).
     states: Vec<LawState>,
     grid: Grid,
+    /// How `add_forces` evaluates the connectors (the same numbers either way).
+    pub kernel: ForceKernel,
 }
 
 /// Signed turning angle φ = atan2((r_a × r_b)·ê, r_a·r_b) with r_a = c − a, r_b = b − c, and
@@ -284,6 +289,7 @@ impl KesConnectors {
             shear,
             states: vec![LawState::default(); n_states],
             grid: *grid,
+            kernel: ForceKernel::default(),
         }
     }
 

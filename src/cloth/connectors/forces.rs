@@ -6,6 +6,8 @@ use rayon::prelude::*;
 
 use crate::material::LawState;
 
+#[cfg(target_arch = "x86_64")]
+use super::lanes::LanesPass;
 use super::tangent::{BendingFactor, KesTangent, ShearFactor, TractionFactor};
 use super::{KesConnectors, Vec3};
 
@@ -16,6 +18,18 @@ pub(super) const PARALLEL_CONNECTORS: usize = 4096;
 /// The trial state and force of a law, inlined into the force kernels.
 pub(super) use crate::material::trial_of as trial;
 
+/// How the connector forces are evaluated: one connector at a time, or four at a time in
+/// vector lanes (the same numbers; AVX2 on x86-64 processors that have it, else one at a
+/// time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ForceKernel {
+    /// One connector at a time (the reference).
+    Scalar,
+    /// Four connectors of a kind at a time.
+    #[default]
+    Lanes,
+}
+
 /// Index ranges of one band of connectors per kind.
 #[derive(Debug, Clone)]
 pub(super) struct Band {
@@ -25,7 +39,7 @@ pub(super) struct Band {
 }
 
 /// Where a band's force evaluation writes K's factors: nowhere, or the band's slices.
-type FactorSlices<'a> = Option<(
+pub(super) type FactorSlices<'a> = Option<(
     &'a mut [TractionFactor],
     &'a mut [BendingFactor],
     &'a mut [ShearFactor],
@@ -140,6 +154,20 @@ impl KesConnectors {
         let nt = self.traction.len();
         let nb = self.bending.len();
         let traction = &self.traction[band.traction.clone()];
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == ForceKernel::Lanes {
+            let pass = LanesPass::<TANGENT> {
+                kes: self,
+                band,
+                x,
+                trial: [tt, tb, ts],
+                f,
+                out: (tan_t, tan_b, tan_s),
+            };
+            if pass.run() {
+                return;
+            }
+        }
         for (n, (c, out)) in traction.iter().zip(tt).enumerate() {
             let (st, fv, factor) =
                 self.traction_force::<TANGENT>(c, x, &states[band.traction.start + n]);
