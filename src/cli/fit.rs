@@ -404,8 +404,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if writes {
         let names: Vec<&str> = groups.iter().map(|(f, _)| f.as_str()).collect();
         check_distinct_outputs(&args, &names, several)?;
+        let inputs = super::curve_inputs(&args.files);
         for name in names {
-            super::check_output_of(&output_path(&args, name, several), args.force, &args.files)?;
+            super::check_output_of(&output_path(&args, name, several), args.force, &inputs)?;
         }
         check_card_name(&args, several)?;
     }

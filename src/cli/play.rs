@@ -23,7 +23,7 @@ use kestrel::render::{frame_path, Renderer, SceneView};
 
 use kestrel::scene::{DynamicScene, OffsetBlend};
 
-use super::play_frames::{prepare_frames, MAX_FRAME_ERROR_ROWS};
+use super::play_frames::{play_inputs, prepare_frames, MAX_FRAME_ERROR_ROWS};
 use super::CliError;
 
 #[derive(Debug, Args)]
@@ -419,8 +419,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                  {MAX_FRAME_ERROR_ROWS} are recorded (shorten --impulses)"
             )));
         }
-        let inputs = std::iter::once(&args.model).chain(&args.compare);
-        super::check_output_of(path, args.output.force, inputs)?;
+        super::check_output_of(path, args.output.force, play_inputs(&args))?;
     }
     // The scene to compare against is read and checked before any work: one without an
     // impulse palette is bad input, named.

@@ -212,9 +212,9 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     let (Some(scene_path), Some(out)) = (args.scene, args.out) else {
         return Err(CliError::input("precompute needs SCENE and --out MODEL"));
     };
-    let plot_format = args
-        .basis
-        .check_outputs(&out, args.output.force, &[&scene_path])?;
+    let inputs = super::scene_inputs(&scene_path);
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let plot_format = args.basis.check_outputs(&out, args.output.force, &inputs)?;
     let scene = super::load_dynamic(
         &scene_path,
         "is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
@@ -310,9 +310,9 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
 
 /// `kestrel precompute merge PART… --out MODEL`.
 fn run_merge(args: MergeArgs) -> Result<(), CliError> {
-    let inputs: Vec<&Path> = (args.parts.iter().chain(&args.scene))
-        .map(PathBuf::as_path)
-        .collect();
+    let given_scene = args.scene.iter().flat_map(|s| super::scene_inputs(s));
+    let inputs: Vec<PathBuf> = args.parts.iter().cloned().chain(given_scene).collect();
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let plot_format = args
         .basis
         .check_outputs(&args.out, args.output.force, &inputs)?;
@@ -335,6 +335,10 @@ fn run_merge(args: MergeArgs) -> Result<(), CliError> {
             "{e} (the scene the shards were sampled from; name it with --scene)"
         ))
     })?;
+    // the scene a shard names, and its card, are inputs too
+    for p in std::iter::once(&args.out).chain(&args.basis.error_plot) {
+        super::check_output_of(p, args.output.force, super::scene_inputs(&scene_path))?;
+    }
     let sha = scene_fingerprint(&scene_path).map_err(CliError::input)?;
     let opts = PrecomputeOptions {
         epsilon: args.basis.epsilon,

@@ -178,11 +178,17 @@ impl FramesBefore {
 
 /// Refuses to start when a frame or the video would be replaced without `--force`, when the
 /// video names a folder, or when ffmpeg is not there to make it.
+/// Neither may be one of the files read (the record, or the scene and its card).
 fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
-    super::check_frames(&args.out, frames, args.output.force)?;
+    let inputs = match (&args.from, &args.scene) {
+        (Some(record), _) => vec![record.clone()],
+        (None, Some(scene)) => super::scene_inputs(scene),
+        (None, None) => Vec::new(),
+    };
+    super::check_frames_of(&args.out, frames, args.output.force, &inputs)?;
     if let Some(v) = &args.video {
         // a folder is never replaced, also with --force; without ffmpeg no video can be made
-        super::check_output(v, args.output.force)?;
+        super::check_output_of(v, args.output.force, &inputs)?;
         if !on_path("ffmpeg") {
             return Err(CliError::input(no_ffmpeg(&args.out, v, args.fps)));
         }

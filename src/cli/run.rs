@@ -206,7 +206,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     }
     check_steps("--steps", steps).map_err(CliError::input)?;
     if let Some(path) = &args.record {
-        super::check_output_of(path, args.output.force, [&args.scene])?;
+        super::check_output_of(path, args.output.force, super::scene_inputs(&args.scene))?;
         // the frames are held in memory until the end, and must be readable back
         let frames = steps / u64::from(args.every) + 1;
         let bytes = frames.saturating_mul(16 + 12 * world.len() as u64);
@@ -441,7 +441,7 @@ fn print_table(s: &RunSummary) {
 fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     let output = args.csv.clone().or(scene.output.clone());
     if let Some(path) = &output {
-        super::check_output_of(path, args.output.force, [&args.scene])?;
+        super::check_output_of(path, args.output.force, super::scene_inputs(&args.scene))?;
     }
     let pb = super::progress_bar(0, args.output.json, super::STEPS_BAR);
     let t0 = Instant::now();

@@ -294,7 +294,7 @@ fn render_targets(dir: &Path, args: &DrapeArgs) -> Result<[PathBuf; 2], CliError
     super::parse_size(&args.size, "800x800")?;
     let targets = [dir.join("drape_top.png"), dir.join("drape_side.png")];
     for t in &targets {
-        super::check_output(t, args.force)?;
+        super::check_output_of(t, args.force, [&args.params])?;
     }
     Ok(targets)
 }
