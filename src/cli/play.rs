@@ -360,6 +360,7 @@ fn needs_flow(model: &ReducedModel, flag: String) -> Result<(), CliError> {
 
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut model = ReducedModel::read(&args.model).map_err(CliError::input)?;
+    super::play_frames::note_unchecked(&args.model);
     if let Some(rule) = args.offset.as_deref() {
         model = model.with_offset(match rule {
             "linear" => OffsetBlend::Linear,

@@ -9,6 +9,17 @@ use kestrel::reduced::{FrameError, ReducedModel};
 use super::play::PlayArgs;
 use super::CliError;
 
+/// A note on stderr when the model is of a version without a checksum (read as before).
+pub fn note_unchecked(model: &Path) {
+    if ReducedModel::unchecked_file(model) {
+        eprintln!(
+            "note: {}: a model of version 1 or 2 has no checksum, so damage to it cannot be \
+             told (precompute it again to add one)",
+            model.display()
+        );
+    }
+}
+
 /// Removes what a failed play added to `--out`, given the frames it wrote (0 to n − 1).
 pub type Undo = Box<dyn FnOnce(usize)>;
 
