@@ -1,6 +1,7 @@
 //! The subcommands: each module holds its clap arguments and a `run` that calls the library
 //! and prints. Binary-only (not part of the library).
 
+pub mod interrupt;
 pub mod play;
 pub mod play_frames;
 pub mod precompute;

@@ -208,3 +208,134 @@ fn an_output_naming_a_curve_of_a_folder_read_is_refused() {
         curve
     );
 }
+
+/// Spawns `kestrel args…` in `dir`, waits for `first` to appear (the first frame written),
+/// sends `signal`, and returns what the command printed and its exit code.
+#[cfg(all(unix, feature = "render"))]
+fn interrupted_after(dir: &Path, args: &[&str], first: &Path, signal: i32) -> Output {
+    use std::time::{Duration, Instant};
+    let child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the kestrel binary runs");
+    let start = Instant::now();
+    while !first.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "{args:?}: no first frame"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: a signal to the child this test spawned and has not waited for yet
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    child.wait_with_output().unwrap()
+}
+
+/// Ctrl-C (SIGINT) in `render`: the frames written and the `--out` folder it made are
+/// removed, exit 130 with "interrupted: N frames removed"; in a folder that was there, its
+/// own files stay (a frame replaced under `--force` stays replaced); the same render again is
+/// not refused.
+#[cfg(all(unix, feature = "render"))]
+#[test]
+fn an_interrupted_render_removes_its_frames_and_the_folder_it_made() {
+    if crate::common::gpu_or_skip(64, 48).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scene = repo("scenes/provot_sheet_17.toml");
+    let scene = scene.to_str().unwrap();
+    let args = |out: &'static str| {
+        vec![
+            "render", scene, "--out", out, "--frames", "100000", "--every", "200", "--size",
+            "64x48",
+        ]
+    };
+    let out = interrupted_after(
+        d,
+        &args("new/frames"),
+        &d.join("new/frames/frame_00000.png"),
+        libc::SIGINT,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted: ") && err.contains(" removed"),
+        "{err}"
+    );
+    assert!(!d.join("new").exists(), "{:?}", crate::common::files_in(d));
+    // a folder of its own: its file and a frame it replaced (with --force) stay
+    write_in(d, "old/keep.txt", "mine");
+    write_in(d, "old/frame_00000.png", "old frame");
+    let mut force = args("old");
+    force.push("--force");
+    let out = interrupted_after(d, &force, &d.join("old/frame_00001.png"), libc::SIGTERM);
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        crate::common::files_in(&d.join("old")),
+        ["frame_00000.png", "keep.txt"]
+    );
+    // no temporary left, and the render runs again without --force
+    let again = kestrel(
+        d,
+        &[
+            "render",
+            scene,
+            "--out",
+            "new/frames",
+            "--frames",
+            "2",
+            "--size",
+            "64x48",
+        ],
+    );
+    crate::common::assert_success(&again);
+    assert_eq!(
+        crate::common::files_in(&d.join("new/frames")),
+        ["frame_00000.png", "frame_00001.png"]
+    );
+}
+
+/// SIGTERM in `play --out`: its frames and folder removed, exit 143.
+#[cfg(all(unix, feature = "render"))]
+#[test]
+fn an_interrupted_play_removes_its_frames() {
+    if crate::common::gpu_or_skip(64, 48).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::common::small_door_file(d);
+    crate::common::assert_success(&kestrel(
+        d,
+        &["precompute", "door.toml", "--out", "door.krd"],
+    ));
+    let args = [
+        "play",
+        "door.krd",
+        "--impulses",
+        "open:1000",
+        "--out",
+        "p",
+        "--size",
+        "64x48",
+    ];
+    let out = interrupted_after(d, &args, &d.join("p/frame_00000.png"), libc::SIGTERM);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("interrupted: ") && err.contains(" removed"),
+        "{err}"
+    );
+    assert_eq!(crate::common::files_in(d), ["door.krd", "door.toml"]);
+}

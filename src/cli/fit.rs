@@ -438,6 +438,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let write_any = writes && unreadable.is_empty() && (refused.is_empty() || args.allow_partial);
     let mut out_json = Vec::new();
     let mut failures = Vec::new();
+    // an interrupt between the cards removes those this run made
+    let mut outputs = super::interrupt::Outputs::start();
     for fabric in &results {
         let fitted_any = fabric.fits.iter().any(|f| f.is_fitted());
         let mut warning = None;
@@ -445,8 +447,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             None
         } else {
             let path = output_path(&args, &fabric.fabric, several);
+            let new = path.symlink_metadata().is_err();
             match fabric.params.write(&path, format, args.force) {
                 Ok(()) => {
+                    outputs.wrote(&path, new)?;
                     // a source changed on disk while it was fitted
                     warning = kestrel::fit::fabric::sources_changed_on_disk(&fabric.params);
                     if let Some(w) = &warning {

@@ -195,7 +195,9 @@ fn render_frames(
     let mut shading = shading_of(args, model)?;
     let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
     let mut first = true;
+    let watch = super::interrupt::Watch::start();
     let r = play(model, seq, |n, world, player, local| {
+        watch.check(String::new)?;
         pb.set_position(n as u64 + 1);
         if n % args.every != 0 {
             return Ok(());
@@ -221,7 +223,7 @@ fn render_frames(
         let path = frame_path(dir, rendered.get());
         kestrel::atomic::write_atomic(&path, &png, args.output.force).map_err(CliError::written)?;
         rendered.set(rendered.get() + 1);
-        Ok(())
+        watch.check(String::new)
     });
     pb.finish_and_clear();
     r.map(|_| ())
@@ -462,10 +464,10 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     };
     let written = Cell::new(0);
     let result = finish(&args, &model, &seq, compared, size, &written);
-    if let (Err(_), Some(undo)) = (&result, undo) {
-        undo(written.get());
+    match (result, undo) {
+        (Err(e), Some(undo)) => Err(super::play_frames::undone(e, undo(written.get()))),
+        (result, _) => result,
     }
-    result
 }
 
 /// The rest of `run` once every input is checked: playback, frames, comparison, summary.

@@ -20,8 +20,21 @@ pub fn note_unchecked(model: &Path) {
     }
 }
 
-/// Removes what a failed play added to `--out`, given the frames it wrote (0 to n − 1).
-pub type Undo = Box<dyn FnOnce(usize)>;
+/// Removes what a failed play added to `--out`, given the frames it wrote (0 to n − 1);
+/// returns the number of frames removed.
+pub type Undo = Box<dyn FnOnce(usize) -> usize>;
+
+/// The error of a play whose frames were removed (`removed` of them): an interrupted one
+/// says how many.
+pub fn undone(e: CliError, removed: usize) -> CliError {
+    match e.code.checked_sub(128) {
+        Some(sig) if sig > 0 => super::interrupt::interrupted(
+            i32::from(sig),
+            &format!("{} removed", super::interrupt::count(removed, "frame")),
+        ),
+        _ => e,
+    }
+}
 
 /// The files a play reads: the model, and the `--compare` scene with its card.
 pub fn play_inputs(args: &PlayArgs) -> Vec<PathBuf> {

@@ -249,9 +249,11 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
             .inspect_err(|_| pb.abandon())
             .map_err(failed)?;
         pb.finish_and_clear();
-        let bytes = shard
-            .write(&out, args.output.force)
-            .map_err(CliError::written)?;
+        let bytes = super::interrupt::Outputs::start().write(&out, || {
+            shard
+                .write(&out, args.output.force)
+                .map_err(CliError::written)
+        })?;
         let h = &shard.header;
         let s = ShardSummary {
             scene: path,
@@ -390,9 +392,11 @@ impl Written<'_> {
         stats: PrecomputeStats,
         precompute_s: f64,
     ) -> Result<(), CliError> {
-        let bytes = model
-            .write(self.out, self.force)
-            .map_err(CliError::written)?;
+        // an interrupt from here removes the model and plot this run made
+        let mut outputs = super::interrupt::Outputs::start();
+        let bytes = outputs.write(self.out, || {
+            model.write(self.out, self.force).map_err(CliError::written)
+        })?;
         if let Some((p, format)) = self.error_plot {
             let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
             let image = match (&model.transfer, &stats.transfer) {
@@ -417,7 +421,9 @@ impl Written<'_> {
                 ),
             }
             .map_err(CliError::failed)?;
-            write_image(p, &image, self.force).map_err(CliError::written)?;
+            outputs.write(p, || {
+                write_image(p, &image, self.force).map_err(CliError::written)
+            })?;
         }
         let s = Summary {
             scene: self.scene_arg,

@@ -280,8 +280,10 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     let converged = unconverged == 0 && finite;
     let frames = recording.as_ref().map(|r| r.frames.len()).unwrap_or(0);
     if let (Some(rec), Some(path), true) = (&recording, &args.record, converged) {
-        rec.write(path, args.output.force)
-            .map_err(CliError::written)?;
+        super::interrupt::Outputs::start().write(path, || {
+            rec.write(path, args.output.force)
+                .map_err(CliError::written)
+        })?;
     }
     let rates = world.deformation_rates();
     let wall_ms = stepping.as_secs_f64() * 1e3;
@@ -454,7 +456,9 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     pb.finish_and_clear();
     if let Some(path) = &output {
         let csv = result.to_csv().map_err(CliError::failed)?;
-        write_atomic(path, csv.as_bytes(), args.output.force).map_err(CliError::written)?;
+        super::interrupt::Outputs::start().write(path, || {
+            write_atomic(path, csv.as_bytes(), args.output.force).map_err(CliError::written)
+        })?;
     }
     let summary = KesSummary {
         scene: args.scene.display().to_string(),
