@@ -25,7 +25,7 @@ fn kestrel(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// A folder with `scenes/fabrics/` (both cards), the tensile virtual KES scene, the hanging
-/// sheet at 5 steps, and the small door scene on the cotton card (`door.toml`).
+/// sheet at 5 steps, and the small door scene (6 × 7) on the cotton card (`door.toml`).
 fn scene_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -48,10 +48,20 @@ fn scene_folder() -> tempfile::TempDir {
     let springs =
         "kind = \"springs\"\nstructural = 8.0           # N/m\nshear = 4.0\nflexion = 0.5\n";
     assert!(door.contains(springs));
-    let on_card = door.replace(
+    let mut on_card = door.replace(
         springs,
         "kind = \"kes\"\nparams = \"fabrics/cotton_shirting.params.toml\"\n",
     );
+    // small, as `small_door_file`
+    for (from, to) in [
+        ("nu = 55", "nu = 6"),
+        ("nv = 60", "nv = 7"),
+        ("duration = 40.0", "duration = 2.0"),
+        ("settle = 2.0", "settle = 0.2"),
+    ] {
+        assert!(on_card.contains(from));
+        on_card = on_card.replace(from, to);
+    }
     write_file(d, "door.toml", on_card);
     dir
 }
@@ -138,6 +148,13 @@ fn an_output_naming_the_card_the_scene_reads_is_refused_also_with_force() {
             "--force",
         ]);
     }
+    // a merge's scene named by its shard (no --scene): that scene's card is an input too
+    let shard = kestrel(
+        d,
+        &["precompute", "door.toml", "--shard", "1/1", "--out", "p1"],
+    );
+    crate::common::assert_success(&shard);
+    cases.push(vec!["precompute", "merge", "p1", "--out", card, "--force"]);
     let before = snapshot(d);
     for args in &cases {
         let out = kestrel(d, args);
