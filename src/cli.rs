@@ -1,6 +1,7 @@
 //! The subcommands: each module holds its clap arguments and a `run` that calls the library
 //! and prints. Binary-only (not part of the library).
 
+pub mod interrupt;
 pub mod play;
 pub mod play_frames;
 pub mod precompute;
@@ -89,6 +90,41 @@ pub fn check_frames(dir: &std::path::Path, frames: usize, force: bool) -> Result
         )));
     }
     (0..frames).try_for_each(|n| check_output(&kestrel::render::frame_path(dir, n), force))
+}
+
+/// `check_frames`, and no frame this render writes is one of the command's `inputs` (a
+/// record or a card named `frame_00000.png` in the `--out` folder would be replaced).
+#[cfg(feature = "render")]
+pub fn check_frames_of(
+    dir: &std::path::Path,
+    frames: usize,
+    force: bool,
+    inputs: &[std::path::PathBuf],
+) -> Result<(), CliError> {
+    check_frames(dir, frames, force)?;
+    let folder = kestrel::atomic::resolved(dir);
+    for input in inputs {
+        let found = kestrel::atomic::resolved(input);
+        if found.parent() != Some(folder.as_path()) {
+            continue;
+        }
+        let n = found
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("frame_")?.strip_suffix(".png")?.parse().ok())
+            .filter(|&n: &usize| n < frames);
+        if let Some(message) = n.and_then(|n| {
+            kestrel::atomic::input_clash(&kestrel::render::frame_path(dir, n), [input])
+        }) {
+            return Err(CliError::input(message));
+        }
+    }
+    Ok(())
+}
+
+/// The files a scene command reads: the scene and its fabric card.
+pub fn scene_inputs(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    kestrel::scene::Scene::files_read(path)
 }
 
 /// Refuses, before any work, an output that exists when `--force` is off (exit 2).
@@ -301,6 +337,16 @@ pub fn kes_paths(paths: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>
         eprintln!("note: {note}");
     }
     Ok(found.files)
+}
+
+/// What the command line's KES `paths` read: each path, and the files of its folders (as
+/// `kes_paths` opens them, without its note); outputs are checked against all of them.
+pub fn curve_inputs(paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    let mut files = paths.to_vec();
+    if let Ok(found) = kestrel::kes::folder::kes_files(paths) {
+        files.extend(found.files);
+    }
+    files
 }
 
 /// `--gauge-length MM` in metres, refused outside a file's gauge lengths (1 mm to 10 m).

@@ -31,7 +31,7 @@ pub use compare::{
 };
 pub use model::{
     ModelInfo, Orbit, ReducedModel, FRAME_DT_RANGE_S, MODEL_MAGIC, MODEL_VERSION,
-    MODEL_VERSION_TRANSFER,
+    MODEL_VERSION_CHECKSUM, MODEL_VERSION_TRANSFER,
 };
 pub use play::{frames_of, parse_sequence, sequence_frames, Player, Refusal, MAX_PLAY_FRAMES};
 pub use precompute::{precompute, precompute_reporting, PrecomputeOptions, PrecomputeStats};
@@ -55,6 +55,12 @@ pub enum ReducedError {
     Read(#[from] crate::input::Unreadable),
     #[error("{path}: not a kestrel reduced model: {message}")]
     Format { path: PathBuf, message: String },
+    /// A model whose checksum does not match its bytes.
+    #[error(
+        "{path}: the reduced model is damaged: its bytes do not match the checksum at its end \
+         (the file was changed after it was written); precompute the model again"
+    )]
+    Damaged { path: PathBuf },
     #[error("{path}: not a kestrel precompute shard: {message}")]
     ShardFormat { path: PathBuf, message: String },
     /// A model or shard file that ends before its announced data: `have` bytes of at least

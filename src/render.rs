@@ -508,8 +508,8 @@ pub struct FrameProgress {
 }
 
 /// Renders every frame of a record to `DIR/frame_NNNNN.png` (nothing replaced unless
-/// `force`), coloured by strain when asked; `progress` is called after each frame. Returns
-/// each frame's timings.
+/// `force`), coloured by strain when asked; `progress` is called after each frame, and stops
+/// the render when it breaks (an interrupt). Returns each written frame's timings.
 pub fn render_recording(
     renderer: &mut Renderer,
     rec: &Recording,
@@ -517,7 +517,7 @@ pub fn render_recording(
     range: Option<(f32, f32)>,
     out_dir: &Path,
     force: bool,
-    mut progress: impl FnMut(FrameProgress),
+    mut progress: impl FnMut(FrameProgress) -> std::ops::ControlFlow<()>,
 ) -> Result<Vec<FrameTimings>, RenderError> {
     if let Some(by) = color_by {
         if !by.from_positions() {
@@ -548,11 +548,14 @@ pub fn render_recording(
         let (png, t) = renderer.render_png(&f.positions, field.as_ref())?;
         write_atomic(&frame_path(out_dir, n), &png, force)?;
         all.push(t);
-        progress(FrameProgress {
+        let next = progress(FrameProgress {
             done: n + 1,
             total,
             timings: t,
         });
+        if next.is_break() {
+            break;
+        }
     }
     Ok(all)
 }

@@ -132,6 +132,21 @@ impl Scene {
         Self::build(&file, path)
     }
 
+    /// The files loading `path` reads: the scene, and the fabric card its material names
+    /// (resolved against the scene's folder, as loading resolves it). A scene that cannot be
+    /// parsed gives itself alone (loading it says why).
+    pub fn files_read(path: &Path) -> Vec<PathBuf> {
+        let mut files = vec![path.to_path_buf()];
+        if let Ok(SceneFile {
+            material: MaterialSpec::Kes { params },
+            ..
+        }) = SceneFile::read(path)
+        {
+            files.push(path.parent().unwrap_or(Path::new(".")).join(params));
+        }
+        files
+    }
+
     /// Builds a scene parsed from `path`.
     pub fn build(file: &SceneFile, path: &Path) -> Result<Self, SceneError> {
         let invalid = |message: String| SceneError::Invalid {

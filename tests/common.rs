@@ -338,3 +338,20 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A model file's bytes after an edit made on purpose: its checksum (the last 32 bytes, the
+/// SHA-256 of those before) made again, so the reader reaches the edit.
+pub fn resealed(mut model: Vec<u8>) -> Vec<u8> {
+    use sha2::Digest;
+    let body = model.len() - 32;
+    let sum = sha2::Sha256::digest(&model[..body]);
+    model[body..].copy_from_slice(&sum);
+    model
+}
+
+/// A model file's bytes written as a version-1 or version-2 file (`version`): no checksum.
+pub fn unsealed(model: &[u8], version: u32) -> Vec<u8> {
+    let mut old = model[..model.len() - 32].to_vec();
+    old[8..12].copy_from_slice(&version.to_le_bytes());
+    old
+}

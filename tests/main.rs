@@ -10,6 +10,7 @@ mod kes_fb34;
 mod kes_protocols;
 mod kes_variants;
 mod material;
+mod outputs;
 mod plot;
 mod probe;
 mod probe3;

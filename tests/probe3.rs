@@ -144,7 +144,7 @@ fn a_model_of_huge_finite_values_is_refused_at_reading() {
         let mut b = bytes.clone();
         let at = arrays[array].0 + 4;
         b[at..at + 4].copy_from_slice(&value.to_le_bytes());
-        std::fs::write(d.join("bad.krd"), b).unwrap();
+        std::fs::write(d.join("bad.krd"), crate::common::resealed(b)).unwrap();
         let out = kestrel(d, &["play", "bad.krd", "--impulses", "open:0.2,stop:0.2"]);
         assert_refused(&out, 2, &["bad.krd", words, "precompute the model again"]);
     }
@@ -342,7 +342,7 @@ fn without_scene_sha(bytes: &[u8]) -> Vec<u8> {
     out.extend((json.len() as u32).to_le_bytes());
     out.extend(json);
     out.extend(&bytes[36 + json_len..]);
-    out
+    crate::common::resealed(out)
 }
 
 #[cfg(feature = "render")]

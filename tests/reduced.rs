@@ -128,9 +128,10 @@ fn the_model_file_round_trips_and_refuses_bad_bytes() {
     // the last recorded velocity (before the IRF table, 12 bytes an IRF) made NaN: once
     // played, and compared with an error of 0
     assert!(model.transfer.is_none());
-    let at = bytes.len() - 12 * model.orbits.len() - 4;
+    let at = bytes.len() - 32 - 12 * model.orbits.len() - 4;
     let mut nan = bytes.clone();
     nan[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let nan = crate::common::resealed(nan);
     let e = ReducedModel::from_bytes(&nan, p).unwrap_err().to_string();
     assert!(e.contains("door.krd") && e.contains("not finite"), "{e}");
     let dir = tempfile::tempdir().unwrap();
@@ -142,6 +143,41 @@ fn the_model_file_round_trips_and_refuses_bad_bytes() {
         .to_string()
         .contains("--force"));
     assert_eq!(ReducedModel::read(&f).unwrap(), *model);
+}
+
+/// Every byte after the counts is under the checksum: one flipped bit anywhere in the
+/// header's JSON, the arrays or the IRF table is refused as damage, naming the file; a flip
+/// in the counts is refused too (as damage, or as a file cut short when a count grows). A
+/// version-1 file (no checksum) is read as before.
+#[test]
+fn a_model_with_one_flipped_bit_is_refused_as_damaged_and_version_1_still_reads() {
+    let (_, model, _) = door_model();
+    let bytes = model.to_bytes().unwrap();
+    assert_eq!(
+        bytes[8..12],
+        kestrel::reduced::MODEL_VERSION_CHECKSUM.to_le_bytes()
+    );
+    let p = Path::new("flip.krd");
+    let mut rng = crate::common::rng(6);
+    let mut positions: Vec<usize> = (12..36).collect();
+    positions
+        .extend((0..300).map(|_| 36 + rand::RngExt::random_range(&mut rng, 0..bytes.len() - 36)));
+    for at in positions {
+        let mut b = bytes.clone();
+        b[at] ^= 1 << (at % 8);
+        let e = ReducedModel::from_bytes(&b, p).unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with("flip.krd: "), "byte {at}: {text}");
+        let damaged = matches!(e, ReducedError::Damaged { .. }) && text.contains("damaged");
+        let counts = at < 36 && matches!(e, ReducedError::Truncated { .. });
+        assert!(damaged || counts, "byte {at}: {text}");
+    }
+    let v1 = crate::common::unsealed(&bytes, kestrel::reduced::MODEL_VERSION);
+    assert_eq!(&ReducedModel::from_bytes(&v1, p).unwrap(), model);
+    // a version-1 file with the checksum's 32 bytes still on is refused by its length
+    let mut long = bytes.clone();
+    long[8..12].copy_from_slice(&kestrel::reduced::MODEL_VERSION.to_le_bytes());
+    assert!(ReducedModel::from_bytes(&long, p).is_err());
 }
 
 #[test]

@@ -81,7 +81,7 @@ fn model_headers_that_once_panicked_are_refused_naming_the_file() {
     let mut bytes = door_model().to_bytes().unwrap();
     bytes[16..20].copy_from_slice(&(1u32 << 20).to_le_bytes());
     bytes[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
-    let sizes = write_file(dir.path(), "sizes.krd", bytes);
+    let sizes = write_file(dir.path(), "sizes.krd", crate::common::resealed(bytes));
     cases.push((sizes, "bytes after the header"));
     for (path, words) in cases {
         let name = path.file_name().unwrap().to_str().unwrap().to_string();

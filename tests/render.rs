@@ -2,6 +2,8 @@
 //! share of the frame, identical bytes for identical states, the shadow on the ground, the
 //! colour map, records.
 
+use std::ops::ControlFlow;
+
 use kestrel::cloth::record::{RecordInfo, Recording};
 use kestrel::render::{
     encode_png, frame_path, render_recording, strain, ColorBy, Field, Renderer, SceneView,
@@ -213,17 +215,34 @@ fn a_record_renders_to_numbered_frames_and_keeps_them_without_force() {
         None,
         dir.path(),
         false,
-        |p| seen.push(p.done),
+        |p| {
+            seen.push(p.done);
+            ControlFlow::Continue(())
+        },
     )
     .unwrap();
     assert_eq!(t.len(), 3);
     assert_eq!(seen, vec![1, 2, 3]);
+    // a progress that breaks (an interrupt) stops after that frame
+    let stopped = tempfile::tempdir().unwrap();
+    let stop = |p: kestrel::render::FrameProgress| match p.done {
+        2 => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    };
+    let t2 = render_recording(&mut r, &rec, None, None, stopped.path(), false, stop).unwrap();
+    assert_eq!(t2.len(), 2);
+    assert_eq!(
+        crate::common::files_in(stopped.path()),
+        ["frame_00000.png", "frame_00001.png"]
+    );
     for n in 0..3 {
         let bytes = std::fs::read(frame_path(dir.path(), n)).unwrap();
         assert_eq!(decode(&bytes).0, W);
     }
     let mut again = |color: Option<ColorBy>, force: bool| {
-        render_recording(&mut r, &rec, color, None, dir.path(), force, |_| {})
+        render_recording(&mut r, &rec, color, None, dir.path(), force, |_| {
+            ControlFlow::Continue(())
+        })
     };
     let e = again(None, false).unwrap_err();
     assert!(e.to_string().contains("--force"), "{e}");

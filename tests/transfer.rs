@@ -11,7 +11,7 @@ use kestrel::reduced::transfer::{
 };
 use kestrel::reduced::{
     merge, precompute, precompute_shard, PrecomputeOptions, ReducedModel, Shard, MODEL_VERSION,
-    MODEL_VERSION_TRANSFER,
+    MODEL_VERSION_CHECKSUM, MODEL_VERSION_TRANSFER,
 };
 
 /// A flat n × n grid of spacing h in the plane z = 0; warp +x, weft +y: normals +z.
@@ -180,9 +180,9 @@ fn the_transfer_model_round_trips_merges_byte_for_byte_and_its_errors_fall_with_
     assert!((ts.transfer_rel_error - e[ts.transfer_rank]).abs() < 1e-12);
     assert!(ts.transfer_held_out_error.is_finite() && ts.transfer_held_out_error < 1.0);
     assert!(ts.transfer_held_out_projection_error <= ts.transfer_held_out_error + 1e-9);
-    // the file: version 2, read back equal; the plain model stays version 1
+    // the file: version 3 (with its checksum), read back equal, as the plain model
     let bytes = model.to_bytes().unwrap();
-    assert_eq!(bytes[8..12], MODEL_VERSION_TRANSFER.to_le_bytes());
+    assert_eq!(bytes[8..12], MODEL_VERSION_CHECKSUM.to_le_bytes());
     let back = ReducedModel::from_bytes(&bytes, &PathBuf::from("t.krd")).unwrap();
     assert_eq!(back, model);
     let cut = ReducedModel::from_bytes(&bytes[..bytes.len() - 4], &PathBuf::from("t.krd"));
@@ -190,11 +190,21 @@ fn the_transfer_model_round_trips_merges_byte_for_byte_and_its_errors_fall_with_
     let mut plain = model.clone();
     plain.transfer = None;
     let plain_bytes = plain.to_bytes().unwrap();
-    assert_eq!(plain_bytes[8..12], MODEL_VERSION.to_le_bytes());
+    assert_eq!(plain_bytes[8..12], MODEL_VERSION_CHECKSUM.to_le_bytes());
     assert!(ReducedModel::from_bytes(&plain_bytes, &PathBuf::from("p.krd")).is_ok());
+    // the versions before the checksum still read: 2 with the transfer, 1 without
+    let v2 = crate::common::unsealed(&bytes, MODEL_VERSION_TRANSFER);
+    assert_eq!(
+        ReducedModel::from_bytes(&v2, &PathBuf::from("v2.krd")).unwrap(),
+        model
+    );
+    let v1 = crate::common::unsealed(&plain_bytes, MODEL_VERSION);
+    assert_eq!(
+        ReducedModel::from_bytes(&v1, &PathBuf::from("v1.krd")).unwrap(),
+        plain
+    );
     // a version-1 file with a transfer section's bytes is refused, naming the file
-    let mut v1 = bytes.clone();
-    v1[8..12].copy_from_slice(&MODEL_VERSION.to_le_bytes());
+    let v1 = crate::common::unsealed(&bytes, MODEL_VERSION);
     let e = ReducedModel::from_bytes(&v1, &PathBuf::from("v1.krd")).unwrap_err();
     assert!(e.to_string().contains("v1.krd"), "{e}");
     // the merge computes the transfer after gathering the shards: the same bytes

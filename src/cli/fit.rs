@@ -404,8 +404,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if writes {
         let names: Vec<&str> = groups.iter().map(|(f, _)| f.as_str()).collect();
         check_distinct_outputs(&args, &names, several)?;
+        let inputs = super::curve_inputs(&args.files);
         for name in names {
-            super::check_output_of(&output_path(&args, name, several), args.force, &args.files)?;
+            super::check_output_of(&output_path(&args, name, several), args.force, &inputs)?;
         }
         check_card_name(&args, several)?;
     }
@@ -437,6 +438,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let write_any = writes && unreadable.is_empty() && (refused.is_empty() || args.allow_partial);
     let mut out_json = Vec::new();
     let mut failures = Vec::new();
+    // an interrupt between the cards removes those this run made
+    let mut outputs = super::interrupt::Outputs::start();
     for fabric in &results {
         let fitted_any = fabric.fits.iter().any(|f| f.is_fitted());
         let mut warning = None;
@@ -444,8 +447,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             None
         } else {
             let path = output_path(&args, &fabric.fabric, several);
+            let new = path.symlink_metadata().is_err();
             match fabric.params.write(&path, format, args.force) {
                 Ok(()) => {
+                    outputs.wrote(&path, new)?;
                     // a source changed on disk while it was fitted
                     warning = kestrel::fit::fabric::sources_changed_on_disk(&fabric.params);
                     if let Some(w) = &warning {

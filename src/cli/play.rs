@@ -23,7 +23,7 @@ use kestrel::render::{frame_path, Renderer, SceneView};
 
 use kestrel::scene::{DynamicScene, OffsetBlend};
 
-use super::play_frames::{prepare_frames, MAX_FRAME_ERROR_ROWS};
+use super::play_frames::{play_inputs, prepare_frames, MAX_FRAME_ERROR_ROWS};
 use super::CliError;
 
 #[derive(Debug, Args)]
@@ -195,7 +195,9 @@ fn render_frames(
     let mut shading = shading_of(args, model)?;
     let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
     let mut first = true;
+    let watch = super::interrupt::Watch::start();
     let r = play(model, seq, |n, world, player, local| {
+        watch.check(String::new)?;
         pb.set_position(n as u64 + 1);
         if n % args.every != 0 {
             return Ok(());
@@ -221,7 +223,7 @@ fn render_frames(
         let path = frame_path(dir, rendered.get());
         kestrel::atomic::write_atomic(&path, &png, args.output.force).map_err(CliError::written)?;
         rendered.set(rendered.get() + 1);
-        Ok(())
+        watch.check(String::new)
     });
     pb.finish_and_clear();
     r.map(|_| ())
@@ -360,6 +362,7 @@ fn needs_flow(model: &ReducedModel, flag: String) -> Result<(), CliError> {
 
 pub fn run(args: PlayArgs) -> Result<(), CliError> {
     let mut model = ReducedModel::read(&args.model).map_err(CliError::input)?;
+    super::play_frames::note_unchecked(&args.model);
     if let Some(rule) = args.offset.as_deref() {
         model = model.with_offset(match rule {
             "linear" => OffsetBlend::Linear,
@@ -419,8 +422,7 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
                  {MAX_FRAME_ERROR_ROWS} are recorded (shorten --impulses)"
             )));
         }
-        let inputs = std::iter::once(&args.model).chain(&args.compare);
-        super::check_output_of(path, args.output.force, inputs)?;
+        super::check_output_of(path, args.output.force, play_inputs(&args))?;
     }
     // The scene to compare against is read and checked before any work: one without an
     // impulse palette is bad input, named.
@@ -462,10 +464,10 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     };
     let written = Cell::new(0);
     let result = finish(&args, &model, &seq, compared, size, &written);
-    if let (Err(_), Some(undo)) = (&result, undo) {
-        undo(written.get());
+    match (result, undo) {
+        (Err(e), Some(undo)) => Err(super::play_frames::undone(e, undo(written.get()))),
+        (result, _) => result,
     }
-    result
 }
 
 /// The rest of `run` once every input is checked: playback, frames, comparison, summary.

@@ -2,18 +2,50 @@
 //! `--compare SCENE --frame-errors CSV`: one row per compared frame, squared errors [m²]
 //! (Σ error_m2 / Σ norm_m2 = playback_error²) and both sides' reduced coordinates.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use kestrel::reduced::{FrameError, ReducedModel};
 
 use super::play::PlayArgs;
 use super::CliError;
 
-/// Removes what a failed play added to `--out`, given the frames it wrote (0 to n − 1).
-pub type Undo = Box<dyn FnOnce(usize)>;
+/// A note on stderr when the model is of a version without a checksum (read as before).
+pub fn note_unchecked(model: &Path) {
+    if ReducedModel::unchecked_file(model) {
+        eprintln!(
+            "note: {}: a model of version 1 or 2 has no checksum, so damage to it cannot be \
+             told (precompute it again to add one)",
+            model.display()
+        );
+    }
+}
+
+/// Removes what a failed play added to `--out`, given the frames it wrote (0 to n − 1);
+/// returns the number of frames removed.
+pub type Undo = Box<dyn FnOnce(usize) -> usize>;
+
+/// The error of a play whose frames were removed (`removed` of them): an interrupted one
+/// says how many.
+pub fn undone(e: CliError, removed: usize) -> CliError {
+    match e.code.checked_sub(128) {
+        Some(sig) if sig > 0 => super::interrupt::interrupted(
+            i32::from(sig),
+            &format!("{} removed", super::interrupt::count(removed, "frame")),
+        ),
+        _ => e,
+    }
+}
+
+/// The files a play reads: the model, and the `--compare` scene with its card.
+pub fn play_inputs(args: &PlayArgs) -> Vec<PathBuf> {
+    let compared = args.compare.iter().flat_map(|s| super::scene_inputs(s));
+    std::iter::once(args.model.clone())
+        .chain(compared)
+        .collect()
+}
 
 /// Checks the `--out` folder (created, none of the `rendered` frames replaced without
-/// `--force`); the image size, and how to remove the frames written and the folders made
+/// `--force` nor one of the files read); the image size, and how to remove the frames written and the folders made
 /// (`render`'s rule: frames replaced under `--force` stay replaced).
 #[cfg(feature = "render")]
 pub fn prepare_frames(
@@ -23,7 +55,8 @@ pub fn prepare_frames(
 ) -> Result<((u32, u32), Undo), CliError> {
     let size = super::parse_size(&args.size, "960x720")?;
     let before = super::render::FramesBefore::of(dir, rendered);
-    super::check_frames(dir, rendered, args.output.force)?;
+    let inputs = play_inputs(args);
+    super::check_frames_of(dir, rendered, args.output.force, &inputs)?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CliError::failed(format!("cannot create {}: {e}", dir.display())))?;
     let dir = dir.to_path_buf();

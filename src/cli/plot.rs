@@ -43,7 +43,9 @@ fn parse_size(s: &str) -> Result<PlotSize, String> {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let format = ImageFormat::of_path(&args.output).map_err(CliError::input)?;
-    let inputs = args.files.iter().chain(&args.params);
+    let inputs = super::curve_inputs(&args.files)
+        .into_iter()
+        .chain(args.params.clone());
     super::check_output_of(&args.output, args.force, inputs)?;
     let curves = load_curves(&super::kes_paths(&args.files)?).map_err(CliError::input)?;
     let params = match &args.params {

@@ -212,9 +212,9 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
     let (Some(scene_path), Some(out)) = (args.scene, args.out) else {
         return Err(CliError::input("precompute needs SCENE and --out MODEL"));
     };
-    let plot_format = args
-        .basis
-        .check_outputs(&out, args.output.force, &[&scene_path])?;
+    let inputs = super::scene_inputs(&scene_path);
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let plot_format = args.basis.check_outputs(&out, args.output.force, &inputs)?;
     let scene = super::load_dynamic(
         &scene_path,
         "is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
@@ -249,9 +249,11 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
             .inspect_err(|_| pb.abandon())
             .map_err(failed)?;
         pb.finish_and_clear();
-        let bytes = shard
-            .write(&out, args.output.force)
-            .map_err(CliError::written)?;
+        let bytes = super::interrupt::Outputs::start().write(&out, || {
+            shard
+                .write(&out, args.output.force)
+                .map_err(CliError::written)
+        })?;
         let h = &shard.header;
         let s = ShardSummary {
             scene: path,
@@ -310,9 +312,9 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
 
 /// `kestrel precompute merge PART… --out MODEL`.
 fn run_merge(args: MergeArgs) -> Result<(), CliError> {
-    let inputs: Vec<&Path> = (args.parts.iter().chain(&args.scene))
-        .map(PathBuf::as_path)
-        .collect();
+    let given_scene = args.scene.iter().flat_map(|s| super::scene_inputs(s));
+    let inputs: Vec<PathBuf> = args.parts.iter().cloned().chain(given_scene).collect();
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let plot_format = args
         .basis
         .check_outputs(&args.out, args.output.force, &inputs)?;
@@ -335,6 +337,10 @@ fn run_merge(args: MergeArgs) -> Result<(), CliError> {
             "{e} (the scene the shards were sampled from; name it with --scene)"
         ))
     })?;
+    // the scene a shard names, and its card, are inputs too
+    for p in std::iter::once(&args.out).chain(&args.basis.error_plot) {
+        super::check_output_of(p, args.output.force, super::scene_inputs(&scene_path))?;
+    }
     let sha = scene_fingerprint(&scene_path).map_err(CliError::input)?;
     let opts = PrecomputeOptions {
         epsilon: args.basis.epsilon,
@@ -386,9 +392,11 @@ impl Written<'_> {
         stats: PrecomputeStats,
         precompute_s: f64,
     ) -> Result<(), CliError> {
-        let bytes = model
-            .write(self.out, self.force)
-            .map_err(CliError::written)?;
+        // an interrupt from here removes the model and plot this run made
+        let mut outputs = super::interrupt::Outputs::start();
+        let bytes = outputs.write(self.out, || {
+            model.write(self.out, self.force).map_err(CliError::written)
+        })?;
         if let Some((p, format)) = self.error_plot {
             let sigma: Vec<f64> = model.sigma.iter().map(|&s| s as f64).collect();
             let image = match (&model.transfer, &stats.transfer) {
@@ -413,7 +421,9 @@ impl Written<'_> {
                 ),
             }
             .map_err(CliError::failed)?;
-            write_image(p, &image, self.force).map_err(CliError::written)?;
+            outputs.write(p, || {
+                write_image(p, &image, self.force).map_err(CliError::written)
+            })?;
         }
         let s = Summary {
             scene: self.scene_arg,

@@ -2,6 +2,7 @@
 //! file) and renders frames to `DIR/frame_NNNNN.png`, with a progress bar on stderr.
 
 use std::ffi::{OsStr, OsString};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -17,6 +18,7 @@ use kestrel::render::{
     SceneView,
 };
 
+use super::interrupt::Watch;
 use super::CliError;
 
 #[derive(Debug, Args)]
@@ -154,17 +156,12 @@ impl FramesBefore {
         }
     }
 
-    /// Removes what the run added, `written` its frames written (0 to written − 1).
-    pub(super) fn remove_new(&self, out: &Path, written: usize) {
-        for (n, _) in self
-            .existed
-            .iter()
-            .take(written)
-            .enumerate()
-            .filter(|(_, &e)| !e)
-        {
-            let _ = std::fs::remove_file(frame_path(out, n));
-        }
+    /// Removes what the run added, `written` its frames written (0 to written − 1); returns
+    /// the number of frames removed.
+    pub(super) fn remove_new(&self, out: &Path, written: usize) -> usize {
+        let removed = (self.existed.iter().take(written).enumerate())
+            .filter(|(n, &e)| !e && std::fs::remove_file(frame_path(out, *n)).is_ok())
+            .count();
         if let Some(top) = &self.made {
             // each fails, leaving the folder, unless it is empty
             for dir in out.ancestors().take_while(|a| a.starts_with(top)) {
@@ -173,16 +170,31 @@ impl FramesBefore {
                 }
             }
         }
+        removed
+    }
+
+    /// The error of a render stopped by signal `sig` with frames 0 to `written` − 1 written:
+    /// what it added is removed first (frames replaced under `--force` stay replaced).
+    pub(super) fn interrupted(&self, out: &Path, written: usize, sig: i32) -> CliError {
+        let removed = self.remove_new(out, written);
+        let frames = super::interrupt::count(removed, "frame");
+        super::interrupt::interrupted(sig, &format!("{frames} removed"))
     }
 }
 
 /// Refuses to start when a frame or the video would be replaced without `--force`, when the
 /// video names a folder, or when ffmpeg is not there to make it.
+/// Neither may be one of the files read (the record, or the scene and its card).
 fn check_outputs(args: &RenderArgs, frames: usize) -> Result<(), CliError> {
-    super::check_frames(&args.out, frames, args.output.force)?;
+    let inputs = match (&args.from, &args.scene) {
+        (Some(record), _) => vec![record.clone()],
+        (None, Some(scene)) => super::scene_inputs(scene),
+        (None, None) => Vec::new(),
+    };
+    super::check_frames_of(&args.out, frames, args.output.force, &inputs)?;
     if let Some(v) = &args.video {
         // a folder is never replaced, also with --force; without ffmpeg no video can be made
-        super::check_output(v, args.output.force)?;
+        super::check_output_of(v, args.output.force, &inputs)?;
         if !on_path("ffmpeg") {
             return Err(CliError::input(no_ffmpeg(&args.out, v, args.fps)));
         }
@@ -205,7 +217,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
     let mut renderer;
     let mut timings: Vec<FrameTimings> = Vec::new();
     let mut simulate = Duration::ZERO;
-    let (source, steps, every, before);
+    let (source, steps, every, before, watch);
     if let Some(from) = &args.from {
         // before the record is read or the renderer made: what a record cannot show
         if let Some(by) = args.color_by.filter(|b| !b.from_positions()) {
@@ -218,6 +230,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         let rec = Recording::read(from).map_err(CliError::input)?;
         before = FramesBefore::of(&args.out, rec.frames.len());
         check_outputs(&args, rec.frames.len())?;
+        watch = Watch::start();
         renderer = Renderer::new(width, height).map_err(|e| {
             before.remove_new(&args.out, 0);
             CliError::failed(e)
@@ -234,9 +247,17 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             args.output.force,
             |p| {
                 done.set(p.done);
-                pb.set_position(p.done as u64)
+                pb.set_position(p.done as u64);
+                match watch.signal() {
+                    Some(_) => ControlFlow::Break(()),
+                    None => ControlFlow::Continue(()),
+                }
             },
         );
+        if let Some(sig) = watch.signal() {
+            pb.abandon();
+            return Err(before.interrupted(&args.out, done.get(), sig));
+        }
         match result {
             Ok(t) => timings = t,
             Err(e) => {
@@ -280,6 +301,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
         }
         before = FramesBefore::of(&args.out, frames);
         check_outputs(&args, frames)?;
+        watch = Watch::start();
         // a failure with frames 0 to n − 1 written: what the run added is removed
         let undo = |n: usize, e: CliError| {
             before.remove_new(&args.out, n);
@@ -300,10 +322,19 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             pb.abandon();
             undo(n, e)
         };
+        // between steps and frames: an interrupt removes the frames 0 to n − 1 written
+        let stop = |pb: &ProgressBar, n: usize| match watch.signal() {
+            Some(sig) => {
+                pb.abandon();
+                Err(before.interrupted(&args.out, n, sig))
+            }
+            None => Ok(()),
+        };
         for n in 0..frames {
             if n > 0 {
                 let t0 = Instant::now();
                 for _ in 0..k {
+                    stop(&pb, n)?;
                     pipeline
                         .step(&scene.params, &mut world)
                         .map_err(|e| fail(&pb, n, CliError::failed(e)))?;
@@ -321,17 +352,26 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 .map_err(|e| fail(&pb, n, CliError::written(e)))?;
             timings.push(t);
             pb.inc(1);
+            stop(&pb, n + 1)?;
         }
         pb.finish_and_clear();
         source = path.display().to_string();
         every = k;
         steps = world.steps;
     }
-    // a video that could not be made fails the command: its frames go too
+    // a video that could not be made fails the command: its frames go too (ffmpeg gets the
+    // terminal's Ctrl-C as well, and fails)
     let video = match &args.video {
         Some(v) => Some(
-            make_video(&args.out, v, args.fps, args.output.force)
-                .inspect_err(|_| before.remove_new(&args.out, timings.len()))?,
+            make_video(&args.out, v, args.fps, args.output.force).map_err(|e| {
+                match watch.signal() {
+                    Some(sig) => before.interrupted(&args.out, timings.len(), sig),
+                    None => {
+                        before.remove_new(&args.out, timings.len());
+                        e
+                    }
+                }
+            })?,
         ),
         None => None,
     };

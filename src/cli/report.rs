@@ -38,7 +38,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    let inputs = args.files.iter().chain(&args.params);
+    let inputs = super::curve_inputs(&args.files)
+        .into_iter()
+        .chain(args.params.clone());
     super::check_output_of(&args.out, args.force, inputs)?;
     let curves = read_kes_files(&super::kes_paths(&args.files)?, args.curve.overrides()?)
         .map_err(CliError::input)?;

@@ -206,7 +206,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     }
     check_steps("--steps", steps).map_err(CliError::input)?;
     if let Some(path) = &args.record {
-        super::check_output_of(path, args.output.force, [&args.scene])?;
+        super::check_output_of(path, args.output.force, super::scene_inputs(&args.scene))?;
         // the frames are held in memory until the end, and must be readable back
         let frames = steps / u64::from(args.every) + 1;
         let bytes = frames.saturating_mul(16 + 12 * world.len() as u64);
@@ -280,8 +280,10 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
     let converged = unconverged == 0 && finite;
     let frames = recording.as_ref().map(|r| r.frames.len()).unwrap_or(0);
     if let (Some(rec), Some(path), true) = (&recording, &args.record, converged) {
-        rec.write(path, args.output.force)
-            .map_err(CliError::written)?;
+        super::interrupt::Outputs::start().write(path, || {
+            rec.write(path, args.output.force)
+                .map_err(CliError::written)
+        })?;
     }
     let rates = world.deformation_rates();
     let wall_ms = stepping.as_secs_f64() * 1e3;
@@ -441,7 +443,7 @@ fn print_table(s: &RunSummary) {
 fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     let output = args.csv.clone().or(scene.output.clone());
     if let Some(path) = &output {
-        super::check_output_of(path, args.output.force, [&args.scene])?;
+        super::check_output_of(path, args.output.force, super::scene_inputs(&args.scene))?;
     }
     let pb = super::progress_bar(0, args.output.json, super::STEPS_BAR);
     let t0 = Instant::now();
@@ -454,7 +456,9 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     pb.finish_and_clear();
     if let Some(path) = &output {
         let csv = result.to_csv().map_err(CliError::failed)?;
-        write_atomic(path, csv.as_bytes(), args.output.force).map_err(CliError::written)?;
+        super::interrupt::Outputs::start().write(path, || {
+            write_atomic(path, csv.as_bytes(), args.output.force).map_err(CliError::written)
+        })?;
     }
     let summary = KesSummary {
         scene: args.scene.display().to_string(),

@@ -294,7 +294,7 @@ fn render_targets(dir: &Path, args: &DrapeArgs) -> Result<[PathBuf; 2], CliError
     super::parse_size(&args.size, "800x800")?;
     let targets = [dir.join("drape_top.png"), dir.join("drape_side.png")];
     for t in &targets {
-        super::check_output(t, args.force)?;
+        super::check_output_of(t, args.force, [&args.params])?;
     }
     Ok(targets)
 }
@@ -331,6 +331,8 @@ fn write_renders(
         },
     ];
     let mut renderer = Renderer::new(width, height).map_err(CliError::failed)?;
+    // an interrupt between the two removes the first (when it was new)
+    let mut outputs = super::interrupt::Outputs::start();
     for (camera, path) in cameras.iter().zip(targets) {
         let view = SceneView {
             grid: r.mesh.grid,
@@ -341,7 +343,9 @@ fn write_renders(
         };
         renderer.set_scene(&view, &x).map_err(CliError::failed)?;
         let (png, _) = renderer.render_png(&x, None).map_err(CliError::failed)?;
-        kestrel::atomic::write_atomic(path, &png, args.force).map_err(CliError::written)?;
+        outputs.write(path, || {
+            kestrel::atomic::write_atomic(path, &png, args.force).map_err(CliError::written)
+        })?;
     }
     Ok(())
 }

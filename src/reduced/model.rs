@@ -9,16 +9,22 @@ use crate::cloth::record::{Camera, Reader, Truncated};
 use crate::scene::{DoorSpec, IrfEnd, OffsetBlend, PaletteEntrySpec};
 
 mod bounds;
+mod checksum;
 
 use super::transfer::{Transfer, TransferInfo, SH_COEFFS};
 use super::{ReducedError, Reduction};
 
 /// First eight bytes of a model file.
 pub const MODEL_MAGIC: &[u8; 8] = b"KESTRELD";
-/// Version of the model format without a transfer section.
+/// Version of the model format without a transfer section, and without a checksum (read,
+/// no longer written).
 pub const MODEL_VERSION: u32 = 1;
-/// Version of a model with a reduced radiance transfer section (`precompute --transfer`).
+/// Version of a model with a reduced radiance transfer section (`precompute --transfer`),
+/// without a checksum (read, no longer written).
 pub const MODEL_VERSION_TRANSFER: u32 = 2;
+/// Version of the model files written: version 1 or 2's layout (the transfer section where
+/// the header has a `transfer` entry), then the SHA-256 of every byte before it.
+pub const MODEL_VERSION_CHECKSUM: u32 = 3;
 
 /// The header of a version-2 model: the version-1 header and the transfer's entry.
 #[derive(Serialize)]
@@ -295,14 +301,12 @@ impl ReducedModel {
             }),
         }
         .map_err(|e| ReducedError::Invalid(format!("cannot encode the header: {e}")))?;
-        let version = if self.transfer.is_some() {
-            MODEL_VERSION_TRANSFER
-        } else {
-            MODEL_VERSION
-        };
+        let version = MODEL_VERSION_CHECKSUM;
         let floats =
             self.sigma.len() + self.mean.len() + self.basis.len() + self.q.len() + self.qdot.len();
-        let mut out = Vec::with_capacity(36 + json.len() + 4 * floats + 12 * self.orbits.len());
+        let mut out = Vec::with_capacity(
+            36 + json.len() + 4 * floats + 12 * self.orbits.len() + checksum::LEN,
+        );
         out.extend_from_slice(MODEL_MAGIC);
         for v in [
             version,
@@ -336,11 +340,29 @@ impl ReducedModel {
                 }
             }
         }
+        checksum::seal(&mut out);
         Ok(out)
     }
 
     /// Parses a model's bytes, checking every length and index; `path` names it in errors.
+    /// A version-3 file whose checksum does not match is refused as damaged (one cut short
+    /// is said to be cut short); versions 1 and 2 have none and are read unchecked.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self, ReducedError> {
+        if version_of(bytes) != Some(MODEL_VERSION_CHECKSUM) {
+            return Self::parse(bytes, path);
+        }
+        let intact = checksum::intact(bytes);
+        match Self::parse(bytes, path) {
+            Err(e @ ReducedError::Truncated { .. }) => Err(e),
+            _ if !intact => Err(ReducedError::Damaged {
+                path: path.to_path_buf(),
+            }),
+            parsed => parsed,
+        }
+    }
+
+    /// `from_bytes` without the checksum's comparison.
+    fn parse(bytes: &[u8], path: &Path) -> Result<Self, ReducedError> {
         let bad = |message: String| ReducedError::Format {
             path: path.to_path_buf(),
             message,
@@ -352,11 +374,16 @@ impl ReducedModel {
             return Err(bad("bad magic (expected KESTRELD)".into()));
         }
         let version = r.u32().map_err(cut)?;
-        if version != MODEL_VERSION && version != MODEL_VERSION_TRANSFER {
+        if !(MODEL_VERSION..=MODEL_VERSION_CHECKSUM).contains(&version) {
             return Err(bad(format!(
-                "version {version} (this kestrel reads {MODEL_VERSION} and {MODEL_VERSION_TRANSFER})"
+                "version {version} (this kestrel reads {MODEL_VERSION} to {MODEL_VERSION_CHECKSUM})"
             )));
         }
+        let trailer = if version == MODEL_VERSION_CHECKSUM {
+            checksum::LEN as u64
+        } else {
+            0
+        };
         let mut h = [0u64; 6];
         for v in &mut h {
             *v = u64::from(r.u32().map_err(cut)?);
@@ -414,7 +441,8 @@ impl ReducedModel {
         let need = floats
             .and_then(|f| f.checked_mul(4))
             .and_then(|b| b.checked_add(12 * orbits))
-            .and_then(|b| b.checked_add(transfer_bytes?));
+            .and_then(|b| b.checked_add(transfer_bytes?))
+            .and_then(|b| b.checked_add(trailer));
         let have = r.remaining() as u64;
         // sizes a file within the read limit can hold, and more than there are: cut short
         let limit = crate::input::BINARY_FILE_LIMIT;
@@ -427,8 +455,9 @@ impl ReducedModel {
         }
         if need != Some(have) {
             return Err(bad(format!(
-                "{} bytes after the header for {vertices} vertices, rank {rank}, {states} states, {orbits} IRFs",
-                r.remaining()
+                "{} bytes after the header for {vertices} vertices, rank {rank}, {states} states, {orbits} IRFs{}",
+                r.remaining(),
+                if trailer > 0 { " and the checksum" } else { "" }
             )));
         }
         // every size now fits in the bytes present
@@ -528,9 +557,31 @@ impl ReducedModel {
         super::read_file(path, Self::from_bytes)
     }
 
+    /// Whether the model file at `path` is of a version without a checksum (1 or 2: damage
+    /// to it cannot be told); reads its first 12 bytes only. False for anything else.
+    pub fn unchecked_file(path: &Path) -> bool {
+        use std::io::Read;
+        let mut head = [0u8; 12];
+        let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+        read.is_ok()
+            && matches!(
+                version_of(&head),
+                Some(MODEL_VERSION | MODEL_VERSION_TRANSFER)
+            )
+    }
+
     /// Writes the model atomically; refuses to overwrite unless `force`. Returns its size
     /// \[bytes\].
     pub fn write(&self, path: &Path, force: bool) -> Result<usize, ReducedError> {
         super::write_file(path, &self.to_bytes()?, force)
     }
+}
+
+/// The version of a model file's bytes (after the magic), if they start as one.
+fn version_of(bytes: &[u8]) -> Option<u32> {
+    if bytes.get(..8)? != MODEL_MAGIC {
+        return None;
+    }
+    let v = bytes.get(8..12)?;
+    Some(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
 }
