@@ -4,6 +4,7 @@
 mod card;
 mod file;
 mod hang;
+mod overlap;
 mod reduced;
 
 use std::path::{Path, PathBuf};
@@ -390,6 +391,8 @@ impl Scene {
         for o in &obstacles {
             o.validate().map_err(setting)?;
         }
+        // where the particles start (after the imperfection), before the pins hold them there
+        overlap::check_start(&obstacles, world.positions()).map_err(invalid)?;
         world.obstacles = obstacles;
         for &[i, j] in &file.pins.particles {
             world.pin(i, j).map_err(cloth)?;
