@@ -165,12 +165,14 @@ impl Scene {
                 return Err(invalid("a [kes_test] needs material kind = \"kes\"".into()));
             };
             if !matches!(t.test, KesTest::Tensile | KesTest::Shear | KesTest::Bending)
-                || t.direction == Direction::Bias
+                || !matches!(t.direction, Direction::Warp | Direction::Weft)
             {
-                return Err(invalid(
-                    "kes_test: test must be tensile, shear or bending, direction warp or weft"
-                        .into(),
-                ));
+                return Err(invalid(format!(
+                    "kes_test: test = \"{}\", direction = \"{}\": a virtual KES test is \
+                     tensile, shear or bending, and its direction warp or weft (the strip's \
+                     yarn)",
+                    t.test, t.direction
+                )));
             }
             let mut spec = VirtualKesSpec::new(t.test, t.direction);
             spec.points = t.points.unwrap_or(spec.points);

@@ -102,3 +102,22 @@ fn a_sheet_laid_on_an_obstacle_at_its_offset_loads() {
         }
     }
 }
+
+#[test]
+fn a_virtual_kes_test_in_the_normal_direction_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["normal", "bias"] {
+        let scene = virtual_kes_scene(
+            dir.path(),
+            "n.toml",
+            &format!("test = \"tensile\"\ndirection = \"{d}\"\npoints = 4\noutput = \"n.csv\""),
+        );
+        let out = kestrel(&["run", &text(&scene)]);
+        assert_refused(
+            &out,
+            2,
+            &["n.toml", &format!("direction = \"{d}\""), "warp or weft"],
+        );
+        assert!(!dir.path().join("n.csv").exists());
+    }
+}
