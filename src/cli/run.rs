@@ -123,6 +123,24 @@ struct KesSummary {
     /// Against the law the connectors carry (shear: the mean of the warp and weft laws).
     connectors_nrmse: f64,
     csv: Option<String>,
+    /// Set when the mesh's discretisation error passes [`VIRTUAL_KES_ACCURACY`].
+    note: Option<String>,
+}
+
+/// The NRMSE a virtual KES test's mesh is expected to meet against its connectors' law.
+const VIRTUAL_KES_ACCURACY: f64 = 0.02;
+
+/// A note when the mesh's curve leaves the connectors' law by more than
+/// [`VIRTUAL_KES_ACCURACY`] (NRMSE `connectors_nrmse`).
+fn accuracy_note(connectors_nrmse: f64) -> Option<String> {
+    (connectors_nrmse > VIRTUAL_KES_ACCURACY).then(|| {
+        format!(
+            "the mesh's curve is {:.2} % off the law its connectors carry (NRMSE), above the \
+             {} % a virtual KES test is expected to meet: use more gauge_cells or a smaller max",
+            100.0 * connectors_nrmse,
+            100.0 * VIRTUAL_KES_ACCURACY
+        )
+    })
 }
 
 pub fn run(args: RunArgs) -> Result<(), CliError> {
@@ -449,9 +467,13 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
         pb.set_length(total as u64);
         pb.set_position(done as u64);
     })
-    .map_err(CliError::failed)?;
+    .map_err(|e| CliError::failed(format!("{}: {e}", args.scene.display())))?;
     let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
     pb.finish_and_clear();
+    let note = accuracy_note(result.connectors_nrmse);
+    if let Some(n) = &note {
+        eprintln!("note: {}: {n}", args.scene.display());
+    }
     if let Some(path) = &output {
         let csv = result.to_csv().map_err(CliError::failed)?;
         write_atomic(path, csv.as_bytes(), args.output.force).map_err(CliError::written)?;
@@ -470,6 +492,7 @@ fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
         nrmse: result.nrmse,
         connectors_nrmse: result.connectors_nrmse,
         csv: output.as_ref().map(|p| p.display().to_string()),
+        note,
     };
     super::print_summary(&summary, args.output.json, |s| {
         println!("scene        {} ({})", s.scene, s.name);
