@@ -6,6 +6,7 @@ mod file;
 mod hang;
 mod overlap;
 mod reduced;
+mod strict;
 
 use std::path::{Path, PathBuf};
 
@@ -109,10 +110,19 @@ impl SceneFile {
     /// Reads and parses a scene file.
     pub fn read(path: &Path) -> Result<Self, SceneError> {
         let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
-        toml::from_str(&text).map_err(|e| SceneError::Parse {
+        let file: Self = toml::from_str(&text).map_err(|e| SceneError::Parse {
             path: path.to_path_buf(),
             message: crate::input::clipped(&e.to_string()),
-        })
+        })?;
+        let invalid = |message: String| SceneError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        strict::check_lengths(&text).map_err(invalid)?;
+        if file.kes_test.is_some() {
+            strict::check_virtual_kes_tables(&text).map_err(invalid)?;
+        }
+        Ok(file)
     }
 }
 

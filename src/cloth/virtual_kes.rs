@@ -401,8 +401,8 @@ pub fn run_virtual_kes(
     result.connectors_nrmse = crate::params::nrmse(&result.mesh, &result.connectors_law);
     // the card's law scored exactly as `kestrel validate` scores the curve written
     let validation =
-        crate::validate::validate_curve(card, &result.curve(), &ReadingRules::default())
-            .map_err(|_| {
+        crate::validate::validate_curve(card, &result.curve(), &ReadingRules::default()).map_err(
+            |_| {
                 let (lo, hi) = result
                     .mesh
                     .iter()
@@ -418,7 +418,8 @@ pub fn run_virtual_kes(
                     crate::friction::short_number(lo),
                     crate::friction::short_number(hi)
                 ))
-            })?;
+            },
+        )?;
     result.law = validation.predicted;
     result.nrmse = validation.nrmse;
     Ok(result)

@@ -35,10 +35,7 @@ fn a_sheet_that_starts_inside_an_obstacle_is_refused_at_load() {
         "drape_sphere.toml",
         &[("origin = [-0.5, 0.35, -0.5]", "origin = [-0.5, 0.0, -0.5]")],
     );
-    for command in [
-        vec!["run", "--steps", "1"],
-        vec!["precompute", "--out"],
-    ] {
+    for command in [vec!["run", "--steps", "1"], vec!["precompute", "--out"]] {
         let mut args = command.clone();
         if command[0] == "precompute" {
             args.push("m.krd");
@@ -76,7 +73,12 @@ fn a_sheet_that_starts_inside_an_obstacle_is_refused_at_load() {
     assert_refused(
         &out,
         2,
-        &["shell.toml", "obstacle 2 (sphere)", "25 of 25 particles", "1000 mm offset shell"],
+        &[
+            "shell.toml",
+            "obstacle 2 (sphere)",
+            "25 of 25 particles",
+            "1000 mm offset shell",
+        ],
     );
 }
 
@@ -167,4 +169,116 @@ fn virtual_bending_is_bounded_by_what_its_gauge_cells_bend() {
     assert!(stderr(&out).contains("note: "), "{}", stderr(&out));
     assert!(stderr(&out).contains("b.toml"), "{}", stderr(&out));
     assert_success(&out);
+}
+
+/// Options of a dynamic run on a virtual KES scene, `--csv` on a dynamic one and
+/// `--preconditioner` with the explicit steps were accepted and ignored (exit 0, no record):
+/// each is refused, exit 2, naming the option.
+#[test]
+fn options_that_do_not_apply_to_the_scene_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = virtual_kes_scene(
+        dir.path(),
+        "vk.toml",
+        "test = \"tensile\"\ndirection = \"warp\"\npoints = 4\noutput = \"vk.csv\"",
+    );
+    let rec = text(&dir.path().join("x.rec"));
+    for extra in [
+        vec!["--record", &rec],
+        vec!["--steps", "5"],
+        vec!["--every", "3"],
+        vec!["--integrator", "explicit"],
+        vec!["--dt", "0.1"],
+        vec!["--no-constraints"],
+        vec!["--preconditioner", "block"],
+        vec!["--passes", "2"],
+    ] {
+        let mut args = vec!["run", scene.to_str().unwrap()];
+        args.extend(&extra);
+        let out = kestrel(&args);
+        assert_refused(
+            &out,
+            2,
+            &[
+                extra[0],
+                "does not apply to a virtual KES test scene",
+                "vk.toml",
+            ],
+        );
+        assert!(!dir.path().join("x.rec").exists());
+        assert!(!dir.path().join("vk.csv").exists());
+    }
+    // without them it runs and writes its curve
+    assert_success(&kestrel(&["run", scene.to_str().unwrap()]));
+    assert!(dir.path().join("vk.csv").exists());
+    let sheet = text(&repo("scenes/provot_sheet_17.toml"));
+    let csv = text(&dir.path().join("x.csv"));
+    let out = kestrel(&["run", &sheet, "--steps", "1", "--csv", &csv]);
+    assert_refused(
+        &out,
+        2,
+        &[
+            "--csv does not apply to a dynamic scene",
+            "provot_sheet_17.toml",
+        ],
+    );
+    assert!(!dir.path().join("x.csv").exists());
+    let out = kestrel(&["run", &sheet, "--steps", "1", "--preconditioner", "lines"]);
+    assert_refused(
+        &out,
+        2,
+        &["--preconditioner does not apply to the explicit integrator"],
+    );
+    let json = stdout_json(&kestrel(&[
+        "run",
+        &sheet,
+        "--steps",
+        "1",
+        "--integrator",
+        "broyden",
+        "--preconditioner",
+        "lines",
+        "--json",
+    ]));
+    assert_eq!(json["preconditioner"], "lines");
+}
+
+/// `[grid]` and `[integrator]` in a virtual KES scene, `size = [1.0, 1.0, 7.0]` and a pin
+/// `[0, 0, 99]` were read without a word (the tables ignored, the extra elements dropped).
+#[test]
+fn tables_a_virtual_kes_test_ignores_and_overlong_arrays_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = virtual_kes_scene(
+        dir.path(),
+        "vk_grid.toml",
+        "test = \"tensile\"\ndirection = \"warp\"\npoints = 4\n\
+         [grid]\nnu = 5\nnv = 5\nsize = [0.1, 0.1]\n[integrator]\nkind = \"explicit\"\ndt = 0.001\nsteps = 5",
+    );
+    let out = kestrel(&["run", &text(&scene)]);
+    // the header [grid] is on line 9 of the file written
+    assert_refused(
+        &out,
+        2,
+        &[
+            "vk_grid.toml",
+            "line 9",
+            "[grid] does not apply to a virtual KES test scene",
+        ],
+    );
+    for (from, to, named) in [
+        (
+            "size = [1.0, 1.0]",
+            "size = [1.0, 1.0, 7.0]",
+            "grid.size = [1.0, 1.0, 7.0]: 3 elements where 2 are expected",
+        ),
+        (
+            "particles = [[0, 0], [16, 0]]",
+            "particles = [[0, 0, 99], [16, 0]]",
+            "pins.particles = [0, 0, 99]: 3 elements where 2 are expected",
+        ),
+    ] {
+        let path = edited_scene(dir.path(), "provot_sheet_17.toml", &[(from, to)]);
+        let out = kestrel(&["run", &text(&path), "--steps", "1"]);
+        assert_refused(&out, 2, &["provot_sheet_17.toml", named]);
+    }
 }
