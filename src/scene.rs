@@ -109,7 +109,15 @@ pub enum Scene {
 impl SceneFile {
     /// Reads and parses a scene file.
     pub fn read(path: &Path) -> Result<Self, SceneError> {
-        let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
+        let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|e| {
+            match binary_kind(path) {
+                Some(what) => SceneError::Invalid {
+                    path: path.to_path_buf(),
+                    message: format!("not a scene file but {what}"),
+                },
+                None => SceneError::Read(e),
+            }
+        })?;
         let file: Self = toml::from_str(&text).map_err(|e| SceneError::Parse {
             path: path.to_path_buf(),
             message: crate::input::clipped(&e.to_string()),
@@ -123,6 +131,24 @@ impl SceneFile {
             strict::check_virtual_kes_tables(&text).map_err(invalid)?;
         }
         Ok(file)
+    }
+}
+
+/// What a binary file kestrel writes is, by its magic, with the command that reads it.
+fn binary_kind(path: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut magic = [0u8; 8];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut magic)
+        .ok()?;
+    match &magic {
+        b"KESTRELD" => Some("a reduced model (.krd): play it with `kestrel play MODEL --impulses SEQ`"),
+        b"KESTRELP" => Some(
+            "a shard of a reduced model: merge the shards with `kestrel precompute merge PART… --out MODEL`",
+        ),
+        b"KESTRELR" => Some("a record (--record): render it with `kestrel render --from RECORD`"),
+        _ => None,
     }
 }
 

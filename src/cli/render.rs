@@ -216,6 +216,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             )));
         }
         let rec = Recording::read(from).map_err(CliError::input)?;
+        check_record(from, &rec)?;
         before = FramesBefore::of(&args.out, rec.frames.len());
         check_outputs(&args, rec.frames.len())?;
         renderer = Renderer::new(width, height).map_err(|e| {
@@ -304,9 +305,9 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             if n > 0 {
                 let t0 = Instant::now();
                 for _ in 0..k {
-                    pipeline
-                        .step(&scene.params, &mut world)
-                        .map_err(|e| fail(&pb, n, CliError::failed(e)))?;
+                    pipeline.step(&scene.params, &mut world).map_err(|e| {
+                        fail(&pb, n, CliError::failed(format!("{}: {e}", path.display())))
+                    })?;
                 }
                 simulate += t0.elapsed();
             }
@@ -516,4 +517,30 @@ mod tests {
         assert_eq!(words, expected, "{hint}");
         assert!(hint.contains("'pad=ceil(iw/2)*2:ceil(ih/2)*2'"), "{hint}");
     }
+}
+
+/// A record that has frames, all of them finite, before anything is written: the error names
+/// the record (and the frame and particle of the first position that is not finite).
+fn check_record(from: &Path, rec: &Recording) -> Result<(), CliError> {
+    if rec.frames.is_empty() {
+        return Err(CliError::input(format!(
+            "--from {}: the record has no frames",
+            from.display()
+        )));
+    }
+    for (n, f) in rec.frames.iter().enumerate() {
+        if let Some(k) = f
+            .positions
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return Err(CliError::input(format!(
+                "--from {}: frame {n} (step {}), particle {k}: a position is not finite (the \
+                 simulation that wrote the record blew up)",
+                from.display(),
+                f.step
+            )));
+        }
+    }
+    Ok(())
 }

@@ -288,7 +288,7 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
             Ok(r) => r,
             Err(e) => {
                 pb.abandon();
-                return Err(CliError::failed(e));
+                return Err(CliError::failed(format!("{}: {e}", args.scene.display())));
             }
         };
         iterations += report.solve.iterations as u64;

@@ -282,3 +282,149 @@ fn tables_a_virtual_kes_test_ignores_and_overlong_arrays_are_refused() {
         assert_refused(&out, 2, &["provot_sheet_17.toml", named]);
     }
 }
+
+/// A blow-up named no scene and printed its rate as `+39239999999999997902848.0 %`; a `dt` of
+/// 1e9 s was accepted (exit 1 at the blow-up, not 2 at load).
+#[test]
+fn a_blow_up_names_the_scene_and_dt_has_an_upper_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = |dt: &str| {
+        write_file(
+            dir.path(),
+            "fast.toml",
+            format!(
+                "name = \"f\"\n[grid]\nnu = 5\nnv = 5\nsize = [0.1, 0.1]\nareal_density = 0.2\n\
+                 [material]\nkind = \"springs\"\nstructural = 4.0\nshear = 4.0\nflexion = 1.0\n\
+                 [integrator]\nkind = \"explicit\"\ndt = {dt}\nsteps = 200\n\
+                 [loads]\ngravity = [0.0, -9.81, 0.0]\n[pins]\nparticles = [[0, 0]]\n"
+            ),
+        )
+    };
+    let out = kestrel(&["run", &text(&scene("1e9"))]);
+    assert_refused(&out, 2, &["fast.toml", "dt = 1e9 s", "at most 1 s"]);
+    // half a second a step: within the bound, and the explicit step blows up
+    let out = kestrel(&["run", &text(&scene("0.5"))]);
+    assert_refused(&out, 1, &["fast.toml", "blow-up at step", "(> +1000 %)"]);
+    let err = stderr(&out);
+    assert!(!err.contains("99999"), "{err}");
+}
+
+/// `precompute` on a scene without `[reduced]` exited 1 (the work failed) for bad input;
+/// `run` and `render` on a `.krd` said "not UTF-8 text".
+#[test]
+fn a_scene_without_a_palette_or_a_model_given_as_a_scene_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_model = text(&dir.path().join("k.krd"));
+    let sheet = text(&repo("scenes/provot_sheet_17.toml"));
+    let out = kestrel(&["precompute", &sheet, "--out", &out_model]);
+    assert_refused(&out, 2, &["provot_sheet_17.toml", "no [reduced] section"]);
+    let mut bytes = b"KESTRELD".to_vec();
+    bytes.extend([0xff, 0xfe, 0x00, 0x80]);
+    let model = write_file(dir.path(), "m.krd", bytes);
+    let mut commands = vec![vec!["run"]];
+    if cfg!(feature = "render") {
+        commands.push(vec!["render", "--out", "never"]);
+    }
+    for c in commands {
+        let mut args = c.clone();
+        args.insert(1, model.to_str().unwrap());
+        let out = kestrel(&args);
+        assert_refused(
+            &out,
+            2,
+            &["m.krd", "a reduced model (.krd)", "kestrel play"],
+        );
+        assert!(!stderr(&out).contains("UTF-8"));
+    }
+    assert!(!repo("never").exists());
+}
+
+/// Two palette entries named `open` were reported as `next names 'close', not an entry`; a
+/// door turning 1000° and a sequence with an empty item were accepted.
+#[test]
+fn palette_names_door_ranges_and_sequences_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let door = crate::common::small_door_file(dir.path());
+    let original = std::fs::read_to_string(&door).unwrap();
+    for (from, to, named) in [
+        (
+            "name = \"close\"",
+            "name = \"open\"",
+            "the name `open` is given to entries 2 and 3",
+        ),
+        (
+            "range_deg = [0.0, 90.0]",
+            "range_deg = [0.0, 1000.0]",
+            "-180 <= lo < hi <= 180 deg",
+        ),
+    ] {
+        assert!(original.contains(from));
+        let path = write_file(dir.path(), "door_bad.toml", original.replace(from, to));
+        let out = kestrel(&["run", &text(&path), "--steps", "1"]);
+        assert_refused(&out, 2, &["door_bad.toml", named]);
+    }
+    let kestrel::scene::Scene::Dynamic(scene) = kestrel::scene::Scene::load(&door).unwrap() else {
+        panic!("the door scene is dynamic");
+    };
+    let palette = &scene.reduced.as_ref().unwrap().palette;
+    let seq = kestrel::reduced::parse_sequence;
+    assert_eq!(seq(palette, "open:1, stop:1").unwrap().len(), 2);
+    for bad in ["open:1,,stop:1", "open:1,", ",open:1"] {
+        let e = seq(palette, bad).unwrap_err().to_string();
+        assert!(e.contains("is empty"), "{bad}: {e}");
+    }
+}
+
+/// `render --from` a record with a position that is not finite, or with no frames, named no
+/// file.
+#[cfg(feature = "render")]
+#[test]
+fn render_from_a_record_names_the_record() {
+    use kestrel::cloth::record::{RecordInfo, Recording};
+    use kestrel::cloth::Vec3;
+    let dir = tempfile::tempdir().unwrap();
+    let mut world = super::kes_world(3, 3, 0.01);
+    let info = RecordInfo {
+        name: "r".into(),
+        nu: 3,
+        nv: 3,
+        h_warp: 0.01,
+        h_weft: 0.01,
+        dt: 1e-3,
+        every: 1,
+        camera: None,
+        obstacles: vec![],
+    };
+    let mut rec = Recording::new(info.clone());
+    rec.push(&world);
+    world.set_position(4, Vec3::new(f64::NAN, 0.0, 0.0));
+    rec.push(&world);
+    let nan = dir.path().join("nan.rec");
+    rec.write(&nan, false).unwrap();
+    let empty = dir.path().join("empty.rec");
+    Recording::new(info).write(&empty, false).unwrap();
+    let out_dir = text(&dir.path().join("frames"));
+    for (file, named) in [
+        (
+            &nan,
+            "frame 1 (step 0), particle 4: a position is not finite",
+        ),
+        (&empty, "the record has no frames"),
+    ] {
+        let out = kestrel(&[
+            "render",
+            "--from",
+            &text(file),
+            "--out",
+            &out_dir,
+            "--size",
+            "32x32",
+        ]);
+        assert_refused(
+            &out,
+            2,
+            &[file.file_name().unwrap().to_str().unwrap(), named],
+        );
+    }
+    assert!(!dir.path().join("frames").exists());
+}
