@@ -126,6 +126,7 @@ impl SceneFile {
             path: path.to_path_buf(),
             message,
         };
+        strict::check_name(&file.name).map_err(invalid)?;
         strict::check_lengths(&text).map_err(invalid)?;
         if file.kes_test.is_some() {
             strict::check_virtual_kes_tables(&text).map_err(invalid)?;

@@ -1,6 +1,6 @@
 //! What serde lets through in a scene file: arrays longer than their field (`size = [1, 1, 7]`
-//! read as `[1, 1]`) and the tables of a dynamic scene in a virtual KES test, which never
-//! reads them.
+//! read as `[1, 1]`), the tables of a dynamic scene in a virtual KES test, which never
+//! reads them, and a `name` that is not a title (escape sequences, a megabyte of text).
 
 use toml::{Table, Value};
 
@@ -131,4 +131,27 @@ fn line_of(text: &str, key: &str) -> Option<usize> {
             (l.starts_with('[') && starts(header)) || starts(l)
         })
         .map(|k| k + 1)
+}
+
+/// The most characters of a scene's `name` (a title: printed by every command, the Cloth tab
+/// and renders).
+pub(crate) const MAX_NAME_CHARS: usize = 200;
+
+/// A scene's `name`: printable, at most [`MAX_NAME_CHARS`] characters.
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        let start: String = name.chars().take(40).collect();
+        return Err(format!(
+            "name = \"{}…\" is {chars} characters long: at most {MAX_NAME_CHARS} (a title)",
+            crate::input::printable(&start)
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(format!(
+            "name = \"{}\" holds a control character — expected printable text",
+            crate::input::printable(name)
+        ));
+    }
+    Ok(())
 }

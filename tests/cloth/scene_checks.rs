@@ -428,3 +428,39 @@ fn render_from_a_record_names_the_record() {
     }
     assert!(!dir.path().join("frames").exists());
 }
+
+/// A scene `name` holding ESC and BEL was printed raw by `run` (it cleared the terminal); a
+/// 300 KB name was echoed whole. Refused at load like a card's `fabric`.
+#[test]
+fn a_scene_name_with_control_characters_or_too_long_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sheet = std::fs::read_to_string(repo("scenes/provot_sheet_17.toml")).unwrap();
+    let first = sheet.lines().find(|l| l.starts_with("name = ")).unwrap();
+    for (name, named) in [
+        (
+            "\"bad \\u001b[2J\\u0007 name\"".to_string(),
+            "holds a control character".to_string(),
+        ),
+        (
+            format!("\"{}\"", "x".repeat(201)),
+            "201 characters long: at most 200".to_string(),
+        ),
+    ] {
+        let path = write_file(
+            dir.path(),
+            "named.toml",
+            sheet.replacen(first, &format!("name = {name}"), 1),
+        );
+        let out = kestrel(&["run", &text(&path), "--steps", "1"]);
+        assert_refused(&out, 2, &["named.toml", &named]);
+        let err = stderr(&out);
+        assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+        assert!(err.len() < 1000, "{}", err.len());
+    }
+    let path = write_file(
+        dir.path(),
+        "named.toml",
+        sheet.replacen(first, &format!("name = \"{}\"", "é".repeat(200)), 1),
+    );
+    assert_success(&kestrel(&["run", &text(&path), "--steps", "1"]));
+}
