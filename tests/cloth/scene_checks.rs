@@ -464,3 +464,83 @@ fn a_scene_name_with_control_characters_or_too_long_is_refused() {
     );
     assert_success(&kestrel(&["run", &text(&path), "--steps", "1"]));
 }
+
+/// Every key of `json` (an object) is named in backticks in the doc `doc`.
+fn assert_documented(json: &serde_json::Value, doc: &str, what: &str) {
+    let text = std::fs::read_to_string(repo(doc)).unwrap();
+    for key in json.as_object().unwrap().keys() {
+        assert!(
+            text.contains(&format!("`{key}`")),
+            "{what}: `{key}` not in {doc}"
+        );
+    }
+}
+
+/// `--json` keys the docs did not name (precompute `scene`, `out`, `error_plot`; play `out`;
+/// a virtual KES run's `scene`, `name`, `integrator`, `particles`; test drape `fabric`,
+/// `friction`), and `bending_length_cm`, the mesh's c in `test cantilever` but Peirce's in
+/// `test drape`: the drape now says `peirce_cm` as the cantilever does (the old key kept, as
+/// documented).
+#[test]
+fn json_keys_are_documented_and_peirce_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let card = "scenes/fabrics/cotton-shirting.fitted.params.toml";
+    let drape = stdout_json(&kestrel(&[
+        "test",
+        "drape",
+        "--params",
+        card,
+        "--cell",
+        "30",
+        "--load-steps",
+        "2",
+        "--json",
+    ]));
+    assert_documented(&drape, "docs/cloth.md", "test drape");
+    let peirce = |direction: &str| {
+        let c = stdout_json(&kestrel(&[
+            "test",
+            "cantilever",
+            "--params",
+            card,
+            "--direction",
+            direction,
+            "--json",
+        ]));
+        c["peirce_cm"].as_f64().unwrap()
+    };
+    let shorter = peirce("warp").min(peirce("weft"));
+    assert!(
+        (drape["peirce_cm"].as_f64().unwrap() / shorter - 1.0).abs() < 1e-12,
+        "{drape}"
+    );
+    assert_eq!(drape["peirce_cm"], drape["bending_length_cm"]);
+    let scene = virtual_kes_scene(
+        dir.path(),
+        "vk.toml",
+        "test = \"shear\"\ndirection = \"warp\"\npoints = 4",
+    );
+    let vk = stdout_json(&kestrel(&["run", &text(&scene), "--json"]));
+    assert_documented(&vk, "docs/cloth.md", "virtual KES run");
+    let door = crate::common::small_door_file(dir.path());
+    let model = text(&dir.path().join("door.krd"));
+    let plot = text(&dir.path().join("error.svg"));
+    let pre = stdout_json(&kestrel(&[
+        "precompute",
+        &text(&door),
+        "--out",
+        &model,
+        "--error-plot",
+        &plot,
+        "--json",
+    ]));
+    assert_documented(&pre, "docs/reduced.md", "precompute");
+    let play = stdout_json(&kestrel(&[
+        "play",
+        &model,
+        "--impulses",
+        "open:0.5",
+        "--json",
+    ]));
+    assert_documented(&play, "docs/reduced.md", "play");
+}
