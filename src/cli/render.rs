@@ -487,6 +487,32 @@ fn print_table(s: &RenderSummary) {
     }
 }
 
+/// A record that has frames, all of them finite, before anything is written: the error names
+/// the record (and the frame and particle of the first position that is not finite).
+fn check_record(from: &Path, rec: &Recording) -> Result<(), CliError> {
+    if rec.frames.is_empty() {
+        return Err(CliError::input(format!(
+            "--from {}: the record has no frames",
+            from.display()
+        )));
+    }
+    for (n, f) in rec.frames.iter().enumerate() {
+        if let Some(k) = f
+            .positions
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return Err(CliError::input(format!(
+                "--from {}: frame {n} (step {}), particle {k}: a position is not finite (the \
+                 simulation that wrote the record blew up)",
+                from.display(),
+                f.step
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,30 +543,4 @@ mod tests {
         assert_eq!(words, expected, "{hint}");
         assert!(hint.contains("'pad=ceil(iw/2)*2:ceil(ih/2)*2'"), "{hint}");
     }
-}
-
-/// A record that has frames, all of them finite, before anything is written: the error names
-/// the record (and the frame and particle of the first position that is not finite).
-fn check_record(from: &Path, rec: &Recording) -> Result<(), CliError> {
-    if rec.frames.is_empty() {
-        return Err(CliError::input(format!(
-            "--from {}: the record has no frames",
-            from.display()
-        )));
-    }
-    for (n, f) in rec.frames.iter().enumerate() {
-        if let Some(k) = f
-            .positions
-            .iter()
-            .position(|p| !p.iter().all(|c| c.is_finite()))
-        {
-            return Err(CliError::input(format!(
-                "--from {}: frame {n} (step {}), particle {k}: a position is not finite (the \
-                 simulation that wrote the record blew up)",
-                from.display(),
-                f.step
-            )));
-        }
-    }
-    Ok(())
 }
