@@ -1695,3 +1695,32 @@ fn the_workbench_ends_by_sigterm_with_143() {
     drop(child.stdin.take());
     assert_eq!(status.code(), Some(143), "{status:?}");
 }
+
+/// The Cloth tab loads scenes as the commands do: a sheet that starts inside an obstacle is
+/// refused on its status line, naming the scene and the obstacle (it used to run, thrown out of
+/// the ball with energy from nothing).
+#[test]
+fn the_cloth_tab_refuses_a_sheet_that_starts_inside_an_obstacle() {
+    use kestrel::tui::worker::cloth::{start, SceneSource};
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(crate::common::repo("scenes/drape_sphere.toml"))
+        .unwrap()
+        .replace("origin = [-0.5, 0.35, -0.5]", "origin = [-0.5, 0.0, -0.5]");
+    let scene = dir.path().join("inside.toml");
+    std::fs::write(&scene, text).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (_control, thread) = start(SceneSource::File(scene), tx);
+    thread.join().unwrap();
+    let failed = rx
+        .try_iter()
+        .find_map(|e| match e {
+            Event::Failed(m) => Some(m),
+            _ => None,
+        })
+        .expect("the scene is refused");
+    let mut a = app();
+    a.update(Action::Event(Event::Failed(failed)));
+    for word in ["inside.toml", "obstacle 1 (sphere)", "mm deep"] {
+        assert!(a.status.contains(word), "`{word}` not in {}", a.status);
+    }
+}
