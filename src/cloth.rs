@@ -114,6 +114,20 @@ pub enum SettingError {
          origin"
     )]
     Box { min: [f64; 3], max: [f64; 3] },
+    /// A virtual bending test turned beyond what its strip's gauge cells bend.
+    #[error(
+        "kes_test max = {shown} 1/cm: the bending strip's {cells} gauge cells bend to at most \
+         {largest} 1/cm (1.25 rad a cell over the 1 cm gauge; beyond, the mesh's curve leaves \
+         the law); set gauge_cells = {needed} or more for {shown} 1/cm",
+        shown = crate::friction::short_number(*.max),
+        largest = crate::friction::short_number(*.largest)
+    )]
+    BendingCells {
+        max: f64,
+        cells: usize,
+        largest: f64,
+        needed: usize,
+    },
     /// An obstacle's contact laws that do not go together.
     #[error("obstacle: {0}")]
     Contact(&'static str),

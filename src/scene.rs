@@ -4,7 +4,9 @@
 mod card;
 mod file;
 mod hang;
+mod overlap;
 mod reduced;
+mod strict;
 
 use std::path::{Path, PathBuf};
 
@@ -107,11 +109,47 @@ pub enum Scene {
 impl SceneFile {
     /// Reads and parses a scene file.
     pub fn read(path: &Path) -> Result<Self, SceneError> {
-        let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
-        toml::from_str(&text).map_err(|e| SceneError::Parse {
+        let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|e| {
+            match binary_kind(path) {
+                Some(what) => SceneError::Invalid {
+                    path: path.to_path_buf(),
+                    message: format!("not a scene file but {what}"),
+                },
+                None => SceneError::Read(e),
+            }
+        })?;
+        let file: Self = toml::from_str(&text).map_err(|e| SceneError::Parse {
             path: path.to_path_buf(),
             message: crate::input::clipped(&e.to_string()),
-        })
+        })?;
+        let invalid = |message: String| SceneError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        strict::check_name(&file.name).map_err(invalid)?;
+        strict::check_lengths(&text).map_err(invalid)?;
+        if file.kes_test.is_some() {
+            strict::check_virtual_kes_tables(&text).map_err(invalid)?;
+        }
+        Ok(file)
+    }
+}
+
+/// What a binary file kestrel writes is, by its magic, with the command that reads it.
+fn binary_kind(path: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut magic = [0u8; 8];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut magic)
+        .ok()?;
+    match &magic {
+        b"KESTRELD" => Some("a reduced model (.krd): play it with `kestrel play MODEL --impulses SEQ`"),
+        b"KESTRELP" => Some(
+            "a shard of a reduced model: merge the shards with `kestrel precompute merge PART… --out MODEL`",
+        ),
+        b"KESTRELR" => Some("a record (--record): render it with `kestrel render --from RECORD`"),
+        _ => None,
     }
 }
 
@@ -179,12 +217,14 @@ impl Scene {
                 return Err(invalid("a [kes_test] needs material kind = \"kes\"".into()));
             };
             if !matches!(t.test, KesTest::Tensile | KesTest::Shear | KesTest::Bending)
-                || t.direction == Direction::Bias
+                || !matches!(t.direction, Direction::Warp | Direction::Weft)
             {
-                return Err(invalid(
-                    "kes_test: test must be tensile, shear or bending, direction warp or weft"
-                        .into(),
-                ));
+                return Err(invalid(format!(
+                    "kes_test: test = \"{}\", direction = \"{}\": a virtual KES test is \
+                     tensile, shear or bending, and its direction warp or weft (the strip's \
+                     yarn)",
+                    t.test, t.direction
+                )));
             }
             let mut spec = VirtualKesSpec::new(t.test, t.direction);
             spec.points = t.points.unwrap_or(spec.points);
@@ -405,6 +445,8 @@ impl Scene {
         for o in &obstacles {
             o.validate().map_err(setting)?;
         }
+        // where the particles start (after the imperfection), before the pins hold them there
+        overlap::check_start(&obstacles, world.positions()).map_err(invalid)?;
         world.obstacles = obstacles;
         for &[i, j] in &file.pins.particles {
             world.pin(i, j).map_err(cloth)?;

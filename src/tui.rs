@@ -14,7 +14,7 @@ pub mod worker;
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,9 +61,10 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
         app.open_card(card);
     }
 
-    let terminate = Arc::new(AtomicBool::new(false));
+    // the signal that asked the workbench to end (0: none)
+    let terminate = Arc::new(AtomicUsize::new(0));
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-        signal_hook::flag::register(signal, Arc::clone(&terminate))?;
+        signal_hook::flag::register_usize(signal, Arc::clone(&terminate), signal as usize)?;
     }
     exit_when_stuck(Arc::clone(&terminate));
     // ratatui::init enters the alternate screen and raw mode and restores them on panic
@@ -78,7 +79,7 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
                 workers.start(job, tx.clone());
             }
             terminal.draw(|frame| frame.render_widget(&app, frame.area()))?;
-            if terminate.load(Ordering::Relaxed) {
+            if terminate.load(Ordering::Relaxed) != 0 {
                 return Ok(());
             }
             if event::poll(Duration::from_millis(50))? {
@@ -104,7 +105,20 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
         }
     })();
     ratatui::restore();
+    end_by_signal(terminate.load(Ordering::Relaxed));
     result
+}
+
+/// Ends the process by `signal` (when not 0) with its default action, once the terminal is
+/// restored: the shell then sees 128 + the signal (143 for SIGTERM), as for other programs.
+fn end_by_signal(signal: usize) {
+    if let Ok(signal) = i32::try_from(signal) {
+        if signal != 0 {
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+            // the default action of SIGTERM and SIGHUP ends the process; should it not
+            std::process::exit(128 + signal);
+        }
+    }
 }
 
 /// A cloth scene (`*.toml` that is not a parameter file) or a reduced model (`*.krd`): what
@@ -128,13 +142,13 @@ fn file_name(path: &std::path::Path) -> std::borrow::Cow<'_, str> {
 /// After SIGTERM or SIGHUP the workbench's loop returns at its next turn. When the terminal has gone
 /// away, though, crossterm's read can spin on end-of-file without returning, so a watchdog
 /// restores what it can and ends the process if the loop has not returned within a second.
-fn exit_when_stuck(terminate: Arc<AtomicBool>) {
+fn exit_when_stuck(terminate: Arc<AtomicUsize>) {
     std::thread::spawn(move || {
-        while !terminate.load(Ordering::Relaxed) {
+        while terminate.load(Ordering::Relaxed) == 0 {
             std::thread::sleep(Duration::from_millis(50));
         }
         std::thread::sleep(Duration::from_millis(900));
         ratatui::restore();
-        std::process::exit(1);
+        end_by_signal(terminate.load(Ordering::Relaxed));
     });
 }

@@ -3,6 +3,7 @@
 
 mod files;
 mod lab;
+mod scene_checks;
 mod solvers;
 
 use kestrel::cloth::{

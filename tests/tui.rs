@@ -1608,3 +1608,119 @@ fn a_card_saved_after_its_curve_changed_on_disk_keeps_the_bytes_read_and_warns()
         ],
     );
 }
+
+/// A `.krd` named on the command line was listed twice in the Cloth tab: once as named, once
+/// as the scan found it (`trunc.krd` and `./trunc.krd`). Entries are the same file by their
+/// canonical path.
+#[test]
+fn a_model_named_on_the_command_line_is_listed_once() {
+    use std::path::PathBuf;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("m.krd"), b"KESTRELD").unwrap();
+    let mut a = app();
+    // the same file by another spelling than the scan's
+    let named: PathBuf = dir.path().join("sub").join("..").join("m.krd");
+    a.open_cloth(named);
+    a.update(Action::Event(Event::ClothScanned(cloth_entries(
+        dir.path(),
+    ))));
+    let listed: Vec<_> = a
+        .cloth
+        .scenes
+        .iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "m.krd"))
+        .collect();
+    assert_eq!(listed.len(), 1, "{:?}", a.cloth.scenes);
+    assert_eq!(a.cloth.scenes[a.cloth.selected], dir.path().join("m.krd"));
+}
+
+/// The workbench exited 0 after SIGTERM; it now ends by the signal once the terminal is
+/// restored (the shell's 143). Needs util-linux `script` for a terminal; skipped without it.
+#[test]
+fn the_workbench_ends_by_sigterm_with_143() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` for a pseudo-terminal");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let inner = format!(
+        "echo $$ > '{}'; exec '{}' '{}'",
+        pid_file.display(),
+        env!("CARGO_BIN_EXE_kestrel"),
+        dir.path().join("none.krd").display()
+    );
+    let mut child = Command::new("script")
+        .args(["-qec", &format!("sh -c \"{inner}\""), "/dev/null"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the workbench did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // the workbench draws, then the signal
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("the workbench did not end after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(child.stdin.take());
+    assert_eq!(status.code(), Some(143), "{status:?}");
+}
+
+/// The Cloth tab loads scenes as the commands do: a sheet that starts inside an obstacle is
+/// refused on its status line, naming the scene and the obstacle (it used to run, thrown out of
+/// the ball with energy from nothing).
+#[test]
+fn the_cloth_tab_refuses_a_sheet_that_starts_inside_an_obstacle() {
+    use kestrel::tui::worker::cloth::{start, SceneSource};
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(crate::common::repo("scenes/drape_sphere.toml"))
+        .unwrap()
+        .replace("origin = [-0.5, 0.35, -0.5]", "origin = [-0.5, 0.0, -0.5]");
+    let scene = dir.path().join("inside.toml");
+    std::fs::write(&scene, text).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (_control, thread) = start(SceneSource::File(scene), tx);
+    thread.join().unwrap();
+    let failed = rx
+        .try_iter()
+        .find_map(|e| match e {
+            Event::Failed(m) => Some(m),
+            _ => None,
+        })
+        .expect("the scene is refused");
+    let mut a = app();
+    a.update(Action::Event(Event::Failed(failed)));
+    for word in ["inside.toml", "obstacle 1 (sphere)", "mm deep"] {
+        assert!(a.status.contains(word), "`{word}` not in {}", a.status);
+    }
+}

@@ -219,6 +219,13 @@ pub fn run(args: PrecomputeArgs) -> Result<(), CliError> {
         &scene_path,
         "is a virtual KES test; precompute a dynamic scene with a [reduced] palette",
     )?;
+    if scene.reduced.is_none() {
+        return Err(CliError::input(format!(
+            "{}: {}",
+            scene_path.display(),
+            ReducedError::NoPalette
+        )));
+    }
     let opts = PrecomputeOptions {
         epsilon: args.basis.epsilon,
         rank: args.basis.rank,

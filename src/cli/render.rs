@@ -228,6 +228,7 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
             )));
         }
         let rec = Recording::read(from).map_err(CliError::input)?;
+        check_record(from, &rec)?;
         before = FramesBefore::of(&args.out, rec.frames.len());
         check_outputs(&args, rec.frames.len())?;
         watch = Watch::start();
@@ -335,9 +336,9 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                 let t0 = Instant::now();
                 for _ in 0..k {
                     stop(&pb, n)?;
-                    pipeline
-                        .step(&scene.params, &mut world)
-                        .map_err(|e| fail(&pb, n, CliError::failed(e)))?;
+                    pipeline.step(&scene.params, &mut world).map_err(|e| {
+                        fail(&pb, n, CliError::failed(format!("{}: {e}", path.display())))
+                    })?;
                 }
                 simulate += t0.elapsed();
             }
@@ -524,6 +525,32 @@ fn print_table(s: &RenderSummary) {
     if let Some(v) = &s.video {
         println!("video        {v}");
     }
+}
+
+/// A record that has frames, all of them finite, before anything is written: the error names
+/// the record (and the frame and particle of the first position that is not finite).
+fn check_record(from: &Path, rec: &Recording) -> Result<(), CliError> {
+    if rec.frames.is_empty() {
+        return Err(CliError::input(format!(
+            "--from {}: the record has no frames",
+            from.display()
+        )));
+    }
+    for (n, f) in rec.frames.iter().enumerate() {
+        if let Some(k) = f
+            .positions
+            .iter()
+            .position(|p| !p.iter().all(|c| c.is_finite()))
+        {
+            return Err(CliError::input(format!(
+                "--from {}: frame {n} (step {}), particle {k}: a position is not finite (the \
+                 simulation that wrote the record blew up)",
+                from.display(),
+                f.step
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

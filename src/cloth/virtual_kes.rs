@@ -38,6 +38,11 @@ pub struct VirtualKesSpec {
     pub width_cells: Option<usize>,
 }
 
+/// The most a bending strip's gauge cell turns at the test's turning point \[rad\]: the
+/// mesh's curve leaves the connectors' law by NRMSE 0.8 % at 1 rad a cell, 1.3 % at 1.25,
+/// 2.0 % at 1.5, 4.8 % at 2 (cotton shirting card, 10 points), and fails beyond 2.1.
+pub const MAX_BEND_PER_CELL_RAD: f64 = 1.25;
+
 fn default_points() -> usize {
     40
 }
@@ -61,6 +66,18 @@ impl VirtualKesSpec {
             let (lo, hi, unit, rule) = Self::max_range(self.test);
             if !(lo..=hi).contains(&max) {
                 return Err(super::SettingError::range("kes_test max", max, unit, rule));
+            }
+        }
+        if let (KesTest::Bending, Some(max)) = (self.test, self.max) {
+            let cells = self.cells().0;
+            let largest = self.largest_curvature();
+            if max > largest {
+                return Err(super::SettingError::BendingCells {
+                    max,
+                    cells,
+                    largest,
+                    needed: (max / MAX_BEND_PER_CELL_RAD).ceil() as usize,
+                });
             }
         }
         if self.points < 2 {
@@ -91,6 +108,14 @@ impl VirtualKesSpec {
             KesTest::Bending => (0.05, 25.0, " 1/cm", "0.05 to 25"),
             _ => (10.0, 5000.0, " gf/cm", "10 to 5000"),
         }
+    }
+
+    /// The largest curvature [1/cm] the bending strip's gauge cells bend to within 2 % of the
+    /// law: [`MAX_BEND_PER_CELL_RAD`] a cell over the 1 cm gauge (12.5 1/cm at the default 10
+    /// cells, 25 at 20).
+    pub fn largest_curvature(&self) -> f64 {
+        let (gauge_m, _) = self.sample_size();
+        MAX_BEND_PER_CELL_RAD * self.cells().0 as f64 / (gauge_m * 100.0)
     }
 
     /// Gauge and width of the sample \[m\] (KES-FB: tensile 5 × 20 cm, shear 5 × 20 cm,
@@ -376,8 +401,25 @@ pub fn run_virtual_kes(
     result.connectors_nrmse = crate::params::nrmse(&result.mesh, &result.connectors_law);
     // the card's law scored exactly as `kestrel validate` scores the curve written
     let validation =
-        crate::validate::validate_curve(card, &result.curve(), &ReadingRules::default())
-            .map_err(|e| ClothError::Invalid(format!("virtual KES test: {e}")))?;
+        crate::validate::validate_curve(card, &result.curve(), &ReadingRules::default()).map_err(
+            |_| {
+                let (lo, hi) = result
+                    .mesh
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                        (a.min(v), b.max(v))
+                    });
+                ClothError::Invalid(format!(
+                    "virtual KES {} {} test: the mesh's curve (from {} to {} N/m or N) cannot \
+                     be scored against the card's law: the strip was driven further than its \
+                     cells follow; lower max or use more gauge cells",
+                    spec.test,
+                    spec.direction,
+                    crate::friction::short_number(lo),
+                    crate::friction::short_number(hi)
+                ))
+            },
+        )?;
     result.law = validation.predicted;
     result.nrmse = validation.nrmse;
     Ok(result)

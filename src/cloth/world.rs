@@ -512,10 +512,10 @@ impl ClothWorld {
         }
         match worst {
             Some((e, t)) => format!(
-                "{} at rate {:+.3e} ({:+.1} %)",
+                "{} at rate {:+.3e} ({})",
                 self.grid.describe_edge(e),
                 t,
-                100.0 * t
+                rate_percent(t)
             ),
             None => "none".into(),
         }
@@ -532,5 +532,17 @@ impl ClothWorld {
             .map(|w| Vec3::from(w.velocity).norm_squared())
             .unwrap_or(0.0);
         m * (self.loads.gravity().norm() * a.hypot(b) + u2 + 1.0)
+    }
+}
+
+/// A deformation rate (fraction) in percent, to a tenth within ±1000 %, else the bound (a
+/// blown-up sheet's rate has twenty digits).
+fn rate_percent(t: f64) -> String {
+    if t > 10.0 {
+        "> +1000 %".into()
+    } else if t < -10.0 {
+        "< -1000 %".into()
+    } else {
+        format!("{:+.1} %", 100.0 * t)
     }
 }

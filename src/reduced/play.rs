@@ -22,7 +22,17 @@ pub fn parse_sequence(
         message,
     };
     let mut out = Vec::new();
-    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+    let items: Vec<&str> = text.split(',').map(str::trim).collect();
+    if let Some(k) = items.iter().position(|s| s.is_empty()) {
+        if !text.trim().is_empty() {
+            return Err(err(format!(
+                "item {} is empty (two commas in a row, or one at an end): give \
+                 name:seconds between commas",
+                k + 1
+            )));
+        }
+    }
+    for item in items.into_iter().filter(|s| !s.is_empty()) {
         let (name, secs) = match item.split_once(':') {
             Some((n, s)) => (
                 n.trim(),

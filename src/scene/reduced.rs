@@ -12,6 +12,15 @@ pub enum ReducedSpecError {
     EmptyPalette,
     #[error("reduced.palette `{entry}`: name or key `{key}` used twice")]
     Twice { entry: String, key: char },
+    #[error(
+        "reduced.palette: the name `{name}` is given to entries {first} and {second}; each \
+         entry needs a name of its own"
+    )]
+    NameTwice {
+        name: String,
+        first: usize,
+        second: usize,
+    },
     #[error("reduced.palette `{entry}`: next names `{next}`, not an entry")]
     UnknownNext { entry: String, next: String },
     #[error("reduced.palette `{entry}`: wind needs [loads.wind] for its coefficient")]
@@ -22,7 +31,10 @@ pub enum ReducedSpecError {
     NotFinite { entry: String },
     #[error("reduced.start `{start}`: not a palette entry")]
     UnknownStart { start: String },
-    #[error("reduced.door: range_deg must be [lo, hi] with lo < hi")]
+    #[error(
+        "reduced.door: range_deg must be [lo, hi] with -180 <= lo < hi <= 180 deg (a door \
+         turns less than a full turn either way from where it starts)"
+    )]
     DoorRange,
     #[error("reduced.door: hinge must be a finite point")]
     DoorHinge,
@@ -330,6 +342,15 @@ pub(crate) fn validate_palette(
         return Err(ReducedSpecError::EmptyPalette);
     }
     for (i, e) in palette.iter().enumerate() {
+        if let Some(k) = palette[..i].iter().position(|o| o.name == e.name) {
+            return Err(ReducedSpecError::NameTwice {
+                name: e.name.clone(),
+                first: k + 1,
+                second: i + 1,
+            });
+        }
+    }
+    for (i, e) in palette.iter().enumerate() {
         if palette[..i]
             .iter()
             .any(|o| o.name == e.name || o.key == e.key)
@@ -370,7 +391,9 @@ pub(crate) fn validate_palette(
         }
     }
     if let Some(d) = door {
-        if d.range_deg[0] >= d.range_deg[1] || d.range_deg.iter().any(|v| !v.is_finite()) {
+        if d.range_deg[0] >= d.range_deg[1]
+            || d.range_deg.iter().any(|v| !(-180.0..=180.0).contains(v))
+        {
             return Err(ReducedSpecError::DoorRange);
         }
         if !d.hinge.iter().all(|v| v.is_finite()) {

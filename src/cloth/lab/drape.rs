@@ -191,7 +191,11 @@ pub struct DrapeResult {
     pub rest_force_ratio: f64,
     pub rest_force_limit: f64,
     pub wall_s: f64,
-    /// Peirce's bending length (B/W)^(1/3) of the card, the shorter of warp and weft \[cm\].
+    /// Peirce's bending length (B/W)^(1/3) of the card, the shorter of warp and weft \[cm\]
+    /// (the cantilever's `peirce_cm`).
+    pub peirce_cm: f64,
+    /// The same number under its older key, which docs/cloth.md promised; in `test
+    /// cantilever` `bending_length_cm` is the mesh's c = l/2, so new scripts read `peirce_cm`.
     pub bending_length_cm: f64,
     /// Said when the cell is coarser than that bending length: folds narrower than a few
     /// cells are not resolved, and the fold count may be too low.
@@ -359,6 +363,7 @@ pub fn run_drape(
         rest_force_ratio: rest.residual,
         rest_force_limit: REST_FORCE_RATIO,
         wall_s: start.elapsed().as_secs_f64(),
+        peirce_cm: bending_length_cm,
         bending_length_cm,
         warning: coarse_cell_warning(h * 1e3, bending_length_cm * 10.0),
         mesh: DrapedMesh {

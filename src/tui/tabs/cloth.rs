@@ -358,9 +358,14 @@ impl ClothTabState {
         self.update(&Action::ClothLoad, fx);
     }
 
-    /// Selects `path` in the list, appending it when it is not there.
+    /// Selects `path` in the list, appending it when it is not there (by its canonical path:
+    /// `trunc.krd` named on the command line is the scan's `./trunc.krd`).
     fn list_and_select(&mut self, path: PathBuf) {
-        let at = match self.scenes.iter().position(|p| *p == path) {
+        let canonical = std::fs::canonicalize(&path).ok();
+        let same = |p: &PathBuf| {
+            *p == path || canonical.is_some() && std::fs::canonicalize(p).ok() == canonical
+        };
+        let at = match self.scenes.iter().position(same) {
             Some(i) => i,
             None => {
                 self.scenes.push(path);

@@ -1,0 +1,52 @@
+//! A sheet must not start inside an obstacle or its contact offset shell: the contact would
+//! project the particles out in one step, with kinetic energy from nothing.
+
+use crate::cloth::{Obstacle, Vec3};
+
+/// How far \[m\] a particle may start inside an obstacle's offset shell: a hundredth of the
+/// offset, and at least a micrometre (a sheet laid on the surface to rounding).
+pub(crate) fn start_tolerance(obstacle: &Obstacle) -> f64 {
+    (0.01 * obstacle.offset()).max(1e-6)
+}
+
+/// The first obstacle that particles in `positions` start inside of (deeper than
+/// [`start_tolerance`]), as a message naming it, how many particles, the deepest in mm and
+/// what to change.
+pub(crate) fn check_start(obstacles: &[Obstacle], positions: &[Vec3]) -> Result<(), String> {
+    for (k, o) in obstacles.iter().enumerate() {
+        let tolerance = start_tolerance(o);
+        let (mut inside, mut deepest) = (0usize, 0.0f64);
+        for x in positions {
+            let (d, _) = o.distance(x);
+            if d < -tolerance {
+                inside += 1;
+                deepest = deepest.max(-d);
+            }
+        }
+        if inside > 0 {
+            let shell = if o.offset() > 0.0 {
+                format!(" or its {} mm offset shell", mm(o.offset()))
+            } else {
+                String::new()
+            };
+            return Err(format!(
+                "obstacle {} ({}): {inside} of {} particles start inside it{shell}, the deepest \
+                 {} mm deep (the contact would throw them out with energy from nothing); move \
+                 the sheet ([grid] origin) or the obstacle, or lower its offset, so that the \
+                 sheet starts outside",
+                k + 1,
+                o.shape.kind(),
+                positions.len(),
+                mm(deepest),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A length \[m\] in mm to the micrometre, without trailing zeros.
+fn mm(v: f64) -> String {
+    let text = format!("{:.3}", v * 1e3);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    text.to_string()
+}
