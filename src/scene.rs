@@ -413,6 +413,15 @@ impl Scene {
                 integ.kind.name()
             )));
         }
+        if integ.preconditioner.is_some()
+            && !matches!(integ.kind, Integrator::Broyden | Integrator::NewtonKrylov)
+        {
+            return Err(invalid(format!(
+                "integrator.preconditioner does not apply to the {} integrator: it sets the \
+                 preconditioner of broyden and newton_krylov (remove it, or choose one of those)",
+                integ.kind.name()
+            )));
+        }
         for p in &file.potentials {
             p.validate().map_err(setting)?;
         }

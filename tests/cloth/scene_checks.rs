@@ -241,6 +241,22 @@ fn options_that_do_not_apply_to_the_scene_are_refused() {
         "--json",
     ]));
     assert_eq!(json["preconditioner"], "lines");
+    // the scene's own preconditioner for an integrator that has none: refused at load too
+    let explicit = std::fs::read_to_string(&sheet).unwrap().replace(
+        "kind = \"explicit\"",
+        "kind = \"explicit\"\npreconditioner = \"lines\"",
+    );
+    let file = dir.path().join("explicit_lines.toml");
+    std::fs::write(&file, explicit).unwrap();
+    let out = kestrel(&["run", file.to_str().unwrap(), "--steps", "1"]);
+    assert_refused(
+        &out,
+        2,
+        &[
+            "explicit_lines.toml",
+            "integrator.preconditioner does not apply to the explicit integrator",
+        ],
+    );
 }
 
 /// `[grid]` and `[integrator]` in a virtual KES scene, `size = [1.0, 1.0, 7.0]` and a pin
