@@ -105,6 +105,8 @@ pub fn run(files: Vec<PathBuf>) -> io::Result<()> {
         }
     })();
     ratatui::restore();
+    // the workers stop first (the cloth thread's renderer, an export's last write), as on q
+    drop(workers);
     end_by_signal(terminate.load(Ordering::Relaxed));
     result
 }

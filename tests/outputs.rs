@@ -356,3 +356,58 @@ fn an_interrupted_play_removes_its_frames() {
     );
     assert_eq!(crate::common::files_in(d), ["door.krd", "door.toml"]);
 }
+
+/// SIGTERM to kestrel alone while its ffmpeg runs (ffmpeg, in another process group, is not
+/// told and succeeds): the run still ends as interrupted, 143, and removes the frames and the
+/// video it made (it once exited 0 and kept them).
+#[cfg(all(unix, feature = "render"))]
+#[test]
+fn a_render_interrupted_while_its_ffmpeg_runs_removes_the_frames_and_the_video() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::{Duration, Instant};
+    if crate::common::gpu_or_skip(64, 48).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let script = write_in(
+        d,
+        "bin/ffmpeg",
+        "#!/bin/sh\nfor last; do :; done\ntouch started\nsleep 2\necho video > \"$last\"\n",
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        d.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let scene = repo("scenes/provot_sheet_17.toml");
+    let child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
+        .args(["render", scene.to_str().unwrap(), "--frames", "2"])
+        .args(["--size", "64x48", "--out", "frames", "--video", "v.mp4"])
+        .current_dir(d)
+        .env("PATH", path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !d.join("started").exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "ffmpeg never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: a signal to the child this test spawned and has not waited for yet
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("interrupted: 2 frames removed"), "{err}");
+    let mut left = crate::common::files_in(d);
+    left.retain(|f| f != "bin" && f != "started");
+    assert!(left.is_empty(), "{left:?}");
+}

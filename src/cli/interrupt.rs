@@ -39,8 +39,14 @@ fn handlers() -> Option<&'static Handlers> {
         .as_ref()
 }
 
-/// While alive, SIGINT and SIGTERM are recorded instead of ending the process.
-pub struct Watch(Option<&'static Handlers>);
+/// While alive, SIGINT and SIGTERM are recorded instead of ending the process. A signal that
+/// nobody asked about (it came after the command's last check) ends the process when the
+/// watch drops, as it would have without the watch.
+pub struct Watch {
+    handlers: Option<&'static Handlers>,
+    /// A received signal was returned by [`Watch::signal`]: the command reports it.
+    reported: AtomicBool,
+}
 
 impl Watch {
     pub fn start() -> Self {
@@ -49,14 +55,22 @@ impl Watch {
             h.received.store(0, Ordering::SeqCst);
             h.default.store(false, Ordering::SeqCst);
         }
-        Self(h)
+        Self {
+            handlers: h,
+            reported: AtomicBool::new(false),
+        }
     }
 
-    /// The signal received since the watch started, if any.
+    /// The signal received since the watch started, if any (the caller then reports it).
     pub fn signal(&self) -> Option<i32> {
-        self.0
+        let sig = self
+            .handlers
             .map(|h| h.received.load(Ordering::SeqCst) as i32)
-            .filter(|&s| s != 0)
+            .filter(|&s| s != 0);
+        if sig.is_some() {
+            self.reported.store(true, Ordering::SeqCst);
+        }
+        sig
     }
 
     /// `Err(interrupted(…))` once a signal was received: `clean` removes what the run wrote
@@ -71,8 +85,13 @@ impl Watch {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        if let Some(h) = self.0 {
+        if let Some(h) = self.handlers {
             h.default.store(true, Ordering::SeqCst);
+            let sig = h.received.load(Ordering::SeqCst) as i32;
+            if sig != 0 && !self.reported.load(Ordering::SeqCst) {
+                // the signal's default action, late: the process ends as the signal asked
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+            }
         }
     }
 }

@@ -363,8 +363,9 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
     // a video that could not be made fails the command: its frames go too (ffmpeg gets the
     // terminal's Ctrl-C as well, and fails)
     let video = match &args.video {
-        Some(v) => Some(
-            make_video(&args.out, v, args.fps, args.output.force).map_err(|e| {
+        Some(v) => {
+            let new_video = v.symlink_metadata().is_err();
+            let made = make_video(&args.out, v, args.fps, args.output.force).map_err(|e| {
                 match watch.signal() {
                     Some(sig) => before.interrupted(&args.out, timings.len(), sig),
                     None => {
@@ -372,8 +373,16 @@ pub fn run(args: RenderArgs) -> Result<(), CliError> {
                         e
                     }
                 }
-            })?,
-        ),
+            })?;
+            // a signal to kestrel alone (not ffmpeg's process group) while ffmpeg ran
+            if let Some(sig) = watch.signal() {
+                if new_video {
+                    let _ = std::fs::remove_file(v);
+                }
+                return Err(before.interrupted(&args.out, timings.len(), sig));
+            }
+            Some(made)
+        }
         None => None,
     };
     let summary = RenderSummary {
