@@ -454,8 +454,6 @@ impl Scene {
         for o in &obstacles {
             o.validate().map_err(setting)?;
         }
-        // where the particles start (after the imperfection), before the pins hold them there
-        overlap::check_start(&obstacles, world.positions()).map_err(invalid)?;
         world.obstacles = obstacles;
         for &[i, j] in &file.pins.particles {
             world.pin(i, j).map_err(cloth)?;
@@ -476,6 +474,10 @@ impl Scene {
                 world.pin(i, j).map_err(cloth)?;
             }
         }
+        // where the free particles start (after the imperfection); a pinned one stays where
+        // it is pinned, the contact never moves it
+        overlap::check_start(&world.obstacles, world.positions(), world.pinned())
+            .map_err(invalid)?;
         let mut params = StepParameters::new(integ.kind, integ.dt);
         params.constraints = integ.constraints;
         params.tolerance = integ.tolerance.unwrap_or(params.tolerance);

@@ -411,3 +411,52 @@ fn a_render_interrupted_while_its_ffmpeg_runs_removes_the_frames_and_the_video()
     left.retain(|f| f != "bin" && f != "started");
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A render started with SIGINT ignored (`cmd &` in a script, `trap '' INT`) keeps ignoring
+/// it: the watch does not put a handler over the inherited disposition (it once exited 130
+/// and removed its frames).
+#[cfg(all(unix, feature = "render"))]
+#[test]
+fn a_render_started_ignoring_sigint_goes_on_after_one() {
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    if crate::common::gpu_or_skip(64, 48).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scene = repo("scenes/provot_sheet_17.toml");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kestrel"));
+    cmd.args([
+        "render",
+        scene.to_str().unwrap(),
+        "--frames",
+        "80",
+        "--every",
+        "400",
+    ])
+    .args(["--size", "64x48", "--out", "frames"])
+    .current_dir(d)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    // SAFETY: only async-signal-safe calls between fork and exec
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    while !d.join("frames/frame_00000.png").exists() {
+        assert!(start.elapsed() < Duration::from_secs(120), "no first frame");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: a signal to the child this test spawned and has not waited for yet
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    crate::common::assert_success(&out);
+    assert_eq!(crate::common::files_in(&d.join("frames")).len(), 80);
+}

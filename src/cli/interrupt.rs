@@ -28,7 +28,9 @@ fn handlers() -> Option<&'static Handlers> {
                 received: Arc::new(AtomicUsize::new(0)),
                 default: Arc::new(AtomicBool::new(true)),
             };
-            for sig in [SIGINT, SIGTERM] {
+            // a signal the process was started ignoring (`cmd &` in a script, `trap '' INT`)
+            // stays ignored
+            for sig in [SIGINT, SIGTERM].into_iter().filter(|&s| !ignored(s)) {
                 // in order: a second signal in a watch finds `default` set by the first
                 signal_hook::flag::register_conditional_default(sig, h.default.clone()).ok()?;
                 signal_hook::flag::register_usize(sig, h.received.clone(), sig as usize).ok()?;
@@ -37,6 +39,15 @@ fn handlers() -> Option<&'static Handlers> {
             Some(h)
         })
         .as_ref()
+}
+
+/// Whether `sig`'s disposition is to be ignored (as inherited from the parent).
+fn ignored(sig: i32) -> bool {
+    // SAFETY: a query only (no new action); `old` is a valid, zeroed sigaction to fill.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// While alive, SIGINT and SIGTERM are recorded instead of ending the process. A signal that

@@ -9,14 +9,22 @@ pub(crate) fn start_tolerance(obstacle: &Obstacle) -> f64 {
     (0.01 * obstacle.offset()).max(1e-6)
 }
 
-/// The first obstacle that particles in `positions` start inside of (deeper than
-/// [`start_tolerance`]), as a message naming it, how many particles, the deepest in mm and
-/// what to change.
-pub(crate) fn check_start(obstacles: &[Obstacle], positions: &[Vec3]) -> Result<(), String> {
+/// The first obstacle that free particles in `positions` (those not `pinned`) start inside
+/// of (deeper than [`start_tolerance`]), as a message naming it, how many particles, the
+/// deepest in mm and what to change.
+pub(crate) fn check_start(
+    obstacles: &[Obstacle],
+    positions: &[Vec3],
+    pinned: &[bool],
+) -> Result<(), String> {
     for (k, o) in obstacles.iter().enumerate() {
         let tolerance = start_tolerance(o);
         let (mut inside, mut deepest) = (0usize, 0.0f64);
-        for x in positions {
+        let free = positions
+            .iter()
+            .enumerate()
+            .filter(|&(p, _)| !pinned.get(p).copied().unwrap_or(false));
+        for (_, x) in free {
             let (d, _) = o.distance(x);
             if d < -tolerance {
                 inside += 1;

@@ -82,6 +82,43 @@ fn a_sheet_that_starts_inside_an_obstacle_is_refused_at_load() {
     );
 }
 
+/// A pinned particle inside an obstacle (a corner hung on a small hook sphere) is not thrown
+/// anywhere: the pin holds it, so the scene loads and runs as it does without the sphere (it
+/// was refused); a free particle inside is still refused.
+#[test]
+fn a_pinned_particle_inside_an_obstacle_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read_to_string(repo("scenes/provot_sheet_17.toml")).unwrap();
+    let hook = |center: &str| {
+        format!("{plain}\n[[obstacles]]\nkind = \"sphere\"\ncenter = {center}\nradius = 0.01\n")
+    };
+    let hooked = write_file(dir.path(), "hooked.toml", hook("[0.0, 0.0, 0.0]"));
+    let json = stdout_json(&kestrel(&[
+        "run",
+        hooked.to_str().unwrap(),
+        "--steps",
+        "50",
+        "--json",
+    ]));
+    let without = write_file(dir.path(), "plain.toml", plain.clone());
+    let base = stdout_json(&kestrel(&[
+        "run",
+        without.to_str().unwrap(),
+        "--steps",
+        "50",
+        "--json",
+    ]));
+    assert_eq!(json["kinetic_j"], base["kinetic_j"]);
+    // the same sphere on the free corner (16, 16) is refused
+    let free = write_file(dir.path(), "free.toml", hook("[1.0, 0.0, 1.0]"));
+    let out = kestrel(&["run", free.to_str().unwrap(), "--steps", "1"]);
+    assert_refused(
+        &out,
+        2,
+        &["free.toml", "obstacle 1 (sphere)", "1 of 289 particles"],
+    );
+}
+
 /// A sheet laid on a plane at its offset, to within a hundredth of the offset, is in contact,
 /// not inside: it loads and its first steps add no energy.
 #[test]
