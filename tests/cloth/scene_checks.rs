@@ -82,6 +82,53 @@ fn a_sheet_that_starts_inside_an_obstacle_is_refused_at_load() {
     );
 }
 
+/// A kes scene's obstacle without an `offset` takes the card's T0/2; a sheet in that shell was
+/// refused for its "0.18 mm offset shell" without saying where 0.18 mm came from.
+#[test]
+fn an_offset_shell_from_the_card_is_named_as_the_cards() {
+    let dir = tempfile::tempdir().unwrap();
+    let card = repo("scenes/fabrics/cotton-shirting.fitted.params.toml");
+    let floor = edited_scene(
+        dir.path(),
+        "fabric_hanging.toml",
+        &[
+            ("weft = [0.0, -1.0, 0.0]", "weft = [0.0, 0.0, 1.0]"),
+            ("imperfection = 0.0003", "imperfection = 0.0"),
+            (
+                "params = \"fabrics/cotton-shirting.fitted.params.toml\"",
+                &format!("params = {:?}", text(&card)),
+            ),
+            (
+                "[pins]",
+                "[[obstacles]]\nkind = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]\n[pins]",
+            ),
+        ],
+    );
+    let out = kestrel(&["run", &text(&floor), "--steps", "1"]);
+    assert_refused(
+        &out,
+        2,
+        &[
+            "fabric_hanging.toml",
+            "offset shell (the offset is the card's T0/2: the obstacle gives no `offset`)",
+            "give it an `offset` below the card's",
+        ],
+    );
+    // an offset the scene gives is its own
+    let own = std::fs::read_to_string(&floor).unwrap().replace(
+        "normal = [0.0, 1.0, 0.0]\n[pins]",
+        "normal = [0.0, 1.0, 0.0]\noffset = 0.001\n[pins]",
+    );
+    let own = write_file(dir.path(), "own.toml", own);
+    let out = kestrel(&["run", &text(&own), "--steps", "1"]);
+    assert_refused(
+        &out,
+        2,
+        &["own.toml", "1 mm offset shell,", "or lower its offset"],
+    );
+    assert!(!stderr(&out).contains("T0/2"), "{}", stderr(&out));
+}
+
 /// A pinned particle inside an obstacle (a corner hung on a small hook sphere) is not thrown
 /// anywhere: the pin holds it, so the scene loads and runs as it does without the sphere (it
 /// was refused); a free particle inside is still refused.
@@ -483,7 +530,8 @@ fn render_from_a_record_names_the_record() {
 }
 
 /// A scene `name` holding ESC and BEL was printed raw by `run` (it cleared the terminal); a
-/// 300 KB name was echoed whole. Refused at load like a card's `fabric`.
+/// 300 KB name was echoed whole; a right-to-left override (U+202E) was printed raw. Refused at
+/// load like a card's `fabric`.
 #[test]
 fn a_scene_name_with_control_characters_or_too_long_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -498,6 +546,15 @@ fn a_scene_name_with_control_characters_or_too_long_is_refused() {
             format!("\"{}\"", "x".repeat(201)),
             "201 characters long: at most 200".to_string(),
         ),
+        // bidirectional controls reorder the line they are printed on: refused, escaped
+        (
+            "\"abc\\u202Egnp.exe\"".to_string(),
+            "name = \"abc\\u{202e}gnp.exe\" holds a control character".to_string(),
+        ),
+        (
+            "\"a\\u2066b\\u2069\"".to_string(),
+            "holds a control character".to_string(),
+        ),
     ] {
         let path = write_file(
             dir.path(),
@@ -507,7 +564,10 @@ fn a_scene_name_with_control_characters_or_too_long_is_refused() {
         let out = kestrel(&["run", &text(&path), "--steps", "1"]);
         assert_refused(&out, 2, &["named.toml", &named]);
         let err = stderr(&out);
-        assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+        assert!(
+            !err.contains(|c: char| c != '\n' && kestrel::input::unprintable(c)),
+            "{err:?}"
+        );
         assert!(err.len() < 1000, "{}", err.len());
     }
     let path = write_file(
