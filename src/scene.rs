@@ -86,6 +86,8 @@ pub struct DynamicScene {
     /// The areal density and the obstacles' contact numbers, with where each comes from
     /// (the scene or its fabric card).
     pub numbers: SceneNumbers,
+    /// The solver settings (of [`Integrator::SOLVER_KEYS`]) the scene's `[integrator]` gives.
+    pub integrator_keys: Vec<&'static str>,
 }
 
 /// A virtual KES test ready to run.
@@ -395,13 +397,14 @@ impl Scene {
                 integ.kind.name()
             )));
         }
-        if integ.preconditioner.is_some()
-            && !matches!(integ.kind, Integrator::Broyden | Integrator::NewtonKrylov)
-        {
+        // a solver setting the scene's own integrator does not read is refused, not ignored
+        let integrator_keys = integ.solver_keys();
+        if let Some(key) = integrator_keys.iter().find(|k| !integ.kind.reads(k)) {
             return Err(invalid(format!(
-                "integrator.preconditioner does not apply to the {} integrator: it sets the \
-                 preconditioner of broyden and newton_krylov (remove it, or choose one of those)",
-                integ.kind.name()
+                "integrator.{key} does not apply to the {} integrator: it sets the {key} of {} \
+                 (remove it, or choose one of those)",
+                integ.kind.name(),
+                Integrator::readers(key)
             )));
         }
         for p in &file.potentials {
@@ -505,6 +508,7 @@ impl Scene {
             camera: file.camera,
             reduced: file.reduced.clone(),
             numbers,
+            integrator_keys,
         })))
     }
 }
