@@ -25,16 +25,26 @@ pub fn bytes_label(n: u64) -> String {
     format!("{n} bytes")
 }
 
-/// Text from an input file as a message shows it: control characters (escape sequences,
-/// bells, NUL, carriage returns) escaped as `\u{1b}`, so that a file cannot drive the
-/// terminal; everything else as it is.
+/// Whether `c` may not be printed as it is: a control character (C0, DEL, C1: escape
+/// sequences, bells, NUL, carriage returns) or a bidirectional control (U+202A–U+202E,
+/// U+2066–U+2069: a right-to-left override reorders what follows it on the line). The one
+/// rule for names, card and curve text read from files.
+pub fn unprintable(c: char) -> bool {
+    c.is_control()
+        || ('\u{202a}'..='\u{202e}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
+}
+
+/// Text from an input file as a message shows it: [`unprintable`] characters escaped as
+/// `\u{1b}` or `\u{202e}`, so that a file cannot drive the terminal or reorder a line;
+/// everything else as it is.
 pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(unprintable) {
         return text.to_string();
     }
     text.chars()
         .map(|c| {
-            if c.is_control() {
+            if unprintable(c) {
                 c.escape_default().to_string()
             } else {
                 c.to_string()
@@ -107,6 +117,32 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// What a binary file kestrel writes is, by its first 8 bytes (its magic), with the command
+/// that reads it; None for anything else.
+pub(crate) fn binary_kind(magic: &[u8]) -> Option<&'static str> {
+    match magic.get(..8)? {
+        b"KESTRELD" => {
+            Some("a reduced model (.krd): play it with `kestrel play MODEL --impulses SEQ`")
+        }
+        b"KESTRELP" => Some(
+            "a shard of a precompute (precompute --shard): merge the shards into a model with \
+             `kestrel precompute merge PART… --out MODEL`",
+        ),
+        b"KESTRELR" => Some("a record (--record): render it with `kestrel render --from RECORD`"),
+        _ => None,
+    }
+}
+
+/// [`binary_kind`] of the file `path` (None when it cannot be read).
+pub(crate) fn binary_kind_of(path: &Path) -> Option<&'static str> {
+    let mut magic = [0u8; 8];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut magic)
+        .ok()?;
+    binary_kind(&magic)
 }
 
 /// [`read_bytes`] with the path in the error.

@@ -389,11 +389,12 @@ impl FabricParams {
             p.validate(path)?;
         }
         // the name is printed and written: no escape sequences
-        if self.fabric.chars().any(char::is_control) {
+        if self.fabric.chars().any(crate::input::unprintable) {
             return Err(ParamsError::Parse {
                 path: path.to_path_buf(),
                 message: format!(
-                    "fabric = \"{}\" holds a control character — expected printable text",
+                    "fabric = \"{}\" holds a control character — expected printable text (no \
+                     terminal or bidirectional controls)",
                     crate::input::printable(&self.fabric)
                 ),
             });
@@ -487,7 +488,15 @@ impl FabricParams {
 
     /// Reads a parameter file (TOML, or JSON for `.json`) and validates every law.
     pub fn read(path: &Path) -> Result<Self, ParamsError> {
-        let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT)?;
+        let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|e| {
+            match crate::input::binary_kind_of(path) {
+                Some(what) => ParamsError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!("not a fabric card but {what}"),
+                },
+                None => ParamsError::Read(e),
+            }
+        })?;
         Self::parse(&text, ParamsFormat::from_path(path), path)
     }
 

@@ -86,6 +86,8 @@ pub struct DynamicScene {
     /// The areal density and the obstacles' contact numbers, with where each comes from
     /// (the scene or its fabric card).
     pub numbers: SceneNumbers,
+    /// The solver settings (of [`Integrator::SOLVER_KEYS`]) the scene's `[integrator]` gives.
+    pub integrator_keys: Vec<&'static str>,
 }
 
 /// A virtual KES test ready to run.
@@ -110,7 +112,7 @@ impl SceneFile {
     /// Reads and parses a scene file.
     pub fn read(path: &Path) -> Result<Self, SceneError> {
         let text = crate::input::file_text(path, crate::input::SMALL_FILE_LIMIT).map_err(|e| {
-            match binary_kind(path) {
+            match crate::input::binary_kind_of(path) {
                 Some(what) => SceneError::Invalid {
                     path: path.to_path_buf(),
                     message: format!("not a scene file but {what}"),
@@ -132,24 +134,6 @@ impl SceneFile {
             strict::check_virtual_kes_tables(&text).map_err(invalid)?;
         }
         Ok(file)
-    }
-}
-
-/// What a binary file kestrel writes is, by its magic, with the command that reads it.
-fn binary_kind(path: &Path) -> Option<&'static str> {
-    use std::io::Read;
-    let mut magic = [0u8; 8];
-    std::fs::File::open(path)
-        .ok()?
-        .read_exact(&mut magic)
-        .ok()?;
-    match &magic {
-        b"KESTRELD" => Some("a reduced model (.krd): play it with `kestrel play MODEL --impulses SEQ`"),
-        b"KESTRELP" => Some(
-            "a shard of a reduced model: merge the shards with `kestrel precompute merge PART… --out MODEL`",
-        ),
-        b"KESTRELR" => Some("a record (--record): render it with `kestrel render --from RECORD`"),
-        _ => None,
     }
 }
 
@@ -413,13 +397,14 @@ impl Scene {
                 integ.kind.name()
             )));
         }
-        if integ.preconditioner.is_some()
-            && !matches!(integ.kind, Integrator::Broyden | Integrator::NewtonKrylov)
-        {
+        // a solver setting the scene's own integrator does not read is refused, not ignored
+        let integrator_keys = integ.solver_keys();
+        if let Some(key) = integrator_keys.iter().find(|k| !integ.kind.reads(k)) {
             return Err(invalid(format!(
-                "integrator.preconditioner does not apply to the {} integrator: it sets the \
-                 preconditioner of broyden and newton_krylov (remove it, or choose one of those)",
-                integ.kind.name()
+                "integrator.{key} does not apply to the {} integrator: it sets the {key} of {} \
+                 (remove it, or choose one of those)",
+                integ.kind.name(),
+                Integrator::readers(key)
             )));
         }
         for p in &file.potentials {
@@ -476,8 +461,18 @@ impl Scene {
         }
         // where the free particles start (after the imperfection); a pinned one stays where
         // it is pinned, the contact never moves it
-        overlap::check_start(&world.obstacles, world.positions(), world.pinned())
-            .map_err(invalid)?;
+        let from_card: Vec<bool> = numbers
+            .obstacles
+            .iter()
+            .map(|o| o.offset_source == ValueSource::Card)
+            .collect();
+        overlap::check_start(
+            &world.obstacles,
+            world.positions(),
+            world.pinned(),
+            &from_card,
+        )
+        .map_err(invalid)?;
         let mut params = StepParameters::new(integ.kind, integ.dt);
         params.constraints = integ.constraints;
         params.tolerance = integ.tolerance.unwrap_or(params.tolerance);
@@ -513,6 +508,7 @@ impl Scene {
             camera: file.camera,
             reduced: file.reduced.clone(),
             numbers,
+            integrator_keys,
         })))
     }
 }

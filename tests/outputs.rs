@@ -357,6 +357,38 @@ fn an_interrupted_play_removes_its_frames() {
     assert_eq!(crate::common::files_in(d), ["door.krd", "door.toml"]);
 }
 
+/// SIGTERM in `play --out` before its first frame (its timing loop: one pass of 10⁶ frames)
+/// left the empty `--out` folder (the watch started with the frames): removed now, exit 143.
+/// No GPU needed: the signal comes before the renderer starts.
+#[cfg(all(unix, feature = "render"))]
+#[test]
+fn a_play_interrupted_before_its_first_frame_removes_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::common::small_door_file(d);
+    crate::common::assert_success(&kestrel(
+        d,
+        &["precompute", "door.toml", "--out", "door.krd"],
+    ));
+    let args = [
+        "play",
+        "door.krd",
+        "--impulses",
+        "open:25000",
+        "--out",
+        "p",
+        "--every",
+        "100000",
+        "--size",
+        "64x48",
+    ];
+    let out = interrupted_after(d, &args, &d.join("p"), libc::SIGTERM);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("interrupted: 0 frames removed"), "{err}");
+    assert_eq!(crate::common::files_in(d), ["door.krd", "door.toml"]);
+}
+
 /// SIGTERM to kestrel alone while its ffmpeg runs (ffmpeg, in another process group, is not
 /// told and succeeds): the run still ends as interrupted, 143, and removes the frames and the
 /// video it made (it once exited 0 and kept them).

@@ -1065,3 +1065,43 @@ fn a_card_with_a_byte_order_mark_reads_in_json_and_toml() {
         assert_eq!(read.as_ref().ok(), Some(&plain), "{name}: {read:?}");
     }
 }
+
+/// A shard given to `play` said "bad magic", a model given as `--params` "not UTF-8 text",
+/// and `open:1e400` "duration inf s must be >= 0": each now says what the file is and which
+/// command reads it, or that the number is out of range.
+#[test]
+fn a_kestrel_file_in_the_wrong_place_says_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    crate::common::small_door_file(d);
+    kestrel_ok(
+        d,
+        &["precompute", "door.toml", "--shard", "1/1", "--out", "p1"],
+    );
+    kestrel_ok(d, &["precompute", "merge", "p1", "--out", "m.krd"]);
+    let out = kestrel(d, &["play", "p1", "--impulses", "open:1"]);
+    assert_refused(
+        &out,
+        2,
+        &[
+            "p1",
+            "a shard of a precompute",
+            "kestrel precompute merge PART… --out MODEL",
+        ],
+    );
+    assert!(!stderr(&out).contains("magic"), "{}", stderr(&out));
+    let out = kestrel(d, &["test", "drape", "--params", "m.krd"]);
+    assert_refused(
+        &out,
+        2,
+        &["m.krd", "not a fabric card but a reduced model (.krd)"],
+    );
+    assert!(!stderr(&out).contains("UTF-8"), "{}", stderr(&out));
+    let out = kestrel(d, &["play", "m.krd", "--impulses", "open:1e400"]);
+    assert_refused(
+        &out,
+        2,
+        &["duration `1e400` s is out of range", "finite", ">= 0"],
+    );
+    assert!(!stderr(&out).contains("inf"), "{}", stderr(&out));
+}

@@ -51,6 +51,21 @@ fn a_transition_to_an_unknown_entry_is_refused_naming_the_entry() {
 }
 
 #[test]
+fn a_key_given_to_two_entries_is_refused_as_a_key() {
+    let path = scene_path("reduced_door_cloth.toml");
+    let mut file = SceneFile::read(&path).unwrap();
+    let palette = &mut file.reduced.as_mut().unwrap().palette;
+    palette[1].key = palette[0].key;
+    let key = palette[0].key;
+    let second = palette[1].name.clone();
+    let e = Scene::build(&file, &path).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("`{second}`: key `{key}` used by two entries")),
+        "{e}"
+    );
+}
+
+#[test]
 fn the_snapshot_svd_recovers_a_rank_three_field() {
     // 40 snapshots of 300 coordinates made of three modes with decaying weights.
     let (m, n) = (300, 40);

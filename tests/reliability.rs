@@ -215,7 +215,16 @@ fn a_virtual_kes_test_out_of_its_ranges_is_refused_with_units() {
         ("max = 1e300", "kes_test max = 1e300 gf/cm"),
         (
             "gauge_cells = 0",
-            "kes_test gauge_cells = 0: must be at least 1",
+            "kes_test gauge_cells = 0: must be at least 2",
+        ),
+        // 1 was run on 2 cells without a word
+        (
+            "gauge_cells = 1",
+            "kes_test gauge_cells = 1: must be at least 2",
+        ),
+        (
+            "width_cells = 0",
+            "kes_test width_cells = 0: must be at least 1",
         ),
         ("points = 1", "kes_test points = 1: must be at least 2"),
     ] {

@@ -23,7 +23,7 @@ use kestrel::render::{frame_path, Renderer, SceneView};
 
 use kestrel::scene::{DynamicScene, OffsetBlend};
 
-use super::play_frames::{play_inputs, prepare_frames, MAX_FRAME_ERROR_ROWS};
+use super::play_frames::{parse_sky_rotation, play_inputs, prepare_frames, MAX_FRAME_ERROR_ROWS};
 use super::CliError;
 
 #[derive(Debug, Args)]
@@ -180,7 +180,8 @@ fn play(
 }
 
 /// Plays the sequence again, rendering every `--every`-th frame into `dir`, counting the
-/// frames written in `rendered`.
+/// frames written in `rendered`; `stopped` (the interrupt watch) is asked before each frame
+/// and after each write.
 #[cfg(feature = "render")]
 fn render_frames(
     args: &PlayArgs,
@@ -189,15 +190,16 @@ fn render_frames(
     dir: &Path,
     (w, h): (u32, u32),
     rendered: &Cell<usize>,
+    stopped: &dyn Fn() -> Result<(), CliError>,
 ) -> Result<(), CliError> {
+    stopped()?;
     let mut renderer = Renderer::new(w, h).map_err(CliError::failed)?;
     let view = SceneView::of_model(model);
     let mut shading = shading_of(args, model)?;
     let pb = super::progress_bar(frames as u64, args.output.json, super::FRAMES_BAR);
     let mut first = true;
-    let watch = super::interrupt::Watch::start();
     let r = play(model, seq, |n, world, player, local| {
-        watch.check(String::new)?;
+        stopped()?;
         pb.set_position(n as u64 + 1);
         if n % args.every != 0 {
             return Ok(());
@@ -223,7 +225,7 @@ fn render_frames(
         let path = frame_path(dir, rendered.get());
         kestrel::atomic::write_atomic(&path, &png, args.output.force).map_err(CliError::written)?;
         rendered.set(rendered.get() + 1);
-        watch.check(String::new)
+        stopped()
     });
     pb.finish_and_clear();
     r.map(|_| ())
@@ -237,6 +239,7 @@ fn render_frames(
     _: &Path,
     _: (u32, u32),
     _: &Cell<usize>,
+    _: &dyn Fn() -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     Err(CliError::input(
         "--out: kestrel was built without the render feature",
@@ -328,25 +331,6 @@ fn transfer_modes(
     } else {
         (n, None)
     })
-}
-
-/// `AZ` or `AZ,EL` in degrees, finite.
-fn parse_sky_rotation(text: &str) -> Result<(f64, f64), CliError> {
-    let bad = || {
-        CliError::input(format!(
-            "--sky-rotation `{text}`: expected AZ or AZ,EL in degrees, e.g. 90,20"
-        ))
-    };
-    let mut parts = text.split(',').map(|p| p.trim().parse::<f64>());
-    let az = parts.next().and_then(Result::ok).ok_or_else(bad)?;
-    let el = match parts.next() {
-        Some(p) => p.map_err(|_| bad())?,
-        None => 0.0,
-    };
-    if parts.next().is_some() || !az.is_finite() || !el.is_finite() {
-        return Err(bad());
-    }
-    Ok((az, el))
 }
 
 /// Refuses `flag` (with its value) unless `model` plays with the flow rule.
@@ -455,15 +439,18 @@ pub fn run(args: PlayArgs) -> Result<(), CliError> {
     };
     // The frames' folder and size are checked before any work; a play that fails after it
     // removes the frames it wrote and the folders it made (what was there stays).
-    let (size, undo) = match &args.out {
+    // The watch starts with the folder: a signal in the timing loop or the renderer's start
+    // removes it too (it was left, empty).
+    let (size, undo, watch) = match &args.out {
         Some(dir) => {
+            let watch = super::interrupt::Watch::start();
             let (size, undo) = prepare_frames(&args, dir, frames.div_ceil(args.every))?;
-            (Some(size), Some(undo))
+            (Some(size), Some(undo), Some(watch))
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     let written = Cell::new(0);
-    let result = finish(&args, &model, &seq, compared, size, &written);
+    let result = finish(&args, &model, &seq, compared, (size, watch), &written);
     match (result, undo) {
         (Err(e), Some(undo)) => Err(super::play_frames::undone(e, undo(written.get()))),
         (result, _) => result,
@@ -476,9 +463,10 @@ fn finish(
     model: &ReducedModel,
     seq: &[(usize, f64)],
     compared: Option<DynamicScene>,
-    size: Option<(u32, u32)>,
+    (size, watch): (Option<(u32, u32)>, Option<super::interrupt::Watch>),
     written: &Cell<usize>,
 ) -> Result<(), CliError> {
+    let stopped = || watch.as_ref().map_or(Ok(()), |w| w.check(String::new));
     // Timing: the sequence replayed until 0.5 s have passed, no output. Playback is
     // deterministic: the first pass gives the counts.
     let t0 = Instant::now();
@@ -489,7 +477,7 @@ fn finish(
     while passes == 0 || t0.elapsed().as_secs_f64() < 0.5 {
         let pass = play(model, seq, |_, w, _, _| {
             sink += w[0][0];
-            Ok(())
+            stopped()
         })?;
         played += pass.frames;
         passes += 1;
@@ -507,8 +495,12 @@ fn finish(
         return Err(CliError::failed("the sequence was not played"));
     };
     if let (Some(dir), Some(size)) = (&args.out, size) {
-        render_frames(args, model, (seq, frames), dir, size, written)?;
+        render_frames(args, model, (seq, frames), dir, size, written, &stopped)?;
     }
+    // the last check of the frames; `--compare` after them runs outside the watch (its
+    // progress has no way to stop it: a signal there ends the command as usual)
+    stopped()?;
+    drop(watch);
     let comparison = match compared {
         Some(scene) => {
             let pb = if args.output.json {

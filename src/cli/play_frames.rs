@@ -119,3 +119,22 @@ pub fn frame_errors_csv(model: &ReducedModel, rows: &[FrameError]) -> String {
 fn cell<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
+
+/// `AZ` or `AZ,EL` in degrees, finite.
+pub fn parse_sky_rotation(text: &str) -> Result<(f64, f64), CliError> {
+    let bad = || {
+        CliError::input(format!(
+            "--sky-rotation `{text}`: expected AZ or AZ,EL in degrees, e.g. 90,20"
+        ))
+    };
+    let mut parts = text.split(',').map(|p| p.trim().parse::<f64>());
+    let az = parts.next().and_then(Result::ok).ok_or_else(bad)?;
+    let el = match parts.next() {
+        Some(p) => p.map_err(|_| bad())?,
+        None => 0.0,
+    };
+    if parts.next().is_some() || !az.is_finite() || !el.is_finite() {
+        return Err(bad());
+    }
+    Ok((az, el))
+}

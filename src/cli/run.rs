@@ -16,6 +16,9 @@ use kestrel::scene::{DynamicScene, Scene, SceneNumbers, VirtualKesScene};
 
 use super::CliError;
 
+mod options;
+use options::{refuse_dynamic_options, refuse_idle_options};
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Scene file (TOML), e.g. scenes/provot_sheet_17.toml.
@@ -176,10 +179,22 @@ fn run_dynamic(args: &RunArgs, scene: DynamicScene) -> Result<(), CliError> {
         steps,
         camera,
         numbers,
+        integrator_keys,
         ..
     } = scene;
+    refuse_idle_options(args)?;
     if let Some(i) = args.integrator {
         params.integrator = i;
+        // the scene's solver settings the chosen integrator does not read: said, not refused
+        // (the scene is right for its own integrator)
+        for key in integrator_keys.iter().filter(|k| !i.reads(k)) {
+            eprintln!(
+                "note: {}: the scene's integrator.{key} does not apply to the {} integrator \
+                 chosen by --integrator; not used",
+                args.scene.display(),
+                i.name().replace('_', "-")
+            );
+        }
     }
     if let Some(dt) = args.dt {
         params.dt = dt;
@@ -481,30 +496,6 @@ fn print_table(s: &RunSummary) {
 
 /// Steps between recorded frames when `--every` is not given.
 const DEFAULT_EVERY: u32 = 10;
-
-/// The options of a dynamic run, refused on a virtual KES test rather than ignored.
-fn refuse_dynamic_options(args: &RunArgs) -> Result<(), CliError> {
-    let given = [
-        ("--steps", args.steps.is_some()),
-        ("--integrator", args.integrator.is_some()),
-        ("--dt", args.dt.is_some()),
-        ("--preconditioner", args.preconditioner.is_some()),
-        ("--no-constraints", args.no_constraints),
-        ("--tau-structural", args.tau_structural.is_some()),
-        ("--tau-shear", args.tau_shear.is_some()),
-        ("--passes", args.passes.is_some()),
-        ("--record", args.record.is_some()),
-        ("--every", args.every.is_some()),
-    ];
-    match given.iter().find(|(_, set)| *set) {
-        Some((flag, _)) => Err(CliError::input(format!(
-            "{flag} does not apply to a virtual KES test scene: {} runs the quasi-static \
-             [kes_test] (its samples are `points`, its output the CSV: --csv FILE)",
-            args.scene.display()
-        ))),
-        None => Ok(()),
-    }
-}
 
 fn run_kes(args: &RunArgs, scene: VirtualKesScene) -> Result<(), CliError> {
     refuse_dynamic_options(args)?;

@@ -52,6 +52,56 @@ crate::named::named_enum! {
     }
 }
 
+impl Integrator {
+    /// The solver settings of a step (`[integrator]` keys), each read by some integrators only.
+    pub const SOLVER_KEYS: [&'static str; 6] = [
+        "tolerance",
+        "max_iterations",
+        "memory",
+        "krylov_dim",
+        "forcing",
+        "preconditioner",
+    ];
+
+    /// Whether this integrator reads the solver setting `key` (one of [`Self::SOLVER_KEYS`];
+    /// any other key: true): explicit and semi-implicit read none; the Newton solvers with the
+    /// analytic tangent no `memory`, `krylov_dim` or `preconditioner` (their own).
+    pub fn reads(self, key: &str) -> bool {
+        use Integrator::*;
+        match key {
+            "tolerance" | "max_iterations" => {
+                matches!(self, Broyden | NewtonKrylov | NewtonTangent | NewtonDirect)
+            }
+            "memory" => self == Broyden,
+            "krylov_dim" => self == NewtonKrylov,
+            "forcing" => matches!(self, NewtonKrylov | NewtonTangent | NewtonDirect),
+            "preconditioner" => matches!(self, Broyden | NewtonKrylov),
+            _ => true,
+        }
+    }
+
+    /// The integrators that read `key`, for messages: "broyden and newton_krylov".
+    pub fn readers(key: &str) -> String {
+        let names: Vec<&str> = [
+            Integrator::Explicit,
+            Integrator::Broyden,
+            Integrator::NewtonKrylov,
+            Integrator::NewtonTangent,
+            Integrator::NewtonDirect,
+            Integrator::SemiImplicit,
+        ]
+        .into_iter()
+        .filter(|i| i.reads(key))
+        .map(Integrator::name)
+        .collect();
+        match names.split_last() {
+            Some((last, [])) => (*last).to_string(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => "none".into(),
+        }
+    }
+}
+
 /// Most steps of one run (scene `steps`, `--steps`, frames × steps between them): 10⁸.
 pub const MAX_STEPS: u64 = 100_000_000;
 /// Most implicit iterations per step, stored Broyden steps and GMRES iterations.

@@ -229,8 +229,14 @@ impl Recording {
     /// Parses a record's bytes, checking every length.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, RecordError> {
         let mut r = Reader::new(bytes);
-        if r.take(8)? != MAGIC {
-            return Err(RecordError::Format("bad magic (expected KESTRELR)".into()));
+        let magic = r.take(8)?;
+        if magic != MAGIC {
+            return Err(RecordError::Format(
+                match crate::input::binary_kind(magic) {
+                    Some(what) => format!("this is {what}"),
+                    None => "bad magic (expected KESTRELR)".into(),
+                },
+            ));
         }
         let version = r.u32()?;
         if version != RECORD_VERSION {

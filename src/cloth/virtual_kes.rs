@@ -60,13 +60,31 @@ impl VirtualKesSpec {
     }
 
     /// Checks the turning point against [`VirtualKesSpec::max_range`] (finite, in the test's
-    /// Kawabata unit) and that the path has at least 2 points and each cell count is >= 1.
+    /// Kawabata unit) and that the path has at least 2 points, `gauge_cells` >= 2 and
+    /// `width_cells` >= 1.
     pub fn validate(&self) -> Result<(), super::SettingError> {
         if let Some(max) = self.max {
             let (lo, hi, unit, rule) = Self::max_range(self.test);
             if !(lo..=hi).contains(&max) {
                 return Err(super::SettingError::range("kes_test max", max, unit, rule));
             }
+        }
+        // a sample's mesh has at least 2 cells along its gauge (1 was run on 2 without a word)
+        if let Some(g @ (0 | 1)) = self.gauge_cells {
+            return Err(super::SettingError::range(
+                "kes_test gauge_cells",
+                g as f64,
+                "",
+                "at least 2, the least a sample's mesh has along its gauge",
+            ));
+        }
+        if self.width_cells == Some(0) {
+            return Err(super::SettingError::range(
+                "kes_test width_cells",
+                0.0,
+                "",
+                "at least 1",
+            ));
         }
         if let (KesTest::Bending, Some(max)) = (self.test, self.max) {
             let cells = self.cells().0;
@@ -87,14 +105,6 @@ impl VirtualKesSpec {
                 "",
                 "at least 2",
             ));
-        }
-        for (name, cells) in [
-            ("kes_test gauge_cells", self.gauge_cells),
-            ("kes_test width_cells", self.width_cells),
-        ] {
-            if cells == Some(0) {
-                return Err(super::SettingError::range(name, 0.0, "", "at least 1"));
-            }
         }
         Ok(())
     }

@@ -370,8 +370,12 @@ impl ReducedModel {
         let truncated = |need, where_| bounds::truncated(path, bytes.len(), need, where_);
         let cut = |t: Truncated| truncated("more".into(), bounds::in_header(t));
         let mut r = Reader::new(bytes);
-        if r.take(8).map_err(cut)? != MODEL_MAGIC {
-            return Err(bad("bad magic (expected KESTRELD)".into()));
+        let magic = r.take(8).map_err(cut)?;
+        if magic != MODEL_MAGIC {
+            return Err(bad(match crate::input::binary_kind(magic) {
+                Some(what) => format!("this is {what}"),
+                None => "bad magic (expected KESTRELD)".into(),
+            }));
         }
         let version = r.u32().map_err(cut)?;
         if !(MODEL_VERSION..=MODEL_VERSION_CHECKSUM).contains(&version) {

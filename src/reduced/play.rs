@@ -33,17 +33,21 @@ pub fn parse_sequence(
         }
     }
     for item in items.into_iter().filter(|s| !s.is_empty()) {
-        let (name, secs) = match item.split_once(':') {
+        let (name, given, secs) = match item.split_once(':') {
             Some((n, s)) => (
                 n.trim(),
+                s.trim(),
                 s.trim()
                     .parse::<f64>()
                     .map_err(|_| err(format!("`{s}` is not a duration in s")))?,
             ),
-            None => (item, 1.0),
+            None => (item, "1", 1.0),
         };
+        // `1e400` parses as inf: said as the number given, not as "inf"
         if !(secs.is_finite() && secs >= 0.0) {
-            return Err(err(format!("duration {secs} s must be >= 0")));
+            return Err(err(format!(
+                "duration `{given}` s is out of range: a duration is a finite number of s, >= 0"
+            )));
         }
         let k = palette_index(palette, name).ok_or_else(|| {
             let names: Vec<&str> = palette.iter().map(|e| e.name.as_str()).collect();

@@ -101,6 +101,23 @@ pub struct IntegratorSpec {
     pub forcing: Option<f64>,
 }
 
+impl IntegratorSpec {
+    /// The solver settings (of [`Integrator::SOLVER_KEYS`]) this table gives.
+    pub(crate) fn solver_keys(&self) -> Vec<&'static str> {
+        [
+            ("tolerance", self.tolerance.is_some()),
+            ("max_iterations", self.max_iterations.is_some()),
+            ("memory", self.memory.is_some()),
+            ("krylov_dim", self.krylov_dim.is_some()),
+            ("forcing", self.forcing.is_some()),
+            ("preconditioner", self.preconditioner.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, given)| given.then_some(key))
+        .collect()
+    }
+}
+
 /// `[pins]`: particles held where they start.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -11,11 +11,13 @@ pub(crate) fn start_tolerance(obstacle: &Obstacle) -> f64 {
 
 /// The first obstacle that free particles in `positions` (those not `pinned`) start inside
 /// of (deeper than [`start_tolerance`]), as a message naming it, how many particles, the
-/// deepest in mm and what to change.
+/// deepest in mm and what to change; `from_card[k]`: obstacle k's offset is the card's T0/2
+/// (it gives none), which the message says.
 pub(crate) fn check_start(
     obstacles: &[Obstacle],
     positions: &[Vec3],
     pinned: &[bool],
+    from_card: &[bool],
 ) -> Result<(), String> {
     for (k, o) in obstacles.iter().enumerate() {
         let tolerance = start_tolerance(o);
@@ -32,16 +34,26 @@ pub(crate) fn check_start(
             }
         }
         if inside > 0 {
-            let shell = if o.offset() > 0.0 {
-                format!(" or its {} mm offset shell", mm(o.offset()))
+            let card = from_card.get(k).copied().unwrap_or(false);
+            let shell = match (o.offset() > 0.0, card) {
+                (false, _) => String::new(),
+                (true, false) => format!(" or its {} mm offset shell", mm(o.offset())),
+                (true, true) => format!(
+                    " or its {} mm offset shell (the offset is the card's T0/2: the obstacle \
+                     gives no `offset`)",
+                    mm(o.offset())
+                ),
+            };
+            let lower = if card {
+                "or give it an `offset` below the card's"
             } else {
-                String::new()
+                "or lower its offset"
             };
             return Err(format!(
                 "obstacle {} ({}): {inside} of {} particles start inside it{shell}, the deepest \
                  {} mm deep (the contact would throw them out with energy from nothing); move \
-                 the sheet ([grid] origin) or the obstacle, or lower its offset, so that the \
-                 sheet starts outside",
+                 the sheet ([grid] origin) or the obstacle, {lower}, so that the sheet starts \
+                 outside",
                 k + 1,
                 o.shape.kind(),
                 positions.len(),

@@ -10,7 +10,7 @@ use thiserror::Error;
 pub enum ReducedSpecError {
     #[error("reduced.palette: needs at least one entry")]
     EmptyPalette,
-    #[error("reduced.palette `{entry}`: name or key `{key}` used twice")]
+    #[error("reduced.palette `{entry}`: key `{key}` used by two entries")]
     Twice { entry: String, key: char },
     #[error(
         "reduced.palette: the name `{name}` is given to entries {first} and {second}; each \
@@ -351,10 +351,7 @@ pub(crate) fn validate_palette(
         }
     }
     for (i, e) in palette.iter().enumerate() {
-        if palette[..i]
-            .iter()
-            .any(|o| o.name == e.name || o.key == e.key)
-        {
+        if palette[..i].iter().any(|o| o.key == e.key) {
             return Err(ReducedSpecError::Twice {
                 entry: e.name.clone(),
                 key: e.key,

@@ -147,9 +147,10 @@ pub(crate) fn check_name(name: &str) -> Result<(), String> {
             crate::input::printable(&start)
         ));
     }
-    if name.chars().any(char::is_control) {
+    if name.chars().any(crate::input::unprintable) {
         return Err(format!(
-            "name = \"{}\" holds a control character — expected printable text",
+            "name = \"{}\" holds a control character — expected printable text (no \
+             terminal or bidirectional controls)",
             crate::input::printable(name)
         ));
     }

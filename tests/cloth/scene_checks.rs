@@ -82,6 +82,53 @@ fn a_sheet_that_starts_inside_an_obstacle_is_refused_at_load() {
     );
 }
 
+/// A kes scene's obstacle without an `offset` takes the card's T0/2; a sheet in that shell was
+/// refused for its "0.18 mm offset shell" without saying where 0.18 mm came from.
+#[test]
+fn an_offset_shell_from_the_card_is_named_as_the_cards() {
+    let dir = tempfile::tempdir().unwrap();
+    let card = repo("scenes/fabrics/cotton-shirting.fitted.params.toml");
+    let floor = edited_scene(
+        dir.path(),
+        "fabric_hanging.toml",
+        &[
+            ("weft = [0.0, -1.0, 0.0]", "weft = [0.0, 0.0, 1.0]"),
+            ("imperfection = 0.0003", "imperfection = 0.0"),
+            (
+                "params = \"fabrics/cotton-shirting.fitted.params.toml\"",
+                &format!("params = {:?}", text(&card)),
+            ),
+            (
+                "[pins]",
+                "[[obstacles]]\nkind = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 1.0, 0.0]\n[pins]",
+            ),
+        ],
+    );
+    let out = kestrel(&["run", &text(&floor), "--steps", "1"]);
+    assert_refused(
+        &out,
+        2,
+        &[
+            "fabric_hanging.toml",
+            "offset shell (the offset is the card's T0/2: the obstacle gives no `offset`)",
+            "give it an `offset` below the card's",
+        ],
+    );
+    // an offset the scene gives is its own
+    let own = std::fs::read_to_string(&floor).unwrap().replace(
+        "normal = [0.0, 1.0, 0.0]\n[pins]",
+        "normal = [0.0, 1.0, 0.0]\noffset = 0.001\n[pins]",
+    );
+    let own = write_file(dir.path(), "own.toml", own);
+    let out = kestrel(&["run", &text(&own), "--steps", "1"]);
+    assert_refused(
+        &out,
+        2,
+        &["own.toml", "1 mm offset shell,", "or lower its offset"],
+    );
+    assert!(!stderr(&out).contains("T0/2"), "{}", stderr(&out));
+}
+
 /// A pinned particle inside an obstacle (a corner hung on a small hook sphere) is not thrown
 /// anywhere: the pin holds it, so the scene loads and runs as it does without the sphere (it
 /// was refused); a free particle inside is still refused.
@@ -296,6 +343,144 @@ fn options_that_do_not_apply_to_the_scene_are_refused() {
     );
 }
 
+/// `tolerance` and `max_iterations` under an explicit scene's `[integrator]` were accepted and
+/// ignored (as `preconditioner` was): each solver setting is refused at load on a scene whose
+/// integrator does not read it, naming key and integrator. Which reads which (the solvers):
+/// Broyden tolerance, max_iterations, memory, preconditioner; Newton–Krylov tolerance,
+/// max_iterations, krylov_dim (GMRES), forcing, preconditioner; the tangent Newtons tolerance,
+/// max_iterations, forcing (CG); explicit and semi-implicit none.
+#[test]
+fn solver_settings_the_scenes_integrator_does_not_read_are_refused() {
+    use kestrel::cloth::Integrator::*;
+    use kestrel::scene::SceneFile;
+    let reads: [(kestrel::cloth::Integrator, &[&str]); 6] = [
+        (Explicit, &[]),
+        (SemiImplicit, &[]),
+        (
+            Broyden,
+            &["tolerance", "max_iterations", "memory", "preconditioner"],
+        ),
+        (
+            NewtonKrylov,
+            &[
+                "tolerance",
+                "max_iterations",
+                "krylov_dim",
+                "forcing",
+                "preconditioner",
+            ],
+        ),
+        (NewtonTangent, &["tolerance", "max_iterations", "forcing"]),
+        (NewtonDirect, &["tolerance", "max_iterations", "forcing"]),
+    ];
+    for (kind, keys) in reads {
+        let scene = match kind {
+            SemiImplicit => "terzopoulos_flag.toml",
+            NewtonTangent | NewtonDirect => "fabric_hanging.toml",
+            _ => "provot_sheet_17.toml",
+        };
+        let path = repo(&format!("scenes/{scene}"));
+        for key in [
+            "tolerance",
+            "max_iterations",
+            "memory",
+            "krylov_dim",
+            "forcing",
+            "preconditioner",
+        ] {
+            let mut file = SceneFile::read(&path).unwrap();
+            let integ = file.integrator.as_mut().unwrap();
+            integ.kind = kind;
+            (integ.tolerance, integ.max_iterations, integ.memory) = (None, None, None);
+            (integ.krylov_dim, integ.forcing, integ.preconditioner) = (None, None, None);
+            match key {
+                "tolerance" => integ.tolerance = Some(1e-7),
+                "max_iterations" => integ.max_iterations = Some(50),
+                "memory" => integ.memory = Some(10),
+                "krylov_dim" => integ.krylov_dim = Some(20),
+                "forcing" => integ.forcing = Some(0.05),
+                _ => integ.preconditioner = Some(kestrel::cloth::Preconditioner::Block),
+            }
+            let built = kestrel::scene::Scene::build(&file, &path);
+            let case = format!("{} with {key}", kind.name());
+            if keys.contains(&key) {
+                assert!(built.is_ok(), "{case}: {:?}", built.err());
+            } else {
+                let e = built.err().map(|e| e.to_string()).unwrap_or_default();
+                assert!(
+                    e.contains(&format!(
+                        "integrator.{key} does not apply to the {} integrator",
+                        kind.name()
+                    )) && e.contains(scene),
+                    "{case}: {e}"
+                );
+            }
+        }
+    }
+}
+
+/// A scene's `preconditioner` was dropped without a word under `--integrator` with none;
+/// `--every` without `--record` and `--tau-*`/`--passes` with `--no-constraints` were accepted
+/// and did nothing.
+#[test]
+fn options_that_do_nothing_are_refused_and_a_scene_setting_overridden_is_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let sheet = std::fs::read_to_string(repo("scenes/provot_sheet_17.toml")).unwrap();
+    let broyden = write_file(
+        dir.path(),
+        "broyden_lines.toml",
+        sheet.replace(
+            "kind = \"explicit\"",
+            "kind = \"broyden\"\npreconditioner = \"lines\"\nmemory = 10",
+        ),
+    );
+    let b = text(&broyden);
+    let out = kestrel(&["run", &b, "--steps", "1", "--integrator", "explicit"]);
+    assert_success(&out);
+    let err = stderr(&out);
+    for key in ["preconditioner", "memory"] {
+        assert!(
+            err.contains(&format!(
+                "note: {b}: the scene's integrator.{key} does not apply to the explicit \
+                 integrator chosen by --integrator; not used"
+            )),
+            "{err}"
+        );
+    }
+    // an integrator that reads them: no note
+    let out = kestrel(&["run", &b, "--steps", "1", "--integrator", "broyden"]);
+    assert_success(&out);
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+    let s = text(&repo("scenes/provot_sheet_17.toml"));
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--every", "7"],
+            "--every sets the record's frame interval: give --record",
+        ),
+        (
+            &["--no-constraints", "--tau-structural", "0.1"],
+            "--tau-structural has no effect with --no-constraints",
+        ),
+        (
+            &["--no-constraints", "--tau-shear", "0.1"],
+            "--tau-shear has no effect with --no-constraints",
+        ),
+        (
+            &["--no-constraints", "--passes", "3"],
+            "--passes has no effect with --no-constraints",
+        ),
+    ];
+    for (extra, named) in cases {
+        let mut args = vec!["run", s.as_str(), "--steps", "1"];
+        args.extend_from_slice(extra);
+        assert_refused(&kestrel(&args), 2, &[named]);
+    }
+    let rec = text(&dir.path().join("r.rec"));
+    let out = kestrel(&["run", &s, "--steps", "2", "--every", "2", "--record", &rec]);
+    assert_success(&out);
+    assert_success(&kestrel(&["run", &s, "--steps", "1", "--no-constraints"]));
+}
+
 /// `[grid]` and `[integrator]` in a virtual KES scene, `size = [1.0, 1.0, 7.0]` and a pin
 /// `[0, 0, 99]` were read without a word (the tables ignored, the extra elements dropped).
 #[test]
@@ -483,7 +668,8 @@ fn render_from_a_record_names_the_record() {
 }
 
 /// A scene `name` holding ESC and BEL was printed raw by `run` (it cleared the terminal); a
-/// 300 KB name was echoed whole. Refused at load like a card's `fabric`.
+/// 300 KB name was echoed whole; a right-to-left override (U+202E) was printed raw. Refused at
+/// load like a card's `fabric`.
 #[test]
 fn a_scene_name_with_control_characters_or_too_long_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -498,6 +684,15 @@ fn a_scene_name_with_control_characters_or_too_long_is_refused() {
             format!("\"{}\"", "x".repeat(201)),
             "201 characters long: at most 200".to_string(),
         ),
+        // bidirectional controls reorder the line they are printed on: refused, escaped
+        (
+            "\"abc\\u202Egnp.exe\"".to_string(),
+            "name = \"abc\\u{202e}gnp.exe\" holds a control character".to_string(),
+        ),
+        (
+            "\"a\\u2066b\\u2069\"".to_string(),
+            "holds a control character".to_string(),
+        ),
     ] {
         let path = write_file(
             dir.path(),
@@ -507,7 +702,10 @@ fn a_scene_name_with_control_characters_or_too_long_is_refused() {
         let out = kestrel(&["run", &text(&path), "--steps", "1"]);
         assert_refused(&out, 2, &["named.toml", &named]);
         let err = stderr(&out);
-        assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+        assert!(
+            !err.contains(|c: char| c != '\n' && kestrel::input::unprintable(c)),
+            "{err:?}"
+        );
         assert!(err.len() < 1000, "{}", err.len());
     }
     let path = write_file(

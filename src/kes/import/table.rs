@@ -77,7 +77,10 @@ impl<'a> Table<'a> {
             if let Some(comment) = line.strip_prefix('#') {
                 if let Some((key, value)) = split_metadata(comment) {
                     // kept with the curve, written to cards and printed: no escape sequences
-                    if comment.chars().any(|c| c.is_control() && c != '\t') {
+                    if comment
+                        .chars()
+                        .any(|c| c != '\t' && crate::input::unprintable(c))
+                    {
                         return Err(KesError::ControlCharacter {
                             file: file.to_string(),
                             line: i + 1,
