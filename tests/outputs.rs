@@ -230,10 +230,17 @@ fn an_output_naming_a_curve_of_a_folder_read_is_refused() {
 /// sends `signal`, and returns what the command printed and its exit code.
 #[cfg(all(unix, feature = "render"))]
 fn interrupted_after(dir: &Path, args: &[&str], first: &Path, signal: i32) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kestrel"));
+    cmd.args(args).current_dir(dir);
+    signalled_after(cmd, first, signal)
+}
+
+/// Spawns `cmd` (kestrel, set up by the caller), waits for `first` to appear, sends `signal`
+/// to kestrel alone, and returns what it printed and its exit code.
+#[cfg(all(unix, feature = "render"))]
+fn signalled_after(mut cmd: Command, first: &Path, signal: i32) -> Output {
     use std::time::{Duration, Instant};
-    let child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(args)
-        .current_dir(dir)
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -243,14 +250,25 @@ fn interrupted_after(dir: &Path, args: &[&str], first: &Path, signal: i32) -> Ou
     while !first.exists() {
         assert!(
             start.elapsed() < Duration::from_secs(120),
-            "{args:?}: no first frame"
+            "{cmd:?}: {} never appeared",
+            first.display()
         );
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(10));
     }
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     // SAFETY: a signal to the child this test spawned and has not waited for yet
     assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
     child.wait_with_output().unwrap()
+}
+
+/// The small door scene and its model, precomputed in `dir` (`door.toml`, `door.krd`).
+#[cfg(all(unix, feature = "render"))]
+fn small_door_model(dir: &Path) {
+    crate::common::small_door_file(dir);
+    crate::common::assert_success(&kestrel(
+        dir,
+        &["precompute", "door.toml", "--out", "door.krd"],
+    ));
 }
 
 /// Ctrl-C (SIGINT) in `render`: the frames written and the `--out` folder it made are
@@ -332,11 +350,7 @@ fn an_interrupted_play_removes_its_frames() {
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    crate::common::small_door_file(d);
-    crate::common::assert_success(&kestrel(
-        d,
-        &["precompute", "door.toml", "--out", "door.krd"],
-    ));
+    small_door_model(d);
     let args = [
         "play",
         "door.krd",
@@ -365,11 +379,7 @@ fn an_interrupted_play_removes_its_frames() {
 fn a_play_interrupted_before_its_first_frame_removes_its_folder() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    crate::common::small_door_file(d);
-    crate::common::assert_success(&kestrel(
-        d,
-        &["precompute", "door.toml", "--out", "door.krd"],
-    ));
+    small_door_model(d);
     let args = [
         "play",
         "door.krd",
@@ -396,7 +406,6 @@ fn a_play_interrupted_before_its_first_frame_removes_its_folder() {
 #[test]
 fn a_render_interrupted_while_its_ffmpeg_runs_removes_the_frames_and_the_video() {
     use std::os::unix::fs::PermissionsExt;
-    use std::time::{Duration, Instant};
     if crate::common::gpu_or_skip(64, 48).is_none() {
         return;
     }
@@ -414,28 +423,12 @@ fn a_render_interrupted_while_its_ffmpeg_runs_removes_the_frames_and_the_video()
         std::env::var("PATH").unwrap_or_default()
     );
     let scene = repo("scenes/provot_sheet_17.toml");
-    let child = Command::new(env!("CARGO_BIN_EXE_kestrel"))
-        .args(["render", scene.to_str().unwrap(), "--frames", "2"])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kestrel"));
+    cmd.args(["render", scene.to_str().unwrap(), "--frames", "2"])
         .args(["--size", "64x48", "--out", "frames", "--video", "v.mp4"])
         .current_dir(d)
-        .env("PATH", path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while !d.join("started").exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "ffmpeg never ran"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    // SAFETY: a signal to the child this test spawned and has not waited for yet
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let out = child.wait_with_output().unwrap();
+        .env("PATH", path);
+    let out = signalled_after(cmd, &d.join("started"), libc::SIGTERM);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(143), "{err}");
     assert!(err.contains("interrupted: 2 frames removed"), "{err}");
@@ -451,7 +444,6 @@ fn a_render_interrupted_while_its_ffmpeg_runs_removes_the_frames_and_the_video()
 #[test]
 fn a_render_started_ignoring_sigint_goes_on_after_one() {
     use std::os::unix::process::CommandExt;
-    use std::time::{Duration, Instant};
     if crate::common::gpu_or_skip(64, 48).is_none() {
         return;
     }
@@ -468,10 +460,7 @@ fn a_render_started_ignoring_sigint_goes_on_after_one() {
         "400",
     ])
     .args(["--size", "64x48", "--out", "frames"])
-    .current_dir(d)
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    .current_dir(d);
     // SAFETY: only async-signal-safe calls between fork and exec
     unsafe {
         cmd.pre_exec(|| {
@@ -479,16 +468,7 @@ fn a_render_started_ignoring_sigint_goes_on_after_one() {
             Ok(())
         });
     }
-    let child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    while !d.join("frames/frame_00000.png").exists() {
-        assert!(start.elapsed() < Duration::from_secs(120), "no first frame");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    // SAFETY: a signal to the child this test spawned and has not waited for yet
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    let out = child.wait_with_output().unwrap();
+    let out = signalled_after(cmd, &d.join("frames/frame_00000.png"), libc::SIGINT);
     crate::common::assert_success(&out);
     assert_eq!(crate::common::files_in(&d.join("frames")).len(), 80);
 }
