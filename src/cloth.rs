@@ -117,8 +117,9 @@ pub enum SettingError {
     /// A virtual bending test turned beyond what its strip's gauge cells bend.
     #[error(
         "kes_test max = {shown} 1/cm: the bending strip's {cells} gauge cells bend to at most \
-         {largest} 1/cm (1.25 rad a cell over the 1 cm gauge; beyond, the mesh's curve leaves \
+         {largest} 1/cm ({rate} rad a cell over the 1 cm gauge; beyond, the mesh's curve leaves \
          the law); set gauge_cells = {needed} or more for {shown} 1/cm",
+        rate = virtual_kes::MAX_BEND_PER_CELL_RAD,
         shown = crate::friction::short_number(*.max),
         largest = crate::friction::short_number(*.largest)
     )]

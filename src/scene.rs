@@ -129,11 +129,19 @@ impl SceneFile {
             message,
         };
         strict::check_name(&file.name).map_err(invalid)?;
-        strict::check_lengths(&text).map_err(invalid)?;
-        if file.kes_test.is_some() {
-            strict::check_virtual_kes_tables(&text).map_err(invalid)?;
-        }
+        strict::check(&text, file.kes_test.is_some()).map_err(invalid)?;
         Ok(file)
+    }
+
+    /// The fabric card a kes material names, resolved against the folder of the scene file
+    /// `path` (None for the other materials).
+    fn card_path(&self, path: &Path) -> Option<PathBuf> {
+        match &self.material {
+            MaterialSpec::Kes { params } => {
+                Some(path.parent().unwrap_or(Path::new(".")).join(params))
+            }
+            MaterialSpec::Springs { .. } | MaterialSpec::Terzopoulos(_) => None,
+        }
     }
 }
 
@@ -158,15 +166,8 @@ impl Scene {
     /// (resolved against the scene's folder, as loading resolves it). A scene that cannot be
     /// parsed gives itself alone (loading it says why).
     pub fn files_read(path: &Path) -> Vec<PathBuf> {
-        let mut files = vec![path.to_path_buf()];
-        if let Ok(SceneFile {
-            material: MaterialSpec::Kes { params },
-            ..
-        }) = SceneFile::read(path)
-        {
-            files.push(path.parent().unwrap_or(Path::new(".")).join(params));
-        }
-        files
+        let card = SceneFile::read(path).ok().and_then(|f| f.card_path(path));
+        std::iter::once(path.to_path_buf()).chain(card).collect()
     }
 
     /// Builds a scene parsed from `path`.
@@ -184,16 +185,15 @@ impl Scene {
             source,
         };
         let base = path.parent().unwrap_or(Path::new("."));
-        let card = match &file.material {
-            MaterialSpec::Kes { params } => {
-                let card = base.join(params);
+        let card = match file.card_path(path) {
+            Some(card) => {
                 let fabric = FabricParams::read(&card).map_err(|source| SceneError::Params {
                     path: path.to_path_buf(),
                     source: Box::new(source),
                 })?;
                 Some((card, fabric))
             }
-            MaterialSpec::Springs { .. } | MaterialSpec::Terzopoulos(_) => None,
+            None => None,
         };
         let fabric = card.as_ref().map(|(_, f)| f);
         if let Some(t) = &file.kes_test {

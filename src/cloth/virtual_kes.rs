@@ -94,7 +94,7 @@ impl VirtualKesSpec {
                     max,
                     cells,
                     largest,
-                    needed: (max / MAX_BEND_PER_CELL_RAD).ceil() as usize,
+                    needed: (max * cells as f64 / largest).ceil() as usize,
                 });
             }
         }
